@@ -1,0 +1,79 @@
+"""structgen: language-model output that follows a regex or a JSON Schema by construction.
+
+>>> import structgen
+>>> vocab = structgen.Vocabulary.from_bytes([b"ye", b"s", b"no", b""], eos_token_ids=[3])
+>>> guide = structgen.compile_regex("yes|no", vocab)
+>>> guide.allowed_token_ids(guide.initial_state).tolist()
+[0, 2]
+
+The core (this module) needs only numpy, interegular and regex; the transformers integration
+(`LogitsProcessor`, `generate_*`) imports torch lazily, on first use.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .compiler import clear_cache, compile_json_schema, compile_regex
+from .errors import (
+    CompileBudgetExceeded,
+    ConstraintError,
+    RegexNotSupported,
+    RegexSyntaxError,
+    SchemaError,
+    SchemaNotSupported,
+    StructgenError,
+    UnsatisfiableConstraint,
+    VocabularyError,
+)
+from .guide import Guide
+from .vocabulary import Vocabulary
+
+__version__ = "0.1.0"
+
+# Names served lazily so that `import structgen` does not import torch or transformers.
+_LAZY = {
+    "LogitsProcessor": "structgen.logits_processor",
+    "generate_json": "structgen.generation",
+    "generate_pydantic": "structgen.generation",
+    "generate_regex": "structgen.generation",
+    "load_default_model": "structgen.models",
+}
+
+__all__ = [
+    "CompileBudgetExceeded",
+    "ConstraintError",
+    "Guide",
+    "LogitsProcessor",
+    "RegexNotSupported",
+    "RegexSyntaxError",
+    "SchemaError",
+    "SchemaNotSupported",
+    "StructgenError",
+    "UnsatisfiableConstraint",
+    "Vocabulary",
+    "VocabularyError",
+    "__version__",
+    "clear_cache",
+    "compile_json_schema",
+    "compile_regex",
+    "generate_json",
+    "generate_pydantic",
+    "generate_regex",
+    "load_default_model",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'structgen' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

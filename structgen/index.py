@@ -1,0 +1,120 @@
+"""DFA × vocabulary → token masks.
+
+The vocabulary is flattened once into a breadth-first *token trie* (numpy arrays): every distinct
+token prefix is a node, and the nodes of one depth are contiguous. A state's mask is computed by
+walking the trie level by level from that state, vectorised with numpy: a whole level of nodes is
+stepped at once, and only the children of nodes that are still alive are visited, so a dead byte
+prunes its whole subtree (the idea of lm-format-enforcer's and llguidance's trie walks, done as
+array operations).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from .fsm import ByteDFA
+from .vocabulary import Vocabulary
+
+__all__ = ["TokenTrie", "token_trie", "walk_state"]
+
+
+@dataclass(frozen=True, eq=False)
+class TokenTrie:
+    """The prefix trie of a vocabulary's token byte strings, in breadth-first arrays.
+
+    Node 0 is the root (the empty prefix). ``byte[n]`` is the last byte of node ``n``'s prefix,
+    ``first_child[n]``/``num_children[n]`` give its children (contiguous), and ``token_ids`` /
+    ``token_nodes`` say at which node each walkable token ends.
+    """
+
+    byte: np.ndarray  # uint8 [n_nodes]
+    first_child: np.ndarray  # int64 [n_nodes]
+    num_children: np.ndarray  # int64 [n_nodes]
+    token_ids: np.ndarray  # int64 [n_walk]: ids of tokens with non-empty bytes
+    token_nodes: np.ndarray  # int64 [n_walk]: the node where each ends
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.byte.shape[0])
+
+    @classmethod
+    def build(cls, vocab: Vocabulary) -> "TokenTrie":
+        ids = [i for i, t in enumerate(vocab.tokens) if t]
+        distinct = sorted({vocab.tokens[i] for i in ids}, key=lambda b: (len(b), b))  # type: ignore[arg-type]
+        # Every prefix of every token is a node; sort by (length, bytes) to get breadth-first order
+        # in which the children of a node are contiguous and sorted by byte.
+        prefixes: set[bytes] = set()
+        for tok in distinct:
+            for k in range(1, len(tok) + 1):
+                prefixes.add(tok[:k])
+        ordered = [b""] + sorted(prefixes, key=lambda b: (len(b), b))
+        node_of = {p: i for i, p in enumerate(ordered)}
+        n = len(ordered)
+        byte = np.zeros(n, dtype=np.uint8)
+        parent = np.zeros(n, dtype=np.int64)
+        for i in range(1, n):
+            p = ordered[i]
+            byte[i] = p[-1]
+            parent[i] = node_of[p[:-1]]
+        num_children = np.bincount(parent[1:], minlength=n).astype(np.int64)
+        first_child = np.zeros(n, dtype=np.int64)
+        # Children of node p are the nodes whose parent is p; they are contiguous in BFS order.
+        first_idx = np.searchsorted(parent[1:], np.arange(n), side="left") + 1
+        first_child[:] = first_idx
+        token_ids = np.array(ids, dtype=np.int64)
+        token_nodes = np.array([node_of[vocab.tokens[i]] for i in ids], dtype=np.int64)  # type: ignore[index]
+        return cls(byte, first_child, num_children, token_ids, token_nodes)
+
+
+_TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()
+_TRIES_LOCK = threading.Lock()
+
+
+def token_trie(vocab: Vocabulary) -> TokenTrie:
+    """The (cached) trie of ``vocab``; built once per vocabulary object."""
+    trie = _TRIES.get(vocab)
+    if trie is None:
+        with _TRIES_LOCK:
+            trie = _TRIES.get(vocab)
+            if trie is None:
+                trie = TokenTrie.build(vocab)
+                _TRIES[vocab] = trie
+    return trie
+
+
+def _expand(first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Concatenate the ranges [first[i], first[i] + count[i])."""
+    total = int(count.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    ends = np.cumsum(count)
+    offsets = np.repeat(first - (ends - count), count)
+    return offsets + np.arange(total, dtype=np.int64)
+
+
+def walk_state(dfa: ByteDFA, node_classes: np.ndarray, trie: TokenTrie, state: int) -> np.ndarray:
+    """The DFA state every walkable token reaches from ``state`` (-1 where the token dies).
+
+    Returns an int32 array aligned with ``trie.token_ids``.
+    """
+    trans = dfa.transitions
+    node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
+    node_state[0] = state
+    frontier = np.array([0], dtype=np.int64)
+    states = np.array([state], dtype=np.int32)
+    first, count = trie.first_child, trie.num_children
+    while frontier.size:
+        parents_of_children = np.repeat(np.arange(frontier.size), count[frontier])
+        children = _expand(first[frontier], count[frontier])
+        if children.size == 0:
+            break
+        nxt = trans[states[parents_of_children], node_classes[children]]
+        alive = nxt >= 0
+        frontier = children[alive]
+        states = nxt[alive]
+        node_state[frontier] = states
+    return node_state[trie.token_nodes]

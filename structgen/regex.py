@@ -1,0 +1,144 @@
+"""Regex → character FSM, with `interegular` as the parser.
+
+Patterns use Python `re` syntax with full-match semantics (the whole output must match).
+Constructs no finite automaton enforces exactly raise :class:`RegexNotSupported` naming the
+construct and where it is; syntax errors raise :class:`RegexSyntaxError` with the position Python's
+own parser reports.
+
+Semantics to know:
+
+* ``\\d``, ``\\w``, ``\\s`` (and their negations) are ASCII classes, as with ``re.ASCII`` (and as in
+  JSON Schema's ECMA-262 patterns): ``\\d`` is ``[0-9]``.
+* ``^`` at the very start and ``$`` at the very end are accepted and mean nothing more (the match is
+  already anchored); anywhere else they raise :class:`RegexNotSupported`.
+* Lazy quantifiers (``*?``) match the same language as greedy ones and are accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import interegular
+from interegular.fsm import FSM
+from interegular.patterns import InvalidSyntax, Unsupported
+
+from .errors import RegexNotSupported, RegexSyntaxError
+
+try:  # Python >= 3.11
+    from re import _constants as _sre_c  # type: ignore[attr-defined]
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre_c  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+__all__ = ["regex_to_char_fsm", "strip_anchors"]
+
+# What each unsupported node of Python's regex parser is, for the error message, and the text that
+# marks it in the pattern (to report a position).
+_UNSUPPORTED_OPS: dict[Any, tuple[str, str]] = {
+    _sre_c.ASSERT: ("a look-around assertion", r"\(\?<?[=]"),
+    _sre_c.ASSERT_NOT: ("a negative look-around assertion", r"\(\?<?!"),
+    _sre_c.GROUPREF: ("a back-reference", r"\\[1-9]|\(\?P="),
+    _sre_c.GROUPREF_EXISTS: ("a conditional group", r"\(\?\("),
+}
+for _name, _desc, _mark in (
+    ("POSSESSIVE_REPEAT", "a possessive quantifier", r"[*+?}]\+"),
+    ("ATOMIC_GROUP", "an atomic group", r"\(\?>"),
+):
+    if hasattr(_sre_c, _name):
+        _UNSUPPORTED_OPS[getattr(_sre_c, _name)] = (_desc, _mark)
+
+_AT_NAMES = {
+    "AT_BEGINNING": ("'^' (start anchor) inside the pattern", r"\^"),
+    "AT_BEGINNING_STRING": ("'\\A'", r"\\A"),
+    "AT_END": ("'$' (end anchor) inside the pattern", r"\$"),
+    "AT_END_STRING": ("'\\Z'", r"\\Z"),
+    "AT_BOUNDARY": ("a word boundary '\\b'", r"\\b"),
+    "AT_NON_BOUNDARY": ("'\\B'", r"\\B"),
+}
+
+
+def strip_anchors(pattern: str) -> str:
+    """Drop a leading ``^`` and a trailing unescaped ``$``: no-ops under full-match semantics.
+
+    >>> strip_anchors(r"^\\d+$"), strip_anchors(r"a\\$")
+    ('\\\\d+', 'a\\\\$')
+    """
+    if pattern.startswith("^"):
+        pattern = pattern[1:]
+    if pattern.endswith("$"):
+        backslashes = len(pattern) - 1 - len(pattern[:-1].rstrip("\\"))
+        if backslashes % 2 == 0:
+            pattern = pattern[:-1]
+    return pattern
+
+
+def _position(pattern: str, marker: str) -> int | None:
+    m = re.search(marker, pattern)
+    return m.start() if m else None
+
+
+def _check_supported(pattern: str, parsed: Any) -> None:
+    """Walk Python's parse tree and refuse what an automaton cannot enforce."""
+    stack = [parsed]
+    while stack:
+        node = stack.pop()
+        for op, av in node if isinstance(node, _sre_parse.SubPattern) else node:
+            if op in _UNSUPPORTED_OPS:
+                what, mark = _UNSUPPORTED_OPS[op]
+                raise RegexNotSupported(pattern, what, _position(pattern, mark))
+            if op is _sre_c.AT:
+                what, mark = _AT_NAMES.get(str(av), (f"the anchor {av}", r"[\^$]"))
+                raise RegexNotSupported(pattern, what, _position(pattern, mark))
+            if op is _sre_c.IN:
+                for item_op, item_av in av:
+                    if item_op is _sre_c.CATEGORY and "UNI" in str(item_av) and "LOC" in str(item_av):
+                        raise RegexNotSupported(pattern, "a locale-dependent class")
+            # Recurse into every sub-pattern, wherever the parser nests it.
+            for sub in _children(av):
+                stack.append(sub)
+
+
+def _children(av: Any) -> list[Any]:
+    out = []
+    items = av if isinstance(av, (tuple, list)) else (av,)
+    for x in items:
+        if isinstance(x, _sre_parse.SubPattern):
+            out.append(x)
+        elif isinstance(x, (tuple, list)):
+            out.extend(_children(x))
+    return out
+
+
+def regex_to_char_fsm(pattern: str) -> FSM:
+    """Parse ``pattern`` into interegular's character-level FSM (full-match semantics).
+
+    >>> fsm = regex_to_char_fsm(r"\\d{4}-\\d{2}")
+    >>> fsm.accepts("2024-05"), fsm.accepts("2024-5")
+    (True, False)
+    """
+    if not isinstance(pattern, str):
+        raise RegexSyntaxError(repr(pattern), None, f"a pattern must be a str, not {type(pattern).__name__}")
+    try:
+        parsed = _sre_parse.parse(pattern, 0)
+    except re.error as e:
+        raise RegexSyntaxError(pattern, e.pos, e.msg) from e
+    except (OverflowError, RecursionError) as e:
+        raise RegexSyntaxError(pattern, None, str(e)) from e
+    if parsed.state.flags & (re.VERBOSE | re.LOCALE):
+        raise RegexNotSupported(pattern, "the verbose (?x) or locale (?L) flag", _position(pattern, r"\(\?[a-zA-Z]*[xL]"))
+    body = strip_anchors(pattern)
+    try:
+        body_parsed = _sre_parse.parse(body, 0)
+    except re.error as e:  # stripping an anchor can only remove a no-op; report against the original
+        raise RegexSyntaxError(pattern, e.pos, e.msg) from e
+    _check_supported(pattern, body_parsed)
+    try:
+        return interegular.parse_pattern(body).to_fsm()
+    except Unsupported as e:
+        raise RegexNotSupported(pattern, str(e) or "an unsupported construct") from e
+    except InvalidSyntax as e:
+        raise RegexSyntaxError(pattern, None, str(e) or "invalid syntax") from e
+    except RecursionError as e:
+        raise RegexNotSupported(pattern, "nesting too deep for the regex parser") from e
