@@ -1,0 +1,216 @@
+"""The ``structgen`` command line.
+
+```
+structgen generate "PROMPT" (--regex R | --schema FILE_OR_JSON | --grammar NAME)
+                   [--model DIR_OR_GGUF] [--max-new-tokens N] [--sample [--seed S]] [--no-chat]
+structgen grammars
+```
+
+``generate`` prints the constrained answer of the embedded SmolLM2-135M-Instruct (or ``--model``).
+The constraint is checked before the model loads, so a bad regex or schema fails at once: a
+one-line message on stderr and exit status 2. A generation that runs out of tokens exits with 1.
+
+Named grammars are ``NAME.regex`` / ``NAME.schema.json`` files, looked up first in
+``structgen/grammars/`` (where an installed wheel keeps them) and then in the ``grammars/`` folder
+of the source checkout next to the package (an editable install or a plain checkout).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import ConstraintError, StructgenError
+
+__all__ = ["grammar_dirs", "list_grammars", "main", "read_grammar"]
+
+REGEX_SUFFIX = ".regex"
+SCHEMA_SUFFIX = ".schema.json"
+
+
+class CliError(Exception):
+    """A usage problem reported as one line with exit status 2."""
+
+
+def grammar_dirs() -> list[Path]:
+    """The folders searched for named grammars, in order (only those that exist)."""
+    here = Path(__file__).resolve().parent
+    candidates = [here / "grammars", here.parent / "grammars"]
+    return [d for d in candidates if d.is_dir()]
+
+
+def list_grammars() -> dict[str, Path]:
+    """Every named grammar: name -> file (the first folder that has a name wins)."""
+    found: dict[str, Path] = {}
+    for folder in grammar_dirs():
+        for suffix in (REGEX_SUFFIX, SCHEMA_SUFFIX):
+            for path in sorted(folder.glob("*" + suffix)):
+                found.setdefault(path.name[: -len(suffix)], path)
+    return dict(sorted(found.items()))
+
+
+def read_grammar(name: str) -> tuple[str, Any]:
+    """``("regex", pattern)`` or ``("schema", dict)`` for the grammar called ``name``."""
+    path = list_grammars().get(name)
+    if path is None:
+        known = ", ".join(list_grammars()) or "none found"
+        raise CliError(f"no grammar named {name!r} (known: {known}); see `structgen grammars`")
+    text = path.read_text(encoding="utf-8")
+    if path.name.endswith(REGEX_SUFFIX):
+        return "regex", text.strip()
+    try:
+        return "schema", json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CliError(f"grammar file {path} is not valid JSON: {e}") from e
+
+
+def _schema_arg(value: str) -> Any:
+    """``--schema``: inline JSON when it looks like JSON, otherwise a file path."""
+    stripped = value.strip()
+    if stripped.startswith(("{", "[")) or stripped in ("true", "false"):
+        source = "--schema"
+        text = value
+    else:
+        path = Path(value).expanduser()
+        if not path.is_file():
+            raise CliError(f"--schema {value!r}: no such file (or pass the schema as inline JSON)")
+        source = str(path)
+        text = path.read_text(encoding="utf-8")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise CliError(f"{source} is not valid JSON: {e}") from e
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="structgen",
+        description="Structured generation: language-model output that follows a regex or a JSON Schema.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    gen = sub.add_parser(
+        "generate",
+        help="print a model's answer constrained to a regex, a JSON Schema or a named grammar",
+        description="Print the model's answer to PROMPT, constrained by construction.",
+    )
+    gen.add_argument("prompt", metavar="PROMPT")
+    what = gen.add_mutually_exclusive_group(required=True)
+    what.add_argument("--regex", metavar="R", help="a regex the whole answer must match")
+    what.add_argument("--schema", metavar="FILE_OR_JSON", help="a JSON Schema: a file or inline JSON")
+    what.add_argument("--grammar", metavar="NAME", help="a ready-made grammar (see `structgen grammars`)")
+    gen.add_argument(
+        "--model",
+        metavar="DIR_OR_GGUF",
+        help="a local transformers folder or .gguf file (default: the embedded SmolLM2-135M-Instruct)",
+    )
+    gen.add_argument("--max-new-tokens", type=int, default=None, metavar="N",
+                     help="token budget (default: 64 for a regex, 256 for a schema)")
+    gen.add_argument("--sample", action="store_true", help="sample instead of greedy decoding")
+    gen.add_argument("--seed", type=int, default=None, metavar="S", help="random seed for --sample")
+    gen.add_argument("--no-chat", action="store_true",
+                     help="feed PROMPT as plain text instead of through the chat template")
+    gen.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    gen.set_defaults(func=_cmd_generate)
+
+    gram = sub.add_parser("grammars", help="list the ready-made grammars",
+                          description="List the grammars that --grammar can name.")
+    gram.set_defaults(func=_cmd_grammars)
+    return parser
+
+
+def _check_constraint(kind: str, constraint: Any) -> None:
+    """Compile against a byte vocabulary, so that errors show up before the model loads.
+
+    The byte-level automaton is cached, so the real compile reuses the work.
+    """
+    from . import Vocabulary, compile_json_schema, compile_regex
+
+    vocab = Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
+    if kind == "regex":
+        compile_regex(constraint, vocab)
+        return
+    try:
+        compile_json_schema(constraint, vocab)
+    except ModuleNotFoundError as e:
+        if e.name != "structgen.json_schema":
+            raise
+        raise CliError("this build of structgen has no JSON Schema support (structgen.json_schema)") from e
+
+
+def _cmd_generate(args: argparse.Namespace) -> int:
+    if args.regex is not None:
+        kind, constraint = "regex", args.regex
+    elif args.schema is not None:
+        kind, constraint = "schema", _schema_arg(args.schema)
+    else:
+        kind, constraint = read_grammar(args.grammar)
+    if args.max_new_tokens is not None and args.max_new_tokens < 1:
+        raise CliError("--max-new-tokens must be at least 1")
+    if args.seed is not None and not args.sample:
+        raise CliError("--seed only matters with --sample")
+    if args.model and not Path(args.model).expanduser().exists():
+        raise CliError(f"--model {args.model!r}: no such folder or file")
+    _check_constraint(kind, constraint)
+
+    # Heavy imports only now: `structgen grammars` and constraint errors stay fast.
+    import transformers
+
+    from .compiler import compile_json_schema, compile_regex
+    from .generation import generate_text, model_vocabulary
+    from .models import load_default_model, load_model
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    if args.model:
+        model, tokenizer = load_model(args.model, device=args.device)
+    else:
+        model, tokenizer = load_default_model(device=args.device)
+    vocab = model_vocabulary(model, tokenizer)
+    if kind == "regex":
+        guide = compile_regex(constraint, vocab)
+        budget = args.max_new_tokens or 64
+    else:
+        guide = compile_json_schema(constraint, vocab)
+        budget = args.max_new_tokens or 256
+    options: dict[str, Any] = {"do_sample": args.sample}
+    if args.sample and args.seed is not None:
+        transformers.set_seed(args.seed)
+    text = generate_text(
+        model, tokenizer, args.prompt, guide,
+        max_new_tokens=budget, chat=False if args.no_chat else None, **options,
+    )
+    print(text)
+    return 0
+
+
+def _cmd_grammars(args: argparse.Namespace) -> int:
+    grammars = list_grammars()
+    if not grammars:
+        raise CliError("no grammars folder found next to the package")
+    width = max(len(name) for name in grammars)
+    for name, path in grammars.items():
+        kind = "regex" if path.name.endswith(REGEX_SUFFIX) else "schema"
+        print(f"{name:<{width}}  {kind:<6}  {path}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 generation failed, 2 bad input)."""
+    parser = _build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (CliError, ConstraintError) as e:
+        print(f"structgen: error: {e}", file=sys.stderr)
+        return 2
+    except StructgenError as e:
+        print(f"structgen: error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

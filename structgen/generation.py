@@ -1,0 +1,240 @@
+"""One-call helpers: prompt in, constrained answer out (a string, parsed JSON or a pydantic object).
+
+Each helper compiles the constraint over the model's vocabulary (cached per tokenizer), runs
+``model.generate`` with a :class:`~structgen.LogitsProcessor`, decodes the generated tokens through
+the vocabulary's bytes (exactly what the guide checked; no tokenizer clean-up) and stops at EOS.
+
+Example:
+    >>> model, tokenizer = structgen.load_default_model()                          # doctest: +SKIP
+    >>> structgen.generate_regex(model, tokenizer, "Is water wet?", r"yes|no")     # doctest: +SKIP
+    'yes'
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Sequence, TypeVar
+
+import torch
+from transformers import LogitsProcessorList
+
+from .compiler import DEFAULT_WHITESPACE, compile_json_schema, compile_regex
+from .errors import StructgenError
+from .guide import Guide
+from .logits_processor import LogitsProcessor
+from .models import eos_token_ids, vocabulary_for
+from .vocabulary import Vocabulary
+
+__all__ = [
+    "IncompleteGeneration",
+    "generate_json",
+    "generate_pydantic",
+    "generate_regex",
+    "generate_text",
+    "model_vocabulary",
+]
+
+T = TypeVar("T")
+
+
+class IncompleteGeneration(StructgenError):
+    """Generation stopped (``max_new_tokens``) before the output satisfied the constraint.
+
+    ``.text`` is the cut-off output, ``.max_new_tokens`` the budget it ran into.
+    """
+
+    def __init__(self, text: str, num_tokens: int, max_new_tokens: int, guide: Guide) -> None:
+        self.text = text
+        self.max_new_tokens = max_new_tokens
+        shown = text if len(text) <= 120 else text[:50] + " ... " + text[-50:]
+        what = f"{guide.description or 'the constraint'}"
+        if num_tokens >= max_new_tokens:
+            why = f"generation hit max_new_tokens={max_new_tokens} before the output was complete under {what}"
+            fix = "raise max_new_tokens"
+        else:
+            why = f"generation stopped after {num_tokens} tokens before the output was complete under {what}"
+            fix = "check the stopping criteria passed to generate"
+        super().__init__(f"{why} (it stopped at {shown!r}); {fix}")
+
+
+def model_vocabulary(model: Any, tokenizer: Any) -> Vocabulary:
+    """The tokenizer's vocabulary with every id the model stops on as EOS (cached per tokenizer)."""
+    return vocabulary_for(tokenizer, eos_token_ids=eos_token_ids(model, tokenizer) or None)
+
+
+def generate_regex(
+    model: Any,
+    tokenizer: Any,
+    prompt: str | Sequence[dict[str, str]],
+    pattern: str,
+    *,
+    max_new_tokens: int = 64,
+    chat: bool | None = None,
+    **generate_kwargs: Any,
+) -> str:
+    """The model's answer to ``prompt``, constrained to full-match ``pattern``.
+
+    ``chat=None`` applies the tokenizer's chat template when it has one (``True`` requires one,
+    ``False`` feeds the prompt as plain text). Greedy unless ``do_sample=True`` is passed; other
+    keyword arguments go to ``model.generate``. Raises :class:`IncompleteGeneration` when
+    ``max_new_tokens`` runs out before the text matches.
+
+    Example:
+        >>> generate_regex(model, tokenizer, "Bob Marley's birth date?", r"\\d{4}-\\d{2}-\\d{2}")  # doctest: +SKIP
+        '1945-02-06'
+    """
+    guide = compile_regex(pattern, model_vocabulary(model, tokenizer))
+    return generate_text(
+        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat, **generate_kwargs
+    )
+
+
+def generate_json(
+    model: Any,
+    tokenizer: Any,
+    prompt: str | Sequence[dict[str, str]],
+    schema: Any,
+    *,
+    whitespace: str = DEFAULT_WHITESPACE,
+    max_new_tokens: int = 256,
+    chat: bool | None = None,
+    **generate_kwargs: Any,
+) -> Any:
+    """The model's answer as a JSON value valid under ``schema`` (a dict, JSON text or pydantic class).
+
+    ``whitespace`` is the regex allowed between JSON tokens (default ``[ ]?``). Returns the parsed
+    value. Raises :class:`IncompleteGeneration` when ``max_new_tokens`` runs out before the document
+    is complete; other options as in :func:`generate_regex`.
+
+    Example:
+        >>> generate_json(model, tokenizer, "A city?", {"type": "object", ...})  # doctest: +SKIP
+        {'name': 'Paris', ...}
+    """
+    guide = compile_json_schema(schema, model_vocabulary(model, tokenizer), whitespace=whitespace)
+    text = generate_text(
+        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat, **generate_kwargs
+    )
+    return json.loads(text)
+
+
+def generate_pydantic(
+    model: Any,
+    tokenizer: Any,
+    prompt: str | Sequence[dict[str, str]],
+    model_class: type[T],
+    *,
+    whitespace: str = DEFAULT_WHITESPACE,
+    max_new_tokens: int = 256,
+    chat: bool | None = None,
+    **generate_kwargs: Any,
+) -> T:
+    """The model's answer as an instance of the pydantic ``model_class``.
+
+    The output follows ``model_class``'s JSON Schema and is validated with
+    ``model_class.model_validate_json``. Options as in :func:`generate_json`.
+
+    Example:
+        >>> class Person(pydantic.BaseModel):
+        ...     name: str
+        ...     age: int
+        >>> generate_pydantic(model, tokenizer, "Describe Ada Lovelace.", Person)  # doctest: +SKIP
+        Person(name='Ada Lovelace', age=36)
+    """
+    guide = compile_json_schema(model_class, model_vocabulary(model, tokenizer), whitespace=whitespace)
+    text = generate_text(
+        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat, **generate_kwargs
+    )
+    return model_class.model_validate_json(text)  # type: ignore[attr-defined, no-any-return]
+
+
+def generate_text(
+    model: Any,
+    tokenizer: Any,
+    prompt: str | Sequence[dict[str, str]],
+    guide: Guide,
+    *,
+    max_new_tokens: int,
+    chat: bool | None = None,
+    **generate_kwargs: Any,
+) -> str:
+    """Run ``model.generate`` under ``guide`` and return the complete output text.
+
+    The lower layer of the ``generate_*`` helpers, for a guide compiled by the caller (it must be
+    built over ``model_vocabulary(model, tokenizer)`` or a vocabulary with the same EOS ids).
+    """
+    input_ids, attention_mask = _encode_prompt(tokenizer, prompt, chat)
+    device = _model_device(model)
+    input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+
+    eos = sorted(guide.vocabulary.eos_token_ids)
+    processors = LogitsProcessorList([LogitsProcessor(guide)])
+    extra = generate_kwargs.pop("logits_processor", None)
+    if extra:
+        processors.extend(extra)  # ours first: later ones see only allowed tokens
+    generate_kwargs.setdefault("do_sample", False)
+    pad = getattr(tokenizer, "pad_token_id", None)
+    generate_kwargs.setdefault("pad_token_id", pad if pad is not None else eos[0])
+    generate_kwargs.setdefault("eos_token_id", eos)
+
+    with torch.inference_mode():
+        out = model.generate(
+            input_ids=input_ids,
+            attention_mask=attention_mask,
+            max_new_tokens=max_new_tokens,
+            logits_processor=processors,
+            **generate_kwargs,
+        )
+    generated = out[0, input_ids.shape[1] :].tolist()  # the first (best) sequence
+    return _complete_text(guide, generated, max_new_tokens)
+
+
+def _complete_text(guide: Guide, generated: list[int], max_new_tokens: int) -> str:
+    """Decode up to EOS; raise unless the guide accepts the result."""
+    eos = guide.vocabulary.eos_token_ids
+    state = guide.initial_state
+    end = len(generated)
+    for i, token in enumerate(generated):
+        if token in eos and guide.is_final(state):
+            end = i
+            break
+        state = guide.next_state(state, token)
+        if state < 0:  # cannot happen with our processor first in the list; never return it
+            text = guide.vocabulary.decode(generated[:i]).decode("utf-8", errors="replace")
+            raise StructgenError(
+                f"token {token} after {text[-80:]!r} is not allowed by {guide!r}; another logits "
+                "processor or generation option overrode the constraint"
+            )
+    data = guide.vocabulary.decode(generated[:end])
+    if not guide.is_final(state):
+        raise IncompleteGeneration(
+            data.decode("utf-8", errors="replace"), len(generated), max_new_tokens, guide
+        )
+    return data.decode("utf-8")
+
+
+def _encode_prompt(
+    tokenizer: Any, prompt: str | Sequence[dict[str, str]], chat: bool | None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    has_template = bool(getattr(tokenizer, "chat_template", None))
+    if chat is None:
+        chat = has_template
+    if chat and not has_template:
+        raise StructgenError(
+            f"{type(tokenizer).__name__} has no chat template; pass chat=False to use the prompt as plain text"
+        )
+    if chat:
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        enc = tokenizer(text, return_tensors="pt", add_special_tokens=False)
+    else:
+        if not isinstance(prompt, str):
+            raise TypeError("chat messages need a chat template; pass the prompt as a string with chat=False")
+        enc = tokenizer(prompt, return_tensors="pt")
+    return enc["input_ids"], enc["attention_mask"]
+
+
+def _model_device(model: Any) -> torch.device:
+    device = getattr(model, "device", None)
+    if isinstance(device, torch.device):
+        return device
+    return next(model.parameters()).device
