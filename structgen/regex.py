@@ -139,6 +139,9 @@ def regex_to_char_fsm(pattern: str) -> FSM:
     except Unsupported as e:
         raise RegexNotSupported(pattern, str(e) or "an unsupported construct") from e
     except InvalidSyntax as e:
-        raise RegexSyntaxError(pattern, None, str(e) or "invalid syntax") from e
+        # Python accepted the pattern, so this is a gap of interegular's reader, e.g. a bare "{"
+        # that Python reads as a literal.
+        detail = str(e) or r"e.g. an unescaped literal brace; write \{"
+        raise RegexNotSupported(pattern, f"syntax interegular cannot read ({detail})") from e
     except RecursionError as e:
         raise RegexNotSupported(pattern, "nesting too deep for the regex parser") from e
