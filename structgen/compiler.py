@@ -13,6 +13,9 @@ import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
+import numpy as np
+
+from .errors import UnsatisfiableConstraint
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .guide import Guide
 from .vocabulary import Vocabulary
@@ -59,9 +62,22 @@ def clear_cache() -> None:
 
 def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], ByteDFA], description: str) -> Guide:
     dfa = _DFAS.get_or_make(key, make_dfa)
-    return _GUIDES.get_or_make(
-        key + (vocab.fingerprint, id(vocab)), lambda: Guide(dfa, vocab, description=description)
-    )
+
+    def make_guide() -> Guide:
+        lifted = dfa
+        missing = vocab.missing_bytes
+        if missing:
+            used = set(np.flatnonzero((dfa.transitions >= 0).any(axis=0)).tolist())
+            if any(dfa.byte_classes[b] in used for b in missing):
+                lifted = dfa.without_bytes(missing)
+        if lifted.is_empty:
+            raise UnsatisfiableConstraint(
+                f"{description} needs bytes that no token of {vocab!r} contains "
+                f"({', '.join(hex(b) for b in sorted(missing)[:8])}...)"
+            )
+        return Guide(lifted, vocab, description=description)
+
+    return _GUIDES.get_or_make(key + (vocab.fingerprint, id(vocab)), make_guide)
 
 
 def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES) -> Guide:

@@ -68,6 +68,21 @@ class ByteDFA:
         s = self.step(0, data)
         return s >= 0 and bool(self.finals[s])
 
+    def without_bytes(self, missing: Iterable[int]) -> "ByteDFA":
+        """The same automaton with no transition on the ``missing`` bytes (re-trimmed).
+
+        Used for vocabularies that cannot spell some bytes at all (SmolLM2 has no token holding
+        0x04), so that generation is never led into a state it cannot leave.
+        """
+        table = self.transitions[:, self.byte_classes].copy()
+        table[:, list(missing)] = -1
+        return _canonical(*_minimise(*_trim(table, self.finals)))
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether the automaton accepts nothing at all."""
+        return not self.finals.any()
+
     @classmethod
     def from_regex(cls, pattern: str, *, max_states: int = DEFAULT_MAX_STATES) -> "ByteDFA":
         from .regex import regex_to_char_fsm

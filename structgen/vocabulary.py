@@ -92,6 +92,19 @@ class Vocabulary:
             f"eos={sorted(self.eos_token_ids)}, fingerprint={self.fingerprint[:12]})"
         )
 
+    @property
+    def missing_bytes(self) -> frozenset[int]:
+        """Bytes that no token contains: output can never hold them."""
+        cached = self.__dict__.get("_missing_bytes")
+        if cached is None:
+            present: set[int] = set()
+            for tok in self.tokens:
+                if tok:
+                    present.update(tok)
+            cached = frozenset(range(256)) - present
+            object.__setattr__(self, "_missing_bytes", cached)
+        return cached
+
     def decode(self, token_ids: Iterable[int]) -> bytes:
         """The bytes a sequence of token ids spells (special tokens and EOS spell nothing)."""
         toks = self.tokens
