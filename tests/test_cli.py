@@ -1,0 +1,125 @@
+"""The ``structgen`` command line: in-process through ``main([...])`` and as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from structgen.cli import list_grammars, main, read_grammar
+
+GRAMMARS = Path(__file__).resolve().parent.parent / "grammars"
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "structgen.cli", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def _one_line_error(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith("structgen: error: ") and "Traceback" not in err
+    return lines[0]
+
+
+def test_grammars_lists_the_repository_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["grammars"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    names = [line.split()[0] for line in out]
+    expected = sorted(
+        p.name.removesuffix(".regex").removesuffix(".schema.json")
+        for p in GRAMMARS.iterdir()
+        if p.name.endswith((".regex", ".schema.json"))
+    )
+    assert names == expected and "date" in names and "city" in names
+    assert any(line.split()[:2] == ["city", "schema"] for line in out)
+    assert any(line.split()[:2] == ["date", "regex"] for line in out)
+
+
+def test_read_grammar() -> None:
+    kind, pattern = read_grammar("date")
+    assert kind == "regex" and pattern == (GRAMMARS / "date.regex").read_text().strip()
+    kind, schema = read_grammar("city")
+    assert kind == "schema" and schema["title"] == "City"
+    assert set(list_grammars()) >= {"date", "city", "yes-no"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--regex", "(ab"], r"invalid regex '\(ab' at position \d+: missing \)"),
+        (["--regex", "(?=a)b"], "uses a look-around assertion"),
+        (["--grammar", "no-such-grammar"], "no grammar named 'no-such-grammar' .*known: .*date"),
+        (["--schema", "does-not-exist.json"], "no such file"),
+        (["--schema", "{not json"], "--schema is not valid JSON"),
+        (["--regex", "a", "--seed", "3"], "--seed only matters with --sample"),
+        (["--regex", "a", "--max-new-tokens", "0"], "at least 1"),
+        (["--regex", "a", "--model", "/no/such/model"], "--model '/no/such/model': no such folder or file"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    assert main(["generate", "prompt", *args]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert re.search(message, _one_line_error(captured.err))
+
+
+def test_unsupported_schema_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("structgen.json_schema", reason="JSON Schema compiler not available")
+    schema = json.dumps({"type": "string", "not": {"const": "a"}})
+    assert main(["generate", "prompt", "--schema", schema]) == 2
+    assert "not" in _one_line_error(capsys.readouterr().err)
+
+
+def test_bad_regex_as_a_subprocess_is_fast_and_has_no_traceback() -> None:
+    result = _run("generate", "prompt", "--regex", "a{2")
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    _one_line_error(result.stderr)
+
+
+def test_usage_errors_come_from_argparse() -> None:
+    result = _run("generate", "prompt", "--regex", "a", "--grammar", "date")
+    assert result.returncode == 2 and "not allowed with argument" in result.stderr
+    result = _run("generate", "prompt")
+    assert result.returncode == 2 and "one of the arguments --regex --schema --grammar is required" in result.stderr
+
+
+def test_cli_module_does_not_import_torch() -> None:
+    code = "import sys, structgen, structgen.cli; assert 'torch' not in sys.modules, 'torch'; " \
+           "assert 'transformers' not in sys.modules; assert 'pydantic' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.model
+def test_generate_regex_in_process(smollm2: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    pattern = r"(19|20)\d{2}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])"
+    assert main(["generate", "When was Bob Marley born?", "--regex", pattern, "--max-new-tokens", "16"]) == 0
+    out = capsys.readouterr().out
+    assert re.fullmatch(pattern + "\n", out)
+
+
+@pytest.mark.model
+def test_generate_grammar_as_a_subprocess(smollm2: Any) -> None:
+    from structgen.models import default_model_dir
+
+    pattern = (GRAMMARS / "yes-no.regex").read_text().strip()
+    result = _run(
+        "generate", "Is Paris in France?", "--grammar", "yes-no", "--model", str(default_model_dir()),
+        "--sample", "--seed", "1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(pattern, result.stdout.rstrip("\n"))
+
+
+@pytest.mark.model
+def test_budget_exhausted_exits_1(smollm2: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate", "Write.", "--regex", "[a-z ]{200}", "--max-new-tokens", "2"]) == 1
+    assert "max_new_tokens=2" in _one_line_error(capsys.readouterr().err)
