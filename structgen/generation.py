@@ -184,7 +184,10 @@ def generate_text(
             logits_processor=processors,
             **generate_kwargs,
         )
-    generated = out[0, input_ids.shape[1] :].tolist()  # the first (best) sequence
+    # The first (best) sequence; a decoder-only model echoes the prompt, an encoder-decoder model
+    # starts with its decoder start token.
+    start = 1 if getattr(model.config, "is_encoder_decoder", False) else input_ids.shape[1]
+    generated = out[0, start:].tolist()
     return _complete_text(guide, generated, max_new_tokens)
 
 

@@ -266,11 +266,13 @@ def test_rejects_eos_before_the_output_is_complete(vocab: structgen.Vocabulary) 
 
 
 def test_a_state_no_token_can_continue_raises() -> None:
-    # "a" then "c", but the vocabulary cannot spell "c": the guide raises, the processor lets it.
-    vocab = structgen.Vocabulary.from_bytes([b"a", b"b", None], eos_token_ids=[2])
-    guide = structgen.compile_regex(r"ac|b", vocab)
+    # "ab" is a token, but then no token starts with "c" ("bc" does not fit): a token-level dead
+    # end. The guide raises for that state and the processor lets the error through.
+    vocab = structgen.Vocabulary.from_bytes([b"ab", b"bc", None], eos_token_ids=[2])
+    guide = structgen.compile_regex(r"abc", vocab)
     processor = LogitsProcessor(guide)
-    processor(torch.tensor([[1]]), torch.zeros((1, 3)))
+    out = processor(torch.tensor([[1]]), torch.zeros((1, 3)))
+    assert torch.isfinite(out[0]).tolist() == [True, False, False]
     with pytest.raises(StructgenError, match="no token .* can continue"):
         processor(torch.tensor([[1, 0]]), torch.zeros((1, 3)))
 
