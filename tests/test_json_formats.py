@@ -1,0 +1,358 @@
+"""Lexical regexes: integer ranges, JSON strings, ECMA-262 patterns and formats."""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import ipaddress
+import json
+import re
+import uuid
+from pathlib import Path
+
+import interegular
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from structgen import json_formats as jf
+from structgen.errors import SchemaNotSupported
+
+SUITE = Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "json-schema-test-suite" / "tests" / "draft2020-12"
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def full(regex: str, text: str) -> bool:
+    return re.fullmatch(regex, text) is not None
+
+
+# --- integer ranges -------------------------------------------------------------------------------
+
+BOUNDS = [None, *range(-25, 26)]
+NON_CANONICAL = ["00", "01", "-01", "+1", "1.0", "", "-", "1e1", " 1"]
+
+
+def test_integer_range_exhaustive_on_small_ranges() -> None:
+    values = range(-130, 131)
+    for lo in BOUNDS:
+        for hi in BOUNDS:
+            if lo is not None and hi is not None and lo > hi:
+                with pytest.raises(ValueError):
+                    jf.integer_range(lo, hi)
+                continue
+            rx = re.compile(jf.integer_range(lo, hi))
+            for v in values:
+                expected = (lo is None or v >= lo) and (hi is None or v <= hi)
+                assert (rx.fullmatch(str(v)) is not None) == expected, (lo, hi, v)
+            for text in NON_CANONICAL:
+                assert rx.fullmatch(text) is None, (lo, hi, text)
+            if rx.fullmatch("-0"):  # JSON's -0 is 0: only sound when 0 is in range
+                assert (lo is None or lo <= 0) and (hi is None or hi >= 0)
+
+
+@FAST
+@given(
+    st.one_of(st.none(), st.integers(-10**12, 10**12)),
+    st.one_of(st.none(), st.integers(-10**12, 10**12)),
+    st.lists(st.integers(-10**13, 10**13), min_size=1, max_size=30),
+)
+def test_integer_range_random(lo: int | None, hi: int | None, values: list[int]) -> None:
+    assume(lo is None or hi is None or lo <= hi)
+    rx = re.compile(jf.integer_range(lo, hi))
+    probes = values + [b + d for b in (lo, hi) if b is not None for d in (-1, 0, 1)]
+    for v in probes:
+        expected = (lo is None or v >= lo) and (hi is None or v <= hi)
+        assert (rx.fullmatch(str(v)) is not None) == expected, (lo, hi, v)
+
+
+def test_integer_range_huge_bounds() -> None:
+    big = 10**40 + 12345
+    rx = re.compile(jf.integer_range(-big, big))
+    assert rx.fullmatch(str(big)) and rx.fullmatch(str(-big)) and rx.fullmatch("0")
+    assert not rx.fullmatch(str(big + 1)) and not rx.fullmatch(str(-big - 1))
+
+
+# --- strings --------------------------------------------------------------------------------------
+
+
+@FAST
+@given(st.text())
+def test_every_json_string_matches(text: str) -> None:
+    assume(not any(0xD800 <= ord(c) <= 0xDFFF for c in text))
+    assert full(jf.STRING, json.dumps(text, ensure_ascii=False))
+    assert full(jf.quantify(jf.CHAR, len(text), len(text)), json.dumps(text, ensure_ascii=False)[1:-1])
+    if all(ord(c) < 0x10000 for c in text):  # astral characters would need surrogate-pair escapes
+        assert full(jf.quantify(jf.CHAR, len(text), len(text)), json.dumps(text, ensure_ascii=True)[1:-1])
+
+
+@FAST
+@given(st.from_regex(jf.STRING, fullmatch=True))
+def test_string_regex_is_sound(serialised: str) -> None:
+    decoded = json.loads(serialised)
+    assert isinstance(decoded, str)
+    # one unit per code point: the same text re-encoded has exactly len(decoded) units
+    assert full(jf.quantify(jf.CHAR, len(decoded), len(decoded)), serialised[1:-1])
+
+
+def test_surrogate_escapes_are_excluded() -> None:
+    assert not full(jf.STRING, '"\\ud83d\\ude00"')
+    assert not full(jf.STRING, '"\\uDFFF"')
+    assert full(jf.STRING, '"\\u00e9\\uE000\\uffff"')
+    assert not full(jf.STRING, '"a\nb"')
+    assert not full(jf.STRING, '"a"b"')
+
+
+def test_number_regex() -> None:
+    for text in ["0", "-0", "12", "-1.5", "1e5", "2.5E-3", "1E+2"]:
+        assert full(jf.NUMBER, text)
+        json.loads(text)
+    for text in ["01", "1.", ".5", "+1", "1e", "--1", "NaN", "Infinity"]:
+        assert not full(jf.NUMBER, text)
+
+
+# --- character sets and patterns ------------------------------------------------------------------
+
+
+def encodings(ch: str) -> list[str]:
+    """Some of the JSON spellings of one character."""
+    out = {json.dumps(ch, ensure_ascii=False)[1:-1], json.dumps(ch)[1:-1]}
+    if ord(ch) < 0x10000 and not 0xD800 <= ord(ch) <= 0xDFFF:
+        out.add(f"\\u{ord(ch):04x}")
+        out.add(f"\\u{ord(ch):04X}")
+    return sorted(out)
+
+
+@FAST
+@given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 40)), max_size=5), st.lists(st.integers(0, 400), max_size=40))
+def test_encode_set_is_sound(spans: list[tuple[int, int]], probes: list[int]) -> None:
+    ranges = jf._norm((a, a + n) for a, n in spans)
+    unit = jf.encode_set(ranges)
+    if unit is None:
+        assert not ranges
+        return
+    rx = re.compile(unit)
+    for cp in probes + [0x22, 0x5C, 0x0A, 0x2F]:
+        inside = any(a <= cp <= b for a, b in ranges)
+        for enc in encodings(chr(cp)):
+            if rx.fullmatch(enc):
+                assert inside, (ranges, cp, enc)
+        # the canonical spelling is always accepted
+        assert (rx.fullmatch(json.dumps(chr(cp), ensure_ascii=False)[1:-1]) is not None) == inside
+
+
+PATTERNS = [
+    "abc", "^abc$", "^[a-z]+$", r"^\d{3}-\d{4}$", r'^a"b\\c$', r"\s", r"^\S+@\S+\.\S+$", "^(foo|bar)baz$",
+    "^a$|^b$", "^(a|b$)", "x*", ".", "^.{2,4}$", "[^a-z]", r"^\w+$", r"\D", "^$", "^(?:ab)+c?$", "é+", "^[\u00e0-\u00ff]{2}$",
+    r"^\u0041\x42$", "^[\\]\\-]$", "^\\t$", r"\n", "^(?P<x>a)b$", "colou?r",
+]
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_pattern_translation_parses_everywhere(pattern: str) -> None:
+    regex = jf.pattern_regex(pattern)
+    assert regex is not None
+    re.compile(regex)
+    interegular.parse_pattern(regex)
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data())
+def test_pattern_translation_is_sound(pattern: str, data: st.DataObject) -> None:
+    body = data.draw(st.from_regex(jf.pattern_regex(pattern), fullmatch=True))
+    decoded = json.loads('"' + body + '"')
+    assert re.search(pattern, decoded), (pattern, body)
+
+
+ECMA_SAFE = st.text(alphabet="abcxyz019 -_@.\"\\\t\nA", max_size=8)  # ASCII: \w \d agree there
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+@FAST
+@given(text=ECMA_SAFE)
+def test_pattern_translation_is_complete_on_plain_text(pattern: str, text: str) -> None:
+    """Where Python and ECMA-262 agree, a string the pattern finds is accepted (canonical JSON)."""
+    if re.search(pattern, text) and (not pattern.endswith("$") or not text.endswith("\n")):
+        assert full(jf.pattern_regex(pattern), json.dumps(text, ensure_ascii=False)[1:-1]), (pattern, text)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "lo", "hi"),
+    [("^[a-z]+$", 2, 5), ("abc", 4, 6), ("abc", 5, None), ("^a.*$", 0, 3), ("^[0-9]*x[0-9]*$", 3, 4), ("b", 0, 1)],
+)
+def test_pattern_with_length(pattern: str, lo: int, hi: int | None) -> None:
+    rx = re.compile(jf.pattern_regex(pattern, lo, hi))
+    for text in ["", "a", "ab", "abc", "abcd", "abcde", "abcdef", "xabcx", "1x2", "12x", "x", "12x34", "b", "zzzzzz"]:
+        expected = bool(re.search(pattern, text)) and lo <= len(text) and (hi is None or len(text) <= hi)
+        assert (rx.fullmatch(text) is not None) == expected, (pattern, lo, hi, text)
+
+
+def test_pattern_with_impossible_length_is_empty() -> None:
+    assert jf.pattern_regex("^abc$", 4, None) is None
+    assert jf.pattern_regex("^[a-z]{5}$", 0, 3) is None
+
+
+@pytest.mark.parametrize(
+    ("pattern", "why"),
+    [
+        (r"(a)\1", "escape \\1"), ("a(?=b)", "look-around"), (r"\bword", "anchor"), ("a^b", "anchor"),
+        ("(?i)abc", "flags"), ("a{,3}", "{,n}"), ("[]a]", "[]"), (r"\cC", "escape"), (r"\a", "escape"),
+        (r"\Z", "escape"), ("a*+", "possessive"), ("(?>a)", "atomic"), (r"\01", "octal"),
+        ("^(a|b)+$", "variable-width"),
+    ],
+)
+def test_patterns_refused(pattern: str, why: str) -> None:
+    with pytest.raises(SchemaNotSupported) as info:
+        jf.pattern_regex(pattern, 1, 3, path="/pattern")
+    assert info.value.keyword == "pattern" and info.value.path == "/pattern"
+    assert why in str(info.value)
+
+
+def test_python_categories_agree_with_re() -> None:
+    for name, shorthand in (("digit", r"\d"), ("space", r"\s"), ("word", r"\w")):
+        table = jf._python_category(name)
+        rx = re.compile(shorthand)
+        for cp in list(range(0, 0x3100)) + list(range(0x3100, 0x110000, 97)):
+            inside = any(a <= cp <= b for a, b in table)
+            assert inside == (rx.match(chr(cp)) is not None), (name, hex(cp))
+
+
+def test_matches_only() -> None:
+    assert jf.matches_only(r"[ ]?", " \t\n\r")
+    assert jf.matches_only(r"(?:[ \t]|\n)*", " \t\n\r")
+    assert not jf.matches_only(r"\s*", " \t\n\r")
+    assert not jf.matches_only(r"[^a]", " \t\n\r")
+    assert not jf.matches_only(r"x", " \t\n\r")
+    assert not jf.matches_only(r"(", " \t\n\r")
+
+
+# --- formats --------------------------------------------------------------------------------------
+
+
+def test_every_format_regex_parses() -> None:
+    for name, regex in jf.FORMATS.items():
+        interegular.parse_pattern(regex)
+        assert not set(regex) & {'"'}, name  # encoded == decoded: no quote, no raw control
+        assert jf.format_regex(name) == regex
+    assert jf.format_regex("idn-email") is None
+
+
+def test_date_is_exact() -> None:
+    rx = re.compile(jf.FORMATS["date"])
+    for year in range(1, 10000):
+        assert (rx.fullmatch(f"{year:04d}-02-29") is not None) == calendar.isleap(year), year
+    assert not rx.fullmatch("0000-01-01")
+    for year in (1, 1900, 2000, 2023, 2024, 9999):
+        for month in range(0, 14):
+            for day in range(0, 33):
+                text = f"{year:04d}-{month:02d}-{day:02d}"
+                try:
+                    datetime.date(year, month, day)
+                    valid = True
+                except ValueError:
+                    valid = False
+                assert (rx.fullmatch(text) is not None) == valid, text
+
+
+def parse_time(text: str) -> None:
+    base, frac = re.match(r"([^.]*)(?:\.([0-9]+))?", text).groups()  # type: ignore[union-attr]
+    tail = text[len(base) + (len(frac) + 1 if frac else 0):]
+    datetime.time.fromisoformat(base + (("." + (frac + "000000")[:6]) if frac else "") + tail.replace("Z", "+00:00"))
+
+
+@FAST
+@given(st.data())
+def test_formats_are_sound(data: st.DataObject) -> None:
+    name = data.draw(st.sampled_from(sorted(jf.FORMATS)))
+    text = data.draw(st.from_regex(jf.FORMATS[name], fullmatch=True))
+    if name == "date":
+        datetime.date.fromisoformat(text)
+    elif name == "time":
+        parse_time(text)
+    elif name == "date-time":
+        date, time = text.split("T")
+        datetime.date.fromisoformat(date)
+        parse_time(time)
+    elif name == "uuid":
+        uuid.UUID(text)
+    elif name == "ipv4":
+        ipaddress.IPv4Address(text)
+    elif name == "ipv6":
+        ipaddress.IPv6Address(text)
+    elif name in ("hostname", "email"):
+        host = text
+        if name == "email":
+            local, host = text.rsplit("@", 1)
+            assert 1 <= len(local) <= 64 and len(text) <= 254 and ".." not in local
+            assert not local.startswith(".") and not local.endswith(".")
+        assert len(host) <= 253
+        for label in host.split("."):
+            assert 1 <= len(label) <= 63 and re.fullmatch(r"[A-Za-z0-9-]+", label)
+            assert not label.startswith("-") and not label.endswith("-") and label[2:4] != "--"
+    elif name == "duration":
+        assert re.fullmatch(r"P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?", text)
+    else:
+        assert name.startswith("uri")
+        assert not set(text) & set(" \"<>\\^`{|}")
+        assert re.fullmatch(r"(?:[^%]|%[0-9A-Fa-f]{2})*", text)
+        if name == "uri":
+            assert re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", text)
+
+
+@FAST
+@given(st.ip_addresses())
+def test_ip_addresses_are_accepted(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> None:
+    name = "ipv4" if address.version == 4 else "ipv6"
+    assert full(jf.FORMATS[name], str(address))
+    if address.version == 6:
+        assert full(jf.FORMATS[name], address.exploded)
+
+
+@FAST
+@given(st.uuids(), st.dates(), st.times(), st.datetimes(timezones=st.just(datetime.timezone.utc)))
+def test_common_values_are_accepted(u: uuid.UUID, d: datetime.date, t: datetime.time, dt: datetime.datetime) -> None:
+    assert full(jf.FORMATS["uuid"], str(u)) and full(jf.FORMATS["uuid"], str(u).upper())
+    assert full(jf.FORMATS["date"], d.isoformat())
+    assert full(jf.FORMATS["time"], t.isoformat() + "Z")
+    assert full(jf.FORMATS["date-time"], dt.isoformat().replace("+00:00", "Z"))
+    assert full(jf.FORMATS["date-time"], dt.isoformat())
+
+
+@pytest.mark.parametrize("name", sorted(jf.FORMATS))
+def test_format_suite_has_no_invalid_accepted(name: str) -> None:
+    """The JSON Schema Test Suite's format-assertion cases: an invalid value must never match."""
+    path = SUITE / "optional" / "format" / f"{name}.json"
+    if not path.exists():
+        pytest.skip(f"no suite file for {name}")
+    rx = re.compile(jf.FORMATS[name])
+    checked = 0
+    for case in json.loads(path.read_text()):
+        for test in case["tests"]:
+            if isinstance(test["data"], str) and not test["valid"]:
+                assert rx.fullmatch(test["data"]) is None, (name, test["description"], test["data"])
+                checked += 1
+    assert checked > 0
+
+
+def test_well_known_format_values() -> None:
+    good = {
+        "duration": ["P1Y2M3DT4H5M6S", "PT1S", "P2W", "P1D", "PT36H"],
+        "hostname": ["example.com", "a.b.c.d.example.co.uk", "localhost", "xn-a.com"],
+        "email": ["joe.bloggs@example.com", "a+b@x.io"],
+        "uri": ["https://example.com/a/b?c=d#e", "urn:isbn:0451450523", "mailto:x@y.z", "http://[::1]:80/"],
+        "uri-reference": ["/a/b", "../x?y#z", "#frag", ""],
+        "ipv6": ["::", "::1", "1::", "1:2:3:4:5:6:7:8", "::ffff:1.2.3.4", "1:2:3:4:5:6:1.2.3.4"],
+    }
+    bad = {
+        "duration": ["P", "PT", "P1Y2D", "1D", "PT1D", "P1W1D"],
+        "hostname": ["-a.com", "a-.com", "a..b", "xn--abc", "a" * 64 + ".com"],
+        "email": ["a@", "@b", "a@@b", "a b@c.d", ".a@b.c"],
+        "uri": ["//example.com", "no scheme", "http://a b", "http://%zz"],
+        "ipv6": ["1:2:3:4:5:6:7:8:9", "1::2::3", "12345::", ":1", "1.2.3.4"],
+    }
+    for name, values in good.items():
+        for v in values:
+            assert full(jf.FORMATS[name], v), (name, v)
+    for name, values in bad.items():
+        for v in values:
+            assert not full(jf.FORMATS[name], v), (name, v)
