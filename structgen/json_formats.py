@@ -215,21 +215,10 @@ def _chars(text: str) -> Ranges:
 
 @functools.lru_cache(maxsize=None)
 def _python_category(name: str) -> Ranges:
-    """Code points Python's ``re`` puts in ``\\d``, ``\\s`` or ``\\w`` for str patterns."""
-    pred = {
-        "digit": str.isdecimal,
-        "space": str.isspace,
-        "word": lambda c: c.isalnum() or c == "_",
-    }[name]
-    ranges, start = [], None
-    for cp in range(_MAX + 2):
-        inside = cp <= _MAX and pred(chr(cp))
-        if inside and start is None:
-            start = cp
-        elif not inside and start is not None:
-            ranges.append((start, cp - 1))
-            start = None
-    return tuple(ranges)
+    """Code points Python's ``re`` puts in ``\\d``, ``\\s`` or ``\\w`` for str patterns (asked of ``re``)."""
+    every = "".join(map(chr, range(_MAX + 1)))
+    shorthand = {"digit": r"\d+", "space": r"\s+", "word": r"\w+"}[name]
+    return tuple((m.start(), m.end() - 1) for m in re.finditer(shorthand, every))
 
 
 _ECMA_SPACE = _norm(
@@ -245,6 +234,7 @@ _CATEGORIES = {
     _sre.CATEGORY_SPACE: ("space", False), _sre.CATEGORY_NOT_SPACE: ("space", True),
     _sre.CATEGORY_WORD: ("word", False), _sre.CATEGORY_NOT_WORD: ("word", True),
 }
+_SUPERSET_CATEGORIES = {_sre.CATEGORY_DIGIT, _sre.CATEGORY_WORD}  # Python's set contains ECMA's
 _MAX_CLASS_CHARS = 70_000
 
 
@@ -409,6 +399,11 @@ def _single_set(op: object, av: object) -> Optional[Ranges]:
     if op is not _sre.IN:
         return None
     negate = bool(av) and av[0][0] is _sre.NEGATE
+    if not negate and all(iop is not _sre.CATEGORY or iav in _SUPERSET_CATEGORIES for iop, iav in av):
+        # Python's \d and \w contain ECMA's: the intersection is the ECMA reading
+        py_needed = False
+    else:
+        py_needed = True
     py: list[Ranges] = []
     ecma: list[Ranges] = []
     for iop, iav in av:
@@ -420,7 +415,8 @@ def _single_set(op: object, av: object) -> Optional[Ranges]:
             both = (tuple(iav),)
         elif iop is _sre.CATEGORY and iav in _CATEGORIES:
             name, negated = _CATEGORIES[iav]
-            p, e = _python_category(name), _ECMA[name]
+            e = _ECMA[name]
+            p = _python_category(name) if py_needed else e
             py.append(_complement(p) if negated else p)
             ecma.append(_complement(e) if negated else e)
             continue

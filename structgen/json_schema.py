@@ -135,6 +135,10 @@ _LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusive
 _UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
 
 
+#: Formats whose regex keeps under the RFC's length limit by dropping some long valid values.
+_CAPPED_FORMATS = ("hostname", "email")
+
+
 class _TooDeep(CompileBudgetExceeded):
     """Recursion went past ``max_recursion_depth``; dropped where the recursive part is optional."""
 
@@ -282,8 +286,8 @@ def _merge(a: Schema, b: Schema, path: str) -> Schema:
     a, b = _clean(a), _clean(b)
     out = dict(a)
     for key, vb in b.items():
-        if key in ("properties", "additionalProperties"):
-            continue
+        if key in ("properties", "additionalProperties", "prefixItems", "items"):
+            continue  # (combined below: they depend on each other)
         if key not in out:
             out[key] = vb
             continue
@@ -308,18 +312,20 @@ def _merge(a: Schema, b: Schema, path: str) -> Schema:
             return False
         elif key == "uniqueItems":
             out[key] = True
-        elif key == "items":
-            out[key] = _conj(va, vb)  # (prefixItems lengths are reconciled below)
         else:
             raise SchemaNotSupported(key, path, "two different values of it must hold at once (from $ref, allOf, anyOf or oneOf)")
-    for x, y in ((a, b), (b, a)):
-        if "prefixItems" in x and "prefixItems" not in y and "items" in y:
-            # y's items apply from position 0: to each of x's prefixItems and to x's tail
-            out["prefixItems"] = [_conj(p, y["items"]) for p in x["prefixItems"]]
-            out["items"] = _conj(x.get("items", True), y["items"])
-    if "prefixItems" in a and "prefixItems" in b and "items" in a and "items" in b:
-        if len(a["prefixItems"]) != len(b["prefixItems"]):  # (equal prefixItems merged above)
-            raise SchemaNotSupported("items", path, "combining items after prefixItems of different lengths")
+    if any(k in side for side in (a, b) for k in ("prefixItems", "items")):
+        # position i is constrained by each side's prefixItems[i], or by its items past its prefix
+        pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
+        ia, ib = a.get("items", True), b.get("items", True)
+        for key in ("prefixItems", "items"):
+            out.pop(key, None)
+        prefix = [_conj(pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib) for i in range(max(len(pa), len(pb)))]
+        if prefix:
+            out["prefixItems"] = prefix
+        items = _conj(ia, ib)
+        if not _accepts_all(items):
+            out["items"] = items
     for x, y in ((a, b), (b, a)):
         if "patternProperties" in x and ("properties" in y or "additionalProperties" in y):
             raise SchemaNotSupported("patternProperties", path, "combining it with properties of another schema")
@@ -773,6 +779,9 @@ class _Compiler:
             if pattern is not None:
                 raise SchemaNotSupported("pattern", f"{path}/pattern", f"together with format {fmt!r}")
             wlo, whi = regex_width(regex)
+            if fmt in _CAPPED_FORMATS and (wlo < lo or (hi is not None and (whi is None or whi > hi))):
+                key = "minLength" if wlo < lo else "maxLength"  # (our length cap is tighter than the RFC's)
+                raise SchemaNotSupported(key, f"{path}/{key}", f"together with format {fmt!r}")
             if (hi is not None and wlo > hi) or (whi is not None and whi < lo):
                 raise UnsatisfiableConstraint(f"no {fmt!r} string has {lo}..{hi} characters", path or "/")
             if wlo < lo or (hi is not None and (whi is None or whi > hi)):
@@ -850,7 +859,9 @@ class _Compiler:
         names = list(props) + [r for r in required if r not in props]
         min_p, max_p = int(s.get("minProperties", 0)), s.get("maxProperties")
         w = self.ws
-        if not names and max_p == 0:
+        if max_p == 0:
+            if required:
+                raise UnsatisfiableConstraint(f"maxProperties 0 but {len(required)} required properties", path or "/")
             return rf"\{{{w}\}}"
         if not names:
             try:
@@ -876,11 +887,10 @@ class _Compiler:
                 continue
             entries.append((f'"{literal(_encoded(name))}"{w}:{w}{value}', is_required))
         n_required = len(required)
-        if min_p > len(entries) or (max_p is not None and max_p < n_required):
-            raise UnsatisfiableConstraint(
-                f"minProperties/maxProperties leave no room between {n_required} required and {len(entries)} known properties",
-                path or "/",
-            )
+        if max_p is not None and max_p < n_required:
+            raise UnsatisfiableConstraint(f"maxProperties {max_p} < {n_required} required properties", path or "/")
+        if min_p > len(entries) and additional is False:
+            raise UnsatisfiableConstraint(f"minProperties {min_p} > {len(entries)} possible properties", path or "/")
         if min_p > n_required:
             raise SchemaNotSupported("minProperties", f"{path}/minProperties", "more than the required properties")
         if max_p is not None and max_p < len(entries):

@@ -522,3 +522,67 @@ def test_whitespace_must_be_json_whitespace() -> None:
 def test_constraint_keywords_cover_jsonschema() -> None:
     """Any keyword jsonschema enforces must be one we handle or refuse, never one we would ignore."""
     assert set(jsonschema.Draft202012Validator.VALIDATORS) <= CONSTRAINT_KEYWORDS
+
+
+# --- random schemas -------------------------------------------------------------------------------
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from([0.5, -1.0, 2.0]) | st.text("ab\"\\é\n", max_size=3),
+    lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.sampled_from("ab"), inner, max_size=2),
+    max_leaves=4,
+)
+SMALL = st.integers(0, 4)
+LEAF_SCHEMAS = st.one_of(
+    st.sampled_from([{}, True, False, {"$ref": "#/$defs/d"}, {"type": "number"}, {"type": "boolean"}, {"type": "null"}]),
+    st.builds(lambda t: {"type": t}, st.lists(st.sampled_from(["string", "integer", "null", "array", "object"]), min_size=1, max_size=3, unique=True)),
+    st.fixed_dictionaries({"type": st.just("integer")}, optional={"minimum": st.integers(-20, 20), "maximum": st.integers(-20, 20),
+                                                                   "exclusiveMinimum": st.sampled_from([-1.5, 0, 3]), "exclusiveMaximum": st.integers(-5, 30)}),
+    st.fixed_dictionaries({}, optional={"type": st.just("string"), "minLength": SMALL, "maxLength": SMALL,
+                                        "pattern": st.sampled_from(["^a+$", "b", "^[0-9]{1,2}$", '"', "^x|y$", "é.", r"\s", "^$"])}),
+    st.fixed_dictionaries({"type": st.just("string"), "format": st.sampled_from(["date", "uuid", "ipv4", "duration", "time"])}),
+    st.lists(JSON_VALUES, min_size=1, max_size=4).map(lambda v: {"enum": v}),
+    JSON_VALUES.map(lambda v: {"const": v}),
+)
+
+
+def _extend(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    objects = st.fixed_dictionaries(
+        {},
+        optional={
+            "type": st.just("object"),
+            "properties": st.dictionaries(st.sampled_from(["a", "b", 'q"']), children, max_size=3),
+            "required": st.lists(st.sampled_from(["a", "b", "c"]), max_size=2, unique=True),
+            "additionalProperties": children,
+            "maxProperties": SMALL,
+        },
+    )
+    arrays = st.fixed_dictionaries(
+        {},
+        optional={"type": st.just("array"), "items": children, "prefixItems": st.lists(children, min_size=1, max_size=2),
+                  "minItems": SMALL, "maxItems": SMALL, "uniqueItems": st.booleans()},
+    )
+    combinators = st.builds(lambda k, subs: {k: subs}, st.sampled_from(["anyOf", "oneOf", "allOf"]), st.lists(children, min_size=1, max_size=3))
+    mixed = st.tuples(children, children).map(lambda p: {**p[0], **p[1]} if all(isinstance(x, dict) for x in p) else p[0])
+    return objects | arrays | combinators | mixed
+
+
+RANDOM_SCHEMAS = st.tuples(st.recursive(LEAF_SCHEMAS, _extend, max_leaves=6), st.recursive(LEAF_SCHEMAS, _extend, max_leaves=4)).map(
+    lambda p: {"$defs": {"d": p[1]}, "allOf": [p[0]]}
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schema=RANDOM_SCHEMAS, data=st.data())
+def test_random_schemas_are_sound(schema: Any, data: st.DataObject) -> None:
+    try:
+        regex = schema_to_regex(schema, max_recursion_depth=1)
+    except (SchemaError, SchemaNotSupported, UnsatisfiableConstraint, CompileBudgetExceeded):
+        return
+    interegular.parse_pattern(regex)
+    if len(regex) > 30_000:  # generating from huge regexes is slow; their parts are covered by smaller ones
+        return
+    validator = validator_for(schema)
+    for _ in range(3):
+        text = data.draw(st.from_regex(regex, fullmatch=True))
+        errors = list(validator.iter_errors(json.loads(text)))
+        assert not errors, (text, errors[0].message, list(errors[0].absolute_schema_path))
