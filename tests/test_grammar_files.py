@@ -262,15 +262,35 @@ def test_schema_invalid_samples_do_not_validate(name):
     assert bad == []
 
 
-# ==========================================================================
-# TODO(token-level guide): walk samples through the guide
-# --------------------------------------------------------------------------
-# Reserved for a later engineer once the token-level guide API is finished.
-# Intended checks, parametrized over ALL_NAMES like the tests above:
-#   * every valid sample (regex: the string; schema: its JSON serialization in
-#     the form the schema compiler emits) can be walked token by token through
-#     the guide with a small test vocabulary, ending in an accepting state;
-#   * every invalid sample is refused at some step or ends non-accepting.
-# Note: valid schema samples list properties in schema order, in case the
-# compiler fixes property order.  Do not add those tests above this line.
-# ==========================================================================
+
+# ---------------------------------------------------------------------------------------------
+# Token level: every sample walked token by token through a guide over a real tokenizer.
+
+
+@pytest.mark.parametrize("name", ALL_NAMES)
+def test_samples_walk_through_the_guide(name, smollm2_tokenizer, smollm2_vocabulary):
+    import structgen
+
+    from .json_utils import in_schema_order
+
+    if name in REGEX_NAMES:
+        guide = structgen.compile_regex(_read_regex(name), smollm2_vocabulary)
+        texts = {kind: [[s] for s in _read_samples(name, kind)] for kind in ("valid", "invalid")}
+    else:
+        guide = structgen.compile_json_schema(_read_schema(name), smollm2_vocabulary)
+        texts = {
+            kind: [
+                [json.dumps(x, ensure_ascii=False), json.dumps(x, ensure_ascii=False, separators=(",", ":"))]
+                for x in (in_schema_order(y, _read_schema(name)) for y in _read_samples(name, kind))
+            ]
+            for kind in ("valid", "invalid")
+        }
+
+    def accepted(text: str) -> bool:
+        state = guide.advance(guide.initial_state, smollm2_tokenizer.encode(text, add_special_tokens=False))
+        return state >= 0 and guide.is_final(state)
+
+    for forms in texts["valid"]:
+        assert all(accepted(t) for t in forms), forms
+    for forms in texts["invalid"]:
+        assert not any(accepted(t) for t in forms), forms

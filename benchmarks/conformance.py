@@ -1,0 +1,51 @@
+"""JSON Schema Test Suite (draft 2020-12) through structgen, over the SmolLM2 tokenizer.
+
+Run: python benchmarks/conformance.py [--update] [--details]
+Prints a Markdown table per keyword file (cases, pass, unsupported, valid instances rejected,
+invalid instances accepted). --update rewrites tests/conformance_baseline.json (the test ratchet).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.conformance_runner import run_suite, summary, table  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--update", action="store_true", help="rewrite tests/conformance_baseline.json")
+    parser.add_argument("--details", action="store_true", help="list every non-passing case")
+    args = parser.parse_args()
+    from transformers import AutoTokenizer
+
+    import structgen
+    from structgen.models import default_model_dir
+
+    structgen.load_default_model()  # makes sure the converted tokenizer is cached on disk
+    tokenizer = AutoTokenizer.from_pretrained(default_model_dir(), local_files_only=True)
+    vocab = structgen.Vocabulary.from_tokenizer(tokenizer)
+    start = time.perf_counter()
+    results = run_suite(vocab, tokenizer)
+    elapsed = time.perf_counter() - start
+    print(table(results))
+    print(f"\n{json.dumps(summary(results))}  ({elapsed:.0f} s)")
+    if args.details:
+        for r in results:
+            if r.outcome != "pass":
+                print(f"- {r.key}: {r.outcome} {r.error[:150]} {r.valid_rejected} {r.invalid_accepted}")
+    if args.update:
+        baseline = {"summary": summary(results), "cases": {r.key: r.outcome for r in results}}
+        (ROOT / "tests" / "conformance_baseline.json").write_text(json.dumps(baseline, indent=1, sort_keys=True) + "\n")
+        print("baseline written")
+
+
+if __name__ == "__main__":
+    main()
