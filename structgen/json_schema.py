@@ -16,8 +16,10 @@ keyword                                coverage
                                        (``1.0`` is rejected), numbers as JSON numbers
 ``enum`` / ``const``                   exact for any JSON values: each value is checked against
                                        the whole schema with ``jsonschema`` (so every sibling
-                                       keyword holds), then spelled canonically (keys in the
-                                       value's order, whitespace between tokens)
+                                       keyword holds; ``pattern`` and ``format`` read as our
+                                       regexes read them), then spelled canonically (keys in
+                                       the value's order, whitespace between tokens; an integer
+                                       also as ``1.0`` while that float is exact)
 ``properties`` / ``required``          properties appear in schema order; optional ones may be
                                        left out; required names missing from ``properties`` are
                                        emitted with the ``additionalProperties`` schema
@@ -44,11 +46,12 @@ keyword                                coverage
 ``allOf`` / ``$ref`` with siblings     exact when the schemas merge keyword by keyword (bounds
                                        tightened, types and enums intersected, properties and
                                        ``additionalProperties`` combined); a clash is refused
-``$ref`` / ``$defs`` / ``definitions``  local references ``#``, ``#/json/pointer``, ``#anchor``;
-                                       recursion unrolled ``max_recursion_depth`` times, after
-                                       which an optional recursive part (optional property,
-                                       ``anyOf`` branch, array items past ``minItems``) is
-                                       dropped; a schema that needs deeper recursion raises
+``$ref``, ``$defs``, ``definitions``   local references ``#``, ``#/json/pointer``, ``#anchor``;
+                                       a schema is re-entered at most ``max_recursion_depth``
+                                       times, beyond which an optional recursive part (optional
+                                       property, ``anyOf`` branch, array items past
+                                       ``minItems``) is dropped; a schema that needs deeper
+                                       recursion raises
                                        :class:`CompileBudgetExceeded`. Remote references and an
                                        embedded ``$id`` next to a ``$ref`` are refused
 ``{}`` / ``true``                      any JSON value nested at most ``max_recursion_depth``
@@ -58,8 +61,8 @@ keyword                                coverage
 ``uniqueItems: true``                  only when at most one item can appear; else refused
 ``multipleOf``                         only ``multipleOf: 1`` on integers; else refused
 ``not``, ``if``/``then``/``else``,     refused (``not: false`` and a lone ``if`` have no effect
-``dependentRequired``,                 and are accepted); every one of these is decided exactly
-``dependentSchemas``,                  when ``enum``/``const`` is present
+``dependentRequired``,                 and are accepted); all but ``$dynamicRef`` are decided
+``dependentSchemas``,                  exactly when ``enum``/``const`` is present
 ``propertyNames``,
 ``patternProperties``, ``contains``,
 ``unevaluated*``, ``$dynamicRef``
@@ -78,6 +81,7 @@ from typing import Any, Callable, Iterator, Optional, Union
 from urllib.parse import unquote
 
 import jsonschema
+import referencing
 from jsonschema import validators as _validators
 
 from .errors import (
@@ -442,7 +446,7 @@ class _Compiler:
         self.root = root
         self.max_depth = max_depth
         self.ws = f"(?:{whitespace})" if whitespace else ""
-        self.validator = _Validator(root)
+        self.validator = _Validator(root, registry=referencing.Registry())  # (no remote retrieval)
         self.anchors: dict[str, tuple] = {}
         self.root_id = ""
         self._any: Optional[str] = None
@@ -464,6 +468,11 @@ class _Compiler:
                         key, _pointer(tokens + (key,)),
                         "an older draft's keyword that draft 2020-12 does not define; refused rather than ignored",
                     )
+            if isinstance(sub.get("$ref"), str) and not self._is_local(sub["$ref"]):
+                raise SchemaNotSupported(
+                    "$ref", _pointer(tokens + ("$ref",)),
+                    f"{sub['$ref']!r} is not local; use '#', '#/json/pointer' or '#anchor'",
+                )
             has_ref = has_ref or "$ref" in sub
             if tokens and "$id" in sub and embedded is None:
                 embedded = tokens
@@ -473,11 +482,17 @@ class _Compiler:
         if has_ref and embedded is not None:
             raise SchemaNotSupported("$id", _pointer(embedded + ("$id",)), "an embedded $id changes where $ref resolves")
 
+    def _local(self, ref: str) -> str:
+        if self.root_id and ref.startswith(self.root_id) and ref[len(self.root_id):][:1] in ("", "#"):
+            return ref[len(self.root_id):]
+        return ref
+
+    def _is_local(self, ref: str) -> bool:
+        return self._local(ref)[:1] in ("", "#")
+
     def _resolve(self, ref: str, path: str) -> tuple[Schema, str]:
         where = f"{path}/$ref"
-        local = ref
-        if self.root_id and ref.startswith(self.root_id) and ref[len(self.root_id):][:1] in ("", "#"):
-            local = ref[len(self.root_id):]
+        local = self._local(ref)
         if local in ("", "#"):
             tokens: tuple = ()
         elif local.startswith("#/"):
@@ -942,7 +957,9 @@ def schema_to_regex(
         Regex allowed once between any two JSON tokens; it must only match JSON whitespace
         (space, tab, line feed, carriage return). ``""`` gives compact output only.
     max_recursion_depth:
-        How many times a recursive ``$ref`` is unrolled, and how deeply ``{}`` values nest.
+        How many times a ``$ref`` may re-enter a schema it is already inside (so a recursive
+        schema yields at most ``max_recursion_depth + 1`` nested copies of itself), and how many
+        levels of arrays/objects a ``{}`` value may nest.
 
     Raises
     ------
@@ -968,7 +985,7 @@ def schema_to_regex(
     root = load_schema(schema)
     compiler = _Compiler(root, whitespace, max_recursion_depth)
     try:
-        regex = compiler.compile(root, "", ())
+        regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target
     except _TooDeep as e:
         raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
     return compiler.budget(regex, "")

@@ -269,7 +269,7 @@ def test_whitespace_placement() -> None:
 def test_const_allows_whitespace_and_equal_numbers() -> None:
     rx = re.compile(schema_to_regex({"const": {"a": [1, 2.5], "b": {}}}))
     assert rx.fullmatch('{"a":[1,2.5],"b":{}}') and rx.fullmatch('{ "a": [1.0, 2.5], "b": { } }')
-    assert not rx.fullmatch('{"b":{},"a":[1,2.5]}') or True  # other key orders: allowed gap
+    # (other key orders are equal values too, but only the const's own order is emitted: a gap)
     assert not rx.fullmatch('{"a":[1,2.5],"b":[]}')
 
 
@@ -497,7 +497,7 @@ def test_unsatisfiable(schema: Any, message: str) -> None:
 
 
 def test_false_branches_are_dropped() -> None:
-    rx = re.compile(schema_to_regex({"anyOf": [False, {"type": "null"}], "type": ["null", "string"], "maxLength": -0}))
+    rx = re.compile(schema_to_regex({"anyOf": [False, {"type": "null"}], "type": ["null", "string"], "maxLength": 0}))
     assert rx.fullmatch("null") and not rx.fullmatch('""')
     rx = re.compile(schema_to_regex({"type": "object", "properties": {"gone": False, "kept": {"type": "null"}}}))
     assert rx.fullmatch('{"kept":null}') and not rx.fullmatch('{"gone":null}')
