@@ -215,6 +215,13 @@ def test_python_categories_agree_with_re() -> None:
         for cp in list(range(0, 0x3100)) + list(range(0x3100, 0x110000, 97)):
             inside = any(a <= cp <= b for a, b in table)
             assert inside == (rx.match(chr(cp)) is not None), (name, hex(cp))
+    # the shortcut in _single_set: Python's \d and \w contain ECMA-262's
+    for name in ("digit", "word"):
+        assert jf._union(jf._ECMA[name], jf._python_category(name)) == jf._python_category(name)
+    # while \s differs both ways (U+FEFF is ECMA-only, U+001C-U+001F Python-only): intersected
+    assert re.fullmatch(jf.pattern_regex("^\\s$"), "\ufeff") is None
+    assert re.fullmatch(jf.pattern_regex("^\\s$"), "\\u001c") is None
+    assert re.fullmatch(jf.pattern_regex("^\\s$"), "\u00a0")
 
 
 def test_matches_only() -> None:
