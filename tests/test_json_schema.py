@@ -584,5 +584,8 @@ def test_random_schemas_are_sound(schema: Any, data: st.DataObject) -> None:
     validator = validator_for(schema)
     for _ in range(3):
         text = data.draw(st.from_regex(regex, fullmatch=True))
-        errors = list(validator.iter_errors(json.loads(text)))
+        try:
+            errors = list(validator.iter_errors(json.loads(text)))
+        except RecursionError:  # e.g. {"$defs": {"d": {"anyOf": [{"$ref": "#/$defs/d"}, ...]}}}: jsonschema loops
+            return
         assert not errors, (text, errors[0].message, list(errors[0].absolute_schema_path))
