@@ -9,8 +9,6 @@ order), so equal languages give equal tables.
 
 from __future__ import annotations
 
-import bisect
-from collections import deque
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -18,16 +16,12 @@ import numpy as np
 from interegular.fsm import FSM, anything_else
 
 from .errors import CompileBudgetExceeded
+from .utf8 import MAX_CODE_POINT, Utf8Writer, intervals_of
 
 __all__ = ["ByteDFA", "DEFAULT_MAX_STATES"]
 
 #: Default bound on the number of DFA states one constraint may compile to.
 DEFAULT_MAX_STATES = 200_000
-
-_MAX_CP = 0x10FFFF
-_SURROGATES = (0xD800, 0xDFFF)
-# Smallest code point that needs n bytes (anything below is an overlong encoding).
-_MIN_CP = {1: 0, 2: 0x80, 3: 0x800, 4: 0x10000}
 
 
 @dataclass(frozen=True, eq=False)
@@ -76,7 +70,7 @@ class ByteDFA:
         """
         table = self.transitions[:, self.byte_classes].copy()
         table[:, list(missing)] = -1
-        return _canonical(*_minimise(*_trim(table, self.finals)))
+        return _finish(table, self.finals)
 
     @property
     def is_empty(self) -> bool:
@@ -85,9 +79,10 @@ class ByteDFA:
 
     @classmethod
     def from_regex(cls, pattern: str, *, max_states: int = DEFAULT_MAX_STATES) -> "ByteDFA":
-        from .regex import regex_to_char_fsm
+        """The minimal canonical DFA of a regex (full-match, Python syntax; see :mod:`.regex`)."""
+        from .regex import regex_to_dfa
 
-        return cls.from_char_fsm(regex_to_char_fsm(pattern), max_states=max_states)
+        return regex_to_dfa(pattern, max_states=max_states)
 
     @classmethod
     def from_char_fsm(cls, fsm: FSM, *, max_states: int = DEFAULT_MAX_STATES) -> "ByteDFA":
@@ -109,11 +104,15 @@ class ByteDFA:
                 table[s, list(row.keys())] = list(row.values())
         fin = np.zeros(n, dtype=bool)
         fin[list(finals)] = True
-        return _canonical(*_minimise(*_trim(table, fin)))
+        return _finish(table, fin)
 
 
 def _char_intervals(fsm: FSM) -> dict[object, list[tuple[int, int]]]:
-    """Code-point intervals (inclusive) of each transition key of the FSM's alphabet."""
+    """Code-point intervals (inclusive) of each transition key of the FSM's alphabet.
+
+    Symbols of more than one character (case-insensitive ``str.upper("ß") == "SS"``) can never be
+    read one character at a time, so they match nothing.
+    """
     explicit: list[int] = []
     by_key: dict[object, list[int]] = {}
     other_key = None
@@ -121,19 +120,12 @@ def _char_intervals(fsm: FSM) -> dict[object, list[tuple[int, int]]]:
         if symbol is anything_else:
             other_key = key
             continue
+        if not isinstance(symbol, str) or len(symbol) != 1:
+            continue
         cp = ord(symbol)
         explicit.append(cp)
         by_key.setdefault(key, []).append(cp)
-    out: dict[object, list[tuple[int, int]]] = {}
-    for key, cps in by_key.items():
-        cps.sort()
-        ivs: list[tuple[int, int]] = []
-        for cp in cps:
-            if ivs and ivs[-1][1] == cp - 1:
-                ivs[-1] = (ivs[-1][0], cp)
-            else:
-                ivs.append((cp, cp))
-        out.setdefault(key, []).extend(ivs)
+    out = {key: intervals_of(cps) for key, cps in by_key.items()}
     if other_key is not None:
         ivs = []
         prev = 0
@@ -141,177 +133,73 @@ def _char_intervals(fsm: FSM) -> dict[object, list[tuple[int, int]]]:
             if cp > prev:
                 ivs.append((prev, cp - 1))
             prev = cp + 1
-        if prev <= _MAX_CP:
-            ivs.append((prev, _MAX_CP))
+        if prev <= MAX_CODE_POINT:
+            ivs.append((prev, MAX_CODE_POINT))
         out.setdefault(other_key, []).extend(ivs)
     return out
 
 
-class _Targets:
-    """Piecewise-constant map code point -> target state (or -1) of one character state."""
-
-    __slots__ = ("starts", "ends", "targets")
-
-    def __init__(self, intervals: list[tuple[int, int, int]]) -> None:
-        lo, hi = _SURROGATES
-        pieces: list[tuple[int, int, int]] = []
-        for a, b, t in sorted(intervals):
-            # Surrogates cannot be encoded in UTF-8: cut them out.
-            if a <= hi and b >= lo:
-                if a < lo:
-                    pieces.append((a, lo - 1, t))
-                if b > hi:
-                    pieces.append((hi + 1, b, t))
-            else:
-                pieces.append((a, b, t))
-        merged: list[tuple[int, int, int]] = []
-        for a, b, t in pieces:
-            if merged and merged[-1][2] == t and merged[-1][1] == a - 1:
-                merged[-1] = (merged[-1][0], b, t)
-            else:
-                merged.append((a, b, t))
-        self.starts = [a for a, _, _ in merged]
-        self.ends = [b for _, b, _ in merged]
-        self.targets = [t for _, _, t in merged]
-
-    def at(self, cp: int) -> int:
-        i = bisect.bisect_right(self.starts, cp) - 1
-        if i >= 0 and cp <= self.ends[i]:
-            return self.targets[i]
-        return -1
-
-    def uniform(self, lo: int, hi: int) -> int | None:
-        """The single target of all of [lo, hi] (-1 if none of it is mapped), or None if mixed."""
-        i = bisect.bisect_right(self.starts, lo) - 1
-        if i >= 0 and lo <= self.ends[i]:
-            return self.targets[i] if hi <= self.ends[i] else None
-        # lo unmapped: uniform (-1) only if no interval starts inside [lo, hi]
-        j = i + 1
-        if j < len(self.starts) and self.starts[j] <= hi:
-            return None
-        return -1
-
-
 def _lower_to_bytes(fsm: FSM, max_states: int) -> tuple[list[dict[int, int]], list[int]]:
-    """UTF-8 lowering: each character transition becomes a path of bytes.
-
-    Intermediate states that mean "k more continuation bytes, then state t" are shared across the
-    whole automaton, so "any character" costs a handful of states, not thousands.
-    """
+    """UTF-8 lowering: each character transition becomes a path of bytes (see :mod:`.utf8`)."""
     keys = _char_intervals(fsm)
     order = [fsm.initial] + [s for s in fsm.states if s != fsm.initial]
     index = {s: i for i, s in enumerate(order)}
     rows: list[dict[int, int]] = [dict() for _ in order]
-    finals = [index[s] for s in fsm.finals]
-    shared: dict[tuple[int, int], int] = {}
-
-    def new_state() -> int:
-        rows.append({})
-        if len(rows) > max_states:
-            raise CompileBudgetExceeded(f"more than {max_states} byte-level states", max_states)
-        return len(rows) - 1
-
-    def cont(target: int, k: int) -> int:
-        """State that reads k continuation bytes (any of 0x80-0xBF) then is at ``target``."""
-        if k == 0:
-            return target
-        key = (target, k)
-        s = shared.get(key)
-        if s is None:
-            s = new_state()
-            shared[key] = s
-            nxt = cont(target, k - 1)
-            rows[s].update(dict.fromkeys(range(0x80, 0xC0), nxt))
-        return s
-
-    def node(tg: _Targets, lo: int, k: int, nbytes: int) -> int | None:
-        """State reading the k continuation bytes of code points [lo, lo + 64**k)."""
-        size = 64**k
-        hi = lo + size - 1
-        vlo = max(lo, _MIN_CP[nbytes])
-        vhi = min(hi, _MAX_CP)
-        if vlo > vhi:
-            return None
-        u = tg.uniform(vlo, vhi)
-        if u == -1:
-            return None
-        if u is not None and vlo == lo and vhi == hi and not (lo <= _SURROGATES[1] and hi >= _SURROGATES[0]):
-            return cont(u, k)
-        s = new_state()
-        sub = size // 64
-        for c in range(64):
-            clo = lo + c * sub
-            if k == 1:
-                if clo < vlo or clo > vhi:
-                    continue
-                t = tg.at(clo)
-                if t >= 0:
-                    rows[s][0x80 + c] = t
-            else:
-                child = node(tg, clo, k - 1, nbytes)
-                if child is not None:
-                    rows[s][0x80 + c] = child
-        return s if rows[s] else None
-
+    if len(rows) > max_states:
+        raise CompileBudgetExceeded(f"more than {max_states} byte-level states", max_states)
+    writer = Utf8Writer(rows, limit=max_states)
     for q in order:
-        qi = index[q]
-        intervals: list[tuple[int, int, int]] = []
-        for key, target in fsm.map.get(q, {}).items():
-            for a, b in keys.get(key, ()):
-                intervals.append((a, b, index[target]))
-        if not intervals:
-            continue
-        tg = _Targets(intervals)
-        row = rows[qi]
-        for b in range(0x80):
-            t = tg.at(b)
-            if t >= 0:
-                row[b] = t
-        for lead in range(0xC2, 0xF5):
-            if lead < 0xE0:
-                nb, base = 2, (lead & 0x1F) << 6
-            elif lead < 0xF0:
-                nb, base = 3, (lead & 0x0F) << 12
-            else:
-                nb, base = 4, (lead & 0x07) << 18
-            s = node(tg, base, nb - 1, nb)
-            if s is not None:
-                row[lead] = s
-    return rows, finals
+        intervals = [
+            (a, b, index[target]) for key, target in fsm.map.get(q, {}).items() for a, b in keys.get(key, ())
+        ]
+        if intervals:
+            writer.write(index[q], intervals)
+    return rows, [index[s] for s in fsm.finals]
+
+
+def _edges(table: np.ndarray, by: str = "src") -> tuple[list[int], list[int]]:
+    """The edges as lists: ``out[first[s]:first[s + 1]]`` are the targets of ``s`` in column
+    order (``by="src"``), or the sources of the edges into ``s`` (``by="dst"``)."""
+    n = table.shape[0]
+    src, col = np.nonzero(table >= 0)  # row-major: sources sorted, columns in order
+    dst = table[src, col]
+    if by == "src":
+        key, out = src, dst
+    else:
+        order = np.argsort(dst, kind="stable")
+        key, out = dst[order], src[order]
+    return out.tolist(), np.searchsorted(key, np.arange(n + 1)).tolist()
+
+
+def _search(starts: Iterable[int], out: list[int], first: list[int], n: int) -> list[int]:
+    """Breadth first from ``starts`` over an edge list; the states in the order found."""
+    seen = [False] * n
+    order = []
+    for s in starts:
+        if not seen[s]:
+            seen[s] = True
+            order.append(s)
+    for s in order:  # grows while we walk it
+        for t in out[first[s] : first[s + 1]]:
+            if not seen[t]:
+                seen[t] = True
+                order.append(t)
+    return order
 
 
 def _trim(table: np.ndarray, finals: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Keep the useful states: reachable from 0 and co-reachable to a final state."""
     n = table.shape[0]
     reach = np.zeros(n, dtype=bool)
-    reach[0] = True
-    frontier = np.array([0])
-    while frontier.size:
-        nxt = np.unique(table[frontier])
-        nxt = nxt[nxt >= 0]
-        nxt = nxt[~reach[nxt]]
-        reach[nxt] = True
-        frontier = nxt
+    reach[_search([0], *_edges(table), n)] = True
     # Reverse reachability from the finals, over the edges of reachable states.
-    src, byte = np.nonzero(table >= 0)
-    dst = table[src, byte]
-    keep = reach[src]
-    src, dst = src[keep], dst[keep]
-    order = np.argsort(dst, kind="stable")
-    src_sorted, dst_sorted = src[order], dst[order]
-    starts = np.searchsorted(dst_sorted, np.arange(n + 1))
-    coreach = finals & reach
-    frontier = np.flatnonzero(coreach)
-    while frontier.size:
-        parts = [src_sorted[starts[d] : starts[d + 1]] for d in frontier]
-        preds = np.unique(np.concatenate(parts)) if parts else np.array([], dtype=np.int64)
-        preds = preds[~coreach[preds]]
-        coreach[preds] = True
-        frontier = preds
+    coreach = np.zeros(n, dtype=bool)
+    live = np.where(reach[:, None], table, -1)
+    coreach[_search(np.flatnonzero(finals & reach).tolist(), *_edges(live, by="dst"), n)] = True
     useful = reach & coreach
     if not useful[0]:
         # The empty language: a single non-final start state with no way on.
-        return np.full((1, 256), -1, dtype=np.int32), np.zeros(1, dtype=bool)
+        return np.full((1, table.shape[1]), -1, dtype=np.int32), np.zeros(1, dtype=bool)
     new_id = np.full(n, -1, dtype=np.int64)
     kept = np.flatnonzero(useful)
     new_id[kept] = np.arange(kept.size)
@@ -320,58 +208,109 @@ def _trim(table: np.ndarray, finals: np.ndarray) -> tuple[np.ndarray, np.ndarray
     return t, finals[kept]
 
 
+def _finish(table: np.ndarray, finals: np.ndarray, class_of: np.ndarray | None = None) -> ByteDFA:
+    """Trim, minimise and number canonically. ``table`` has one column per byte, or per class
+    with ``class_of[byte]`` its column."""
+    cols, inverse = _distinct_columns(table)
+    class_of = inverse if class_of is None else inverse[class_of]
+    t, f, start = _minimise(*_trim(cols, finals))
+    return _canonical(t, f, start, class_of)
+
+
+def _distinct_columns(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct columns of ``table`` (first appearances, in order) and where each column went.
+
+    Hashing the columns' bytes: ``np.unique(axis=1)`` sorts them and is 100x slower here.
+    """
+    tt = np.ascontiguousarray(table.T)
+    seen: dict[bytes, int] = {}
+    inverse = np.array([seen.setdefault(tt[j].tobytes(), len(seen)) for j in range(tt.shape[0])], dtype=np.int64)
+    first = np.full(len(seen), -1, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(inverse.size - 1, -1, -1)
+    return np.ascontiguousarray(table[:, first]), inverse
+
+
 def _minimise(table: np.ndarray, finals: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Moore partition refinement on the (trimmed) byte table; -1 is its own implicit block."""
+    """Hopcroft partition refinement on the (trimmed, partial) table: ``O(E log n)``.
+
+    A splitter block refines by every class at once (a state's signature is the bit set of the
+    classes that lead into the splitter). Moore's rounds would number one per repetition of
+    ``x{0,1000}``; this does not. Returns the quotient table, its finals and its start state.
+    """
     n = table.shape[0]
-    cols, inverse = np.unique(table, axis=1, return_inverse=True)  # byte classes shrink the work
-    part = finals.astype(np.int64)
-    num = int(part.max()) + 1 if n else 0
-    while True:
-        succ = np.where(cols >= 0, part[np.maximum(cols, 0)], -1)
-        sig = np.concatenate([part[:, None], succ], axis=1)
-        sig = np.ascontiguousarray(sig)
-        view = sig.view(np.dtype((np.void, sig.dtype.itemsize * sig.shape[1]))).ravel()
-        _, new_part = np.unique(view, return_inverse=True)
-        new_num = int(new_part.max()) + 1
-        part = new_part.astype(np.int64)
-        if new_num == num:
-            break
-        num = new_num
+    src, cls = np.nonzero(table >= 0)
+    dst = table[src, cls]
+    by_dst = np.argsort(dst, kind="stable")
+    pred_state, pred_class = src[by_dst].tolist(), cls[by_dst].tolist()
+    first_pred = np.searchsorted(dst[by_dst], np.arange(n + 1)).tolist()
+    block_of = finals.astype(np.int64).tolist()
+    if not any(block_of):  # one block (no finals, or all of them)
+        block_of = [0] * n
+    elif all(block_of):
+        block_of = [0] * n
+    blocks: list[set[int]] = [set() for _ in range(max(block_of) + 1)]
+    for s, b in enumerate(block_of):
+        blocks[b].add(s)
+    work = list(range(len(blocks)))  # partial transitions: every initial block is a splitter
+    in_work = [True] * len(blocks)
+    while work:
+        a = work.pop()
+        in_work[a] = False
+        into: dict[int, int] = {}  # predecessor -> bit set of the classes leading into block a
+        for t in blocks[a]:
+            for i in range(first_pred[t], first_pred[t + 1]):
+                s = pred_state[i]
+                into[s] = into.get(s, 0) | (1 << pred_class[i])
+        touched: dict[int, dict[int, list[int]]] = {}
+        for s, bits in into.items():
+            touched.setdefault(block_of[s], {}).setdefault(bits, []).append(s)
+        for y, groups in touched.items():
+            members = blocks[y]
+            pieces = list(groups.values())
+            if sum(map(len, pieces)) == len(members):  # no untouched rest: the largest piece stays y
+                if len(pieces) == 1:
+                    continue
+                pieces.remove(max(pieces, key=len))
+            new = []
+            for piece in pieces:
+                b = len(blocks)
+                members.difference_update(piece)
+                blocks.append(set(piece))
+                in_work.append(False)
+                for s in piece:
+                    block_of[s] = b
+                new.append(b)
+            if not in_work[y]:  # y was already used: all its pieces but the largest will do
+                new.append(y)
+                new.remove(max(new, key=lambda b: len(blocks[b])))
+            for b in new:
+                in_work[b] = True
+                work.append(b)
+    num = len(blocks)
     if num == n:
         return table, finals, 0
+    part = np.array(block_of, dtype=np.int64)
     rep = np.zeros(num, dtype=np.int64)
     rep[part[::-1]] = np.arange(n)[::-1]  # first member of each block
-    t = table[rep]
-    t = np.where(t >= 0, part[np.maximum(t, 0)], -1).astype(np.int32)
-    return t, finals[rep], int(part[0])
+    quotient = table[rep]
+    quotient = np.where(quotient >= 0, part[np.maximum(quotient, 0)], -1).astype(np.int32)
+    return quotient, finals[rep], int(part[0])
 
 
-def _canonical(table: np.ndarray, finals: np.ndarray, start: int) -> ByteDFA:
-    """Renumber breadth first from the start state and compute byte classes."""
-    n = table.shape[0]
-    order = [start]
-    seen = {start}
-    q = deque([start])
-    rows = table.tolist()
-    while q:
-        s = q.popleft()
-        for t in rows[s]:
-            if t >= 0 and t not in seen:
-                seen.add(t)
-                order.append(t)
-                q.append(t)
-    new_id = np.full(n, -1, dtype=np.int64)
-    new_id[order] = np.arange(len(order))
-    t = table[order]
-    t = np.where(t >= 0, new_id[np.maximum(t, 0)], -1)
-    cols, inverse = np.unique(t, axis=1, return_inverse=True)
-    # Number classes by first byte so that the class of byte 0 is 0, etc. (stable, canonical).
-    first_byte = np.full(cols.shape[1], 256)
-    np.minimum.at(first_byte, inverse.ravel(), np.arange(256))
-    rank = np.argsort(np.argsort(first_byte))
-    classes = np.empty(cols.shape[1], dtype=np.int64)
-    classes[rank] = np.arange(cols.shape[1])
-    byte_classes = rank[inverse.ravel()].astype(np.int32)
-    trans = np.empty((len(order), cols.shape[1]), dtype=np.int32)
-    trans[:, rank] = cols
-    return ByteDFA(trans, byte_classes, finals[order].copy())
+def _canonical(table: np.ndarray, finals: np.ndarray, start: int, class_of: np.ndarray) -> ByteDFA:
+    """Renumber breadth first from the start state (bytes in order) and number the byte classes
+    by their first byte. ``class_of[byte]`` is the column of ``table`` a byte reads."""
+    cols, inverse = _distinct_columns(table)
+    class_of = inverse[class_of]
+    first_byte = np.full(cols.shape[1], 256, dtype=np.int64)
+    np.minimum.at(first_byte, class_of, np.arange(256))
+    by_first = np.argsort(first_byte, kind="stable")
+    cols = cols[:, by_first]  # a state's targets, in the order of their first byte
+    rank = np.empty_like(by_first)
+    rank[by_first] = np.arange(by_first.size)
+    order = np.array(_search([start], *_edges(cols), cols.shape[0]))
+    new_id = np.full(cols.shape[0], -1, dtype=np.int64)
+    new_id[order] = np.arange(order.size)
+    t = cols[order]
+    trans = np.where(t >= 0, new_id[np.maximum(t, 0)], -1).astype(np.int32)
+    return ByteDFA(np.ascontiguousarray(trans), rank[class_of].astype(np.int32), finals[order].copy())

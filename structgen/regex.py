@@ -1,4 +1,4 @@
-"""Regex → character FSM, with `interegular` as the parser.
+"""Regex → byte DFA, with `interegular` as the parser and :mod:`structgen.nfa` as the construction.
 
 Patterns use Python `re` syntax with full-match semantics (the whole output must match).
 Constructs no finite automaton enforces exactly raise :class:`RegexNotSupported` naming the
@@ -21,9 +21,11 @@ from typing import Any
 
 import interegular
 from interegular.fsm import FSM
-from interegular.patterns import InvalidSyntax, Unsupported
+from interegular.patterns import InvalidSyntax, Pattern, Unsupported
 
 from .errors import RegexNotSupported, RegexSyntaxError
+from .fsm import DEFAULT_MAX_STATES, ByteDFA
+from .nfa import pattern_to_dfa
 
 try:  # Python >= 3.11
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -32,7 +34,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_c  # type: ignore[no-redef]
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-__all__ = ["regex_to_char_fsm", "strip_anchors"]
+__all__ = ["parse_regex", "regex_to_char_fsm", "regex_to_dfa", "strip_anchors"]
 
 # What each unsupported node of Python's regex parser is, for the error message, and the text that
 # marks it in the pattern (to report a position).
@@ -111,12 +113,11 @@ def _children(av: Any) -> list[Any]:
     return out
 
 
-def regex_to_char_fsm(pattern: str) -> FSM:
-    """Parse ``pattern`` into interegular's character-level FSM (full-match semantics).
+def parse_regex(pattern: str) -> Pattern:
+    """Validate ``pattern`` and parse it with interegular (full-match semantics, anchors stripped).
 
-    >>> fsm = regex_to_char_fsm(r"\\d{4}-\\d{2}")
-    >>> fsm.accepts("2024-05"), fsm.accepts("2024-5")
-    (True, False)
+    >>> type(parse_regex(r"\\d{4}")).__name__
+    'Pattern'
     """
     if not isinstance(pattern, str):
         raise RegexSyntaxError(repr(pattern), None, f"a pattern must be a str, not {type(pattern).__name__}")
@@ -135,13 +136,50 @@ def regex_to_char_fsm(pattern: str) -> FSM:
         raise RegexSyntaxError(pattern, e.pos, e.msg) from e
     _check_supported(pattern, body_parsed)
     try:
-        return interegular.parse_pattern(body).to_fsm()
-    except Unsupported as e:
-        raise RegexNotSupported(pattern, str(e) or "an unsupported construct") from e
-    except InvalidSyntax as e:
+        return interegular.parse_pattern(body)
+    except _INTEREGULAR_ERRORS as e:
+        raise _not_supported(pattern, e) from e
+
+
+def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
+    """The minimal canonical byte DFA of ``pattern`` (built by :mod:`structgen.nfa`).
+
+    >>> dfa = regex_to_dfa(r"\\d{4}-\\d{2}")
+    >>> dfa.accepts(b"2024-05"), dfa.accepts(b"2024-5")
+    (True, False)
+    """
+    parsed = parse_regex(pattern)
+    try:
+        return pattern_to_dfa(parsed, max_states=max_states)
+    except _INTEREGULAR_ERRORS as e:
+        raise _not_supported(pattern, e) from e
+
+
+def regex_to_char_fsm(pattern: str) -> FSM:
+    """Parse ``pattern`` into interegular's character-level FSM (``to_fsm()``: slow on big
+    patterns; kept as the reference the NFA construction is tested against).
+
+    >>> fsm = regex_to_char_fsm(r"\\d{4}-\\d{2}")
+    >>> fsm.accepts("2024-05"), fsm.accepts("2024-5")
+    (True, False)
+    """
+    parsed = parse_regex(pattern)
+    try:
+        return parsed.to_fsm()
+    except _INTEREGULAR_ERRORS as e:
+        raise _not_supported(pattern, e) from e
+
+
+_INTEREGULAR_ERRORS = (Unsupported, InvalidSyntax, RecursionError)
+
+
+def _not_supported(pattern: str, e: Exception) -> RegexNotSupported:
+    """Our error for one of interegular's (or a recursion limit hit while walking its AST)."""
+    if isinstance(e, InvalidSyntax):
         # Python accepted the pattern, so this is a gap of interegular's reader, e.g. a bare "{"
         # that Python reads as a literal.
         detail = str(e) or r"e.g. an unescaped literal brace; write \{"
-        raise RegexNotSupported(pattern, f"syntax interegular cannot read ({detail})") from e
-    except RecursionError as e:
-        raise RegexNotSupported(pattern, "nesting too deep for the regex parser") from e
+        return RegexNotSupported(pattern, f"syntax interegular cannot read ({detail})")
+    if isinstance(e, RecursionError):
+        return RegexNotSupported(pattern, "nesting too deep for the regex parser")
+    return RegexNotSupported(pattern, str(e) or "an unsupported construct")

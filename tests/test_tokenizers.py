@@ -77,7 +77,8 @@ def test_strings_of_the_regex_are_accepted_token_by_token(
 ) -> None:
     tokenizer, vocab = tokenizer_and_vocab
     guide = structgen.compile_regex(pattern, vocab)
-    text = data.draw(st.from_regex(re.compile(pattern, re.ASCII), fullmatch=True))
+    # \d spelt out instead of re.ASCII: hypothesis refuses re.ASCII patterns holding "é".
+    text = data.draw(st.from_regex(re.compile(pattern.replace(r"\d", "[0-9]")), fullmatch=True))
     assume(not set(text.encode()) & vocab.missing_bytes)  # the tokenizer cannot spell those
     state = guide.initial_state
     for tid in encode(tokenizer, text):

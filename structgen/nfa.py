@@ -1,0 +1,354 @@
+"""interegular's regex AST → byte-level Thompson NFA → byte DFA (subset construction).
+
+This replaces interegular's own ``Pattern.to_fsm()`` (character-level FSM algebra, whose cost
+grows quickly with the pattern) with a construction straight to bytes:
+
+1. **Resolve** the AST: flags are applied and every character group becomes a set of code-point
+   intervals, interpreted exactly as ``to_fsm`` does (see ``_char_set``).
+2. **Templates**: each distinct set is lowered once to UTF-8 byte paths (:mod:`.utf8`). All byte
+   edges come from templates, so 0..255 is partitioned into *byte classes* by their labels.
+3. **Thompson NFA**, built back to front ("then go to ``nxt``"): a set is a copy of its template,
+   ``x{m,n}`` is ``m`` copies then nested optionals ``(x(x(x)?)?)?`` so epsilon closures stay small.
+4. **Subset construction** over byte classes, epsilon closures cached, ``max_states`` enforced.
+
+The result goes through the same trim / minimise / canonical numbering as every :class:`ByteDFA`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple, Sequence, Union
+
+import numpy as np
+from interegular.patterns import (
+    Pattern,
+    REFlags,
+    Unsupported,
+    _CharGroup,
+    _Concatenation,
+    _NonCapturing,
+    _Repeated,
+)
+
+from .errors import CompileBudgetExceeded
+from .fsm import ByteDFA, _finish
+from .utf8 import MAX_CODE_POINT, Utf8Writer, intervals_of
+
+__all__ = ["pattern_to_dfa"]
+
+#: The NFA may hold this many states per allowed DFA state before compilation stops.
+NFA_STATES_PER_DFA_STATE = 4
+#: The subset construction may hold this many NFA states in all its sets (DFA states and cached
+#: closures), per allowed DFA state: a bound on its memory.
+SUBSET_ENTRIES_PER_DFA_STATE = 16
+
+Intervals = tuple[tuple[int, int], ...]
+
+
+class _Set(NamedTuple):
+    """One character of the set ``sets[set_id]`` (resolved AST node)."""
+
+    set_id: int
+
+
+class _Cat(NamedTuple):
+    parts: tuple[Node, ...]
+
+
+class _Alt(NamedTuple):
+    options: tuple[Node, ...]
+
+
+class _Rep(NamedTuple):
+    x: Node
+    lo: int
+    hi: int | None  # None: unbounded
+
+
+Node = Union[_Set, _Cat, _Alt, _Rep]
+_EMPTY = _Cat(())
+_ALL_BUT_NEWLINE: Intervals = ((0, 9), (11, MAX_CODE_POINT))
+_ALL: Intervals = ((0, MAX_CODE_POINT),)
+_KNOWN_FLAGS = REFlags.CASE_INSENSITIVE | REFlags.SINGLE_LINE
+
+
+def pattern_to_dfa(pattern: Pattern, *, max_states: int) -> ByteDFA:
+    """The minimal canonical :class:`ByteDFA` of an ``interegular.parse_pattern`` result.
+
+    Raises ``interegular.patterns.Unsupported`` where ``to_fsm()`` would (look-arounds, the
+    ``(?m)`` flag on a character) and :class:`CompileBudgetExceeded` when the NFA grows past
+    ``NFA_STATES_PER_DFA_STATE * max_states`` states or the DFA past ``max_states``.
+    """
+    sets: dict[Intervals, int] = {}
+    root = _Resolver(sets).resolve(pattern, REFlags(0))
+    templates = [_template(ivs, max_states) for ivs in sets]
+    class_of, num_classes = _byte_classes(templates)
+    limit = NFA_STATES_PER_DFA_STATE * max_states
+    size = _nfa_size(root, [len(t) - 1 for t in templates], {})
+    if size > limit:
+        raise CompileBudgetExceeded(f"an NFA of {size} states", limit)
+    nfa = _Nfa([_class_moves(t, class_of, num_classes) for t in templates])
+    start = nfa.build(root, _Nfa.ACCEPT)
+    table, finals = _determinise(nfa, start, num_classes, max_states)
+    return _finish(table, finals, class_of)
+
+
+class _Resolver:
+    """Flags applied, character groups turned into interned code-point interval sets."""
+
+    def __init__(self, sets: dict[Intervals, int]) -> None:
+        self.sets = sets
+        self._memo: dict[tuple[_CharGroup, bool], _Set] = {}
+
+    def resolve(self, p: object, flags: REFlags) -> Node:
+        if isinstance(p, Pattern):
+            flags = (flags | p.added_flags) & ~p.removed_flags
+            options = [self.resolve(o, flags) for o in p.options]
+            return options[0] if len(options) == 1 else _Alt(tuple(options))
+        if isinstance(p, _Concatenation):
+            parts = [x for x in (self.resolve(x, flags) for x in p.parts) if x != _EMPTY]
+            return parts[0] if len(parts) == 1 else _Cat(tuple(parts))
+        if isinstance(p, _Repeated):
+            if p.max is not None and p.max < p.min:
+                raise Unsupported(f"a repetition {{{p.min},{p.max}}} with max below min")
+            base = self.resolve(p.base, flags)
+            if isinstance(base, _Rep) and base.lo == 0:
+                # (y{0,b}){m,n} is y{0,b*n}: a chain of nullable copies makes closures quadratic.
+                return _Rep(base.x, 0, None if base.hi is None or p.max is None else base.hi * p.max)
+            return _Rep(base, p.min, p.max)
+        if isinstance(p, _CharGroup):
+            if flags & ~_KNOWN_FLAGS:  # only (?m) parses; to_fsm refuses it on a character too
+                raise Unsupported("the multiline flag (?m)")
+            key = (p, bool(flags & REFlags.CASE_INSENSITIVE))
+            node = self._memo.get(key)
+            if node is None:
+                node = self._memo[key] = self._set(_char_set(p, key[1]))
+            return node
+        if isinstance(p, _NonCapturing):
+            raise Unsupported("look-around assertions are not implemented")
+        name = type(p).__name__
+        if name.endswith("__DotCls"):  # interegular's "." (a private class)
+            return self._set(_ALL if flags & REFlags.SINGLE_LINE else _ALL_BUT_NEWLINE)
+        if name.endswith("__EmptyCls"):
+            return _EMPTY
+        raise Unsupported(f"an unknown regex node {name}")
+
+    def _set(self, ivs: Intervals) -> _Set:
+        return _Set(self.sets.setdefault(ivs, len(self.sets)))
+
+
+def _char_set(group: _CharGroup, insensitive: bool) -> Intervals:
+    """The code points of a character group, as interegular's ``_CharGroup.to_fsm`` reads it.
+
+    Case-insensitively a char stands for ``c.lower()`` and ``c.upper()``; a result of more than
+    one character (``"ß".upper() == "SS"``) is never read as one character, so it matches nothing.
+    A negated group is everything else (``\\n`` included).
+    """
+    chars: frozenset[str] = group.chars
+    if insensitive:
+        chars = frozenset({*(c.lower() for c in chars), *(c.upper() for c in chars)})
+    ivs = intervals_of(ord(c) for c in chars if len(c) == 1)
+    if not group.negated:
+        return tuple(ivs)
+    out: list[tuple[int, int]] = []
+    prev = 0
+    for a, b in ivs:
+        if a > prev:
+            out.append((prev, a - 1))
+        prev = b + 1
+    if prev <= MAX_CODE_POINT:
+        out.append((prev, MAX_CODE_POINT))
+    return tuple(out)
+
+
+def _template(ivs: Intervals, max_states: int) -> list[dict[int, int]]:
+    """Byte rows of one character set: state 0 reads it, state 1 is "done" (no row of its own)."""
+    rows: list[dict[int, int]] = [{}, {}]
+    if ivs:
+        Utf8Writer(rows, limit=max(max_states, 2)).write(0, [(a, b, 1) for a, b in ivs])
+    return rows
+
+
+def _byte_classes(templates: list[list[dict[int, int]]]) -> tuple[np.ndarray, int]:
+    """Partition 0..255 so that every edge label (bytes of one row to one target) is a union of classes."""
+    labels: set[frozenset[int]] = set()
+    for rows in templates:
+        for row in rows:
+            by_target: dict[int, list[int]] = {}
+            for b, t in row.items():
+                by_target.setdefault(t, []).append(b)
+            labels.update(frozenset(bs) for bs in by_target.values())
+    signature: list[list[int]] = [[] for _ in range(256)]
+    for i, label in enumerate(labels):
+        for b in label:
+            signature[b].append(i)
+    ids: dict[tuple[int, ...], int] = {}
+    class_of = np.array([ids.setdefault(tuple(sig), len(ids)) for sig in signature], dtype=np.int64)
+    return class_of, len(ids)
+
+
+def _nfa_size(node: Node, template_sizes: list[int], memo: dict[int, int]) -> int:
+    """The number of states :meth:`_Nfa.build` will add for ``node`` (checked before building)."""
+    got = memo.get(id(node))
+    if got is not None:
+        return got
+    if isinstance(node, _Set):
+        size = template_sizes[node.set_id]
+    elif isinstance(node, _Cat):
+        size = sum(_nfa_size(x, template_sizes, memo) for x in node.parts)
+    elif isinstance(node, _Alt):
+        size = 1 + sum(_nfa_size(x, template_sizes, memo) for x in node.options)
+    else:
+        s = _nfa_size(node.x, template_sizes, memo)
+        size = 1 + (node.lo + 1) * s if node.hi is None else node.lo * s + (node.hi - node.lo) * (1 + s)
+    memo[id(node)] = size
+    return size
+
+
+# A state's byte edges, by target: ((target, (class, ...)), ...).
+Moves = tuple[tuple[int, tuple[int, ...]], ...]
+
+
+def _class_moves(rows: list[dict[int, int]], class_of: np.ndarray, num_classes: int) -> list[Moves]:
+    """A template's rows as class-level moves, grouped by target."""
+    first_byte = np.full(num_classes, -1)
+    first_byte[class_of[::-1]] = np.arange(255, -1, -1)
+    out = []
+    for row in rows:
+        by_target: dict[int, list[int]] = {}
+        for c, b in enumerate(first_byte.tolist()):
+            t = row.get(b)
+            if t is not None:
+                by_target.setdefault(t, []).append(c)
+        out.append(tuple((t, tuple(cs)) for t, cs in by_target.items()))
+    return out
+
+
+class _Nfa:
+    """Thompson NFA: each state has byte moves (class-level) or epsilon edges, not both.
+
+    Its size is known before it is built (:func:`_nfa_size`), so the budget is checked there."""
+
+    ACCEPT = 0  # the one final state: no edges
+
+    def __init__(self, templates: list[list[Moves]]) -> None:
+        self.templates = templates
+        self.moves: list[Moves] = [()]
+        self.eps: list[tuple[int, ...]] = [()]
+
+    def _hub(self, targets: tuple[int, ...]) -> int:
+        self.moves.append(())
+        self.eps.append(targets)
+        return len(self.moves) - 1
+
+    def _copy(self, k: int, nxt: int) -> int:
+        """A fresh copy of template ``k`` whose "done" state is ``nxt``; returns its start."""
+        tpl = self.templates[k]
+        base = len(self.moves) - 1  # local state j >= 2 becomes base + j; local 0 becomes base + 1
+
+        def where(j: int) -> int:
+            return nxt if j == 1 else base + (j or 1)
+
+        for j, moves in enumerate(tpl):
+            if j != 1:
+                self.moves.append(tuple((where(t), cs) for t, cs in moves))
+                self.eps.append(())
+        return base + 1
+
+    def build(self, node: Node, nxt: int) -> int:
+        """Add the states of ``node`` followed by ``nxt``; returns its start state."""
+        if isinstance(node, _Set):
+            return self._copy(node.set_id, nxt)
+        if isinstance(node, _Cat):
+            for part in reversed(node.parts):
+                nxt = self.build(part, nxt)
+            return nxt
+        if isinstance(node, _Alt):
+            return self._hub(tuple(self.build(o, nxt) for o in node.options))
+        if node.hi is None:
+            loop = self._hub(())
+            self.eps[loop] = (self.build(node.x, loop), nxt)
+            nxt = loop
+        else:
+            end = nxt
+            for _ in range(node.hi - node.lo):  # x{0,k}: (x(x(...)?)?)?, each skip straight to the end
+                nxt = self._hub((self.build(node.x, nxt), end))
+        for _ in range(node.lo):
+            nxt = self.build(node.x, nxt)
+        return nxt
+
+
+StateSet = frozenset[int]
+
+
+def _determinise(nfa: _Nfa, start: int, num_classes: int, max_states: int) -> tuple[np.ndarray, np.ndarray]:
+    """Subset construction over byte classes. A DFA state is the set of NFA states with moves
+    (plus ``ACCEPT``) in an epsilon closure; state 0 is the start."""
+    moves, eps = nfa.moves, nfa.eps
+    work, work_limit = 0, SUBSET_ENTRIES_PER_DFA_STATE * max_states
+    closures: dict[int, StateSet] = {}
+
+    def closure(q: int) -> StateSet:
+        nonlocal work
+        got = closures.get(q)
+        if got is not None:
+            return got
+        out: set[int] = set()
+        seen = {q}
+        stack = [q]
+        while stack:
+            s = stack.pop()
+            done = closures.get(s)
+            if done is not None:  # complete already: no need to walk on
+                out |= done
+            elif eps[s]:
+                for t in eps[s]:
+                    if t not in seen:
+                        seen.add(t)
+                        stack.append(t)
+            elif moves[s] or s == _Nfa.ACCEPT:
+                out.add(s)
+        closures[q] = result = frozenset(out)
+        work += len(result)
+        return result
+
+    first = closure(start)
+    ids: dict[StateSet, int] = {first: 0}
+    order: list[StateSet] = [first]
+    target_ids: dict[tuple[int, ...], int] = {}  # NFA targets of a move -> DFA state
+    rows: list[list[int]] = []
+    for S in order:  # grows while we walk it
+        row = [-1] * num_classes
+        movers = [moves[q] for q in S if moves[q]]
+        groups: Sequence[tuple[tuple[int, ...], Sequence[int]]]
+        if len(movers) == 1:
+            groups = [((t,), cs) for t, cs in movers[0]]
+        else:  # the targets of each class, then the classes of each target list
+            per_class: dict[int, list[int]] = {}
+            for mv in movers:
+                for target, classes in mv:
+                    for c in classes:
+                        per_class.setdefault(c, []).append(target)
+            by_targets: dict[tuple[int, ...], list[int]] = {}
+            for c, targets in per_class.items():
+                by_targets.setdefault(tuple(targets), []).append(c)
+            groups = list(by_targets.items())
+        for ts, cs in groups:
+            i = target_ids.get(ts)
+            if i is None:
+                T = closure(ts[0]) if len(ts) == 1 else frozenset().union(*map(closure, ts))
+                i = ids.get(T)
+                if i is None:
+                    i = ids[T] = len(order)
+                    if i >= max_states:
+                        raise CompileBudgetExceeded("automaton states (before minimisation)", max_states)
+                    work += len(T)
+                    if work > work_limit:  # e.g. (a|b?){5000}: every set holds thousands
+                        raise CompileBudgetExceeded("NFA states held by the subset construction", work_limit)
+                    order.append(T)
+                target_ids[ts] = i
+            for c in cs:
+                row[c] = i
+        rows.append(row)
+    table = np.array(rows, dtype=np.int32).reshape(len(rows), num_classes)
+    finals = np.array([_Nfa.ACCEPT in S for S in order], dtype=bool)
+    return table, finals
