@@ -352,7 +352,8 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
 
     @app.get("/healthz")
     async def healthz() -> Any:
-        return {"status": "ok", "model": config.model_name, "running": engine.num_running}
+        return {"status": "ok", "model": config.model_name, "running": engine.num_running,
+                "max_batch_seen": engine.max_rows_seen, "steps": engine.steps}
 
     return app
 
