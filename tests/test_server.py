@@ -331,3 +331,49 @@ def test_concurrent_clients_each_get_their_own_valid_answer(server: str) -> None
         else:
             jsonschema.validate(json.loads(text), fmt["json_schema"]["schema"])
     assert httpx.get(f"{server}/healthz").json()["max_batch_seen"] > 1, "requests were never batched"
+
+
+def test_batched_greedy_equals_alone(server: str, oai: Any) -> None:
+    """Rows joining and leaving a running batch (left padding, cache merge/trim) change nothing."""
+    prompts = [f"Name {k} fruits, then count to {k + 3}." for k in range(6)]
+    alone = [_chat(oai, p, None, max_tokens=6 + 3 * k).choices[0].message.content for k, p in enumerate(prompts)]
+    with ThreadPoolExecutor(len(prompts)) as pool:
+        together = list(pool.map(lambda kp: _chat(oai, kp[1], None, max_tokens=6 + 3 * kp[0]).choices[0].message.content,
+                                 enumerate(prompts)))
+    assert together == alone
+
+
+def test_serve_command_starts_a_server(tmp_path: Any) -> None:
+    """`structgen serve` as a user runs it: a subprocess answering on a loopback port."""
+    import os
+    import subprocess
+    import sys
+
+    port = _free_port()
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "structgen.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+                             "--max-batch-size", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.time() + 120
+        while True:
+            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "serve exited"
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.time() < deadline, "structgen serve did not come up"
+            time.sleep(0.5)
+        r = httpx.post(f"http://127.0.0.1:{port}/generate", timeout=60, json={
+            "text": "Bob Marley was born on", "max_new_tokens": 16, "response_format": {"type": "regex", "pattern": DATE}})
+        assert r.status_code == 200 and re.fullmatch(DATE, r.json()["generated_text"])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_serve_rejects_bad_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    from structgen.cli import main
+
+    assert main(["serve", "--max-batch-size", "0"]) == 2
+    assert "--max-batch-size" in capsys.readouterr().err
