@@ -4,6 +4,8 @@
 structgen generate "PROMPT" (--regex R | --schema FILE_OR_JSON | --grammar NAME)
                    [--model DIR_OR_GGUF] [--max-new-tokens N] [--sample [--seed S]] [--no-chat]
 structgen grammars
+structgen serve [--model DIR_OR_GGUF] [--host H] [--port P] [--max-batch-size N]
+                [--batch-timeout-ms MS] [--device D]
 ```
 
 ``generate`` prints the constrained answer of the embedded SmolLM2-135M-Instruct (or ``--model``).
@@ -13,6 +15,9 @@ one-line message on stderr and exit status 2. A generation that runs out of toke
 Named grammars are ``NAME.regex`` / ``NAME.schema.json`` files, looked up first in
 ``structgen/grammars/`` (where an installed wheel keeps them) and then in the ``grammars/`` folder
 of the source checkout next to the package (an editable install or a plain checkout).
+
+``serve`` runs the HTTP server (``structgen.server``; needs the ``server`` extra) on
+127.0.0.1:8000 by default.
 """
 
 from __future__ import annotations
@@ -119,6 +124,22 @@ def _build_parser() -> argparse.ArgumentParser:
     gram = sub.add_parser("grammars", help="list the ready-made grammars",
                           description="List the grammars that --grammar can name.")
     gram.set_defaults(func=_cmd_grammars)
+
+    serve = sub.add_parser(
+        "serve",
+        help="serve a model over HTTP (OpenAI-compatible, with response_format and continuous batching)",
+        description="Run the structgen inference server (needs `pip install 'structgen[server]'`).",
+    )
+    serve.add_argument("--model", metavar="DIR_OR_GGUF",
+                       help="a local transformers folder or .gguf file (default: the embedded SmolLM2-135M-Instruct)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default: 8000)")
+    serve.add_argument("--max-batch-size", type=int, default=32, metavar="N",
+                       help="most requests decoded together; 1 turns batching off (default: 32)")
+    serve.add_argument("--batch-timeout-ms", type=float, default=2.0, metavar="MS",
+                       help="when idle, wait this long for more requests to prefill together (default: 2)")
+    serve.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    serve.set_defaults(func=_cmd_serve)
     return parser
 
 
@@ -195,6 +216,39 @@ def _cmd_grammars(args: argparse.Namespace) -> int:
     for name, path in grammars.items():
         kind = "regex" if path.name.endswith(REGEX_SUFFIX) else "schema"
         print(f"{name:<{width}}  {kind:<6}  {path}")
+    return 0
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    if args.max_batch_size < 1:
+        raise CliError("--max-batch-size must be at least 1")
+    if args.batch_timeout_ms < 0:
+        raise CliError("--batch-timeout-ms must not be negative")
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port {args.port}: not a port number")
+    if args.model and not Path(args.model).expanduser().exists():
+        raise CliError(f"--model {args.model!r}: no such folder or file")
+    try:
+        import uvicorn
+
+        from .server import ServerConfig, create_app
+    except ImportError as e:
+        raise CliError(f"the server needs extra packages ({e.name}): pip install 'structgen[server]'") from e
+    import transformers
+
+    from .models import DEFAULT_MODEL_NAME, load_default_model, load_model
+
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    if args.model:
+        model, tokenizer = load_model(args.model, device=args.device)
+        name = Path(args.model).expanduser().name
+    else:
+        model, tokenizer = load_default_model(device=args.device)
+        name = DEFAULT_MODEL_NAME
+    config = ServerConfig(model_name=name, max_batch_size=args.max_batch_size,
+                          batch_timeout_ms=args.batch_timeout_ms)
+    uvicorn.run(create_app(model, tokenizer, config), host=args.host, port=args.port, log_level="info")
     return 0
 
 

@@ -1,0 +1,11 @@
+"""The structgen inference server: OpenAI-compatible HTTP API, ``response_format``, continuous batching.
+
+Needs the ``server`` extra (FastAPI, uvicorn). ``structgen serve`` runs it; :func:`create_app`
+builds the ASGI app around a loaded model for embedding or tests.
+"""
+
+from __future__ import annotations
+
+from .app import ServerConfig, create_app
+
+__all__ = ["ServerConfig", "create_app"]

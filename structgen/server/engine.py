@@ -1,0 +1,480 @@
+"""The batching engine: one worker thread runs the model with continuous (iteration-level) batching.
+
+Requests join the running batch at the next decoding step and leave it the moment they finish.
+Each row keeps its own guide state (an ``int``), sampling settings and random generator; the
+masks of the whole batch are stacked and applied in one ``masked_fill``.
+
+KV cache: one ``transformers.DynamicCache`` for the batch, rows left-padded to a common length
+with a 2-D attention mask and explicit position ids (``generate``'s own left-padding scheme).
+Joining requests are prefilled together as a left-padded batch and their cache is concatenated
+onto the running one; finished rows are dropped with ``index_select`` and leading all-padding
+columns trimmed. Copies happen only when the batch changes, not at every step.
+
+transformers 5 ships a continuous-batching manager (``model.generate_batch`` /
+``init_continuous_batching``) with a paged cache, but its logits processors are per-token tensor
+kernels configured once (temperature, top-k, top-p): there is no hook for a per-request, stateful
+mask that depends on the tokens sampled so far, which is what a guide needs. Hence this loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import itertools
+import logging
+import queue
+import random
+import threading
+import time
+import weakref
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator
+
+import torch
+
+from ..guide import Guide
+from ..vocabulary import Vocabulary
+
+__all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
+
+log = logging.getLogger("structgen.server")
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Per-request decoding settings. ``temperature == 0`` is greedy."""
+
+    max_tokens: int
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+
+@dataclass
+class Event:
+    """What the engine reports to a request: new text, then exactly one finish or error."""
+
+    text: str = ""
+    token_id: int | None = None
+    finish_reason: str | None = None  # "stop" | "length" once finished
+    completion_tokens: int = 0
+    error: BaseException | None = None
+
+    @property
+    def is_last(self) -> bool:
+        """Whether this event ends the request."""
+        return self.finish_reason is not None or self.error is not None
+
+
+class EngineRequest:
+    """A submitted request: iterate it (``async for``) for its events; :meth:`cancel` frees its slot."""
+
+    _ids = itertools.count()
+
+    def __init__(self, prompt_ids: list[int], guide: Guide | None, params: SamplingParams,
+                 loop: asyncio.AbstractEventLoop) -> None:
+        self.id = next(self._ids)
+        self.prompt_ids = prompt_ids
+        self.guide = guide
+        self.params = params
+        self.cancelled = False
+        self.submitted_at = time.perf_counter()
+        self._loop = loop
+        self._events: asyncio.Queue[Event] = asyncio.Queue()
+
+    def cancel(self) -> None:
+        """Stop generating for this request at the next step (safe from any thread)."""
+        self.cancelled = True
+
+    def _emit(self, event: Event) -> None:
+        try:
+            self._loop.call_soon_threadsafe(self._events.put_nowait, event)
+        except RuntimeError:  # the event loop is gone: nobody is listening
+            self.cancelled = True
+
+    async def __aiter__(self) -> AsyncIterator[Event]:
+        while True:
+            event = await self._events.get()
+            yield event
+            if event.is_last:
+                return
+
+
+class _Row:
+    """Engine-thread state of one request in the batch."""
+
+    __slots__ = ("req", "state", "generated", "decoder", "text", "emitted", "generator", "last", "done")
+
+    def __init__(self, req: EngineRequest) -> None:
+        self.req = req
+        self.state = req.guide.initial_state if req.guide is not None else 0
+        self.generated = 0
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.text = ""
+        self.emitted = 0
+        seed = req.params.seed if req.params.seed is not None else random.getrandbits(63)
+        self.generator = torch.Generator().manual_seed(seed)
+        self.last = -1
+        self.done = False
+
+
+@dataclass
+class _Batch:
+    rows: list[_Row] = field(default_factory=list)
+    cache: Any = None
+    attention: torch.Tensor | None = None  # [B, T] 1 = real token
+    positions: torch.Tensor | None = None  # [B] position of the next token
+
+
+class Engine:
+    """Continuous batching over one causal LM, in one worker thread.
+
+    Args:
+        model: a transformers causal LM in eval mode.
+        vocabulary: the model's vocabulary; its EOS ids end a generation.
+        max_batch_size: the most rows decoded together (1 disables batching).
+        batch_timeout_ms: when idle, how long to wait for more requests before prefilling the
+            first one (more requests then share the prefill).
+        max_context: the model's context length (prompt + generated tokens).
+    """
+
+    def __init__(self, model: Any, vocabulary: Vocabulary, *, max_batch_size: int = 32,
+                 batch_timeout_ms: float = 2.0, max_context: int | None = None) -> None:
+        if max_batch_size < 1:
+            raise ValueError(f"max_batch_size must be at least 1, got {max_batch_size}")
+        self.model = model
+        self.vocabulary = vocabulary
+        self.max_batch_size = max_batch_size
+        self.batch_timeout = batch_timeout_ms / 1000.0
+        self.max_context = max_context or int(getattr(model.config, "max_position_embeddings", 2048))
+        self.device = next(model.parameters()).device
+        self._eos = frozenset(vocabulary.eos_token_ids)
+        self._eos_list = sorted(self._eos)
+        self._inbox: queue.Queue[EngineRequest | None] = queue.Queue()
+        self._waiting: deque[EngineRequest] = deque()
+        self._batch = _Batch()
+        self._masks: weakref.WeakKeyDictionary[Guide, dict[int, torch.Tensor]] = weakref.WeakKeyDictionary()
+        self._only_eos: weakref.WeakKeyDictionary[Guide, dict[int, bool]] = weakref.WeakKeyDictionary()
+        self._width: int | None = None
+        self._all_true: torch.Tensor | None = None
+        self._thread: threading.Thread | None = None
+        self.steps = 0
+        self.max_rows_seen = 0
+
+    # -- public API (any thread) -------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the worker thread."""
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="structgen-engine", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """Ask the worker to finish; running requests get an error event."""
+        self._inbox.put(None)
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+            self._thread = None
+
+    @property
+    def num_running(self) -> int:
+        """Rows in the batch right now (approximate when read from another thread)."""
+        return len(self._batch.rows)
+
+    def submit(self, prompt_ids: list[int], guide: Guide | None, params: SamplingParams) -> EngineRequest:
+        """Queue a request; call from the event loop. Iterate the result for its events."""
+        req = EngineRequest(prompt_ids, guide, params, asyncio.get_running_loop())
+        self._inbox.put(req)
+        return req
+
+    # -- worker thread -------------------------------------------------------------------------
+
+    def _run(self) -> None:
+        with torch.inference_mode():
+            while True:
+                if not self._collect():
+                    break
+                joiners: list[_Row] = []
+                try:
+                    self._drop_cancelled()
+                    while self._waiting and len(self._batch.rows) + len(joiners) < self.max_batch_size:
+                        joiners.append(_Row(self._waiting.popleft()))
+                    if joiners:
+                        self._prefill(joiners)
+                    if self._batch.rows:
+                        self._decode()
+                except Exception as e:  # noqa: BLE001 - an engine bug must not hang every client
+                    log.exception("engine step failed")
+                    for row in self._batch.rows + joiners:
+                        if not row.done:
+                            self._fail(row, e)
+                    self._batch = _Batch()
+        for row in self._batch.rows:
+            row.req._emit(Event(error=RuntimeError("the server is shutting down")))
+
+    def _collect(self) -> bool:
+        """Move new requests into ``_waiting``; block when there is nothing to do. False = stop."""
+        idle = not self._batch.rows and not self._waiting
+        try:
+            item = self._inbox.get() if idle else self._inbox.get_nowait()
+        except queue.Empty:
+            return True
+        if item is None:
+            return False
+        self._waiting.append(item)
+        if idle and self.batch_timeout > 0:
+            deadline = time.perf_counter() + self.batch_timeout
+            while len(self._waiting) < self.max_batch_size:
+                left = deadline - time.perf_counter()
+                if left <= 0:
+                    break
+                try:
+                    item = self._inbox.get(timeout=left)
+                except queue.Empty:
+                    break
+                if item is None:
+                    return False
+                self._waiting.append(item)
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                return True
+            if item is None:
+                return False
+            self._waiting.append(item)
+
+    def _drop_cancelled(self) -> None:
+        if any(r.cancelled for r in self._waiting):
+            self._waiting = deque(r for r in self._waiting if not r.cancelled)
+        if any(row.req.cancelled for row in self._batch.rows):
+            for row in self._batch.rows:
+                if row.req.cancelled:
+                    row.done = True
+            self._remove_done()
+
+    def _prefill(self, joiners: list[_Row]) -> None:
+        lengths = [len(r.req.prompt_ids) for r in joiners]
+        width = max(lengths)
+        pad = self._eos_list[0] if self._eos_list else 0
+        ids = torch.tensor([[pad] * (width - n) + r.req.prompt_ids for r, n in zip(joiners, lengths)])
+        attention = torch.tensor([[0] * (width - n) + [1] * n for n in lengths])
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        from transformers import DynamicCache
+
+        cache = DynamicCache()
+        try:
+            out = self.model(input_ids=ids.to(self.device), attention_mask=attention.to(self.device),
+                             position_ids=positions.to(self.device), past_key_values=cache, use_cache=True)
+        except Exception as e:  # noqa: BLE001 - a failed forward fails these rows, not the engine
+            log.exception("prefill failed")
+            for row in joiners:
+                row.req._emit(Event(error=e))
+            return
+        logits = out.logits[:, -1, :].float()
+        self._merge(joiners, out.past_key_values, attention.to(self.device),
+                    torch.tensor(lengths, device=self.device))
+        self.max_rows_seen = max(self.max_rows_seen, len(self._batch.rows))
+        self._sample_and_advance(joiners, logits)
+        self._remove_done()
+
+    def _merge(self, joiners: list[_Row], cache: Any, attention: torch.Tensor, positions: torch.Tensor) -> None:
+        b = self._batch
+        if not b.rows:
+            b.rows, b.cache, b.attention, b.positions = list(joiners), cache, attention, positions
+            return
+        assert b.attention is not None and b.positions is not None
+        old_t, new_t = b.attention.shape[1], attention.shape[1]
+        t = max(old_t, new_t)
+        for old_layer, new_layer in zip(b.cache.layers, cache.layers):
+            old_layer.keys = torch.cat([_left_pad(old_layer.keys, t), _left_pad(new_layer.keys, t)], 0)
+            old_layer.values = torch.cat([_left_pad(old_layer.values, t), _left_pad(new_layer.values, t)], 0)
+        b.attention = torch.cat([_left_pad(b.attention, t), _left_pad(attention, t)], 0)
+        b.positions = torch.cat([b.positions, positions], 0)
+        b.rows.extend(joiners)
+
+    def _decode(self) -> None:
+        b = self._batch
+        assert b.attention is not None and b.positions is not None
+        n = len(b.rows)
+        ids = torch.tensor([[row.last] for row in b.rows], device=self.device)
+        b.attention = torch.cat([b.attention, b.attention.new_ones((n, 1))], 1)
+        try:
+            out = self.model(input_ids=ids, attention_mask=b.attention, position_ids=b.positions[:, None],
+                             past_key_values=b.cache, use_cache=True)
+        except Exception as e:  # noqa: BLE001
+            log.exception("decode step failed")
+            for row in b.rows:
+                row.req._emit(Event(error=e))
+                row.done = True
+            self._batch = _Batch()
+            return
+        b.positions = b.positions + 1
+        self.steps += 1
+        self._sample_and_advance(b.rows, out.logits[:, -1, :].float())
+        self._remove_done()
+
+    def _remove_done(self) -> None:
+        b = self._batch
+        keep = [i for i, row in enumerate(b.rows) if not row.done]
+        if len(keep) == len(b.rows):
+            return
+        if not keep:
+            self._batch = _Batch()
+            return
+        assert b.attention is not None and b.positions is not None
+        index = torch.tensor(keep, device=self.device)
+        attention = b.attention.index_select(0, index)
+        used = attention.any(0).nonzero()
+        first = int(used[0]) if len(used) else 0
+        for layer in b.cache.layers:
+            layer.keys = layer.keys.index_select(0, index)[:, :, first:]
+            layer.values = layer.values.index_select(0, index)[:, :, first:]
+        b.attention = attention[:, first:]
+        b.positions = b.positions.index_select(0, index)
+        b.rows = [b.rows[i] for i in keep]
+
+    # -- masks and sampling ------------------------------------------------------------------------
+
+    def _mask(self, guide: Guide | None, state: int, width: int) -> torch.Tensor:
+        if guide is None:
+            if self._all_true is None or self._all_true.shape[0] != width:
+                self._all_true = torch.ones(width, dtype=torch.bool, device=self.device)
+            return self._all_true
+        per_guide = self._masks.setdefault(guide, {})
+        mask = per_guide.get(state)
+        if mask is None:
+            allowed = guide.token_mask(state)
+            full = torch.zeros(width, dtype=torch.bool)
+            n = min(width, len(allowed))
+            full[:n] = torch.from_numpy(allowed[:n].copy())
+            if not bool(full.any()):
+                raise RuntimeError(f"state {state} of {guide!r} allows no token the model can produce")
+            mask = per_guide[state] = full.to(self.device)
+        return mask
+
+    def _completes(self, guide: Guide, state: int) -> bool:
+        """Final, and nothing but EOS may follow: the constraint is complete, no step needed."""
+        per_guide = self._only_eos.setdefault(guide, {})
+        done = per_guide.get(state)
+        if done is None:
+            done = guide.is_final(state) and set(guide.allowed_token_ids(state).tolist()) <= self._eos
+            per_guide[state] = done
+        return done
+
+    def _sample_and_advance(self, rows: list[_Row], logits: torch.Tensor) -> None:
+        width = logits.shape[-1]
+        masks: list[torch.Tensor] = []
+        ok: list[int] = []
+        for i, row in enumerate(rows):
+            try:
+                masks.append(self._mask(row.req.guide, row.state, width))
+                ok.append(i)
+            except Exception as e:  # noqa: BLE001 - this row fails, the others go on
+                self._fail(row, e)
+        if not ok:
+            return
+        if len(ok) != len(rows):
+            logits = logits[torch.tensor(ok, device=logits.device)]
+            rows = [rows[i] for i in ok]
+        logits = logits.masked_fill(~torch.stack(masks), float("-inf"))
+        chosen = logits.argmax(-1).tolist()
+        for i, row in enumerate(rows):
+            p = row.req.params
+            if p.temperature > 0:
+                chosen[i] = _sample(logits[i], p.temperature, p.top_p, row.generator)
+        for row, token in zip(rows, chosen):
+            try:
+                self._advance(row, int(token))
+            except Exception as e:  # noqa: BLE001
+                self._fail(row, e)
+
+    def _fail(self, row: _Row, error: BaseException) -> None:
+        log.warning("request %s failed: %s", row.req.id, error)
+        row.done = True
+        row.req._emit(Event(error=error))
+
+    def _advance(self, row: _Row, token: int) -> None:
+        guide, params = row.req.guide, row.req.params
+        if token in self._eos and (guide is None or guide.is_final(row.state)):
+            self._finish(row, "stop")
+            return
+        if guide is not None:
+            nxt = guide.next_state(row.state, token)
+            if nxt < 0:
+                raise RuntimeError(f"token {token} is not allowed by {guide!r} (engine bug)")
+            row.state = nxt
+        row.last = token
+        row.generated += 1
+        data = self.vocabulary.tokens[token] if 0 <= token < self.vocabulary.size else None
+        row.text += row.decoder.decode(data or b"")
+        if params.stop:
+            cut = _find_stop(row.text, params.stop, row.emitted)
+            if cut is not None:
+                row.text = row.text[:cut]
+                self._finish(row, "stop", token, flush=False)
+                return
+        if guide is not None and self._completes(guide, row.state):
+            self._finish(row, "stop", token)
+        elif row.generated >= params.max_tokens or len(row.req.prompt_ids) + row.generated >= self.max_context:
+            self._finish(row, "length", token)
+        else:
+            hold = _stop_prefix_len(row.text, params.stop) if params.stop else 0
+            end = len(row.text) - hold
+            if end > row.emitted:
+                row.req._emit(Event(text=row.text[row.emitted:end], token_id=token,
+                                    completion_tokens=row.generated))
+                row.emitted = end
+
+    def _finish(self, row: _Row, reason: str, token: int | None = None, *, flush: bool = True) -> None:
+        if flush:
+            row.text += row.decoder.decode(b"", final=True)
+        row.done = True
+        row.req._emit(Event(text=row.text[row.emitted:], token_id=token, finish_reason=reason,
+                            completion_tokens=row.generated))
+        row.emitted = len(row.text)
+
+
+def _left_pad(t: torch.Tensor, length: int) -> torch.Tensor:
+    """Zero-pad dim 2 (KV: [B, H, T, D]) or dim 1 (mask: [B, T]) on the left to ``length``."""
+    dim = 2 if t.dim() == 4 else 1
+    missing = length - t.shape[dim]
+    if missing <= 0:
+        return t
+    shape = list(t.shape)
+    shape[dim] = missing
+    return torch.cat([t.new_zeros(shape), t], dim)
+
+
+def _sample(logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator) -> int:
+    probs = torch.softmax(logits / temperature, -1)
+    if top_p < 1.0:
+        sorted_probs, order = probs.sort(descending=True)
+        cumulative = sorted_probs.cumsum(-1)
+        # keep the smallest prefix whose mass reaches top_p (always at least one token)
+        sorted_probs[(cumulative - sorted_probs) >= top_p] = 0.0
+        probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
+    return int(torch.multinomial(probs.cpu(), 1, generator=generator))
+
+
+def _find_stop(text: str, stops: tuple[str, ...], emitted: int) -> int | None:
+    """Index where the earliest stop string starts in ``text`` (searching past ``emitted``)."""
+    best: int | None = None
+    for s in stops:
+        i = text.find(s, max(0, emitted - len(s) + 1))
+        if i >= 0 and (best is None or i < best):
+            best = i
+    return best
+
+
+def _stop_prefix_len(text: str, stops: tuple[str, ...]) -> int:
+    """Length of the longest suffix of ``text`` that starts a stop string (held back from streaming)."""
+    best = 0
+    for s in stops:
+        for k in range(min(len(s) - 1, len(text)), best, -1):
+            if text.endswith(s[:k]):
+                best = k
+                break
+    return best

@@ -1,0 +1,92 @@
+"""``response_format`` → :class:`~structgen.Guide`, compiled off the event loop and cached.
+
+The compiler's own LRU caches guides by (constraint text, options, vocabulary fingerprint); this
+module adds the HTTP-facing rules (size limits, what ``json_object`` means) and runs the compile in
+a thread pool so a slow schema never blocks the event loop or the decode loop. Masks of small
+guides are computed right there too, so the decode loop rarely computes one itself.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from ..compiler import compile_json_schema, compile_regex
+from ..guide import Guide
+from ..vocabulary import Vocabulary
+from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
+
+__all__ = ["ANY_OBJECT_SCHEMA", "GuideCompiler", "PayloadTooLarge"]
+
+# ``{"type": "json_object"}``: any JSON object. Nesting is bounded (values are scalars or arrays
+# and objects of scalars) so the automaton stays small (~150 states, compiled in about 1 s);
+# every output is still a valid JSON object.
+ANY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
+ANY_OBJECT_DEPTH = 1
+
+# Guides with at most this many states get every mask computed in the compile pool.
+_PRECOMPUTE_STATES = 64
+
+
+class PayloadTooLarge(ValueError):
+    """A schema or pattern over the server's size limit (answered with 413)."""
+
+
+class GuideCompiler:
+    """Compiles ``response_format`` values into guides over one vocabulary, in a thread pool.
+
+    Args:
+        vocabulary: the model's vocabulary (its EOS ids are the ones the engine stops on).
+        max_constraint_bytes: the largest schema (as JSON) or pattern accepted.
+        workers: compile threads.
+    """
+
+    def __init__(self, vocabulary: Vocabulary, *, max_constraint_bytes: int = 64 * 1024, workers: int = 2) -> None:
+        self.vocabulary = vocabulary
+        self.max_constraint_bytes = max_constraint_bytes
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="structgen-compile")
+
+    def close(self) -> None:
+        """Stop the compile threads (running compiles finish)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def compile(self, fmt: ResponseFormat | None) -> Guide | None:
+        """The guide for ``fmt`` (``None`` for plain text). Raises ``ConstraintError``, ``PayloadTooLarge``."""
+        if fmt is None or isinstance(fmt, TextFormat):
+            return None
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self.compile_sync, fmt)
+
+    def compile_sync(self, fmt: ResponseFormat) -> Guide | None:
+        """The blocking half of :meth:`compile`."""
+        if isinstance(fmt, TextFormat):
+            return None
+        if isinstance(fmt, RegexFormat):
+            self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
+            guide = compile_regex(fmt.pattern, self.vocabulary)
+        elif isinstance(fmt, JsonSchemaFormat):
+            guide = self._schema(fmt.json_schema.schema_)
+        elif isinstance(fmt, JsonObjectFormat):
+            if fmt.schema_ is None:
+                guide = compile_json_schema(ANY_OBJECT_SCHEMA, self.vocabulary, max_recursion_depth=ANY_OBJECT_DEPTH)
+            else:
+                guide = self._schema(fmt.schema_)
+        else:  # pragma: no cover - the protocol models admit nothing else
+            raise TypeError(f"unknown response_format {fmt!r}")
+        if guide.num_states <= _PRECOMPUTE_STATES:
+            guide.precompute()
+        else:
+            guide.token_mask(guide.initial_state)
+        return guide
+
+    def _schema(self, schema: Any) -> Guide:
+        self._check_size(json.dumps(schema).encode("utf-8"), "JSON Schema")
+        return compile_json_schema(schema, self.vocabulary)
+
+    def _check_size(self, data: bytes, what: str) -> None:
+        if len(data) > self.max_constraint_bytes:
+            raise PayloadTooLarge(
+                f"the {what} is {len(data)} bytes, over this server's limit of {self.max_constraint_bytes}"
+            )
