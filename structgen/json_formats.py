@@ -34,6 +34,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from .errors import SchemaNotSupported
+from .utf8 import complement_intervals
 
 __all__ = [
     "CHAR",
@@ -187,14 +188,7 @@ def _norm(ranges: Iterable[tuple[int, int]]) -> Ranges:
 
 
 def _complement(s: Ranges) -> Ranges:
-    out, nxt = [], 0
-    for a, b in s:
-        if a > nxt:
-            out.append((nxt, a - 1))
-        nxt = b + 1
-    if nxt <= _MAX:
-        out.append((nxt, _MAX))
-    return tuple(out)
+    return complement_intervals(s)
 
 
 def _union(*sets: Ranges) -> Ranges:

@@ -31,7 +31,7 @@ from interegular.patterns import (
 
 from .errors import CompileBudgetExceeded
 from .fsm import ByteDFA, _finish
-from .utf8 import MAX_CODE_POINT, Utf8Writer, intervals_of
+from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
 
 __all__ = ["pattern_to_dfa"]
 
@@ -149,15 +149,7 @@ def _char_set(group: _CharGroup, insensitive: bool) -> Intervals:
     ivs = intervals_of(ord(c) for c in chars if len(c) == 1)
     if not group.negated:
         return tuple(ivs)
-    out: list[tuple[int, int]] = []
-    prev = 0
-    for a, b in ivs:
-        if a > prev:
-            out.append((prev, a - 1))
-        prev = b + 1
-    if prev <= MAX_CODE_POINT:
-        out.append((prev, MAX_CODE_POINT))
-    return tuple(out)
+    return complement_intervals(ivs)
 
 
 def _template(ivs: Intervals, max_states: int) -> list[dict[int, int]]:

@@ -12,12 +12,29 @@ from typing import Iterable
 
 from .errors import CompileBudgetExceeded
 
-__all__ = ["MAX_CODE_POINT", "CodePointMap", "Utf8Writer", "intervals_of"]
+__all__ = ["MAX_CODE_POINT", "CodePointMap", "Utf8Writer", "complement_intervals", "intervals_of"]
 
 MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = (0xD800, 0xDFFF)
 # Smallest code point that needs n bytes (anything below is an overlong encoding).
 _MIN_CP = {1: 0, 2: 0x80, 3: 0x800, 4: 0x10000}
+
+
+def complement_intervals(intervals: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """The code points not in sorted, disjoint, inclusive ``intervals``.
+
+    >>> complement_intervals([(0, 9), (11, 0x10FFFE)])
+    ((10, 10), (1114111, 1114111))
+    """
+    out: list[tuple[int, int]] = []
+    nxt = 0
+    for a, b in intervals:
+        if a > nxt:
+            out.append((nxt, a - 1))
+        nxt = b + 1
+    if nxt <= MAX_CODE_POINT:
+        out.append((nxt, MAX_CODE_POINT))
+    return tuple(out)
 
 
 def intervals_of(code_points: Iterable[int]) -> list[tuple[int, int]]:
