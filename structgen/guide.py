@@ -21,6 +21,7 @@ import numpy as np
 
 from .errors import UnsatisfiableConstraint, VocabularyError
 from .fsm import ByteDFA
+from .distance import spells_every_byte, token_distances
 from .index import token_trie, walk_state
 from .vocabulary import Vocabulary
 
@@ -76,7 +77,7 @@ class Guide:
         self._masks: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
         self._eos = np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64)
-        self._spells_bytes = _spells_every_byte(dfa, vocabulary)
+        self._spells_bytes = spells_every_byte(dfa, vocabulary)
         self._token_dist: np.ndarray | None = None
         # state -> the largest token distance over the next states of its allowed tokens
         self._max_next: dict[int, int] = {}
@@ -181,26 +182,28 @@ class Guide:
         return None if budget - 1 >= largest else budget
 
     def distance(self, state: int) -> int:
-        """The fewest tokens that take ``state`` to a final state (0 in a final state).
+        """Tokens that are guaranteed to take ``state`` to a final state (0 in a final state).
 
-        When the vocabulary has a single-byte token for every byte the automaton can read (true of
-        byte-level BPE and SentencePiece byte-fallback vocabularies), this is the distance in
-        *bytes* (:attr:`ByteDFA.distances`): an upper bound on the fewest tokens, and always
-        achievable. Otherwise it is the exact distance in tokens (see :meth:`min_length`).
+        Not always the fewest possible, but always achievable, and consistent: from a non-final
+        state some token leads to a state whose distance is at most one less. That is what makes
+        budget-aware masking sound; :mod:`structgen.distance` explains how it is computed.
         """
         return int(self._distances()[state])
 
     def min_length(self, state: int = 0, *, unit: Literal["tokens", "bytes"] = "tokens") -> int:
         """Length of the shortest complete output from ``state``, in tokens (default) or bytes.
 
-        In tokens this is the budget a generation needs (:meth:`distance`): with the guide's
-        vocabulary, ``max_new_tokens >= guide.min_length()`` guarantees a complete output under
-        budget-aware masking. Why the byte distance is a valid token count: the guide's automaton
-        has no transition on a byte that no token contains (those are cut out at compile time), and
-        the guide checks that every byte that occurs in some token is also a token of its own. So
-        every byte path of length ``d`` to a final state is spelled by ``d`` single-byte tokens,
-        and at most ``d`` tokens are needed. For vocabularies without that property the exact
-        token distance is computed by a shortest-path search over the token transitions.
+        In bytes it is exact (:attr:`ByteDFA.distances`). In tokens it is :meth:`distance`, the
+        budget that budget-aware masking needs: ``max_new_tokens >= guide.min_length()``
+        guarantees a complete output. Why a byte path can always be spelled in tokens: the
+        guide's automaton has no transition on a byte that no token contains (the compiler cuts
+        those out), and when the guide checks, at construction, that every byte the automaton
+        reads is also a token of its own (:attr:`spells_every_byte`: true for the SmolLM2,
+        Llama-3 and Mistral vocabularies), every byte path of length ``d`` to a final state is
+        spelled by ``d`` single-byte tokens, so ``distance(s) <= min_length(s, unit="bytes")``;
+        multi-byte tokens along the path make it shorter. Without that property the exact token
+        distance is searched over every state's token transitions (small guides only; larger ones
+        raise :class:`VocabularyError` when a budget is used).
         """
         if not 0 <= state < len(self._rows):
             raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
@@ -209,6 +212,11 @@ class Guide:
         if unit != "tokens":
             raise ValueError(f"unit must be 'tokens' or 'bytes', not {unit!r}")
         return self.distance(state)
+
+    @property
+    def spells_every_byte(self) -> bool:
+        """Whether every byte the automaton reads is a single-byte token (see :meth:`min_length`)."""
+        return self._spells_bytes
 
     def check_budget(self, budget: int) -> None:
         """Raise :class:`UnsatisfiableConstraint` if no output fits in ``budget`` tokens."""
@@ -223,36 +231,9 @@ class Guide:
     def _distances(self) -> np.ndarray:
         dist = self._token_dist
         if dist is None:
-            dist = self.dfa.distances if self._spells_bytes else self._exact_token_distances()
+            dist = token_distances(self.dfa, self.vocabulary)
             self._token_dist = dist
         return dist
-
-    def _exact_token_distances(self) -> np.ndarray:
-        """Bellman-Ford over the token transitions of every state (small vocabularies only)."""
-        trie = token_trie(self.vocabulary)
-        n, walkable = self.num_states, len(trie.token_ids)
-        if n * walkable > _EXACT_DISTANCE_LIMIT:
-            raise VocabularyError(
-                f"{self.vocabulary!r} lacks single-byte tokens for some bytes, so token distances "
-                f"must be computed exactly, which for {n} states x {walkable} tokens is over the "
-                f"limit of {_EXACT_DISTANCE_LIMIT}; turn budget-aware masking off for this guide"
-            )
-        if self._node_classes is None:
-            self._node_classes = self.dfa.byte_classes[trie.byte]
-        nxt = np.stack([walk_state(self.dfa, self._node_classes, trie, s) for s in range(n)])
-        big = np.iinfo(np.int32).max // 2
-        dist = np.where(self.dfa.finals, 0, big).astype(np.int64)
-        while True:
-            via = np.where(nxt >= 0, dist[np.maximum(nxt, 0)], big).min(axis=1, initial=big) + 1
-            new = np.minimum(dist, via)
-            if np.array_equal(new, dist):
-                break
-            dist = new
-        if (dist >= big).any():
-            raise VocabularyError(f"some states of {self!r} cannot be completed with the tokens of {self.vocabulary!r}")
-        out = dist.astype(np.int32)
-        out.flags.writeable = False
-        return out
 
     def _walk(self, state: int) -> np.ndarray:
         trie = token_trie(self.vocabulary)
@@ -302,9 +283,9 @@ class Guide:
         reached = walk_state(self.dfa, self._node_classes, trie, state)
         mask = np.zeros(self.vocabulary.size, dtype=bool)
         mask[trie.token_ids[reached >= 0]] = True
-        if self._spells_bytes or self._token_dist is not None:
-            # Cheap here (the byte distances are one BFS per automaton); it lets a budget far from
-            # the end reuse this mask without walking the trie again.
+        if self._token_dist is not None:
+            # Once budgets are in use, note this here: a budget far from the end then reuses this
+            # mask without walking the trie again.
             self._max_next[state] = int(self._distances()[reached[reached >= 0]].max(initial=0))
         if self._finals[state]:
             mask[self._eos] = True
@@ -321,23 +302,5 @@ class Guide:
 
 #: Most (state, budget) masks a guide keeps for tight budgets (the last steps of generations).
 _TIGHT_CACHE_SIZE = 1024
-#: Most states x tokens for the exact token-distance search (vocabularies without all byte tokens).
-_EXACT_DISTANCE_LIMIT = 20_000_000
-
-
-def _spells_every_byte(dfa: ByteDFA, vocabulary: Vocabulary) -> bool:
-    """Whether every byte the automaton can read is a single-byte token of ``vocabulary``.
-
-    Then any byte path of length ``d`` is spelled by ``d`` tokens, so byte distances bound token
-    distances (see :meth:`Guide.min_length`).
-    """
-    singles = {t[0] for t in vocabulary.tokens if t is not None and len(t) == 1}
-    readable = (dfa.transitions >= 0).any(axis=0)
-    for b in range(256):
-        if readable[dfa.byte_classes[b]] and b not in singles:
-            return False
-    return True
-
-
 def _rebuild(dfa: ByteDFA, vocabulary: Vocabulary, description: str) -> Guide:
     return Guide(dfa, vocabulary, description=description)
