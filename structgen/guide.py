@@ -223,9 +223,9 @@ class Guide:
         need = self.min_length()
         if budget < need:
             raise UnsatisfiableConstraint(
-                f"the shortest output of {self.description or 'this guide'} is {need} tokens "
-                f"({self.min_length(unit='bytes')} bytes), more than the budget of {budget}: "
-                f"raise max_new_tokens to at least {need}"
+                f"the shortest output of {self.description or 'this guide'} takes {need} tokens "
+                f"({self.min_length(unit='bytes')} bytes), more than max_new_tokens={budget}: "
+                f"raise the token budget to at least {need}"
             )
 
     def _distances(self) -> np.ndarray:

@@ -219,7 +219,7 @@ class LogitsProcessor(transformers.LogitsProcessor):
         if state == _FINISHED:
             mask = torch.ones(width, dtype=torch.bool)
         else:
-            allowed = self.guide.token_mask(state, budget=tight)
+            allowed = self.guide.token_mask(state) if tight is None else self.guide.token_mask(state, budget=tight)
             if not allowed.any():
                 raise StructgenError(f"state {state} of {self.guide!r} allows no token, not even EOS")
             if width < size:

@@ -366,7 +366,7 @@ class Engine:
         tight = guide.effective_budget(state, budget)
         mask = per_guide.get((state, tight))
         if mask is None:
-            allowed = guide.token_mask(state, budget=tight)
+            allowed = guide.token_mask(state) if tight is None else guide.token_mask(state, budget=tight)
             full = torch.zeros(width, dtype=torch.bool)
             n = min(width, len(allowed))
             full[:n] = torch.from_numpy(allowed[:n].copy())
