@@ -252,3 +252,126 @@ def test_real_vocabularies_spell_every_byte_and_stay_consistent(vocab_fixture: s
     _assert_consistent(guide, range(guide.num_states))
     data, _ = _walk(guide, guide.min_length(), random.Random(0))
     jsonschema.validate(json.loads(data), SCHEMAS[1])
+
+
+# -- integrations ----------------------------------------------------------------------------------
+
+REGEX_BUDGET = r'\["[a-z]{1,8}"(, "[a-z]{1,8}")*\]'
+
+
+@pytest.fixture(scope="module")
+def tiny_vocab(tiny_llama: Any) -> structgen.Vocabulary:
+    from structgen.models import eos_token_ids, vocabulary_for
+
+    model, tokenizer = tiny_llama
+    return vocabulary_for(tokenizer, eos_token_ids=eos_token_ids(model, tokenizer))
+
+
+def _final_rows(guide: structgen.Guide, out: Any) -> list[bytes]:
+    texts = []
+    eos = guide.vocabulary.eos_token_ids
+    for row in out.tolist():
+        state = guide.initial_state
+        end = len(row)
+        for i, token in enumerate(row):
+            if token in eos and guide.is_final(state):
+                end = i
+                break
+            state = guide.next_state(state, token)
+            assert state >= 0
+        assert guide.is_final(state), f"incomplete: {guide.vocabulary.decode(row)!r}"
+        texts.append(guide.vocabulary.decode(row[:end]))
+    return texts
+
+
+@pytest.mark.parametrize("constraint", ["regex", "schema"])
+def test_logits_processor_with_a_small_budget_always_ends_final(tiny_llama: Any, tiny_vocab: Any, constraint: str) -> None:
+    import torch
+    import transformers
+
+    model, tokenizer = tiny_llama
+    if constraint == "regex":
+        guide = structgen.compile_regex(REGEX_BUDGET, tiny_vocab)
+    else:
+        guide = structgen.compile_json_schema(SCHEMAS[2], tiny_vocab)
+    ids = torch.tensor([tokenizer("Go:")["input_ids"]])
+    for budget in sorted({guide.min_length(), guide.min_length() + 2, 12, 20}):
+        if budget < guide.min_length():
+            continue
+        processor = structgen.LogitsProcessor(guide, max_new_tokens=budget)
+        for seed in range(3):
+            torch.manual_seed(seed)
+            with torch.inference_mode():
+                out = model.generate(
+                    input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=budget, do_sample=True,
+                    num_return_sequences=3, logits_processor=transformers.LogitsProcessorList([processor]),
+                    eos_token_id=sorted(tiny_vocab.eos_token_ids), pad_token_id=2,
+                )
+            for text in _final_rows(guide, out[:, ids.shape[1]:]):
+                if constraint == "regex":
+                    assert re.fullmatch(REGEX_BUDGET, text.decode())
+                else:
+                    jsonschema.validate(json.loads(text), SCHEMAS[2])
+
+
+def test_logits_processor_refuses_a_budget_below_the_minimum(tiny_vocab: Any) -> None:
+    guide = structgen.compile_json_schema(SCHEMAS[0], tiny_vocab)
+    need = guide.min_length()
+    with pytest.raises(UnsatisfiableConstraint, match=f"max_new_tokens={need - 1}: raise the token budget to at least {need}"):
+        structgen.LogitsProcessor(guide, max_new_tokens=need - 1)
+    assert "max_new_tokens" in repr(structgen.LogitsProcessor(guide, max_new_tokens=need))
+
+
+def test_generate_json_small_budget_is_complete(tiny_llama: Any) -> None:
+    from structgen.generation import model_vocabulary
+
+    model, tokenizer = tiny_llama
+    guide = structgen.compile_json_schema(SCHEMAS[0], model_vocabulary(model, tokenizer))
+    for extra in (0, 3):
+        value = structgen.generate_json(model, tokenizer, "JSON:", SCHEMAS[0], max_new_tokens=guide.min_length() + extra,
+                                        do_sample=True, chat=False)
+        jsonschema.validate(value, SCHEMAS[0])
+
+
+@pytest.mark.parametrize("aware", [True, False])
+def test_engine_budget_aware_finishes_with_stop(tiny_llama: Any, tiny_vocab: Any, aware: bool) -> None:
+    from structgen.server.engine import Engine, SamplingParams
+
+    model, _ = tiny_llama
+    guide = structgen.compile_regex(r"[a-z]+( [a-z]+)*", tiny_vocab)
+    engine = Engine(model, tiny_vocab, max_batch_size=4, budget_aware=aware)
+    engine.start()
+
+    async def run() -> list[tuple[str, Any]]:
+        handles = [engine.submit([1, 2, 3], guide, SamplingParams(max_tokens=5, temperature=1.0, seed=s)) for s in range(4)]
+        out = []
+        for h in handles:
+            text = ""
+            async for ev in h:
+                text += ev.text
+            out.append((text, ev))
+        return out
+
+    try:
+        results = asyncio.run(run())
+    finally:
+        engine.stop()
+    for text, ev in results:
+        assert ev.error is None
+        if aware:
+            assert ev.finish_reason == "stop" and re.fullmatch(r"[a-z]+( [a-z]+)*", text), (text, ev)
+        assert ev.finish_reason in ("stop", "length")
+
+
+def test_engine_refuses_a_budget_below_the_minimum(tiny_llama: Any, tiny_vocab: Any) -> None:
+    from structgen.server.engine import Engine, SamplingParams
+
+    model, _ = tiny_llama
+    guide = structgen.compile_regex(r"[0-9]{12}", tiny_vocab)
+    engine = Engine(model, tiny_vocab, budget_aware=True)
+
+    async def run() -> None:
+        engine.submit([1, 2], guide, SamplingParams(max_tokens=2))
+
+    with pytest.raises(UnsatisfiableConstraint, match="at least"):
+        asyncio.run(run())
