@@ -194,7 +194,8 @@ class Guide:
         """Length of the shortest complete output from ``state``, in tokens (default) or bytes.
 
         In bytes it is exact (:attr:`ByteDFA.distances`). In tokens it is :meth:`distance`, the
-        budget that budget-aware masking needs: ``max_new_tokens >= guide.min_length()``
+        budget that surely suffices (the exact fewest tokens, or an upper bound on it when it is
+        read off a shortest byte path), and the budget that budget-aware masking needs: ``max_new_tokens >= guide.min_length()``
         guarantees a complete output. Why a byte path can always be spelled in tokens: the
         guide's automaton has no transition on a byte that no token contains (the compiler cuts
         those out), and when the guide checks, at construction, that every byte the automaton
