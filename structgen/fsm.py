@@ -73,6 +73,19 @@ class ByteDFA:
         return _finish(table, self.finals)
 
     @property
+    def distances(self) -> np.ndarray:
+        """For every state, the fewest bytes that lead from it to a final state (0 in final states).
+
+        A reverse breadth-first search over ``transitions``, computed once per automaton and cached
+        (read-only int32 array). Every state is useful, so every distance is finite.
+        """
+        cached = self.__dict__.get("_distances")
+        if cached is None:
+            cached = _distances_to_final(self.transitions, self.finals)
+            object.__setattr__(self, "_distances", cached)
+        return cached
+
+    @property
     def is_empty(self) -> bool:
         """Whether the automaton accepts nothing at all."""
         return not self.finals.any()
@@ -314,3 +327,31 @@ def _canonical(table: np.ndarray, finals: np.ndarray, start: int, class_of: np.n
     t = cols[order]
     trans = np.where(t >= 0, new_id[np.maximum(t, 0)], -1).astype(np.int32)
     return ByteDFA(np.ascontiguousarray(trans), rank[class_of].astype(np.int32), finals[order].copy())
+
+
+def _distances_to_final(table: np.ndarray, finals: np.ndarray) -> np.ndarray:
+    """Reverse BFS from the final states over the edges of ``table`` (-1 where unreachable)."""
+    n = table.shape[0]
+    src, cls = np.nonzero(table >= 0)
+    dst = table[src, cls].astype(np.int64)
+    # Edges grouped by destination: the predecessors of state t are pred[start[t]:start[t + 1]].
+    order = np.argsort(dst, kind="stable")
+    pred = src[order].astype(np.int64)
+    start = np.searchsorted(dst[order], np.arange(n + 1), side="left")
+    dist = np.full(n, -1, dtype=np.int32)
+    frontier = np.flatnonzero(finals)
+    dist[frontier] = 0
+    level = 0
+    while frontier.size:
+        level += 1
+        counts = start[frontier + 1] - start[frontier]
+        total = int(counts.sum())
+        if total == 0:
+            break
+        ends = np.cumsum(counts)
+        idx = np.repeat(start[frontier] - (ends - counts), counts) + np.arange(total, dtype=np.int64)
+        cand = np.unique(pred[idx])
+        frontier = cand[dist[cand] < 0]
+        dist[frontier] = level
+    dist.flags.writeable = False
+    return dist

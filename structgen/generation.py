@@ -70,14 +70,21 @@ def generate_regex(
     *,
     max_new_tokens: int = 64,
     chat: bool | None = None,
+    budget_aware: bool = True,
     **generate_kwargs: Any,
 ) -> str:
     """The model's answer to ``prompt``, constrained to full-match ``pattern``.
 
     ``chat=None`` applies the tokenizer's chat template when it has one (``True`` requires one,
     ``False`` feeds the prompt as plain text). Greedy unless ``do_sample=True`` is passed; other
-    keyword arguments go to ``model.generate``. Raises :class:`IncompleteGeneration` when
-    ``max_new_tokens`` runs out before the text matches.
+    keyword arguments go to ``model.generate``.
+
+    ``budget_aware=True`` (the default) makes the output complete within ``max_new_tokens``: the
+    mask only allows tokens after which the text can still be finished in the tokens left (see
+    :class:`~structgen.LogitsProcessor`), and :class:`UnsatisfiableConstraint` is raised before
+    generating when the shortest match is longer than ``max_new_tokens``. With
+    ``budget_aware=False``, :class:`IncompleteGeneration` is raised when ``max_new_tokens`` runs out
+    before the text matches.
 
     Example:
         >>> generate_regex(model, tokenizer, "Bob Marley's birth date?", r"\\d{4}-\\d{2}-\\d{2}")  # doctest: +SKIP
@@ -85,7 +92,8 @@ def generate_regex(
     """
     guide = compile_regex(pattern, model_vocabulary(model, tokenizer))
     return generate_text(
-        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat, **generate_kwargs
+        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
+        budget_aware=budget_aware, **generate_kwargs
     )
 
 
@@ -98,13 +106,14 @@ def generate_json(
     whitespace: str = DEFAULT_WHITESPACE,
     max_new_tokens: int = 256,
     chat: bool | None = None,
+    budget_aware: bool = True,
     **generate_kwargs: Any,
 ) -> Any:
     """The model's answer as a JSON value valid under ``schema`` (a dict, JSON text or pydantic class).
 
     ``whitespace`` is the regex allowed between JSON tokens (default ``[ ]?``). Returns the parsed
-    value. Raises :class:`IncompleteGeneration` when ``max_new_tokens`` runs out before the document
-    is complete; other options as in :func:`generate_regex`.
+    value. With ``budget_aware=True`` (the default) the document is always complete within
+    ``max_new_tokens``; other options as in :func:`generate_regex`.
 
     Example:
         >>> generate_json(model, tokenizer, "A city?", {"type": "object", ...})  # doctest: +SKIP
@@ -112,7 +121,8 @@ def generate_json(
     """
     guide = compile_json_schema(schema, model_vocabulary(model, tokenizer), whitespace=whitespace)
     text = generate_text(
-        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat, **generate_kwargs
+        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
+        budget_aware=budget_aware, **generate_kwargs
     )
     return json.loads(text)
 
@@ -126,6 +136,7 @@ def generate_pydantic(
     whitespace: str = DEFAULT_WHITESPACE,
     max_new_tokens: int = 256,
     chat: bool | None = None,
+    budget_aware: bool = True,
     **generate_kwargs: Any,
 ) -> T:
     """The model's answer as an instance of the pydantic ``model_class``.
@@ -142,7 +153,8 @@ def generate_pydantic(
     """
     guide = compile_json_schema(model_class, model_vocabulary(model, tokenizer), whitespace=whitespace)
     text = generate_text(
-        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat, **generate_kwargs
+        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
+        budget_aware=budget_aware, **generate_kwargs
     )
     return model_class.model_validate_json(text)  # type: ignore[attr-defined, no-any-return]
 
@@ -155,19 +167,25 @@ def generate_text(
     *,
     max_new_tokens: int,
     chat: bool | None = None,
+    budget_aware: bool = True,
     **generate_kwargs: Any,
 ) -> str:
     """Run ``model.generate`` under ``guide`` and return the complete output text.
 
     The lower layer of the ``generate_*`` helpers, for a guide compiled by the caller (it must be
     built over ``model_vocabulary(model, tokenizer)`` or a vocabulary with the same EOS ids).
+    ``budget_aware`` as in :func:`generate_regex`.
     """
+    if budget_aware:
+        guide.check_budget(max_new_tokens)
     input_ids, attention_mask = _encode_prompt(tokenizer, prompt, chat)
     device = _model_device(model)
     input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
 
     eos = sorted(guide.vocabulary.eos_token_ids)
-    processors = LogitsProcessorList([LogitsProcessor(guide)])
+    processors = LogitsProcessorList(
+        [LogitsProcessor(guide, max_new_tokens=max_new_tokens if budget_aware else None)]
+    )
     extra = generate_kwargs.pop("logits_processor", None)
     if extra:
         processors.extend(extra)  # ours first: later ones see only allowed tokens

@@ -4,17 +4,24 @@ A sequence's state is a plain ``int``; the guide answers, for a state, which tok
 (:meth:`Guide.token_mask`), where a token leads (:meth:`Guide.next_state`) and whether the output
 may end there (:meth:`Guide.is_final`). Masks are computed on first use and cached, so only the
 states that generation visits cost anything; computing one twice from two threads is harmless.
+
+Token budgets (never truncated output): :meth:`Guide.token_mask` takes ``budget=``, the number of
+tokens that may still be generated *including the one being chosen*. With it, a token is allowed
+only if the output can still reach a final state within the budget after it, so a generation that
+starts with ``budget >= guide.min_length()`` always ends complete. See :meth:`Guide.token_mask`.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import Iterable
+from collections import OrderedDict
+from typing import Iterable, Literal
 
 import numpy as np
 
-from .errors import VocabularyError
+from .errors import UnsatisfiableConstraint, VocabularyError
 from .fsm import ByteDFA
+from .distance import spells_every_byte, token_distances
 from .index import token_trie, walk_state
 from .vocabulary import Vocabulary
 
@@ -50,6 +57,10 @@ class Guide:
         "_masks",
         "_lock",
         "_eos",
+        "_spells_bytes",
+        "_token_dist",
+        "_max_next",
+        "_tight",
         "__weakref__",
     )
 
@@ -66,6 +77,12 @@ class Guide:
         self._masks: dict[int, np.ndarray] = {}
         self._lock = threading.Lock()
         self._eos = np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64)
+        self._spells_bytes = spells_every_byte(dfa, vocabulary)
+        self._token_dist: np.ndarray | None = None
+        # state -> the largest token distance over the next states of its allowed tokens
+        self._max_next: dict[int, int] = {}
+        # (state, budget) -> mask, for the few budgets tight enough to change a state's mask
+        self._tight: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
@@ -112,11 +129,140 @@ class Guide:
         s = self.dfa.step(0, data)
         return s >= 0 and self._finals[s]
 
-    def token_mask(self, state: int) -> np.ndarray:
-        """Read-only bool array over the vocabulary: ``True`` where the token may come next."""
+    def token_mask(self, state: int, *, budget: int | None = None) -> np.ndarray:
+        """Read-only bool array over the vocabulary: ``True`` where the token may come next.
+
+        ``budget`` (default ``None``: no limit) is the number of tokens that may still be
+        generated, *counting the token this mask is for*: ``max_new_tokens - tokens generated so
+        far``. With a budget, semantics are::
+
+            allowed(t) = next_state(state, t) >= 0 and distance(next_state(state, t)) <= budget - 1
+            allowed(EOS) = is_final(state)
+
+        where ``distance`` is :meth:`distance` (tokens to a final state). The mask only forbids
+        what can no longer finish in time: far from the end it equals the plain mask; as the budget
+        tightens, tokens that open something new (another array item, another optional key) drop
+        out once their shortest completion no longer fits, while closing tokens stay allowed, so
+        sampling picks the model's favourite among the continuations that still finish. Output
+        that reaches a final state with the budget spent is complete without an EOS.
+
+        Raises :class:`UnsatisfiableConstraint` when ``budget`` cannot finish from ``state`` at all
+        (``budget < distance(state)``, or a non-final state with ``budget < 1``).
+        """
+        if budget is not None:
+            tight = self.effective_budget(state, budget)
+            if tight is not None:
+                return self._budget_mask(state, tight)
         mask = self._masks.get(state)
         if mask is None:
             mask = self._compute_mask(state)
+        return mask
+
+    def effective_budget(self, state: int, budget: int | None) -> int | None:
+        """``budget`` if it makes ``state``'s mask narrower than the plain one, else ``None``.
+
+        Callers that cache masks (the LogitsProcessor, the server) key them by
+        ``(state, effective_budget(state, budget))``; the plain mask is used whenever this is
+        ``None``, which is every step except the last few of a generation.
+        """
+        if budget is None:
+            return None
+        if not 0 <= state < len(self._rows):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
+        need = self.distance(state)
+        if budget < need or (budget < 1 and not self._finals[state]):
+            raise UnsatisfiableConstraint(
+                f"{self!r} needs at least {need} more tokens from state {state} to complete, "
+                f"but the budget leaves {budget}; raise max_new_tokens"
+            )
+        largest = self._max_next.get(state)
+        if largest is None:
+            reached = self._walk(state)
+            largest = self._max_next[state] = int(self._distances()[reached[reached >= 0]].max(initial=0))
+        return None if budget - 1 >= largest else budget
+
+    def distance(self, state: int) -> int:
+        """Tokens that are guaranteed to take ``state`` to a final state (0 in a final state).
+
+        Not always the fewest possible, but always achievable, and consistent: from a non-final
+        state some token leads to a state whose distance is at most one less. That is what makes
+        budget-aware masking sound; :mod:`structgen.distance` explains how it is computed.
+        """
+        return int(self._distances()[state])
+
+    def min_length(self, state: int = 0, *, unit: Literal["tokens", "bytes"] = "tokens") -> int:
+        """Length of the shortest complete output from ``state``, in tokens (default) or bytes.
+
+        In bytes it is exact (:attr:`ByteDFA.distances`). In tokens it is :meth:`distance`, the
+        budget that surely suffices (the exact fewest tokens, or an upper bound on it when it is
+        read off a shortest byte path), and the budget that budget-aware masking needs: ``max_new_tokens >= guide.min_length()``
+        guarantees a complete output. Why a byte path can always be spelled in tokens: the
+        guide's automaton has no transition on a byte that no token contains (the compiler cuts
+        those out), and when the guide checks, at construction, that every byte the automaton
+        reads is also a token of its own (:attr:`spells_every_byte`: true for the SmolLM2,
+        Llama-3 and Mistral vocabularies), every byte path of length ``d`` to a final state is
+        spelled by ``d`` single-byte tokens, so ``distance(s) <= min_length(s, unit="bytes")``;
+        multi-byte tokens along the path make it shorter. Without that property the exact token
+        distance is searched over every state's token transitions (small guides only; larger ones
+        raise :class:`VocabularyError` when a budget is used).
+        """
+        if not 0 <= state < len(self._rows):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
+        if unit == "bytes":
+            return int(self.dfa.distances[state])
+        if unit != "tokens":
+            raise ValueError(f"unit must be 'tokens' or 'bytes', not {unit!r}")
+        return self.distance(state)
+
+    @property
+    def spells_every_byte(self) -> bool:
+        """Whether every byte the automaton reads is a single-byte token (see :meth:`min_length`)."""
+        return self._spells_bytes
+
+    def check_budget(self, budget: int) -> None:
+        """Raise :class:`UnsatisfiableConstraint` if no output fits in ``budget`` tokens."""
+        need = self.min_length()
+        if budget < need:
+            raise UnsatisfiableConstraint(
+                f"the shortest output of {self.description or 'this guide'} takes {need} tokens "
+                f"({self.min_length(unit='bytes')} bytes), more than max_new_tokens={budget}: "
+                f"raise the token budget to at least {need}"
+            )
+
+    def _distances(self) -> np.ndarray:
+        dist = self._token_dist
+        if dist is None:
+            dist = token_distances(self.dfa, self.vocabulary)
+            self._token_dist = dist
+        return dist
+
+    def _walk(self, state: int) -> np.ndarray:
+        trie = token_trie(self.vocabulary)
+        if self._node_classes is None:
+            self._node_classes = self.dfa.byte_classes[trie.byte]
+        return walk_state(self.dfa, self._node_classes, trie, state)
+
+    def _budget_mask(self, state: int, budget: int) -> np.ndarray:
+        key = (state, budget)
+        with self._lock:
+            mask = self._tight.get(key)
+            if mask is not None:
+                self._tight.move_to_end(key)
+                return mask
+        trie = token_trie(self.vocabulary)
+        reached = self._walk(state)
+        dist = self._distances()
+        ok = reached >= 0
+        ok[ok] = dist[reached[ok]] <= budget - 1
+        mask = np.zeros(self.vocabulary.size, dtype=bool)
+        mask[trie.token_ids[ok]] = True
+        if self._finals[state]:
+            mask[self._eos] = True
+        mask.flags.writeable = False
+        with self._lock:
+            self._tight[key] = mask
+            while len(self._tight) > _TIGHT_CACHE_SIZE:
+                self._tight.popitem(last=False)
         return mask
 
     def allowed_token_ids(self, state: int) -> np.ndarray:
@@ -138,6 +284,10 @@ class Guide:
         reached = walk_state(self.dfa, self._node_classes, trie, state)
         mask = np.zeros(self.vocabulary.size, dtype=bool)
         mask[trie.token_ids[reached >= 0]] = True
+        if self._token_dist is not None:
+            # Once budgets are in use, note this here: a budget far from the end then reuses this
+            # mask without walking the trie again.
+            self._max_next[state] = int(self._distances()[reached[reached >= 0]].max(initial=0))
         if self._finals[state]:
             mask[self._eos] = True
         elif not mask.any():
@@ -151,5 +301,7 @@ class Guide:
         return mask
 
 
+#: Most (state, budget) masks a guide keeps for tight budgets (the last steps of generations).
+_TIGHT_CACHE_SIZE = 1024
 def _rebuild(dfa: ByteDFA, vocabulary: Vocabulary, description: str) -> Guide:
     return Guide(dfa, vocabulary, description=description)

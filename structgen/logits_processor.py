@@ -46,11 +46,26 @@ class LogitsProcessor(transformers.LogitsProcessor):
     Logits wider than the vocabulary (models pad their embedding matrix) have the extra columns
     masked. Masks are cached per (state, device, width) as boolean tensors on `scores.device`.
 
+    Never truncated: with `max_new_tokens`, masking is budget-aware. A row that has generated `k`
+    tokens has a budget of `max_new_tokens - k` (counting the token being chosen), and a token is
+    allowed only if the output can still reach a complete state within what is left after it
+    (see [`Guide.token_mask`]). So when `generate` stops at `max_new_tokens`, the output is
+    complete and valid. The mask only forbids what cannot finish: far from the end it is the plain
+    mask; near the end, tokens that start something new (another array item, an optional key)
+    drop out as their shortest completion stops fitting, and the model's favourite among the
+    closing continuations is chosen. transformers does not pass the generation config to logits
+    processors, so the budget must be given here (the `generate_*` helpers do it); it must equal
+    the `max_new_tokens` passed to `generate` (a smaller value is safe too).
+
     Args:
         guide (`structgen.Guide`):
             The compiled constraint, built over the vocabulary of the tokenizer that made the
             prompt. Its vocabulary's EOS ids must include the ids `generate` stops on; pass
             `eos_token_id=sorted(guide.vocabulary.eos_token_ids)` to `generate` to be sure.
+        max_new_tokens (`int`, *optional*):
+            The generation budget; `None` (the default) masks without regard to length, so output
+            cut off by `max_new_tokens` may be incomplete. Raises [`UnsatisfiableConstraint`]
+            when it is smaller than `guide.min_length()`.
 
     Examples:
 
@@ -73,12 +88,17 @@ class LogitsProcessor(transformers.LogitsProcessor):
     ```
     """
 
-    def __init__(self, guide: Guide) -> None:
+    def __init__(self, guide: Guide, max_new_tokens: int | None = None) -> None:
         if not isinstance(guide, Guide):
             raise TypeError(f"LogitsProcessor needs a structgen.Guide, not {type(guide).__name__}")
+        if max_new_tokens is not None:
+            if max_new_tokens < 1:
+                raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+            guide.check_budget(max_new_tokens)
         self.guide = guide
+        self.max_new_tokens = max_new_tokens
         self._eos = frozenset(guide.vocabulary.eos_token_ids)
-        self._masks: dict[tuple[int, torch.device, int], torch.Tensor] = {}
+        self._masks: dict[tuple[int, int | None, torch.device, int], torch.Tensor] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -91,7 +111,8 @@ class LogitsProcessor(transformers.LogitsProcessor):
         self._states: dict[tuple[int, ...], int] = {}
 
     def __repr__(self) -> str:
-        return f"LogitsProcessor({self.guide!r})"
+        budget = f", max_new_tokens={self.max_new_tokens}" if self.max_new_tokens is not None else ""
+        return f"LogitsProcessor({self.guide!r}{budget})"
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows = input_ids.tolist()
@@ -104,10 +125,11 @@ class LogitsProcessor(transformers.LogitsProcessor):
 
         width = scores.shape[-1]
         device = scores.device
+        budget = None if self.max_new_tokens is None else self.max_new_tokens - (len(rows[0]) - p)
         if len(set(states)) == 1:
-            allowed = self._mask(states[0], device, width).unsqueeze(0)
+            allowed = self._mask(states[0], budget, device, width).unsqueeze(0)
         else:
-            allowed = torch.stack([self._mask(s, device, width) for s in states])
+            allowed = torch.stack([self._mask(s, budget, device, width) for s in states])
         return scores.masked_fill(~allowed, float("-inf"))
 
     # -- rows and states -------------------------------------------------------------------
@@ -180,8 +202,16 @@ class LogitsProcessor(transformers.LogitsProcessor):
 
     # -- masks -----------------------------------------------------------------------------
 
-    def _mask(self, state: int, device: torch.device, width: int) -> torch.Tensor:
-        key = (state, device, width)
+    def _mask(self, state: int, budget: int | None, device: torch.device, width: int) -> torch.Tensor:
+        tight = None
+        if state != _FINISHED and budget is not None:
+            if budget < 1:
+                raise StructgenError(
+                    f"{self!r} was called after {self.max_new_tokens} generated tokens: generate "
+                    "was given a larger max_new_tokens than this processor"
+                )
+            tight = self.guide.effective_budget(state, budget)
+        key = (state, tight, device, width)
         mask = self._masks.get(key)
         if mask is not None:
             return mask
@@ -189,7 +219,7 @@ class LogitsProcessor(transformers.LogitsProcessor):
         if state == _FINISHED:
             mask = torch.ones(width, dtype=torch.bool)
         else:
-            allowed = self.guide.token_mask(state)
+            allowed = self.guide.token_mask(state) if tight is None else self.guide.token_mask(state, budget=tight)
             if not allowed.any():
                 raise StructgenError(f"state {state} of {self.guide!r} allows no token, not even EOS")
             if width < size:

@@ -95,7 +95,7 @@ def test_extra_logits_processors_run_after_ours(tiny_llama: Any) -> None:
 def test_budget_exhausted_raises_instead_of_returning_a_cut_off_string(tiny_llama: Any) -> None:
     model, tokenizer = tiny_llama
     with pytest.raises(IncompleteGeneration, match=r"max_new_tokens=3 before the output was complete") as info:
-        structgen.generate_regex(model, tokenizer, "Long:", r"[a-z]{100}", max_new_tokens=3)
+        structgen.generate_regex(model, tokenizer, "Long:", r"[a-z]{100}", max_new_tokens=3, budget_aware=False)
     assert info.value.max_new_tokens == 3
     assert re.fullmatch(r"[a-z]+", info.value.text) and len(info.value.text) < 100
     assert isinstance(info.value, StructgenError)
@@ -175,6 +175,9 @@ def test_generate_json_and_pydantic_on_the_tiny_model(tiny_llama: Any) -> None:
     flag = structgen.generate_pydantic(model, tokenizer, "JSON:", Flag, max_new_tokens=16)
     assert isinstance(flag, Flag)
     with pytest.raises(IncompleteGeneration, match="max_new_tokens=2"):
+        structgen.generate_json(model, tokenizer, "JSON:", schema, max_new_tokens=2, budget_aware=False)
+    # Budget-aware (the default): refused up front, naming the minimum.
+    with pytest.raises(structgen.UnsatisfiableConstraint, match="max_new_tokens=2: raise the token budget to at least"):
         structgen.generate_json(model, tokenizer, "JSON:", schema, max_new_tokens=2)
 
 

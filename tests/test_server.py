@@ -139,12 +139,18 @@ def test_json_object_with_schema_lorax_form(oai: Any) -> None:
     jsonschema.validate(json.loads(r.choices[0].message.content), PERSON)
 
 
-def test_length_never_claims_complete(oai: Any) -> None:
-    r = _chat(oai, "Write letters.", {"type": "regex", "pattern": "[a-z]{40}"}, max_tokens=3)
+def test_a_budget_below_the_minimum_is_refused(oai: Any) -> None:
+    # Budget-aware (the default): the shortest output does not fit, so the request is a 400.
+    with pytest.raises(openai.BadRequestError, match="at least"):
+        _chat(oai, "Write letters.", {"type": "regex", "pattern": "[a-z]{40}"}, max_tokens=3)
+
+
+def test_budget_aware_output_is_complete_and_stops(oai: Any) -> None:
+    r = _chat(oai, "List many words.", {"type": "regex", "pattern": "[a-z]+(, [a-z]+)*"}, max_tokens=6)
     choice = r.choices[0]
-    assert choice.finish_reason == "length"
-    assert re.fullmatch("[a-z]{1,39}", choice.message.content)
-    assert r.usage.completion_tokens == 3
+    assert choice.finish_reason == "stop"
+    assert re.fullmatch("[a-z]+(, [a-z]+)*", choice.message.content)
+    assert r.usage.completion_tokens <= 6
 
 
 def test_completions_endpoint_with_response_format(oai: Any) -> None:

@@ -42,6 +42,8 @@ class ServerConfig:
     max_prompt_tokens: int = 4096
     max_body_bytes: int = 1 << 20
     max_constraint_bytes: int = 64 * 1024
+    #: Guided output always complete within max_tokens (see ``Engine``); False allows cut-off output.
+    budget_aware: bool = True
 
 
 class HTTPProblem(Exception):
@@ -66,7 +68,8 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     """A FastAPI app serving ``model`` with continuous batching; the engine starts with the app."""
     config = config or ServerConfig()
     vocab = model_vocabulary(model, tokenizer)
-    engine = Engine(model, vocab, max_batch_size=config.max_batch_size, batch_timeout_ms=config.batch_timeout_ms)
+    engine = Engine(model, vocab, max_batch_size=config.max_batch_size, batch_timeout_ms=config.batch_timeout_ms,
+                    budget_aware=config.budget_aware)
     compiler = GuideCompiler(vocab, max_constraint_bytes=config.max_constraint_bytes)
     max_prompt = min(config.max_prompt_tokens, engine.max_context - 1)
 

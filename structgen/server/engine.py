@@ -138,10 +138,18 @@ class Engine:
         batch_timeout_ms: when idle, how long to wait for more requests before prefilling the
             first one (more requests then share the prefill).
         max_context: the model's context length (prompt + generated tokens).
+        budget_aware: when ``True`` (the default), a guided request's output is always complete:
+            its budget is ``min(max_tokens, max_context - prompt length)`` and each step's mask
+            allows only tokens after which the output can still be finished in the tokens left
+            (:meth:`Guide.token_mask` with ``budget=``). Its ``finish_reason`` is then "stop" even
+            when the budget is spent exactly, and a request whose constraint cannot fit in its
+            budget is refused at :meth:`submit` with :class:`UnsatisfiableConstraint`. ``False``
+            masks without regard to length (output may be cut off, ``finish_reason`` "length").
     """
 
     def __init__(self, model: Any, vocabulary: Vocabulary, *, max_batch_size: int = 32,
-                 batch_timeout_ms: float = 2.0, max_context: int | None = None) -> None:
+                 batch_timeout_ms: float = 2.0, max_context: int | None = None,
+                 budget_aware: bool = True) -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be at least 1, got {max_batch_size}")
         self.model = model
@@ -150,12 +158,14 @@ class Engine:
         self.batch_timeout = batch_timeout_ms / 1000.0
         self.max_context = max_context or int(getattr(model.config, "max_position_embeddings", 2048))
         self.device = next(model.parameters()).device
+        self.budget_aware = budget_aware
         self._eos = frozenset(vocabulary.eos_token_ids)
         self._eos_list = sorted(self._eos)
         self._inbox: queue.Queue[EngineRequest | None] = queue.Queue()
         self._waiting: deque[EngineRequest] = deque()
         self._batch = _Batch()
-        self._masks: weakref.WeakKeyDictionary[Guide, dict[int, torch.Tensor]] = weakref.WeakKeyDictionary()
+        self._masks: weakref.WeakKeyDictionary[Guide, dict[tuple[int, int | None], torch.Tensor]] = (
+            weakref.WeakKeyDictionary())
         self._only_eos: weakref.WeakKeyDictionary[Guide, dict[int, bool]] = weakref.WeakKeyDictionary()
         self._width: int | None = None
         self._all_true: torch.Tensor | None = None
@@ -184,10 +194,19 @@ class Engine:
         return len(self._batch.rows)
 
     def submit(self, prompt_ids: list[int], guide: Guide | None, params: SamplingParams) -> EngineRequest:
-        """Queue a request; call from the event loop. Iterate the result for its events."""
+        """Queue a request; call from the event loop. Iterate the result for its events.
+
+        With ``budget_aware``, raises :class:`UnsatisfiableConstraint` when the guide's shortest
+        output is longer than the request's budget.
+        """
+        if guide is not None and self.budget_aware:
+            guide.check_budget(self._budget(len(prompt_ids), params))
         req = EngineRequest(prompt_ids, guide, params, asyncio.get_running_loop())
         self._inbox.put(req)
         return req
+
+    def _budget(self, prompt_len: int, params: SamplingParams) -> int:
+        return min(params.max_tokens, self.max_context - prompt_len)
 
     # -- worker thread -------------------------------------------------------------------------
 
@@ -338,22 +357,29 @@ class Engine:
 
     # -- masks and sampling ------------------------------------------------------------------------
 
-    def _mask(self, guide: Guide | None, state: int, width: int) -> torch.Tensor:
+    def _mask(self, guide: Guide | None, state: int, width: int, budget: int | None = None) -> torch.Tensor:
         if guide is None:
             if self._all_true is None or self._all_true.shape[0] != width:
                 self._all_true = torch.ones(width, dtype=torch.bool, device=self.device)
             return self._all_true
         per_guide = self._masks.setdefault(guide, {})
-        mask = per_guide.get(state)
+        tight = guide.effective_budget(state, budget)
+        mask = per_guide.get((state, tight))
         if mask is None:
-            allowed = guide.token_mask(state)
+            allowed = guide.token_mask(state) if tight is None else guide.token_mask(state, budget=tight)
             full = torch.zeros(width, dtype=torch.bool)
             n = min(width, len(allowed))
             full[:n] = torch.from_numpy(allowed[:n].copy())
             if not bool(full.any()):
                 raise RuntimeError(f"state {state} of {guide!r} allows no token the model can produce")
-            mask = per_guide[state] = full.to(self.device)
+            mask = per_guide[(state, tight)] = full.to(self.device)
         return mask
+
+    def _row_budget(self, row: _Row) -> int | None:
+        """Tokens this row may still generate, counting the next one (None: not budget-aware)."""
+        if not self.budget_aware or row.req.guide is None:
+            return None
+        return self._budget(len(row.req.prompt_ids), row.req.params) - row.generated
 
     def _completes(self, guide: Guide, state: int) -> bool:
         """Final, and nothing but EOS may follow: the constraint is complete, no step needed."""
@@ -370,7 +396,7 @@ class Engine:
         ok: list[int] = []
         for i, row in enumerate(rows):
             try:
-                masks.append(self._mask(row.req.guide, row.state, width))
+                masks.append(self._mask(row.req.guide, row.state, width, self._row_budget(row)))
                 ok.append(i)
             except Exception as e:  # noqa: BLE001 - this row fails, the others go on
                 self._fail(row, e)
@@ -419,7 +445,9 @@ class Engine:
         if guide is not None and self._completes(guide, row.state):
             self._finish(row, "stop", token)
         elif row.generated >= params.max_tokens or len(row.req.prompt_ids) + row.generated >= self.max_context:
-            self._finish(row, "length", token)
+            # Budget-aware masking ends a guided row in a final state: the output is complete.
+            complete = guide is not None and self.budget_aware and guide.is_final(row.state)
+            self._finish(row, "stop" if complete else "length", token)
         else:
             hold = _stop_prefix_len(row.text, params.stop) if params.stop else 0
             end = len(row.text) - hold
