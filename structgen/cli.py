@@ -119,6 +119,8 @@ def _build_parser() -> argparse.ArgumentParser:
     gen.add_argument("--no-chat", action="store_true",
                      help="feed PROMPT as plain text instead of through the chat template")
     gen.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    gen.add_argument("--no-budget-aware", action="store_true",
+                     help="let generation be cut off at the token budget instead of always finishing")
     gen.set_defaults(func=_cmd_generate)
 
     gram = sub.add_parser("grammars", help="list the ready-made grammars",
@@ -139,6 +141,9 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--batch-timeout-ms", type=float, default=2.0, metavar="MS",
                        help="when idle, wait this long for more requests to prefill together (default: 2)")
     serve.add_argument("--device", default="cpu", help="torch device (default: cpu)")
+    serve.add_argument("--no-budget-aware", action="store_true",
+                       help="let guided output be cut off at max_tokens (finish_reason 'length') "
+                            "instead of always finishing within it")
     serve.set_defaults(func=_cmd_serve)
     return parser
 
@@ -153,13 +158,8 @@ def _check_constraint(kind: str, constraint: Any) -> None:
     vocab = Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
     if kind == "regex":
         compile_regex(constraint, vocab)
-        return
-    try:
+    else:
         compile_json_schema(constraint, vocab)
-    except ModuleNotFoundError as e:
-        if e.name != "structgen.json_schema":
-            raise
-        raise CliError("this build of structgen has no JSON Schema support (structgen.json_schema)") from e
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
@@ -202,7 +202,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         transformers.set_seed(args.seed)
     text = generate_text(
         model, tokenizer, args.prompt, guide,
-        max_new_tokens=budget, chat=False if args.no_chat else None, **options,
+        max_new_tokens=budget, chat=False if args.no_chat else None,
+        budget_aware=not args.no_budget_aware, **options,
     )
     print(text)
     return 0
@@ -247,7 +248,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         model, tokenizer = load_default_model(device=args.device)
         name = DEFAULT_MODEL_NAME
     config = ServerConfig(model_name=name, max_batch_size=args.max_batch_size,
-                          batch_timeout_ms=args.batch_timeout_ms)
+                          batch_timeout_ms=args.batch_timeout_ms, budget_aware=not args.no_budget_aware)
     uvicorn.run(create_app(model, tokenizer, config), host=args.host, port=args.port, log_level="info")
     return 0
 

@@ -125,3 +125,12 @@ def test_budget_below_the_minimum_exits_2(smollm2: Any, capsys: pytest.CaptureFi
     assert main(["generate", "Write.", "--regex", "[a-z ]{200}", "--max-new-tokens", "2"]) == 2
     err = _one_line_error(capsys.readouterr().err)
     assert "max_new_tokens=2" in err and "at least" in err
+
+
+@pytest.mark.model
+def test_no_budget_aware_lets_the_budget_cut_and_says_so(smollm2: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    # Without budget-awareness the same request runs, hits the budget and exits 1 (never prints a
+    # cut-off answer as if it were complete).
+    assert main(["generate", "Write.", "--regex", "[a-z ]{200}", "--max-new-tokens", "2", "--no-budget-aware"]) == 1
+    err = capsys.readouterr().err
+    assert "max_new_tokens=2" in err
