@@ -324,7 +324,7 @@ class Worker:
 
 
 def run_engine(engine: str, jobs: list[dict[str, Any]], timeout: float, log: Callable[[str], None]) -> dict[str, Any] | None:
-    stats: dict[str, Any] = {"ttfm": [], "tbm": [], "pass": 0, "compile_error": 0, "timeout": 0,
+    stats: dict[str, Any] = {"ttfm": [], "tbm": [], "by_schema": {}, "pass": 0, "compile_error": 0, "timeout": 0,
                              "wrong_accept": 0, "wrong_reject": 0, "errors": {}, "wrong": []}
     w: Worker | None = None
     for job in jobs:
@@ -363,6 +363,7 @@ def run_engine(engine: str, jobs: list[dict[str, Any]], timeout: float, log: Cal
             w = None
             continue
         stats["tbm"].extend(done["tbm"])
+        stats["by_schema"][job["name"]] = (msg["compiled"], done["tbm"])
         wa = [i for i, acc in enumerate(done["invalid"]) if acc]
         wr = [i for i, acc in enumerate(done["valid"]) if not acc]
         stats["wrong_accept"] += len(wa)
@@ -409,6 +410,16 @@ def table(results: dict[str, dict[str, Any]], n_schemas: int, n_instances: int) 
                 cell += f" ({v / vals['structgen']:.2g}×)"
             cells.append(cell)
         rows.append((label, cells))
+    common = set.intersection(*(set(r["by_schema"]) for r in results.values())) if results else set()
+    if len(results) > 1 and common:
+        for label, q in (("TTFM p50", 50), ("TTFM p99", 99)):
+            v = {e: float(np.percentile([1e3 * r["by_schema"][n][0] for n in common], q)) for e, r in results.items()}
+            rows.append((f"{label}, {len(common)} schemas all compiled", [
+                _fmt_ms(v[e]) + (f" ({v[e] / v['structgen']:.2g}×)" if base is not None and e != "structgen" else "") for e in engines]))
+        for label, q in (("TBM p50", 50), ("TBM p99", 99), ("TBM p99.9", 99.9)):
+            v = {e: float(np.percentile([1e6 * x for n in common for x in r["by_schema"][n][1]], q)) for e, r in results.items()}
+            rows.append((f"{label}, {len(common)} schemas all compiled", [
+                _fmt_us(v[e]) + (f" ({v[e] / v['structgen']:.2g}×)" if base is not None and e != "structgen" else "") for e in engines]))
     rows.append(("schemas passed", [f"{r['pass']}/{n_schemas}" for r in results.values()]))
     rows.append(("compile errors (of which timeouts)", [f"{r['compile_error']} ({r['timeout']})" for r in results.values()]))
     rows.append(("wrong-accepts (invalid instances accepted)", [str(r["wrong_accept"]) for r in results.values()]))
@@ -468,7 +479,7 @@ def main(argv: list[str] | None = None) -> None:
             print(f"- {e} on {name}: wrong-accept invalid{wa}, wrong-reject valid{wr}")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({e: {k: v for k, v in r.items() if k != "tbm"} | {"tbm_count": len(r["tbm"])} for e, r in results.items()}, fh, indent=1)
+            json.dump({e: {k: v for k, v in r.items() if k not in ("tbm", "by_schema")} | {"tbm_count": len(r["tbm"])} for e, r in results.items()}, fh, indent=1)
 
 
 if __name__ == "__main__":
