@@ -8,7 +8,8 @@ A JSON string holds *decoded* characters; each one is one of
 
 - a raw character other than ``"``, ``\\`` and the controls U+0000-U+001F;
 - a two-character escape ``\\" \\\\ \\/ \\b \\f \\n \\r \\t``;
-- ``\\uXXXX`` outside the surrogate range D800-DFFF,
+- ``\\uXXXX`` outside the surrogate range D800-DFFF, or a surrogate pair ``\\uD83D\\uDE00`` (a
+  high surrogate then a low one: one astral character, as ``json.dumps`` writes an emoji),
 
 so one "unit" of the string regex is exactly one decoded code point, which keeps
 ``minLength``/``maxLength`` exact. A ``pattern`` (ECMA-262, matched against the decoded string) is
@@ -57,7 +58,10 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # Basic pieces
 
-_UNICODE_ESCAPE = r"\\u(?:[0-9A-Ca-c][0-9A-Fa-f]{3}|[Dd][0-7][0-9A-Fa-f]{2}|[EFef][0-9A-Fa-f]{3})"
+_UNICODE_ESCAPE = (
+    r"\\u(?:[0-9A-Ca-c][0-9A-Fa-f]{3}|[Dd][0-7][0-9A-Fa-f]{2}|[EFef][0-9A-Fa-f]{3}"
+    r"|[Dd][89ABab][0-9A-Fa-f]{2}\\u[Dd][C-Fc-f][0-9A-Fa-f]{2})"
+)
 #: One decoded character of a JSON string, in any of its encodings.
 CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|' + _UNICODE_ESCAPE + ")"
 #: Any JSON string, quotes included.

@@ -157,3 +157,12 @@ def test_whitespace_option(smollm2_vocabulary: Any) -> None:
     assert compact.accepts_bytes(b"[1,2]") and not compact.accepts_bytes(b"[1, 2]")
     loose = structgen.compile_json_schema({"type": "array", "items": {"type": "integer"}}, smollm2_vocabulary, whitespace=r"[ \n]{0,4}")
     assert loose.accepts_bytes(b"[\n  1,\n  2\n]")
+
+
+def test_surrogate_pair_escapes_are_one_character(smollm2_vocabulary: Any) -> None:
+    """json.dumps writes an emoji as a surrogate pair; that is one character, a lone half is none."""
+    guide = structgen.compile_json_schema({"type": "string", "maxLength": 1}, smollm2_vocabulary)
+    assert guide.accepts_bytes(json.dumps("😀").encode())  # "\ud83d\ude00"
+    assert guide.accepts_bytes(json.dumps("😀", ensure_ascii=False).encode())
+    assert not guide.accepts_bytes(json.dumps("😀😀").encode())  # two characters
+    assert not guide.accepts_bytes(b'"\\ud83d"') and not guide.accepts_bytes(b'"\\ude00\\ud83d"')
