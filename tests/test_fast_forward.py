@@ -1,0 +1,140 @@
+"""Fast-forward: forced bytes/text/tokens of a guide, and generation that appends them unsampled."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+import structgen
+
+K8S_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "apiVersion": {"const": "apps/v1"},
+        "kind": {"enum": ["Deployment", "DaemonSet", "StatefulSet"]},
+        "metadata": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "namespace": {"type": "string"}},
+            "required": ["name", "namespace"],
+        },
+        "spec": {
+            "type": "object",
+            "properties": {"replicas": {"type": "integer"}, "paused": {"type": "boolean"}},
+            "required": ["replicas", "paused"],
+        },
+    },
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+}
+K8S_INSTANCE = {
+    "apiVersion": "apps/v1",
+    "kind": "StatefulSet",
+    "metadata": {"name": "web", "namespace": "prod"},
+    "spec": {"replicas": 3, "paused": False},
+}
+ENUM_SCHEMA = {"enum": ["production", "staging", "stage-2"]}
+
+
+def _toy_vocab() -> structgen.Vocabulary:
+    return structgen.Vocabulary.from_bytes(
+        [b"a", b"b", b"c", b"d", b"ab", b"abc", b"\xc3", b"\xa9", b"\xc3\xa9", b"\xa8", b""], eos_token_ids=[10]
+    )
+
+
+def test_forced_bytes_follow_single_byte_states_and_stop_at_final_or_choice() -> None:
+    vocab = _toy_vocab()
+    guide = structgen.compile_regex(r"abc(a|b)d?", vocab)
+    s = guide.initial_state
+    assert guide.forced_bytes(s) == b"abc"
+    assert guide.forced_text(s) == "abc"
+    s = guide.advance(s, [0])
+    assert guide.forced_bytes(s) == b"bc"  # cached along the chain
+    s = guide.advance(s, [1, 2, 0])
+    assert guide.is_final(s) and guide.forced_bytes(s) == b""  # final: the model may stop
+    with pytest.raises(ValueError, match="not a state"):
+        guide.forced_bytes(-1)
+
+
+def test_forced_text_stops_before_an_incomplete_character() -> None:
+    vocab = _toy_vocab()
+    guide = structgen.compile_regex(r"ab(é|è)", vocab)
+    # 'é' is C3 A9 and 'è' is C3 A8: the forced bytes end mid-character
+    assert guide.forced_bytes(guide.initial_state) == b"ab\xc3"
+    assert guide.forced_text(guide.initial_state) == "ab"
+    inside = guide.advance(guide.initial_state, [4, 6])
+    assert guide.forced_text(inside) == ""
+
+
+def test_forced_tokens_drop_a_trailing_token_a_longer_token_could_extend() -> None:
+    vocab = _toy_vocab()
+    encode = {"ab": [4], "abc": [5], "abcd": [5, 3], "a": [0]}.__getitem__
+    # forced "ab" then a choice: "abc" starts with "ab", so the model keeps the choice of "abc"
+    assert structgen.compile_regex(r"ab(c|d)", vocab).forced_tokens(0, encode) == []
+    # forced "abcd": [abc, d] and nothing in the vocabulary extends "d" -> both forced
+    assert structgen.compile_regex(r"abcd(a|b)", vocab).forced_tokens(0, encode) == [5, 3]
+    # forced "abc": "abc" is no proper prefix of a token -> forced
+    assert structgen.compile_regex(r"abc(a|b)", vocab).forced_tokens(0, encode) == [5]
+
+
+def test_forced_tokens_stop_where_the_encoding_leaves_the_forced_text() -> None:
+    vocab = _toy_vocab()
+    guide = structgen.compile_regex(r"abcd(a|b)", vocab)
+    assert guide.forced_tokens(0, lambda text: [5, 1]) == [5]  # "b" is not the forced "d"
+
+
+TOKENIZERS = ["smollm2", "llama3", "mistral"]
+
+
+@pytest.mark.parametrize("name", TOKENIZERS)
+def test_forced_text_after_the_brace_is_the_first_key(name: str, request: pytest.FixtureRequest) -> None:
+    tokenizer = request.getfixturevalue(f"{name}_tokenizer")
+    vocab = request.getfixturevalue(f"{name}_vocabulary")
+    guide = structgen.compile_json_schema(K8S_SCHEMA, vocab, whitespace="")
+    s = guide.initial_state
+    assert guide.forced_text(s) == '{"apiVersion":"apps/v1","kind":"'
+    forced = guide.forced_tokens(s, tokenizer)
+    text = vocab.decode(forced).decode()
+    # canonical: the tokenizer's own encoding of that text, minus trailing tokens ('"' or '":"') that
+    # '"Deployment'-like tokens could extend
+    assert text.startswith('{"apiVersion":"apps/v1","kind')
+    assert forced == tokenizer.encode(text, add_special_tokens=False)
+    assert guide.advance(s, forced) >= 0
+
+
+@pytest.mark.parametrize("name", TOKENIZERS)
+def test_forced_tokens_along_a_real_instance(name: str, request: pytest.FixtureRequest) -> None:
+    tokenizer = request.getfixturevalue(f"{name}_tokenizer")
+    vocab = request.getfixturevalue(f"{name}_vocabulary")
+    guide = structgen.compile_json_schema(K8S_SCHEMA, vocab, whitespace="")
+    doc = json.dumps(K8S_INSTANCE, separators=(",", ":"))
+    ids = tokenizer.encode(doc, add_special_tokens=False)
+    s, n_forced, keys = guide.initial_state, 0, set()
+    for t in ids:
+        forced = guide.forced_tokens(s, tokenizer)  # asserts each is allowed in sequence
+        data = vocab.decode(forced)
+        assert guide.forced_bytes(s).startswith(data)
+        n_forced += len(forced)
+        keys.update(k for k in ("metadata", "namespace", "spec", "replicas", "paused") if k in data.decode())
+        s = guide.next_state(s, t)
+        assert s >= 0
+    assert guide.is_final(s)
+    assert n_forced > 0 and keys == {"metadata", "namespace", "spec", "replicas", "paused"}
+    # after '"name":"web",' the next key is forced
+    s = guide.advance(guide.initial_state, tokenizer.encode(doc[: doc.index('"web"') + 6], add_special_tokens=False))
+    assert guide.forced_text(s) == '"namespace":"'
+
+
+@pytest.mark.parametrize("name", TOKENIZERS)
+def test_forced_rest_of_an_enum_value(name: str, request: pytest.FixtureRequest) -> None:
+    tokenizer = request.getfixturevalue(f"{name}_tokenizer")
+    vocab = request.getfixturevalue(f"{name}_vocabulary")
+    guide = structgen.compile_json_schema(ENUM_SCHEMA, vocab, whitespace="")
+    assert guide.forced_text(guide.initial_state) == '"'
+    s = guide.advance(guide.initial_state, tokenizer.encode('"p', add_special_tokens=False))
+    assert guide.forced_text(s) == 'roduction"'
+    forced = guide.forced_tokens(s, tokenizer)
+    assert guide.is_final(guide.advance(s, forced)) or vocab.decode(forced) != b'roduction"'
+    assert vocab.decode(forced) and b'roduction"'.startswith(vocab.decode(forced))
+    s = guide.advance(guide.initial_state, tokenizer.encode('"stag', add_special_tokens=False))
+    assert guide.forced_text(s) == ""  # "staging" or "stage-2"
