@@ -138,3 +138,102 @@ def test_forced_rest_of_an_enum_value(name: str, request: pytest.FixtureRequest)
     assert vocab.decode(forced) and b'roduction"'.startswith(vocab.decode(forced))
     s = guide.advance(guide.initial_state, tokenizer.encode('"stag', add_special_tokens=False))
     assert guide.forced_text(s) == ""  # "staging" or "stage-2"
+
+
+# -- generation with fast-forward ------------------------------------------------------------------
+
+
+def _count_forward_passes(model: Any) -> tuple[list[int], Any]:
+    calls = [0]
+
+    def hook(*_: Any) -> None:
+        calls[0] += 1
+
+    return calls, model.register_forward_hook(hook)
+
+
+def _example(name: str) -> dict[str, Any]:
+    import runpy
+    from pathlib import Path
+
+    return runpy.run_path(str(Path(__file__).parent.parent / "examples" / f"{name}.py"))
+
+
+def test_fast_forward_on_the_tiny_model_is_valid_and_saves_passes(tiny_llama: Any) -> None:
+    model, tokenizer = tiny_llama
+    calls, handle = _count_forward_passes(model)
+    try:
+        outs, passes = [], []
+        for ff in (False, True):
+            calls[0] = 0
+            outs.append(structgen.generate_json(
+                model, tokenizer, "JSON:", K8S_SCHEMA, whitespace="", max_new_tokens=96, chat=False, fast_forward=ff
+            ))
+            passes.append(calls[0])
+    finally:
+        handle.remove()
+    for out in outs:
+        assert out["apiVersion"] == "apps/v1" and set(out) == set(K8S_SCHEMA["required"])
+    assert passes[1] < passes[0]
+
+
+def test_forced_tokens_that_do_not_fit_the_budget_fall_back_to_sampling(tiny_llama: Any) -> None:
+    model, tokenizer = tiny_llama
+    vocab = structgen.generation.model_vocabulary(model, tokenizer)
+    guide = structgen.compile_json_schema(K8S_SCHEMA, vocab, whitespace="")
+    budget = guide.min_length()  # the tightest budget: forced runs may not fit, output still completes
+    for ff in (False, True):
+        out = structgen.generate_json(
+            model, tokenizer, "JSON:", K8S_SCHEMA, whitespace="", max_new_tokens=budget, chat=False, fast_forward=ff
+        )
+        assert out["apiVersion"] == "apps/v1"
+
+
+def test_options_the_loop_does_not_know_go_to_model_generate(tiny_llama: Any) -> None:
+    model, tokenizer = tiny_llama
+    out = structgen.generate_regex(model, tokenizer, "Date:", r"\d{4}-\d{2}-\d{2}", num_beams=2, max_new_tokens=16)
+    assert len(out) == 10
+
+
+CASES = [
+    ("birth_date", "regex", {}, 16),
+    ("city", "json", {}, 96),
+    ("ner", "pydantic", {"chat": False}, 64),
+    ("ner", "pydantic", {"chat": False, "whitespace": ""}, 64),
+]
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("name", "kind", "options", "max_new_tokens"), CASES)
+def test_greedy_output_is_the_same_with_and_without_fast_forward(
+    smollm2: Any, name: str, kind: str, options: dict[str, Any], max_new_tokens: int
+) -> None:
+    model, tokenizer = smollm2
+    ex = _example(name)
+    calls, handle = _count_forward_passes(model)
+    outs, passes = [], []
+    try:
+        for ff in (False, True):
+            calls[0] = 0
+            if kind == "regex":
+                out = structgen.generate_regex(
+                    model, tokenizer, ex["PROMPT"], ex["DATE"], max_new_tokens=max_new_tokens, fast_forward=ff
+                )
+            elif kind == "json":
+                out = structgen.generate_json(
+                    model, tokenizer, ex["PROMPT"], ex["SCHEMA"], max_new_tokens=max_new_tokens,
+                    fast_forward=ff, **options
+                )
+            else:
+                out = structgen.generate_pydantic(
+                    model, tokenizer, ex["PROMPT"], ex["Entities"], max_new_tokens=max_new_tokens,
+                    fast_forward=ff, **options
+                )
+            outs.append(out)
+            passes.append(calls[0])
+    finally:
+        handle.remove()
+    assert outs[0] == outs[1]
+    assert passes[1] <= passes[0]
+    if kind != "regex":  # a date has no forced run longer than one token
+        assert passes[1] < passes[0]
