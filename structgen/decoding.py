@@ -99,6 +99,7 @@ def decode(
     fast_forward: bool = True,
     options: dict[str, Any] | None = None,
     stats: DecodeStats | None = None,
+    feed_forced_singly: bool = False,
 ) -> list[int]:
     """Generate under ``guide`` after ``input_ids`` (shape ``[1, n]``); returns the new token ids.
 
@@ -107,6 +108,10 @@ def decode(
     ``top_k``, ``top_p`` (defaults from ``model.generation_config`` when sampling), as in
     ``model.generate``; sampling uses torch's global random generator (``transformers.set_seed``).
     ``stats``, when given, is filled in.
+
+    ``feed_forced_singly=True`` feeds forced tokens one forward pass each (a reference for tests
+    and benchmarks: the same tokens, so greedy outputs differ from the one-pass feeding only by
+    floating-point rounding of the batched forward pass).
     """
     from transformers import DynamicCache
 
@@ -156,6 +161,10 @@ def decode(
             generated.extend(new)
             if len(generated) >= max_new_tokens or _only_eos(guide, state):
                 break  # no need to ask the model for what comes after
-            logits = forward(new)
+            if feed_forced_singly:
+                for t in new:
+                    logits = forward([t])
+            else:
+                logits = forward(new)
     stats.tokens += len(generated)
     return generated

@@ -237,3 +237,17 @@ def test_greedy_output_is_the_same_with_and_without_fast_forward(
     assert passes[1] <= passes[0]
     if kind != "regex":  # a date has no forced run longer than one token
         assert passes[1] < passes[0]
+
+
+def test_one_forward_pass_for_the_forced_run_matches_one_pass_per_token(tiny_llama: Any) -> None:
+    from structgen.decoding import DecodeStats, decode
+    from structgen.generation import model_vocabulary
+
+    model, tokenizer = tiny_llama
+    guide = structgen.compile_json_schema(K8S_SCHEMA, model_vocabulary(model, tokenizer), whitespace="")
+    ids = tokenizer("JSON:", return_tensors="pt")["input_ids"]
+    batched, singly = DecodeStats(), DecodeStats()
+    a = decode(model, tokenizer, guide, ids, max_new_tokens=96, stats=batched)
+    b = decode(model, tokenizer, guide, ids, max_new_tokens=96, stats=singly, feed_forced_singly=True)
+    assert a == b and batched.forced_tokens > 0
+    assert batched.forward_passes < singly.forward_passes
