@@ -251,3 +251,61 @@ def test_one_forward_pass_for_the_forced_run_matches_one_pass_per_token(tiny_lla
     b = decode(model, tokenizer, guide, ids, max_new_tokens=96, stats=singly, feed_forced_singly=True)
     assert a == b and batched.forced_tokens > 0
     assert batched.forward_passes < singly.forward_passes
+
+
+# -- the server engine: rows fast-forward different amounts in one step -----------------------------
+
+
+def _engine_outputs(model: Any, tokenizer: Any, jobs: list[tuple[list[int], Any, int]], *, fast_forward: bool) -> tuple[list[str], Any]:
+    import asyncio
+
+    from structgen.server.engine import Engine, SamplingParams
+
+    vocab = structgen.generation.model_vocabulary(model, tokenizer)
+    engine = Engine(model, vocab, max_batch_size=4, tokenizer=tokenizer, fast_forward=fast_forward)
+    engine.start()
+
+    async def run() -> list[str]:
+        handles = [engine.submit(ids, guide, SamplingParams(max_tokens=n)) for ids, guide, n in jobs]
+        out = []
+        for h in handles:
+            text = ""
+            async for ev in h:
+                assert ev.error is None, ev.error
+                text += ev.text
+            out.append(text)
+        return out
+
+    try:
+        return asyncio.run(run()), engine
+    finally:
+        engine.stop()
+
+
+def test_engine_rows_fast_forward_different_amounts_in_one_step(tiny_llama: Any) -> None:
+    from structgen.decoding import decode
+    from structgen.generation import model_vocabulary
+
+    model, tokenizer = tiny_llama
+    vocab = model_vocabulary(model, tokenizer)
+    k8s = structgen.compile_json_schema(K8S_SCHEMA, vocab, whitespace="")
+    enum = structgen.compile_json_schema(ENUM_SCHEMA, vocab, whitespace="")
+    free = structgen.compile_regex(r"[a-z]{3,12}", vocab)
+    jobs = [([1, 2, 3], k8s, 80), ([5, 6], enum, 16), ([7, 8, 9, 10], free, 12), ([4], k8s, 80)]
+    on, engine_on = _engine_outputs(model, tokenizer, jobs, fast_forward=True)
+    off, engine_off = _engine_outputs(model, tokenizer, jobs, fast_forward=False)
+    assert engine_on.forced_tokens > 0 and engine_off.forced_tokens == 0
+    assert engine_on.steps < engine_off.steps
+    for (ids, guide, n), text in zip(jobs, on):
+        assert guide.accepts_bytes(text.encode())
+        # the same greedy output as the one-sequence loop with fast-forward
+        alone = decode(model, tokenizer, guide, torch_tensor([ids]), max_new_tokens=n)
+        assert vocab.decode(alone).decode() == text
+    for (ids, guide, n), text in zip(jobs, off):
+        assert guide.accepts_bytes(text.encode())
+
+
+def torch_tensor(rows: list[list[int]]) -> Any:
+    import torch
+
+    return torch.tensor(rows, dtype=torch.long)
