@@ -30,8 +30,10 @@ __all__ = ["DecodeStats", "LOOP_OPTIONS", "decode"]
 #: ``generate`` keyword arguments this loop understands; any other sends the helpers to ``model.generate``.
 LOOP_OPTIONS = frozenset({"do_sample", "temperature", "top_k", "top_p", "pad_token_id", "eos_token_id"})
 
-# guide -> {(id(tokenizer), state): forced token ids}
-_FORCED: "weakref.WeakKeyDictionary[Guide, dict[tuple[int, int], list[int]]]" = weakref.WeakKeyDictionary()
+# guide -> {id(tokenizer): (tokenizer, {state: forced token ids})}; the tokenizer is held so that
+# its id is not reused by another object while the entry lives.
+_FORCED: "weakref.WeakKeyDictionary[Guide, dict[int, tuple[Any, dict[int, list[int]]]]]" = (
+    weakref.WeakKeyDictionary())
 
 
 @dataclass
@@ -44,13 +46,16 @@ class DecodeStats:
 
 
 def _forced_tokens(guide: Guide, tokenizer: Any, state: int) -> list[int]:
-    cache = _FORCED.get(guide)
-    if cache is None:
-        cache = _FORCED.setdefault(guide, {})
-    key = (id(tokenizer), state)
-    forced = cache.get(key)
+    per_guide = _FORCED.get(guide)
+    if per_guide is None:
+        per_guide = _FORCED.setdefault(guide, {})
+    entry = per_guide.get(id(tokenizer))
+    if entry is None:
+        entry = per_guide.setdefault(id(tokenizer), (tokenizer, {}))
+    cache = entry[1]
+    forced = cache.get(state)
     if forced is None:
-        forced = cache[key] = guide.forced_tokens(state, tokenizer)
+        forced = cache[state] = guide.forced_tokens(state, tokenizer)
     return forced
 
 

@@ -178,15 +178,25 @@ def test_fast_forward_on_the_tiny_model_is_valid_and_saves_passes(tiny_llama: An
 
 
 def test_forced_tokens_that_do_not_fit_the_budget_fall_back_to_sampling(tiny_llama: Any) -> None:
+    from structgen.decoding import DecodeStats, decode
+    from structgen.generation import model_vocabulary
+
     model, tokenizer = tiny_llama
-    vocab = structgen.generation.model_vocabulary(model, tokenizer)
+    vocab = model_vocabulary(model, tokenizer)
+    byte_token = {tok: i for i, tok in enumerate(vocab.tokens) if tok is not None and len(tok) == 1}
+
+    def one_token_per_byte(text: str) -> list[int]:  # far more tokens than the shortest spelling
+        return [byte_token[bytes([b])] for b in text.encode()]
+
     guide = structgen.compile_json_schema(K8S_SCHEMA, vocab, whitespace="")
-    budget = guide.min_length()  # the tightest budget: forced runs may not fit, output still completes
-    for ff in (False, True):
-        out = structgen.generate_json(
-            model, tokenizer, "JSON:", K8S_SCHEMA, whitespace="", max_new_tokens=budget, chat=False, fast_forward=ff
-        )
-        assert out["apiVersion"] == "apps/v1"
+    ids = tokenizer("JSON:", return_tensors="pt")["input_ids"]
+    roomy, tight = DecodeStats(), DecodeStats()
+    out = decode(model, one_token_per_byte, guide, ids, max_new_tokens=400, stats=roomy)
+    assert guide.accepts_bytes(vocab.decode(out)) and roomy.forced_tokens > 0
+    budget = guide.min_length()  # the forced runs, one token per byte, cannot all fit
+    out = decode(model, one_token_per_byte, guide, ids, max_new_tokens=budget, stats=tight)
+    assert guide.accepts_bytes(vocab.decode(out)) and len(out) <= budget
+    assert tight.forced_tokens < roomy.forced_tokens
 
 
 def test_options_the_loop_does_not_know_go_to_model_generate(tiny_llama: Any) -> None:
