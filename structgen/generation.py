@@ -1,8 +1,22 @@
 """One-call helpers: prompt in, constrained answer out (a string, parsed JSON or a pydantic object).
 
-Each helper compiles the constraint over the model's vocabulary (cached per tokenizer), runs
-``model.generate`` with a :class:`~structgen.LogitsProcessor`, decodes the generated tokens through
-the vocabulary's bytes (exactly what the guide checked; no tokenizer clean-up) and stops at EOS.
+Each helper compiles the constraint over the model's vocabulary (cached per tokenizer), generates
+under it, decodes the generated tokens through the vocabulary's bytes (exactly what the guide
+checked; no tokenizer clean-up) and stops at EOS.
+
+Generation runs our own decode loop (:mod:`structgen.decoding`) with *fast-forward*
+(``fast_forward=True``, the default): where the constraint leaves only one way on (the next
+required key, the rest of an enum value: :meth:`Guide.forced_tokens`), those tokens are appended
+without sampling and fed to the model in one forward pass. ``fast_forward=False`` runs the same
+loop one sampled token per step. Options the loop does not know (``num_beams``,
+``logits_processor``, ... anything but ``do_sample``, ``temperature``, ``top_k``, ``top_p``,
+``pad_token_id``, ``eos_token_id``) and encoder-decoder models go to ``model.generate`` with a
+:class:`~structgen.LogitsProcessor` instead, without fast-forward. Plain ``model.generate`` with a
+``LogitsProcessor`` works as before and never fast-forwards.
+
+Fast-forward pays off when the constraint has forced text: JSON keys are forced only when the
+whitespace between JSON tokens is fixed (``whitespace=""``); with the default ``[ ]?`` every gap
+is a choice, and only the rest of enum values and the like are forced.
 
 Example:
     >>> model, tokenizer = structgen.load_default_model()                          # doctest: +SKIP
@@ -19,6 +33,7 @@ import torch
 from transformers import LogitsProcessorList
 
 from .compiler import DEFAULT_WHITESPACE, compile_json_schema, compile_regex
+from .decoding import LOOP_OPTIONS, decode
 from .errors import StructgenError
 from .guide import Guide
 from .logits_processor import LogitsProcessor
@@ -71,6 +86,7 @@ def generate_regex(
     max_new_tokens: int = 64,
     chat: bool | None = None,
     budget_aware: bool = True,
+    fast_forward: bool = True,
     **generate_kwargs: Any,
 ) -> str:
     """The model's answer to ``prompt``, constrained to full-match ``pattern``.
@@ -86,6 +102,9 @@ def generate_regex(
     ``budget_aware=False``, :class:`IncompleteGeneration` is raised when ``max_new_tokens`` runs out
     before the text matches.
 
+    ``fast_forward=True`` (the default) appends the tokens the constraint forces without asking
+    the model (see the module docstring); forced tokens count against ``max_new_tokens``.
+
     Example:
         >>> generate_regex(model, tokenizer, "Bob Marley's birth date?", r"\\d{4}-\\d{2}-\\d{2}")  # doctest: +SKIP
         '1945-02-06'
@@ -93,7 +112,7 @@ def generate_regex(
     guide = compile_regex(pattern, model_vocabulary(model, tokenizer))
     return generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
-        budget_aware=budget_aware, **generate_kwargs
+        budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
     )
 
 
@@ -107,6 +126,7 @@ def generate_json(
     max_new_tokens: int = 256,
     chat: bool | None = None,
     budget_aware: bool = True,
+    fast_forward: bool = True,
     **generate_kwargs: Any,
 ) -> Any:
     """The model's answer as a JSON value valid under ``schema`` (a dict, JSON text or pydantic class).
@@ -122,7 +142,7 @@ def generate_json(
     guide = compile_json_schema(schema, model_vocabulary(model, tokenizer), whitespace=whitespace)
     text = generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
-        budget_aware=budget_aware, **generate_kwargs
+        budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
     )
     return json.loads(text)
 
@@ -137,6 +157,7 @@ def generate_pydantic(
     max_new_tokens: int = 256,
     chat: bool | None = None,
     budget_aware: bool = True,
+    fast_forward: bool = True,
     **generate_kwargs: Any,
 ) -> T:
     """The model's answer as an instance of the pydantic ``model_class``.
@@ -154,7 +175,7 @@ def generate_pydantic(
     guide = compile_json_schema(model_class, model_vocabulary(model, tokenizer), whitespace=whitespace)
     text = generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
-        budget_aware=budget_aware, **generate_kwargs
+        budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
     )
     return model_class.model_validate_json(text)  # type: ignore[attr-defined, no-any-return]
 
@@ -168,19 +189,27 @@ def generate_text(
     max_new_tokens: int,
     chat: bool | None = None,
     budget_aware: bool = True,
+    fast_forward: bool = True,
     **generate_kwargs: Any,
 ) -> str:
-    """Run ``model.generate`` under ``guide`` and return the complete output text.
+    """Generate under ``guide`` and return the complete output text.
 
     The lower layer of the ``generate_*`` helpers, for a guide compiled by the caller (it must be
     built over ``model_vocabulary(model, tokenizer)`` or a vocabulary with the same EOS ids).
-    ``budget_aware`` as in :func:`generate_regex`.
+    ``budget_aware`` and ``fast_forward`` as in :func:`generate_regex`.
     """
     if budget_aware:
         guide.check_budget(max_new_tokens)
     input_ids, attention_mask = _encode_prompt(tokenizer, prompt, chat)
     device = _model_device(model)
     input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
+
+    if set(generate_kwargs) <= LOOP_OPTIONS and not getattr(model.config, "is_encoder_decoder", False):
+        generated = decode(
+            model, tokenizer, guide, input_ids, max_new_tokens=max_new_tokens,
+            budget_aware=budget_aware, fast_forward=fast_forward, options=generate_kwargs,
+        )
+        return _complete_text(guide, generated, max_new_tokens)
 
     eos = sorted(guide.vocabulary.eos_token_ids)
     processors = LogitsProcessorList(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Iterable, Literal
+from typing import Any, Iterable, Literal
 
 import numpy as np
 
@@ -61,6 +61,8 @@ class Guide:
         "_token_dist",
         "_max_next",
         "_tight",
+        "_forced",
+        "_live_bytes",
         "__weakref__",
     )
 
@@ -83,6 +85,9 @@ class Guide:
         self._max_next: dict[int, int] = {}
         # (state, budget) -> mask, for the few budgets tight enough to change a state's mask
         self._tight: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        # state -> forced bytes from it (see forced_bytes); filled lazily
+        self._forced: dict[int, bytes] = {}
+        self._live_bytes: np.ndarray | None = None
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
@@ -229,6 +234,126 @@ class Guide:
                 f"raise the token budget to at least {need}"
             )
 
+    def forced_bytes(self, state: int) -> bytes:
+        """The longest byte string that every accepted continuation of ``state`` starts with.
+
+        Computed on the automaton: a state is *forced* when it is not final and exactly one byte
+        leads on from it; the forced bytes follow that chain of forced states and stop before the
+        first final state or the first state with a choice. Cached per state. ``b""`` when the
+        state itself is final or branches. The bytes may end (or, from a state inside a
+        multi-byte character, start) in the middle of a UTF-8 character; see :meth:`forced_text`.
+
+        Example:
+            >>> import structgen
+            >>> vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b"c", b""], eos_token_ids=[3])
+            >>> guide = structgen.compile_regex(r"abc(a|b)", vocab)
+            >>> guide.forced_bytes(guide.initial_state)
+            b'abc'
+        """
+        if not 0 <= state < len(self._rows):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
+        cached = self._forced.get(state)
+        if cached is not None:
+            return cached
+        live = self._live_bytes
+        if live is None:
+            # per state: the one byte that leads on when exactly one does, else -1
+            alive = self.dfa.transitions[:, self.dfa.byte_classes] >= 0
+            only = np.where(alive.sum(axis=1) == 1, alive.argmax(axis=1), -1)
+            only[self.dfa.finals] = -1
+            live = self._live_bytes = only.astype(np.int32)
+        chain: list[int] = []  # states along the forced chain, their forced bytes not yet known
+        out = bytearray()
+        s = state
+        # Every state can reach a final state, so a chain of single-byte, non-final states cannot
+        # loop; the bound is only a guard.
+        for _ in range(len(self._rows) + 1):
+            known = self._forced.get(s)
+            if known is not None:
+                out += known
+                break
+            b = int(live[s])
+            if b < 0:
+                break
+            chain.append(s)
+            out.append(b)
+            s = self._rows[s][self._classes[b]]
+        tail = bytes(out)
+        for i, s in enumerate(chain):
+            self._forced.setdefault(s, tail[i:])
+        return tail if chain else self._forced.setdefault(state, b"")
+
+    def forced_text(self, state: int) -> str:
+        """The longest *complete* UTF-8 prefix of :meth:`forced_bytes`, decoded.
+
+        After ``{`` in a JSON Schema whose first key is required, this is the key and what
+        follows it up to the first choice (``"apiVersion": "``). ``""`` from a state inside a
+        multi-byte character.
+        """
+        data = self.forced_bytes(state)
+        for cut in range(len(data), max(len(data) - 4, -1), -1):
+            try:
+                return data[:cut].decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+        return ""
+
+    def forced_tokens(self, state: int, tokenizer_or_encode: Any) -> list[int]:
+        """Tokens the engine may append from ``state`` without asking the model (fast-forward).
+
+        ``tokenizer_or_encode`` is the tokenizer this guide's vocabulary was built from, or a
+        function ``str -> list[int]`` that encodes the way it does. The rule (llguidance's):
+
+        1. ``text = forced_text(state)``, tokenized canonically by the tokenizer itself
+           (``tokenizer.encode(text, add_special_tokens=False)``); leading tokens whose bytes do
+           not spell a prefix of ``text`` (a tokenizer that normalises text) end the list there.
+        2. Drop trailing tokens that a longer token could have merged across the end of the
+           forced text with what comes next: for the smallest ``i`` such that the bytes of
+           ``tokens[i:]`` are a *proper* prefix of some vocabulary token, keep ``tokens[:i]``.
+           (After ``"kind": "`` the model may want the token ``"Dep`` rather than ``"``; the
+           trailing ``"`` is left for the model to choose.)
+        3. Every returned token is allowed in sequence from ``state`` (checked: an
+           ``AssertionError`` means a bug).
+
+        The boundary *before* the forced text (the last sampled token could have merged with
+        the first forced one) is not re-tokenized: the sampled token stays as the model chose it.
+        """
+        text = self.forced_text(state)
+        if not text:
+            return []
+        encode = getattr(tokenizer_or_encode, "encode", tokenizer_or_encode)
+        if hasattr(tokenizer_or_encode, "encode"):
+            ids = list(encode(text, add_special_tokens=False))
+        else:
+            ids = list(encode(text))
+        want = text.encode("utf-8")
+        toks = self.vocabulary.tokens
+        kept: list[int] = []
+        pos = 0
+        for t in ids:
+            tb = toks[t] if 0 <= t < len(toks) else None
+            if not tb or want[pos : pos + len(tb)] != tb:
+                break
+            kept.append(t)
+            pos += len(tb)
+        # Step 2: could a longer token start with the bytes of kept[i:]?
+        extends = _proper_prefixes(self.vocabulary)
+        suffix = b""
+        longest = _longest_token(self.vocabulary)
+        cut = len(kept)
+        for i in range(len(kept) - 1, -1, -1):
+            suffix = (toks[kept[i]] or b"") + suffix
+            if len(suffix) >= longest:
+                break
+            if suffix in extends:
+                cut = i
+        kept = kept[:cut]
+        s = state
+        for t in kept:
+            s = self.next_state(s, t)
+            assert s >= 0, f"forced token {t} is not allowed by {self!r} from state {state}"
+        return kept
+
     def _distances(self) -> np.ndarray:
         dist = self._token_dist
         if dist is None:
@@ -303,5 +428,28 @@ class Guide:
 
 #: Most (state, budget) masks a guide keeps for tight budgets (the last steps of generations).
 _TIGHT_CACHE_SIZE = 1024
+
+
+def _proper_prefixes(vocab: Vocabulary) -> frozenset[bytes]:
+    """Byte strings that are a proper prefix of some token of ``vocab`` (cached per vocabulary)."""
+    cached = vocab.__dict__.get("_proper_prefixes")
+    if cached is None:
+        out: set[bytes] = set()
+        for tok in vocab.tokens:
+            if tok:
+                out.update(tok[:k] for k in range(1, len(tok)))
+        cached = frozenset(out)
+        object.__setattr__(vocab, "_proper_prefixes", cached)
+    return cached  # type: ignore[no-any-return]
+
+
+def _longest_token(vocab: Vocabulary) -> int:
+    cached = vocab.__dict__.get("_longest_token")
+    if cached is None:
+        cached = max((len(t) for t in vocab.tokens if t), default=0)
+        object.__setattr__(vocab, "_longest_token", cached)
+    return int(cached)
+
+
 def _rebuild(dfa: ByteDFA, vocabulary: Vocabulary, description: str) -> Guide:
     return Guide(dfa, vocabulary, description=description)

@@ -3,6 +3,10 @@
 A row's guide state is a function of the tokens generated in that row, so the processor keys
 states by the generated token tuple rather than by row index. That is what makes beam search work
 (beams are reordered between steps) and what lets one processor serve several ``generate`` calls.
+
+With plain ``model.generate`` the model is asked for every token, including those the constraint
+forces: there is no fast-forward on this path (a logits processor can only mask, not append).
+The ``generate_*`` helpers run their own loop that fast-forwards (:mod:`structgen.decoding`).
 """
 
 from __future__ import annotations

@@ -44,6 +44,8 @@ class ServerConfig:
     max_constraint_bytes: int = 64 * 1024
     #: Guided output always complete within max_tokens (see ``Engine``); False allows cut-off output.
     budget_aware: bool = True
+    #: Append the tokens a guide forces without sampling, several per forward pass (see ``Engine``).
+    fast_forward: bool = True
 
 
 class HTTPProblem(Exception):
@@ -69,7 +71,7 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     config = config or ServerConfig()
     vocab = model_vocabulary(model, tokenizer)
     engine = Engine(model, vocab, max_batch_size=config.max_batch_size, batch_timeout_ms=config.batch_timeout_ms,
-                    budget_aware=config.budget_aware)
+                    budget_aware=config.budget_aware, tokenizer=tokenizer, fast_forward=config.fast_forward)
     compiler = GuideCompiler(vocab, max_constraint_bytes=config.max_constraint_bytes)
     max_prompt = min(config.max_prompt_tokens, engine.max_context - 1)
 

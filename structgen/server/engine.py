@@ -14,6 +14,12 @@ transformers 5 ships a continuous-batching manager (``model.generate_batch`` /
 ``init_continuous_batching``) with a paged cache, but its logits processors are per-token tensor
 kernels configured once (temperature, top-k, top-p): there is no hook for a per-request, stateful
 mask that depends on the tokens sampled so far, which is what a guide needs. Hence this loop.
+
+Fast-forward (with ``tokenizer=`` and ``fast_forward=True``): after a row's token, the tokens its
+guide forces (:meth:`Guide.forced_tokens`) are appended at once without sampling, and the next
+step feeds each row all its new tokens in one forward pass. Rows feed different numbers of tokens
+in the same step: each row's tokens are left-padded (attention 0) to the step's longest, with
+position ids continuing the row's own, so the logits of every row's last token are at the end.
 """
 
 from __future__ import annotations
@@ -105,7 +111,7 @@ class EngineRequest:
 class _Row:
     """Engine-thread state of one request in the batch."""
 
-    __slots__ = ("req", "state", "generated", "decoder", "text", "emitted", "generator", "last", "done")
+    __slots__ = ("req", "state", "generated", "decoder", "text", "emitted", "generator", "pending", "done")
 
     def __init__(self, req: EngineRequest) -> None:
         self.req = req
@@ -116,7 +122,7 @@ class _Row:
         self.emitted = 0
         seed = req.params.seed if req.params.seed is not None else random.getrandbits(63)
         self.generator = torch.Generator().manual_seed(seed)
-        self.last = -1
+        self.pending: list[int] = []  # tokens to feed the model at the next step
         self.done = False
 
 
@@ -145,11 +151,15 @@ class Engine:
             when the budget is spent exactly, and a request whose constraint cannot fit in its
             budget is refused at :meth:`submit` with :class:`UnsatisfiableConstraint`. ``False``
             masks without regard to length (output may be cut off, ``finish_reason`` "length").
+        tokenizer: the model's tokenizer; needed for fast-forward (forced tokens are tokenized by it).
+        fast_forward: append the tokens a guide forces without sampling (default ``True``; has
+            effect only with ``tokenizer``). Forced tokens count against the budget and are
+            appended only when they fit in it.
     """
 
     def __init__(self, model: Any, vocabulary: Vocabulary, *, max_batch_size: int = 32,
                  batch_timeout_ms: float = 2.0, max_context: int | None = None,
-                 budget_aware: bool = True) -> None:
+                 budget_aware: bool = True, tokenizer: Any = None, fast_forward: bool = True) -> None:
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be at least 1, got {max_batch_size}")
         self.model = model
@@ -159,6 +169,9 @@ class Engine:
         self.max_context = max_context or int(getattr(model.config, "max_position_embeddings", 2048))
         self.device = next(model.parameters()).device
         self.budget_aware = budget_aware
+        self.tokenizer = tokenizer
+        self.fast_forward = fast_forward and tokenizer is not None
+        self.forced_tokens = 0
         self._eos = frozenset(vocabulary.eos_token_ids)
         self._eos_list = sorted(self._eos)
         self._inbox: queue.Queue[EngineRequest | None] = queue.Queue()
@@ -317,11 +330,17 @@ class Engine:
     def _decode(self) -> None:
         b = self._batch
         assert b.attention is not None and b.positions is not None
-        n = len(b.rows)
-        ids = torch.tensor([[row.last] for row in b.rows], device=self.device)
-        b.attention = torch.cat([b.attention, b.attention.new_ones((n, 1))], 1)
+        lengths = [len(row.pending) for row in b.rows]
+        width = max(lengths)
+        pad = self._eos_list[0] if self._eos_list else 0
+        ids = torch.tensor([[pad] * (width - k) + row.pending for row, k in zip(b.rows, lengths)], device=self.device)
+        new_attention = torch.tensor([[0] * (width - k) + [1] * k for k in lengths], device=self.device)
+        b.attention = torch.cat([b.attention, new_attention.to(b.attention.dtype)], 1)
+        count = torch.tensor(lengths, device=self.device)
+        # real tokens continue each row's positions; padding repeats the first one (masked anyway)
+        offsets = (torch.arange(width, device=self.device)[None, :] - (width - count)[:, None]).clamp(min=0)
         try:
-            out = self.model(input_ids=ids, attention_mask=b.attention, position_ids=b.positions[:, None],
+            out = self.model(input_ids=ids, attention_mask=b.attention, position_ids=b.positions[:, None] + offsets,
                              past_key_values=b.cache, use_cache=True)
         except Exception as e:  # noqa: BLE001
             log.exception("decode step failed")
@@ -330,7 +349,7 @@ class Engine:
                 row.done = True
             self._batch = _Batch()
             return
-        b.positions = b.positions + 1
+        b.positions = b.positions + count
         self.steps += 1
         self._sample_and_advance(b.rows, out.logits[:, -1, :].float())
         self._remove_done()
@@ -395,7 +414,10 @@ class Engine:
         masks: list[torch.Tensor] = []
         ok: list[int] = []
         for i, row in enumerate(rows):
+            row.pending = []
             try:
+                if self._fast_forward(row):  # forced tokens instead of a sampled one (a prompt's start)
+                    continue
                 masks.append(self._mask(row.req.guide, row.state, width, self._row_budget(row)))
                 ok.append(i)
             except Exception as e:  # noqa: BLE001 - this row fails, the others go on
@@ -414,8 +436,32 @@ class Engine:
         for row, token in zip(rows, chosen):
             try:
                 self._advance(row, int(token))
+                if not row.done:
+                    self._fast_forward(row)
             except Exception as e:  # noqa: BLE001
                 self._fail(row, e)
+
+    def _fast_forward(self, row: _Row) -> bool:
+        """Append the tokens the row's guide forces now, if they fit its budget; True if any."""
+        guide = row.req.guide
+        if not self.fast_forward or guide is None or row.done:
+            return False
+        from ..decoding import _forced_tokens
+
+        forced = _forced_tokens(guide, self.tokenizer, row.state)
+        if not forced:
+            return False
+        left = min(row.req.params.max_tokens, self.max_context - len(row.req.prompt_ids)) - row.generated
+        if len(forced) > left:
+            return False
+        if self.budget_aware and left - len(forced) < guide.distance(guide.advance(row.state, forced)):
+            return False
+        for token in forced:
+            self._advance(row, token)
+            self.forced_tokens += 1
+            if row.done:
+                break
+        return True
 
     def _fail(self, row: _Row, error: BaseException) -> None:
         log.warning("request %s failed: %s", row.req.id, error)
@@ -432,7 +478,7 @@ class Engine:
             if nxt < 0:
                 raise RuntimeError(f"token {token} is not allowed by {guide!r} (engine bug)")
             row.state = nxt
-        row.last = token
+        row.pending.append(token)
         row.generated += 1
         data = self.vocabulary.tokens[token] if 0 <= token < self.vocabulary.size else None
         row.text += row.decoder.decode(data or b"")
