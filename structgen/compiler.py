@@ -122,7 +122,7 @@ def compile_json_schema(
     Example:
         >>> guide = compile_json_schema({"type": "integer", "minimum": 0}, vocab)   # doctest: +SKIP
     """
-    from .json_schema import load_schema, schema_to_regex
+    from .json_schema import load_schema, schema_to_dfa
 
     if not isinstance(vocabulary, Vocabulary):
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
@@ -130,8 +130,7 @@ def compile_json_schema(
     text = json.dumps(loaded, sort_keys=True, ensure_ascii=False)
 
     def make() -> ByteDFA:
-        pattern = schema_to_regex(loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth)
-        return ByteDFA.from_regex(pattern, max_states=max_states)
+        return schema_to_dfa(loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states)
 
     title = loaded.get("title") if isinstance(loaded, dict) else None
     return _guide(

@@ -107,6 +107,7 @@ class CompileBudgetExceeded(StructgenError):
     """Compilation went over a configured budget (states, recursion depth)."""
 
     def __init__(self, what: str, limit: int, path: str = "") -> None:
+        self.what = what
         self.limit = limit
         self.path = path
         where = f" at {path}" if path else ""

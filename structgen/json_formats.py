@@ -82,6 +82,8 @@ def literal(text: str) -> str:
             out.append("\\" + ch)
         elif ord(ch) < 0x20 or ord(ch) == 0x7F:
             out.append(f"\\x{ord(ch):02x}")
+        elif 0xD800 <= ord(ch) <= 0xDFFF:  # (no UTF-8 form; in a structgen regex it marks a slot)
+            raise ValueError(f"a lone surrogate U+{ord(ch):04X} cannot be written in UTF-8 text")
         else:
             out.append(ch)
     return "".join(out)
@@ -260,6 +262,8 @@ def _write_class(s: Ranges, negate: bool) -> str:
 _MUST_ESCAPE = _norm([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)])
 _SHORT_ESCAPES = {0x22: '"', 0x5C: "\\\\", 0x2F: "/", 0x08: "b", 0x0C: "f", 0x0A: "n", 0x0D: "r", 0x09: "t"}
 _FULL = ((0, _MAX),)
+# Surrogates have no UTF-8 form (and a raw one in a structgen regex marks a slot: see nfa.py).
+_MUST_ESCAPE_OR_SURROGATE = _union(_MUST_ESCAPE, ((0xD800, 0xDFFF),))
 
 
 def _contains(s: Ranges, cp: int) -> bool:
@@ -278,7 +282,7 @@ def encode_set(s: Ranges, path: str = "") -> Optional[str]:
     if s == _FULL:
         return CHAR
     alts = []
-    raw = _intersect(s, _complement(_MUST_ESCAPE))
+    raw = _intersect(s, _complement(_MUST_ESCAPE_OR_SURROGATE))
     if raw:
         rest = _complement(raw)
         if _size(raw) <= _size(rest):

@@ -75,6 +75,7 @@ annotations, unknown keywords          ignored, as the specification says — ex
 from __future__ import annotations
 
 import json
+import re
 import math
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional, Union
@@ -93,6 +94,9 @@ from .errors import (
     SchemaNotSupported,
     UnsatisfiableConstraint,
 )
+from .fsm import DEFAULT_MAX_STATES, ByteDFA
+from .nfa import slot_marker
+from .regex import regex_to_dfa
 from .json_formats import (
     CHAR,
     FORMATS,
@@ -109,7 +113,7 @@ from .json_formats import (
     regex_width,
 )
 
-__all__ = ["DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "load_schema", "schema_to_regex"]
+__all__ = ["DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "load_schema", "schema_to_dfa", "schema_to_regex"]
 
 #: At most one space between tokens: enough for readable output, too little to loop on.
 DEFAULT_WHITESPACE = r"[ ]?"
@@ -351,8 +355,12 @@ def _merge(a: Schema, b: Schema, path: str) -> Schema:
 # The finite case: enum / const checked against the whole schema by jsonschema
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def _encoded(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]
+    """``text`` as the inside of a JSON string; a lone surrogate (no UTF-8 form) as its ``\\u`` escape."""
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False)[1:-1])
 
 
 def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[Any]:
@@ -450,6 +458,9 @@ class _Compiler:
         self.anchors: dict[str, tuple] = {}
         self.root_id = ""
         self._any: Optional[str] = None
+        self.max_states = DEFAULT_MAX_STATES
+        # Automata the regex refers to by a slot marker (FSM algebra results: see nfa.slot_marker).
+        self.slots: list[ByteDFA] = []
         if isinstance(root, dict):
             if isinstance(root.get("$id"), str):
                 self.root_id = root["$id"].split("#")[0]
@@ -582,6 +593,24 @@ class _Compiler:
         return out.values
 
     # -- compiling -----------------------------------------------------------------------------
+
+    # -- automata inside the regex -------------------------------------------------------------
+
+    def embed(self, dfa: ByteDFA) -> str:
+        """A one-character regex that stands for ``dfa`` (an FSM-algebra result) in the output."""
+        self.slots.append(dfa)
+        return slot_marker(len(self.slots) - 1)
+
+    def to_dfa(self, regex: str, path: str) -> ByteDFA:
+        """The automaton of a regex written by this compiler (its slots included), for algebra.
+
+        A blown state budget names ``path``, the schema whose automaton grew too big."""
+        try:
+            return regex_to_dfa(regex, max_states=self.max_states, slots=self.slots)
+        except CompileBudgetExceeded as e:
+            if e.path:
+                raise
+            raise CompileBudgetExceeded(e.what, e.limit, path or "/") from None
 
     def budget(self, regex: str, path: str) -> str:
         if len(regex) > MAX_REGEX_SIZE:
@@ -972,20 +1001,45 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
+    regex, slots = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
+    if slots:
+        raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
+    return regex
+
+
+def schema_to_dfa(
+    schema: Union[dict, bool, str, type],
+    *,
+    whitespace: str = DEFAULT_WHITESPACE,
+    max_recursion_depth: int = 3,
+    max_states: int = DEFAULT_MAX_STATES,
+) -> ByteDFA:
+    """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
+    for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
+    budget names the JSON pointer of the schema whose automaton grew too big.
+
+    >>> dfa = schema_to_dfa({"type": "integer", "minimum": 10})
+    >>> dfa.accepts(b"12"), dfa.accepts(b"9")
+    (True, False)
+    """
+    regex, slots = _compile_root(schema, whitespace, max_recursion_depth, max_states)
+    return regex_to_dfa(regex, max_states=max_states, slots=slots)
+
+
+def _compile_root(schema: Any, whitespace: str, max_recursion_depth: int, max_states: int) -> tuple[str, list[ByteDFA]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
     if whitespace and not matches_only(whitespace, " \t\n\r"):
         try:
-            import re
-
             re.compile(whitespace)
         except re.error as e:
             raise RegexSyntaxError(whitespace, e.pos, e.msg) from e
         raise RegexNotSupported(whitespace, "characters other than JSON whitespace (space, \\t, \\n, \\r)")
     root = load_schema(schema)
     compiler = _Compiler(root, whitespace, max_recursion_depth)
+    compiler.max_states = max_states
     try:
         regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target
     except _TooDeep as e:
         raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
-    return compiler.budget(regex, "")
+    return compiler.budget(regex, ""), compiler.slots

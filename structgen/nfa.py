@@ -33,7 +33,22 @@ from .errors import CompileBudgetExceeded
 from .fsm import ByteDFA, _finish
 from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
 
-__all__ = ["pattern_to_dfa"]
+__all__ = ["pattern_to_dfa", "slot_marker", "MAX_SLOTS"]
+
+#: Slots: a regex built by structgen (not a user's) may stand for a whole automaton by one
+#: character, a lone UTF-16 surrogate (U+D800 + k), which no UTF-8 text can contain. It lets the
+#: schema compiler splice FSM-algebra results (intersections, complements, document spans) into
+#: the regex it writes. User text never reaches a regex as a raw surrogate (JSON strings are
+#: escaped, pattern classes drop them), and plain :func:`pattern_to_dfa` calls have no slots.
+_SLOT_FIRST = 0xD800
+MAX_SLOTS = 0x800
+
+
+def slot_marker(k: int) -> str:
+    """The one-character regex that stands for ``slots[k]`` in :func:`pattern_to_dfa`."""
+    if not 0 <= k < MAX_SLOTS:
+        raise CompileBudgetExceeded("embedded automata in one regex", MAX_SLOTS)
+    return chr(_SLOT_FIRST + k)
 
 #: The NFA may hold this many states per allowed DFA state before compilation stops.
 NFA_STATES_PER_DFA_STATE = 4
@@ -58,35 +73,46 @@ class _Alt(NamedTuple):
     options: tuple[Node, ...]
 
 
+class _Embed(NamedTuple):
+    """A whole automaton, ``slots[k]``."""
+
+    k: int
+
+
 class _Rep(NamedTuple):
     x: Node
     lo: int
     hi: int | None  # None: unbounded
 
 
-Node = Union[_Set, _Cat, _Alt, _Rep]
+Node = Union[_Set, _Cat, _Alt, _Rep, _Embed]
 _EMPTY = _Cat(())
 _ALL_BUT_NEWLINE: Intervals = ((0, 9), (11, MAX_CODE_POINT))
 _ALL: Intervals = ((0, MAX_CODE_POINT),)
 _KNOWN_FLAGS = REFlags.CASE_INSENSITIVE | REFlags.SINGLE_LINE
 
 
-def pattern_to_dfa(pattern: Pattern, *, max_states: int) -> ByteDFA:
+def pattern_to_dfa(pattern: Pattern, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
     """The minimal canonical :class:`ByteDFA` of an ``interegular.parse_pattern`` result.
 
     Raises ``interegular.patterns.Unsupported`` where ``to_fsm()`` would (look-arounds, the
     ``(?m)`` flag on a character) and :class:`CompileBudgetExceeded` when the NFA grows past
     ``NFA_STATES_PER_DFA_STATE * max_states`` states or the DFA past ``max_states``.
+    ``slots[k]`` is the automaton that :func:`slot_marker` ``(k)`` stands for.
     """
     sets: dict[Intervals, int] = {}
-    root = _Resolver(sets).resolve(pattern, REFlags(0))
+    root = _Resolver(sets, len(slots)).resolve(pattern, REFlags(0))
     templates = [_template(ivs, max_states) for ivs in sets]
-    class_of, num_classes = _byte_classes(templates)
+    class_of, num_classes = _byte_classes(templates, slots)
     limit = NFA_STATES_PER_DFA_STATE * max_states
-    size = _nfa_size(root, [len(t) - 1 for t in templates], {})
+    slot_sizes = [d.num_states + int(d.finals.sum()) for d in slots]
+    size = _nfa_size(root, [len(t) - 1 for t in templates], {}, slot_sizes)
     if size > limit:
         raise CompileBudgetExceeded(f"an NFA of {size} states", limit)
-    nfa = _Nfa([_class_moves(t, class_of, num_classes) for t in templates])
+    nfa = _Nfa(
+        [_class_moves(t, class_of, num_classes) for t in templates],
+        [(_dfa_moves(d, class_of, num_classes), d.finals.tolist()) for d in slots],
+    )
     start = nfa.build(root, _Nfa.ACCEPT)
     table, finals = _determinise(nfa, start, num_classes, max_states)
     return _finish(table, finals, class_of)
@@ -95,8 +121,9 @@ def pattern_to_dfa(pattern: Pattern, *, max_states: int) -> ByteDFA:
 class _Resolver:
     """Flags applied, character groups turned into interned code-point interval sets."""
 
-    def __init__(self, sets: dict[Intervals, int]) -> None:
+    def __init__(self, sets: dict[Intervals, int], num_slots: int = 0) -> None:
         self.sets = sets
+        self.num_slots = num_slots
         self._memo: dict[tuple[_CharGroup, bool], _Set] = {}
 
     def resolve(self, p: object, flags: REFlags) -> Node:
@@ -118,6 +145,10 @@ class _Resolver:
         if isinstance(p, _CharGroup):
             if flags & ~_KNOWN_FLAGS:  # only (?m) parses; to_fsm refuses it on a character too
                 raise Unsupported("the multiline flag (?m)")
+            if self.num_slots and not p.negated and len(p.chars) == 1:
+                k = ord(next(iter(p.chars))) - _SLOT_FIRST
+                if 0 <= k < self.num_slots:
+                    return _Embed(k)
             key = (p, bool(flags & REFlags.CASE_INSENSITIVE))
             node = self._memo.get(key)
             if node is None:
@@ -160,9 +191,14 @@ def _template(ivs: Intervals, max_states: int) -> list[dict[int, int]]:
     return rows
 
 
-def _byte_classes(templates: list[list[dict[int, int]]]) -> tuple[np.ndarray, int]:
-    """Partition 0..255 so that every edge label (bytes of one row to one target) is a union of classes."""
+def _byte_classes(templates: list[list[dict[int, int]]], slots: Sequence[ByteDFA] = ()) -> tuple[np.ndarray, int]:
+    """Partition 0..255 so that every edge label (bytes of one row to one target) is a union of
+    classes, and every byte class of an embedded automaton too."""
     labels: set[frozenset[int]] = set()
+    for dfa in slots:
+        classes = dfa.byte_classes.tolist()
+        for c in range(dfa.num_classes):
+            labels.add(frozenset(b for b in range(256) if classes[b] == c))
     for rows in templates:
         for row in rows:
             by_target: dict[int, list[int]] = {}
@@ -178,19 +214,21 @@ def _byte_classes(templates: list[list[dict[int, int]]]) -> tuple[np.ndarray, in
     return class_of, len(ids)
 
 
-def _nfa_size(node: Node, template_sizes: list[int], memo: dict[int, int]) -> int:
+def _nfa_size(node: Node, template_sizes: list[int], memo: dict[int, int], slot_sizes: Sequence[int] = ()) -> int:
     """The number of states :meth:`_Nfa.build` will add for ``node`` (checked before building)."""
     got = memo.get(id(node))
     if got is not None:
         return got
     if isinstance(node, _Set):
         size = template_sizes[node.set_id]
+    elif isinstance(node, _Embed):
+        size = slot_sizes[node.k]
     elif isinstance(node, _Cat):
-        size = sum(_nfa_size(x, template_sizes, memo) for x in node.parts)
+        size = sum(_nfa_size(x, template_sizes, memo, slot_sizes) for x in node.parts)
     elif isinstance(node, _Alt):
-        size = 1 + sum(_nfa_size(x, template_sizes, memo) for x in node.options)
+        size = 1 + sum(_nfa_size(x, template_sizes, memo, slot_sizes) for x in node.options)
     else:
-        s = _nfa_size(node.x, template_sizes, memo)
+        s = _nfa_size(node.x, template_sizes, memo, slot_sizes)
         size = 1 + (node.lo + 1) * s if node.hi is None else node.lo * s + (node.hi - node.lo) * (1 + s)
     memo[id(node)] = size
     return size
@@ -215,6 +253,21 @@ def _class_moves(rows: list[dict[int, int]], class_of: np.ndarray, num_classes: 
     return out
 
 
+def _dfa_moves(dfa: ByteDFA, class_of: np.ndarray, num_classes: int) -> list[Moves]:
+    """An embedded automaton's rows as class-level moves to its own states, grouped by target."""
+    first_byte = np.full(num_classes, -1)
+    first_byte[class_of[::-1]] = np.arange(255, -1, -1)
+    cols = dfa.transitions[:, dfa.byte_classes[first_byte]]  # [state, our class]
+    out = []
+    for row in cols.tolist():
+        by_target: dict[int, list[int]] = {}
+        for c, t in enumerate(row):
+            if t >= 0:
+                by_target.setdefault(t, []).append(c)
+        out.append(tuple((t, tuple(cs)) for t, cs in by_target.items()))
+    return out
+
+
 class _Nfa:
     """Thompson NFA: each state has byte moves (class-level) or epsilon edges, not both.
 
@@ -222,8 +275,9 @@ class _Nfa:
 
     ACCEPT = 0  # the one final state: no edges
 
-    def __init__(self, templates: list[list[Moves]]) -> None:
+    def __init__(self, templates: list[list[Moves]], embedded: Sequence[tuple[list[Moves], list[bool]]] = ()) -> None:
         self.templates = templates
+        self.embedded = embedded  # (moves per state, finals) of each slot
         self.moves: list[Moves] = [()]
         self.eps: list[tuple[int, ...]] = [()]
 
@@ -246,10 +300,27 @@ class _Nfa:
                 self.eps.append(())
         return base + 1
 
+    def _embed(self, k: int, nxt: int) -> int:
+        """A fresh copy of embedded automaton ``k``: a state per DFA state, and before each final
+        one a hub that may also leave for ``nxt``; returns the entry of its start state."""
+        rows, finals = self.embedded[k]
+        base = len(self.moves)
+        self.moves.extend([()] * len(rows))
+        self.eps.extend([()] * len(rows))
+        entry = list(range(base, base + len(rows)))
+        for i, final in enumerate(finals):
+            if final:
+                entry[i] = self._hub((base + i, nxt))
+        for i, row in enumerate(rows):
+            self.moves[base + i] = tuple((entry[t], cs) for t, cs in row)
+        return entry[0]
+
     def build(self, node: Node, nxt: int) -> int:
         """Add the states of ``node`` followed by ``nxt``; returns its start state."""
         if isinstance(node, _Set):
             return self._copy(node.set_id, nxt)
+        if isinstance(node, _Embed):
+            return self._embed(node.k, nxt)
         if isinstance(node, _Cat):
             for part in reversed(node.parts):
                 nxt = self.build(part, nxt)

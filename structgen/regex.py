@@ -17,7 +17,7 @@ Semantics to know:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 import interegular
 from interegular.fsm import FSM
@@ -141,8 +141,9 @@ def parse_regex(pattern: str) -> Pattern:
         raise _not_supported(pattern, e) from e
 
 
-def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
-    """The minimal canonical byte DFA of ``pattern`` (built by :mod:`structgen.nfa`).
+def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
+    """The minimal canonical byte DFA of ``pattern`` (built by :mod:`structgen.nfa`); ``slots``
+    are automata that :func:`structgen.nfa.slot_marker` characters in the pattern stand for.
 
     >>> dfa = regex_to_dfa(r"\\d{4}-\\d{2}")
     >>> dfa.accepts(b"2024-05"), dfa.accepts(b"2024-5")
@@ -150,7 +151,7 @@ def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES) -> ByteD
     """
     parsed = parse_regex(pattern)
     try:
-        return pattern_to_dfa(parsed, max_states=max_states)
+        return pattern_to_dfa(parsed, max_states=max_states, slots=slots)
     except _INTEREGULAR_ERRORS as e:
         raise _not_supported(pattern, e) from e
 
