@@ -112,10 +112,13 @@ class StructgenEngine:
     def __init__(self, tok: Any) -> None:
         import structgen
         from structgen.index import token_trie
+        from structgen.slices import SLICES, string_slice
 
         self.sg = structgen
         self.vocab = structgen.Vocabulary.from_tokenizer(tok, eos_token_ids=[eos_id(tok)])
         token_trie(self.vocab)  # once per vocabulary, like the peers' tokenizer info
+        for k in range(len(SLICES)):
+            string_slice(self.vocab, k)
 
     def compile(self, schema: Any) -> Any:
         g = self.sg.compile_json_schema(schema, self.vocab)

@@ -23,6 +23,7 @@ from .errors import UnsatisfiableConstraint, VocabularyError
 from .fsm import ByteDFA
 from .distance import spells_every_byte, token_distances
 from .index import token_trie, walk_state
+from .slices import MIXED, SLICES, char_successors, string_slice
 from .vocabulary import Vocabulary
 
 __all__ = ["Guide"]
@@ -63,6 +64,8 @@ class Guide:
         "_tight",
         "_forced",
         "_live_bytes",
+        "_char_next",
+        "_rest_classes",
         "__weakref__",
     )
 
@@ -88,6 +91,9 @@ class Guide:
         # state -> forced bytes from it (see forced_bytes); filled lazily
         self._forced: dict[int, bytes] = {}
         self._live_bytes: np.ndarray | None = None
+        # string slices (see structgen.slices): per state, where every slice character leads
+        self._char_next: dict[int, list[int]] = {}  # slice -> successor per state
+        self._rest_classes: dict[int, np.ndarray] = {}
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
@@ -403,16 +409,9 @@ class Guide:
     def _compute_mask(self, state: int) -> np.ndarray:
         if not 0 <= state < len(self._rows):
             raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
-        trie = token_trie(self.vocabulary)
-        if self._node_classes is None:
-            self._node_classes = self.dfa.byte_classes[trie.byte]
-        reached = walk_state(self.dfa, self._node_classes, trie, state)
-        mask = np.zeros(self.vocabulary.size, dtype=bool)
-        mask[trie.token_ids[reached >= 0]] = True
-        if self._token_dist is not None:
-            # Once budgets are in use, note this here: a budget far from the end then reuses this
-            # mask without walking the trie again.
-            self._max_next[state] = int(self._distances()[reached[reached >= 0]].max(initial=0))
+        mask = self._slice_mask(state) if self._token_dist is None else None
+        if mask is None:
+            mask = self._walk_mask(state)
         if self._finals[state]:
             mask[self._eos] = True
         elif not mask.any():
@@ -423,6 +422,57 @@ class Guide:
         mask.flags.writeable = False
         with self._lock:
             self._masks.setdefault(state, mask)
+        return mask
+
+    def _slice_mask(self, state: int) -> np.ndarray | None:
+        """The mask from a vocabulary slice plus a walk of the tokens outside it, or ``None``
+        where no slice's characters all lead one way (see :mod:`structgen.slices`).
+
+        The first slice (a JSON string's characters) applies whenever its characters agree, even
+        if they all die (its rest trie is small); a narrower one only where they lead on."""
+        for k in range(len(SLICES)):
+            succ = self._char_next.get(k)
+            if succ is None:
+                succ = self._char_next[k] = char_successors(self.dfa, k).tolist()
+            first = succ[state]
+            if first == MIXED or (k and first < 0):
+                continue
+            sl = string_slice(self.vocabulary, k)
+            # How many slice characters in a row survive from here (up to the longest slice token).
+            q, m, longest = state, 0, sl.longest
+            while m < longest:
+                nxt = succ[q]
+                if nxt < 0:
+                    break
+                m += 1
+                if nxt == q:  # a loop on every slice character: any number of them
+                    m = longest
+                    break
+                q = nxt
+            if m < longest and succ[q] == MIXED:
+                continue
+            mask = sl.up_to(m).copy() if m else np.zeros(self.vocabulary.size, dtype=bool)
+            classes = self._rest_classes.get(k)
+            if classes is None:
+                classes = self._rest_classes[k] = self.dfa.byte_classes[sl.rest.byte]
+            reached = walk_state(self.dfa, classes, sl.rest, state)
+            mask[sl.rest.token_ids[reached >= 0]] = True
+            return mask
+        return None
+
+    def _walk_mask(self, state: int) -> np.ndarray:
+        """The mask from a walk of the whole token trie (also noting, once budgets are in use,
+        the farthest distance its tokens lead to)."""
+        trie = token_trie(self.vocabulary)
+        if self._node_classes is None:
+            self._node_classes = self.dfa.byte_classes[trie.byte]
+        reached = walk_state(self.dfa, self._node_classes, trie, state)
+        mask = np.zeros(self.vocabulary.size, dtype=bool)
+        mask[trie.token_ids[reached >= 0]] = True
+        if self._token_dist is not None:
+            # Once budgets are in use, note this here: a budget far from the end then reuses this
+            # mask without walking the trie again.
+            self._max_next[state] = int(self._distances()[reached[reached >= 0]].max(initial=0))
         return mask
 
 

@@ -36,14 +36,17 @@ class TokenTrie:
     num_children: np.ndarray  # int64 [n_nodes]
     token_ids: np.ndarray  # int64 [n_walk]: ids of tokens with non-empty bytes
     token_nodes: np.ndarray  # int64 [n_walk]: the node where each ends
+    subtree: np.ndarray  # int64 [n_nodes]: how many nodes lie below each node
 
     @property
     def num_nodes(self) -> int:
         return int(self.byte.shape[0])
 
     @classmethod
-    def build(cls, vocab: Vocabulary) -> "TokenTrie":
-        ids = [i for i, t in enumerate(vocab.tokens) if t]
+    def build(cls, vocab: Vocabulary, ids: list[int] | None = None) -> "TokenTrie":
+        """The trie of the tokens ``ids`` (default: every token with bytes)."""
+        if ids is None:
+            ids = [i for i, t in enumerate(vocab.tokens) if t]
         distinct = sorted({vocab.tokens[i] for i in ids}, key=lambda b: (len(b), b))  # type: ignore[arg-type]
         # Every prefix of every token is a node; sort by (length, bytes) to get breadth-first order
         # in which the children of a node are contiguous and sorted by byte.
@@ -67,7 +70,11 @@ class TokenTrie:
         first_child[:] = first_idx
         token_ids = np.array(ids, dtype=np.int64)
         token_nodes = np.array([node_of[vocab.tokens[i]] for i in ids], dtype=np.int64)  # type: ignore[index]
-        return cls(byte, first_child, num_children, token_ids, token_nodes)
+        below = [0] * n
+        parents = parent.tolist()
+        for i in range(n - 1, 0, -1):  # children come after their parent
+            below[parents[i]] += below[i] + 1
+        return cls(byte, first_child, num_children, token_ids, token_nodes, np.array(below, dtype=np.int64))
 
 
 _TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()
@@ -96,6 +103,29 @@ def _expand(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     return offsets + np.arange(total, dtype=np.int64)
 
 
+#: Below this many remaining trie nodes, the walk finishes in plain Python.
+_SMALL_REST = 48
+
+
+def _walk_small(
+    trans: np.ndarray, node_classes: np.ndarray, trie: TokenTrie, nodes: list[int], states: list[int], out: np.ndarray
+) -> None:
+    first, count = trie.first_child, trie.num_children
+    stack = list(zip(nodes, states))
+    found, reached = [], []
+    while stack:
+        node, s = stack.pop()
+        c0 = int(first[node])
+        for child in range(c0, c0 + int(count[node])):
+            t = int(trans[s, node_classes[child]])
+            if t >= 0:
+                found.append(child)
+                reached.append(t)
+                stack.append((child, t))
+    if found:
+        out[found] = reached
+
+
 def walk_state(dfa: ByteDFA, node_classes: np.ndarray, trie: TokenTrie, state: int) -> np.ndarray:
     """The DFA state every walkable token reaches from ``state`` (-1 where the token dies).
 
@@ -108,6 +138,11 @@ def walk_state(dfa: ByteDFA, node_classes: np.ndarray, trie: TokenTrie, state: i
     states = np.array([state], dtype=np.int32)
     first, count = trie.first_child, trie.num_children
     while frontier.size:
+        if int(trie.subtree[frontier].sum()) <= _SMALL_REST:
+            # A few nodes left (the long tails of "-----" tokens): a per-level numpy step costs
+            # more than a plain walk of all of them.
+            _walk_small(trans, node_classes, trie, frontier.tolist(), states.tolist(), node_state)
+            break
         parents_of_children = np.repeat(np.arange(frontier.size), count[frontier])
         children = _expand(first[frontier], count[frontier])
         if children.size == 0:

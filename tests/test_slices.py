@@ -1,0 +1,94 @@
+"""Vocabulary slices (free-text tokens sorted out once) give exactly the masks of a full trie walk."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import structgen
+from structgen.fsm import ByteDFA
+from structgen.slices import MIXED, SLICES, char_successors, string_slice
+
+from .test_index import reference_mask
+
+CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])'
+PIECES = [CHAR, "[a-z]", "[A-Za-z0-9_]", "[a-z0-9]", "[0-9]", "é", r"\.", "-", " ", "[^a]"]
+
+
+@st.composite
+def string_patterns(draw: st.DrawFn) -> str:
+    """JSON-string-like patterns: bounded and unbounded runs of slice-ish classes."""
+    parts = []
+    for _ in range(draw(st.integers(1, 3))):
+        piece = draw(st.sampled_from(PIECES))
+        lo = draw(st.integers(0, 3))
+        hi = draw(st.one_of(st.none(), st.integers(lo, lo + 4)))
+        parts.append(f"{piece}{{{lo},}}" if hi is None else f"{piece}{{{lo},{hi}}}")
+    return '"' + "".join(parts) + '"' + draw(st.sampled_from(["", ",", "[0-9]", r"\}"]))
+
+
+_TOKENS = st.lists(
+    st.sampled_from(["a", "ab", "abc", "Zz_9", "0", "12", "é", "aé", " x", "x ", '"', '",', 'a"', "\\", "\\n", "-", ".",
+                     "}", "\x01", "😀", "abcdefgh"]).map(str.encode)
+    | st.sampled_from([b"\xc3", b"\xa9", "😀".encode()[:2]]),
+    min_size=3, max_size=30,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pattern=string_patterns(), tokens=_TOKENS)
+def test_slice_masks_equal_the_reference(pattern: str, tokens: list[bytes]) -> None:
+    vocab = structgen.Vocabulary.from_bytes([*tokens, None], eos_token_ids=[len(tokens)])
+    guide = structgen.Guide(ByteDFA.from_regex(pattern), vocab)
+    for s in range(guide.num_states):
+        ref = reference_mask(guide.dfa, vocab, s)
+        got = guide._slice_mask(s)
+        if got is not None:
+            got[list(vocab.eos_token_ids)] = bool(guide.dfa.finals[s])
+            assert (got == ref).all(), (pattern, tokens, s, np.flatnonzero(got != ref))
+
+
+def test_char_successors_of_a_bounded_string() -> None:
+    dfa = ByteDFA.from_regex('"[^"\\\\\\x00-\\x1f]{0,2}"')
+    succ = char_successors(dfa).tolist()
+    q1 = dfa.step(0, b'"')
+    q2 = succ[q1]
+    assert q2 >= 0 and succ[q2] >= 0 and succ[succ[q2]] == -1  # two characters, then only the quote
+    assert succ[0] == -1  # before the opening quote no slice character is allowed
+    assert char_successors(ByteDFA.from_regex('"[a-z]*"'))[q1] == MIXED  # letters loop, the rest dies
+
+
+def test_slice_membership_and_lengths() -> None:
+    vocab = structgen.Vocabulary.from_bytes([b"ab", "é".encode(), b'a"', b"\xc3", b"a\x01", b"Zz9", None],
+                                            eos_token_ids=[6])
+    sl = string_slice(vocab)
+    assert sl.is_slice.tolist() == [True, True, False, False, False, True, False]
+    assert sl.up_to(1).tolist() == [False, True, False, False, False, False, False]
+    assert sorted(sl.rest.token_ids.tolist()) == [2, 3, 4]
+    word = string_slice(vocab, SLICES.index("[A-Za-z0-9_]"))
+    assert np.flatnonzero(word.is_slice).tolist() == [0, 5]
+
+
+SCHEMAS = [
+    {"type": "object", "properties": {"name": {"type": "string", "maxLength": 12}, "bio": {"type": "string"},
+                                      "tags": {"type": "array", "items": {"type": "string", "minLength": 2}}},
+     "required": ["name"]},
+    {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}, "email": {"type": "string",
+                                      "format": "email"}, "slug": {"type": "string", "pattern": "^[a-z0-9-]{1,20}$"}}},
+]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_slice_masks_equal_full_walks_on_a_real_vocabulary(schema: dict, smollm2_vocabulary: Any) -> None:
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
+    used = 0
+    for s in range(guide.num_states):
+        fast = guide._slice_mask(s)
+        if fast is not None:
+            used += 1
+            assert (fast == guide._walk_mask(s)).all(), s
+    assert used > guide.num_states // 4
