@@ -430,7 +430,11 @@ class Guide:
 
         The first slice (a JSON string's characters) applies whenever its characters agree, even
         if they all die (its rest trie is small); a narrower one only where they lead on."""
+        row, cls = self._rows[state], self._classes
+        probe = [row[cls[b]] for b in b"a0 {"]  # characters of the first slice; "a" of every slice
         for k in range(len(SLICES)):
+            if (k == 0 and probe.count(probe[0]) < len(probe)) or (k and probe[0] < 0):
+                continue  # cheaper than the slice's successors: they cannot all agree here
             succ = self._char_next.get(k)
             if succ is None:
                 succ = self._char_next[k] = char_successors(self.dfa, k).tolist()

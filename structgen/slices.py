@@ -124,13 +124,20 @@ def string_slice(vocab: Vocabulary, k: int = 0) -> StringSlice:
     return got
 
 
-_CHAR_DFAS: dict[int, ByteDFA] = {}
+_CHAR_EDGES: dict[int, tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]]] = {}
 
 
-def _char_dfa(k: int) -> ByteDFA:
-    got = _CHAR_DFAS.get(k)
+def _char_edges(k: int) -> tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]]:
+    """The one-character automaton R of ``SLICES[k]`` and, per R state, its edges as (bytes, target)."""
+    got = _CHAR_EDGES.get(k)
     if got is None:
-        got = _CHAR_DFAS[k] = ByteDFA.from_regex(SLICES[k])
+        r = ByteDFA.from_regex(SLICES[k])
+        table = r.transitions[:, r.byte_classes]  # [R state, byte]
+        edges = []
+        for row in table:
+            targets = np.unique(row[row >= 0])
+            edges.append([(np.flatnonzero(row == t), int(t)) for t in targets])
+        got = _CHAR_EDGES[k] = (r, edges)
     return got
 
 
@@ -138,21 +145,13 @@ def char_successors(dfa: ByteDFA, k: int = 0) -> np.ndarray:
     """For every state: where every character of ``SLICES[k]`` leads (one state), -1 if every one dies,
     or ``MIXED`` (-2) if they disagree. Vectorised over states; int32 [num_states].
 
-    The single-character automaton R of :data:`SLICE_CHAR` is acyclic; its states are visited
-    in topological order, carrying for each of our states the state reached so far (or -1/-2).
+    The single-character automaton R of the slice is acyclic; its states are visited in
+    topological order, carrying for each of our states the state reached so far (or -1/-2).
     """
-    r = _char_dfa(k)
+    r, byte_edges = _char_edges(k)
     n = dfa.num_states
     trans, ours = dfa.transitions, dfa.byte_classes
-    r_classes = r.byte_classes.tolist()
-    edges: dict[int, list[tuple[np.ndarray, int]]] = {}  # R state -> (our columns, R target)
-    for s in range(r.num_states):
-        by_target: dict[int, list[int]] = {}
-        for b in range(256):
-            t = int(r.transitions[s, r_classes[b]])
-            if t >= 0:
-                by_target.setdefault(t, []).append(b)
-        edges[s] = [(np.unique(ours[bs]), t) for t, bs in by_target.items()]
+    edges = {s: [(np.unique(ours[bs]), t) for bs, t in out] for s, out in enumerate(byte_edges)}
     indegree = [0] * r.num_states
     for s in edges:
         for _, t in edges[s]:
