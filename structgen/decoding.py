@@ -6,7 +6,9 @@
 and fed to the model in *one* forward pass that extends the KV cache like a short prefill, so the
 keys the engine writes prompt the value the model writes next. Otherwise it takes the logits of
 the last position, masks them with :meth:`Guide.token_mask` (budget-aware when asked), samples
-(greedy by default) and feeds the one token.
+(greedy by default) and feeds that token *together with* the tokens forced after it: the logits
+after the sampled token alone would go unused, so a sampled token followed by a forced key costs
+one forward pass, not two.
 
 Budgets: forced tokens count against ``max_new_tokens``. With ``budget_aware``, they are appended
 only if the output can still finish in the tokens left after them (``left - len(forced) >=
@@ -140,6 +142,19 @@ def decode(
         stats.forward_passes += 1
         return out.logits[0, -1]
 
+    def take_forced(state: int, left: int) -> tuple[list[int], int]:
+        """The forced tokens from ``state`` if they fit in ``left`` tokens, and the state after."""
+        if not fast_forward or left <= 0:
+            return [], state
+        forced = _forced_tokens(guide, tokenizer, state)
+        if not forced or len(forced) > left:
+            return [], state
+        after = guide.advance(state, forced)
+        if budget_aware and left - len(forced) < guide.distance(after):
+            return [], state
+        stats.forced_tokens += len(forced)
+        return forced, after
+
     generated: list[int] = []
     state = guide.initial_state
     with torch.inference_mode():
@@ -148,21 +163,17 @@ def decode(
             left = max_new_tokens - len(generated)
             if left <= 0:
                 break
-            forced = _forced_tokens(guide, tokenizer, state) if fast_forward else []
-            after = guide.advance(state, forced) if forced else -1
-            fits = bool(forced) and len(forced) <= left
-            if fits and budget_aware:
-                fits = left - len(forced) >= guide.distance(after)
-            if fits:
-                new, state = forced, after
-                stats.forced_tokens += len(forced)
-            else:
+            new, state = take_forced(state, left)
+            if not new:
                 mask = guide.token_mask(state, budget=left if budget_aware else None)
                 token = _choose(logits, mask, options, None)
                 if token in eos:
                     break
                 state = guide.next_state(state, token)
-                new = [token]
+                # What is forced after the sampled token goes into the same forward pass: the
+                # logits after the sampled token alone would not be used.
+                more, state = take_forced(state, left - 1)
+                new = [token, *more]
             generated.extend(new)
             if len(generated) >= max_new_tokens or _only_eos(guide, state):
                 break  # no need to ask the model for what comes after
