@@ -111,14 +111,11 @@ def instance_text(value: Any, schema: Any) -> str:
 class StructgenEngine:
     def __init__(self, tok: Any) -> None:
         import structgen
-        from structgen.index import token_trie
-        from structgen.slices import SLICES, string_slice
+        from structgen.slices import prepare_vocabulary
 
         self.sg = structgen
         self.vocab = structgen.Vocabulary.from_tokenizer(tok, eos_token_ids=[eos_id(tok)])
-        token_trie(self.vocab)  # once per vocabulary, like the peers' tokenizer info
-        for k in range(len(SLICES)):
-            string_slice(self.vocab, k)
+        prepare_vocabulary(self.vocab)  # trie and slices, once per vocabulary, like the peers' tokenizer info
 
     def compile(self, schema: Any) -> Any:
         g = self.sg.compile_json_schema(schema, self.vocab)

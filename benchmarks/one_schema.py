@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import structgen
-from structgen.index import token_trie
+from structgen.slices import prepare_vocabulary
 
 SCHEMA = {
     "title": "get_weather arguments",
@@ -50,7 +50,7 @@ def main() -> None:
     t0 = time.perf_counter()
     vocab = structgen.Vocabulary.from_tokenizer(tok)
     t1 = time.perf_counter()
-    token_trie(vocab)
+    prepare_vocabulary(vocab)
     t2 = time.perf_counter()
     guide = structgen.compile_json_schema(SCHEMA, vocab)
     guide.token_mask(guide.initial_state)
@@ -71,11 +71,13 @@ def main() -> None:
 
     cold = walk()
     warm = walk()
-    print(f"vocabulary: {vocab.size} tokens, read in {1e3 * (t1 - t0):.0f} ms; token trie built in {1e3 * (t2 - t1):.0f} ms (once per vocabulary)")
+    print(f"vocabulary: {vocab.size} tokens, read in {1e3 * (t1 - t0):.0f} ms; token trie and slices built in {1e3 * (t2 - t1):.0f} ms (once per vocabulary)")
     print(f"schema compile + first mask (TTFM): {1e3 * (t3 - t2):.1f} ms; automaton: {guide.num_states} states")
     for name, ts in (("cold (masks computed on first visit)", cold), ("warm (cached masks)", warm)):
         us = np.array(ts) * 1e6
         print(f"per token, {name}: {len(ts)} tokens, p50 {np.percentile(us, 50):.0f} µs, p99 {np.percentile(us, 99):.0f} µs, max {us.max():.0f} µs")
+    print(f"guide memory after the walk: {guide.memory_bytes / 2**20:.1f} MiB ({len(guide._masks)} masks cached; "
+          f"bounded by mask_cache_bytes, default {structgen.guide.DEFAULT_MASK_CACHE_BYTES // 2**20} MiB)")
 
 
 if __name__ == "__main__":

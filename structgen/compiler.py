@@ -20,15 +20,16 @@ from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .guide import Guide
 from .vocabulary import Vocabulary
 
-__all__ = ["compile_json_schema", "compile_regex", "clear_cache"]
+__all__ = ["compile_json_schema", "compile_regex", "clear_cache", "set_cache_limits"]
 
 DEFAULT_WHITESPACE = r"[ ]?"
 _CACHE_SIZE = 128
 
 
 class _LRU:
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, max_bytes: int | None = None) -> None:
         self.size = size
+        self.max_bytes = max_bytes  # bound on the sum of the values' ``memory_bytes``
         self._data: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -43,6 +44,11 @@ class _LRU:
             self._data.move_to_end(key)
             while len(self._data) > self.size:
                 self._data.popitem(last=False)
+            if self.max_bytes is not None:  # (guides grow as masks are cached: checked on every insert)
+                total = sum(v.memory_bytes for v in self._data.values())
+                while total > self.max_bytes and len(self._data) > 1:
+                    _, dropped = self._data.popitem(last=False)
+                    total -= dropped.memory_bytes
         return value
 
     def clear(self) -> None:
@@ -50,8 +56,24 @@ class _LRU:
             self._data.clear()
 
 
+_CACHE_BYTES = 2 * 2**30
 _DFAS = _LRU(_CACHE_SIZE)
-_GUIDES = _LRU(_CACHE_SIZE)
+_GUIDES = _LRU(_CACHE_SIZE, _CACHE_BYTES)
+
+
+def set_cache_limits(*, entries: int = _CACHE_SIZE, guide_bytes: int = _CACHE_BYTES) -> None:
+    """Bound the compile caches: at most ``entries`` automata and guides (default 128), and guides
+    whose :attr:`Guide.memory_bytes` add up to at most ``guide_bytes`` (default 2 GiB; the least
+    recently used go first). A guide in use elsewhere stays alive; the cache just forgets it.
+
+    Example:
+        >>> set_cache_limits(entries=32, guide_bytes=512 * 2**20)
+        >>> set_cache_limits()  # the defaults again
+    """
+    if entries < 1 or guide_bytes < 1:
+        raise ValueError(f"cache limits must be positive, got entries={entries}, guide_bytes={guide_bytes}")
+    _DFAS.size = _GUIDES.size = entries
+    _GUIDES.max_bytes = guide_bytes
 
 
 def clear_cache() -> None:

@@ -26,7 +26,12 @@ from .index import token_trie, walk_state
 from .slices import MIXED, SLICES, char_successors, string_slice
 from .vocabulary import Vocabulary
 
-__all__ = ["Guide"]
+__all__ = ["DEFAULT_MASK_CACHE_BYTES", "Guide"]
+
+#: Default bound on the masks one guide caches, in bytes (one byte per token per mask): 256 MiB is
+#: 2,000 masks over Llama-3's 128k tokens. Past it the oldest mask is dropped and recomputed if
+#: generation comes back to its state.
+DEFAULT_MASK_CACHE_BYTES = 256 * 2**20
 
 
 class Guide:
@@ -66,12 +71,16 @@ class Guide:
         "_live_bytes",
         "_char_next",
         "_rest_classes",
+        "_max_masks",
         "__weakref__",
     )
 
     initial_state: int = 0
 
-    def __init__(self, dfa: ByteDFA, vocabulary: Vocabulary, *, description: str = "") -> None:
+    def __init__(
+        self, dfa: ByteDFA, vocabulary: Vocabulary, *, description: str = "",
+        mask_cache_bytes: int = DEFAULT_MASK_CACHE_BYTES,
+    ) -> None:
         self.dfa = dfa
         self.vocabulary = vocabulary
         self.description = description
@@ -80,6 +89,8 @@ class Guide:
         self._finals: list[bool] = dfa.finals.tolist()
         self._node_classes: np.ndarray | None = None
         self._masks: dict[int, np.ndarray] = {}
+        # the cache of masks is bounded: past this many, the oldest is dropped (recomputed if needed)
+        self._max_masks = max(16, mask_cache_bytes // max(vocabulary.size, 1))
         self._lock = threading.Lock()
         self._eos = np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64)
         self._spells_bytes = spells_every_byte(dfa, vocabulary)
@@ -100,7 +111,18 @@ class Guide:
         return f"<Guide{what}: {self.num_states} states over {self.vocabulary!r}>"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.dfa, self.vocabulary, self.description))
+        return (_rebuild, (self.dfa, self.vocabulary, self.description, self._max_masks * max(self.vocabulary.size, 1)))
+
+    @property
+    def memory_bytes(self) -> int:
+        """Approximate bytes this guide holds: its automaton (numpy tables and their Python row
+        lists) and the masks cached so far. Bounded: at most ``mask_cache_bytes`` of masks
+        (default :data:`DEFAULT_MASK_CACHE_BYTES`), oldest dropped first."""
+        d = self.dfa
+        table = d.transitions.nbytes + d.byte_classes.nbytes + d.finals.nbytes
+        rows = d.num_states * (64 + 8 * d.num_classes)  # list of lists of (cached small) ints
+        masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size
+        return int(2 * table + rows + masks + sum(len(b) + 40 for b in self._forced.values()))
 
     @property
     def num_states(self) -> int:
@@ -421,6 +443,8 @@ class Guide:
             )
         mask.flags.writeable = False
         with self._lock:
+            if len(self._masks) >= self._max_masks:
+                self._masks.pop(next(iter(self._masks)), None)  # the oldest
             self._masks.setdefault(state, mask)
         return mask
 
@@ -505,5 +529,5 @@ def _longest_token(vocab: Vocabulary) -> int:
     return int(cached)
 
 
-def _rebuild(dfa: ByteDFA, vocabulary: Vocabulary, description: str) -> Guide:
-    return Guide(dfa, vocabulary, description=description)
+def _rebuild(dfa: ByteDFA, vocabulary: Vocabulary, description: str, mask_cache_bytes: int = 0) -> Guide:
+    return Guide(dfa, vocabulary, description=description, mask_cache_bytes=mask_cache_bytes or DEFAULT_MASK_CACHE_BYTES)

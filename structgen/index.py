@@ -37,6 +37,7 @@ class TokenTrie:
     token_ids: np.ndarray  # int64 [n_walk]: ids of tokens with non-empty bytes
     token_nodes: np.ndarray  # int64 [n_walk]: the node where each ends
     subtree: np.ndarray  # int64 [n_nodes]: how many nodes lie below each node
+    parent: np.ndarray  # int64 [n_nodes]: each node's parent (0 for the root)
 
     @property
     def num_nodes(self) -> int:
@@ -63,18 +64,44 @@ class TokenTrie:
             p = ordered[i]
             byte[i] = p[-1]
             parent[i] = node_of[p[:-1]]
-        num_children = np.bincount(parent[1:], minlength=n).astype(np.int64)
-        first_child = np.zeros(n, dtype=np.int64)
-        # Children of node p are the nodes whose parent is p; they are contiguous in BFS order.
-        first_idx = np.searchsorted(parent[1:], np.arange(n), side="left") + 1
-        first_child[:] = first_idx
         token_ids = np.array(ids, dtype=np.int64)
         token_nodes = np.array([node_of[vocab.tokens[i]] for i in ids], dtype=np.int64)  # type: ignore[index]
+        return cls._assemble(byte, parent, token_ids, token_nodes)
+
+    @classmethod
+    def _assemble(cls, byte: np.ndarray, parent: np.ndarray, token_ids: np.ndarray, token_nodes: np.ndarray) -> "TokenTrie":
+        """The trie from its nodes in breadth-first order (sorted by length, then bytes)."""
+        n = byte.shape[0]
+        num_children = np.bincount(parent[1:], minlength=n).astype(np.int64)
+        # Children of node p are the nodes whose parent is p; they are contiguous in BFS order.
+        first_child = (np.searchsorted(parent[1:], np.arange(n), side="left") + 1).astype(np.int64)
         below = [0] * n
         parents = parent.tolist()
         for i in range(n - 1, 0, -1):  # children come after their parent
             below[parents[i]] += below[i] + 1
-        return cls(byte, first_child, num_children, token_ids, token_nodes, np.array(below, dtype=np.int64))
+        return cls(byte, first_child, num_children, token_ids, token_nodes, np.array(below, dtype=np.int64), parent)
+
+    def restrict(self, ids: np.ndarray) -> "TokenTrie":
+        """The trie of only the tokens ``ids`` (a subset of this trie's), cut out of this one
+        with array operations instead of rebuilt from the token bytes."""
+        where = np.full(int(self.token_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
+        where[self.token_ids] = np.arange(self.token_ids.size)
+        pos = where[np.asarray(ids, dtype=np.int64)]
+        if (pos < 0).any():
+            raise ValueError("restrict() needs tokens of this trie")
+        keep = np.zeros(self.num_nodes, dtype=bool)
+        keep[0] = True
+        nodes = np.unique(self.token_nodes[pos])
+        while nodes.size:  # mark every prefix of a kept token
+            nodes = nodes[~keep[nodes]]
+            keep[nodes] = True
+            nodes = np.unique(self.parent[nodes])
+        old = np.flatnonzero(keep)
+        new_id = np.full(self.num_nodes, -1, dtype=np.int64)
+        new_id[old] = np.arange(old.size)
+        parent = new_id[self.parent[old]]
+        parent[0] = 0
+        return TokenTrie._assemble(self.byte[old], parent, self.token_ids[pos], new_id[self.token_nodes[pos]])
 
 
 _TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()

@@ -28,6 +28,10 @@ _FINISHED = -2
 _WINDOW = 64
 
 
+#: Most masks one processor keeps on the scores' device (oldest dropped first).
+_MAX_DEVICE_MASKS = 2048
+
+
 class LogitsProcessor(transformers.LogitsProcessor):
     r"""
     [`LogitsProcessor`] that constrains generation to the language of a structgen [`Guide`] (a regex
@@ -236,6 +240,8 @@ class LogitsProcessor(transformers.LogitsProcessor):
             mask = torch.zeros(width, dtype=torch.bool)
             mask[: len(allowed)] = torch.from_numpy(allowed.copy())
         mask = mask.to(device)
+        if len(self._masks) >= _MAX_DEVICE_MASKS:  # bounded: the oldest goes first
+            self._masks.pop(next(iter(self._masks)))
         self._masks[key] = mask
         return mask
 

@@ -92,3 +92,29 @@ def test_slice_masks_equal_full_walks_on_a_real_vocabulary(schema: dict, smollm2
             used += 1
             assert (fast == guide._walk_mask(s)).all(), s
     assert used > guide.num_states // 4
+
+
+def test_guide_memory_is_reported_and_bounded() -> None:
+    vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(32, 127)] + [None], eos_token_ids=[95])
+    guide = structgen.Guide(ByteDFA.from_regex("[a-z]{0,40}"), vocab, mask_cache_bytes=20 * vocab.size)
+    before = guide.memory_bytes
+    guide.precompute()
+    assert len(guide._masks) == 20 and guide.memory_bytes == before + 20 * vocab.size
+    assert (guide.token_mask(0) == reference_mask(guide.dfa, vocab, 0)).all()  # recomputed after eviction
+
+
+def test_compile_cache_is_bounded_by_bytes(smollm2_vocabulary: Any) -> None:
+    from structgen import compiler
+
+    try:
+        compiler.clear_cache()
+        compiler.set_cache_limits(entries=8, guide_bytes=1)
+        a = structgen.compile_regex("[a-z]+", smollm2_vocabulary)
+        b = structgen.compile_regex("[0-9]+", smollm2_vocabulary)
+        assert structgen.compile_regex("[0-9]+", smollm2_vocabulary) is b
+        assert structgen.compile_regex("[a-z]+", smollm2_vocabulary) is not a  # dropped: over the byte bound
+        with pytest.raises(ValueError, match="positive"):
+            compiler.set_cache_limits(entries=0)
+    finally:
+        compiler.set_cache_limits()
+        compiler.clear_cache()

@@ -24,6 +24,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from ..errors import ConstraintError
 from ..generation import model_vocabulary
+from ..slices import prepare_vocabulary
 from .engine import Engine, EngineRequest, Event, SamplingParams
 from .protocol import ChatCompletionRequest, CompletionRequest, GenerateRequest, ResponseFormat
 from .response_format import GuideCompiler, PayloadTooLarge
@@ -70,6 +71,7 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     """A FastAPI app serving ``model`` with continuous batching; the engine starts with the app."""
     config = config or ServerConfig()
     vocab = model_vocabulary(model, tokenizer)
+    prepare_vocabulary(vocab)  # the token trie and slices, before the first request
     engine = Engine(model, vocab, max_batch_size=config.max_batch_size, batch_timeout_ms=config.batch_timeout_ms,
                     budget_aware=config.budget_aware, tokenizer=tokenizer, fast_forward=config.fast_forward)
     compiler = GuideCompiler(vocab, max_constraint_bytes=config.max_constraint_bytes)

@@ -45,6 +45,8 @@ from ..vocabulary import Vocabulary
 __all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
 
 log = logging.getLogger("structgen.server")
+#: Most device masks the engine keeps per guide (oldest dropped first).
+_MAX_DEVICE_MASKS = 2048
 
 
 @dataclass(frozen=True)
@@ -391,6 +393,8 @@ class Engine:
             full[:n] = torch.from_numpy(allowed[:n].copy())
             if not bool(full.any()):
                 raise RuntimeError(f"state {state} of {guide!r} allows no token the model can produce")
+            if len(per_guide) >= _MAX_DEVICE_MASKS:  # bounded per guide: the oldest goes first
+                per_guide.pop(next(iter(per_guide)))
             mask = per_guide[(state, tight)] = full.to(self.device)
         return mask
 
