@@ -97,7 +97,7 @@ from .errors import (
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .nfa import slot_marker
 from .regex import regex_to_dfa
-from .spans import SpanStrings
+from .spans_json import SpanStrings
 from .json_formats import (
     CHAR,
     FORMATS,
@@ -611,7 +611,8 @@ class _Compiler:
 
         A blown state budget names ``path``, the schema whose automaton grew too big."""
         try:
-            return regex_to_dfa(regex, max_states=self.max_states, slots=self.slots)
+            slots = self.slots if self.spans is None else self.spans.resolve(self.slots)  # (no placeholders)
+            return regex_to_dfa(regex, max_states=self.max_states, slots=slots)
         except CompileBudgetExceeded as e:
             if e.path:
                 raise
@@ -1017,7 +1018,7 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
-    regex, slots = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
+    regex, slots, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
     if slots:
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
     return regex
@@ -1040,13 +1041,17 @@ def schema_to_dfa(
     >>> dfa.accepts(b"12"), dfa.accepts(b"9")
     (True, False)
     """
-    regex, slots = _compile_root(schema, whitespace, max_recursion_depth, max_states, extract_from)
-    return regex_to_dfa(regex, max_states=max_states, slots=slots)
+    regex, slots, spans = _compile_root(schema, whitespace, max_recursion_depth, max_states, extract_from)
+    dfa = regex_to_dfa(regex, max_states=max_states, slots=slots)
+    if spans is not None:  # span strings are placeholders until here (see structgen.spans_json)
+        spliced = spans.splice(dfa)
+        dfa = spliced if spliced is not None else regex_to_dfa(regex, max_states=max_states, slots=spans.resolve(slots))
+    return dfa
 
 
 def _compile_root(
     schema: Any, whitespace: str, max_recursion_depth: int, max_states: int, extract_from: Optional[Sequence[str]] = None
-) -> tuple[str, list[ByteDFA]]:
+) -> tuple[str, list[ByteDFA], Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
     if whitespace and not matches_only(whitespace, " \t\n\r"):
@@ -1063,4 +1068,4 @@ def _compile_root(
         regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target
     except _TooDeep as e:
         raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
-    return compiler.budget(regex, ""), compiler.slots
+    return compiler.budget(regex, ""), compiler.slots, spans

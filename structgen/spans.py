@@ -33,7 +33,7 @@ import numpy as np
 from .errors import CompileBudgetExceeded, ConstraintError
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
 
-__all__ = ["Documents", "documents_key", "json_span_dfa", "normalize_documents", "span_dfa"]
+__all__ = ["Documents", "documents_key", "extract_dfa", "json_span_dfa", "normalize_documents", "span_dfa", "without_empty"]
 
 #: One document or several (a span of any one of them).
 Documents = Union[str, Sequence[str]]
@@ -287,103 +287,3 @@ def without_empty(dfa: ByteDFA) -> ByteDFA:
     finals[0] = False
     return ByteDFA(dfa.transitions, dfa.byte_classes, finals)
 
-
-def _has_mark(schema: object) -> bool:
-    """Whether ``"x-extract": true`` appears anywhere in ``schema`` (data included: erring on
-    the side of marked mode only makes fewer strings free)."""
-    if isinstance(schema, dict):
-        return schema.get("x-extract") is True or any(_has_mark(v) for v in schema.values())
-    if isinstance(schema, list):
-        return any(_has_mark(v) for v in schema)
-    return False
-
-
-def _strings(value: object) -> list[str]:
-    """The string values inside a JSON value (object keys are not values)."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list):
-        return [s for v in value for s in _strings(v)]
-    return []
-
-
-class SpanStrings:
-    """The schema compiler's view of ``extract_from``: which string values are spans, and how.
-
-    Every string value is a span, unless some schema says ``"x-extract": true``: then only the
-    strings of those schemas are. Used by :mod:`structgen.json_schema` (``string()``, ``finite()``,
-    ``any_value()``); object keys are never spans.
-
-    >>> SpanStrings(("abc",), {"type": "string"}).applies({"type": "string"})
-    True
-    >>> SpanStrings(("abc",), {"properties": {"a": {"x-extract": True}}}).applies({"type": "string"})
-    False
-    """
-
-    #: String keywords other than ``type`` that are intersected with the span automaton.
-    KEYWORDS = ("minLength", "maxLength", "pattern", "format")
-
-    def __init__(self, documents: tuple[str, ...], root: object, *, max_states: int = DEFAULT_MAX_STATES) -> None:
-        self.documents = documents
-        self.marked = _has_mark(root)
-        self.max_states = max_states
-        self._bodies: dict[bool, ByteDFA] = {}
-        self._markers: dict[tuple[int, bool], str] = {}
-
-    def applies(self, s: dict) -> bool:
-        """Whether the string values of schema ``s`` must be spans."""
-        return s.get("x-extract") is True or not self.marked
-
-    def is_span(self, text: str) -> bool:
-        return any(text in d for d in self.documents)
-
-    def filter_values(self, values: list, s: dict) -> list:
-        """The ``enum``/``const`` values whose string values are spans where they must be (in
-        marked mode, values with containers are checked throughout: sound, if strict)."""
-        if self.marked and s.get("x-extract") is not True:
-            return [v for v in values if isinstance(v, str) or all(map(self.is_span, _strings(v)))]
-        return [v for v in values if all(map(self.is_span, _strings(v)))]
-
-    def body(self, nonempty: bool) -> ByteDFA:
-        dfa = self._bodies.get(nonempty)
-        if dfa is None:
-            dfa = json_span_dfa(self.documents, max_states=self.max_states)
-            self._bodies[False] = dfa
-            if nonempty:
-                dfa = self._bodies[True] = without_empty(dfa)
-        return dfa
-
-    def string(self, compiler: object, s: dict, path: str, refs: tuple, plain: Callable[[dict, str, tuple], str]) -> str:
-        """The regex of the JSON strings of ``s`` (``plain`` compiles it without spans)."""
-        from .algebra import intersect
-        from .errors import UnsatisfiableConstraint
-
-        embed: Callable[[ByteDFA], str] = compiler.embed  # type: ignore[attr-defined]
-        rest = {k: v for k, v in s.items() if k != "x-extract"}
-        if not self.applies(s):
-            return plain(rest, path, refs)
-        lo = rest.get("minLength", 0)
-        nonempty = isinstance(lo, int) and lo >= 1
-        key = (id(compiler), nonempty)
-        marker = self._markers.get(key)
-        if marker is None:
-            marker = self._markers[key] = embed(self.body(nonempty))
-        quoted = f'"{marker}"'
-        if not any(k in rest for k in self.KEYWORDS) or (set(rest) & set(self.KEYWORDS) == {"minLength"} and lo <= 1):
-            if self.body(nonempty).is_empty:
-                raise UnsatisfiableConstraint("no span of extract_from is a non-empty string", path or "/")
-            return quoted
-        to_dfa: Callable[[str, str], ByteDFA] = compiler.to_dfa  # type: ignore[attr-defined]
-        try:
-            both = intersect(to_dfa(plain(rest, path, refs), path), to_dfa(quoted, path), max_states=self.max_states)
-        except CompileBudgetExceeded as e:
-            if e.path:
-                raise
-            raise CompileBudgetExceeded(f"{e.what} (spans of extract_from ∩ string keywords)", e.limit, path or "/") from None
-        if both.is_empty:
-            raise UnsatisfiableConstraint(
-                f"no span of extract_from satisfies {', '.join(k for k in self.KEYWORDS if k in rest)}", path or "/"
-            )
-        return embed(both)
