@@ -22,7 +22,7 @@ import numpy as np
 from .errors import UnsatisfiableConstraint, VocabularyError
 from .fsm import ByteDFA
 from .distance import spells_every_byte, token_distances
-from .index import token_trie, walk_state
+from .index import SparseWalker, token_trie, walk_state
 from .vocabulary import Vocabulary
 
 __all__ = ["Guide"]
@@ -63,6 +63,7 @@ class Guide:
         "_tight",
         "_forced",
         "_live_bytes",
+        "_sparse",
         "__weakref__",
     )
 
@@ -88,6 +89,7 @@ class Guide:
         # state -> forced bytes from it (see forced_bytes); filled lazily
         self._forced: dict[int, bytes] = {}
         self._live_bytes: np.ndarray | None = None
+        self._sparse: SparseWalker | None = None  # built on the first mask
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
@@ -404,15 +406,20 @@ class Guide:
         if not 0 <= state < len(self._rows):
             raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
         trie = token_trie(self.vocabulary)
-        if self._node_classes is None:
-            self._node_classes = self.dfa.byte_classes[trie.byte]
-        reached = walk_state(self.dfa, self._node_classes, trie, state)
+        if self._sparse is None:
+            self._sparse = SparseWalker(self.dfa, trie)
+        found = self._sparse.walk(state)
+        if found is None:
+            if self._node_classes is None:
+                self._node_classes = self.dfa.byte_classes[trie.byte]
+            reached = walk_state(self.dfa, self._node_classes, trie, state)
+            found = trie.token_ids[reached >= 0], reached[reached >= 0]
         mask = np.zeros(self.vocabulary.size, dtype=bool)
-        mask[trie.token_ids[reached >= 0]] = True
+        mask[found[0]] = True
         if self._token_dist is not None:
             # Once budgets are in use, note this here: a budget far from the end then reuses this
             # mask without walking the trie again.
-            self._max_next[state] = int(self._distances()[reached[reached >= 0]].max(initial=0))
+            self._max_next[state] = int(self._distances()[found[1]].max(initial=0))
         if self._finals[state]:
             mask[self._eos] = True
         elif not mask.any():
