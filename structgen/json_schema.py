@@ -97,6 +97,7 @@ from .errors import (
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .nfa import slot_marker
 from .regex import regex_to_dfa
+from .spans import normalize_documents
 from .spans_json import SpanStrings
 from .json_formats import (
     CHAR,
@@ -1030,7 +1031,7 @@ def schema_to_dfa(
     whitespace: str = DEFAULT_WHITESPACE,
     max_recursion_depth: int = 3,
     max_states: int = DEFAULT_MAX_STATES,
-    extract_from: Optional[Sequence[str]] = None,
+    extract_from: Union[str, Sequence[str], None] = None,
 ) -> ByteDFA:
     """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
     for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
@@ -1050,7 +1051,7 @@ def schema_to_dfa(
 
 
 def _compile_root(
-    schema: Any, whitespace: str, max_recursion_depth: int, max_states: int, extract_from: Optional[Sequence[str]] = None
+    schema: Any, whitespace: str, max_recursion_depth: int, max_states: int, extract_from: Union[str, Sequence[str], None] = None
 ) -> tuple[str, list[ByteDFA], Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
@@ -1061,7 +1062,7 @@ def _compile_root(
             raise RegexSyntaxError(whitespace, e.pos, e.msg) from e
         raise RegexNotSupported(whitespace, "characters other than JSON whitespace (space, \\t, \\n, \\r)")
     root = load_schema(schema)
-    spans = None if extract_from is None else SpanStrings(tuple(extract_from), root, max_states=max_states)
+    spans = None if extract_from is None else SpanStrings(normalize_documents(extract_from), root, max_states=max_states)
     compiler = _Compiler(root, whitespace, max_recursion_depth, spans)
     compiler.max_states = max_states
     try:
