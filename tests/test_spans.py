@@ -282,7 +282,7 @@ def test_errors(smollm2_vocabulary: Any) -> None:
         structgen.compile_json_schema({"properties": {"a": {"type": "string", "x-extract": True}}}, v)
     assert e.value.keyword == "x-extract" and e.value.path == "/properties/a/x-extract"
     with pytest.raises(structgen.UnsatisfiableConstraint, match="minLength, maxLength") as u:
-        structgen.compile_json_schema({"properties": {"a": {"type": "string", "minLength": 4, "maxLength": 5}}, "required": ["a"]},
+        structgen.compile_json_schema({"type": "object", "properties": {"a": {"type": "string", "minLength": 4, "maxLength": 5}}, "required": ["a"]},
                                       v, extract_from="abc")
     assert u.value.path == "/properties/a"
     with pytest.raises(structgen.UnsatisfiableConstraint, match="non-empty"):
