@@ -289,3 +289,19 @@ def test_errors(smollm2_vocabulary: Any) -> None:
         structgen.compile_json_schema({"type": "string", "minLength": 1}, v, extract_from="")
     with pytest.raises(structgen.CompileBudgetExceeded, match="span automaton"):
         structgen.compile_extract("abcdefghij" * 10, v, max_states=50)
+
+
+@pytest.mark.model
+@pytest.mark.timeout(300)
+def test_rag_extract_example_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python examples/rag_extract.py``: every printed answer is a span of its retrieved document."""
+    import runpy
+    from pathlib import Path
+
+    ns = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "rag_extract.py"), run_name="rag_extract")
+    ns["main"]()
+    out = capsys.readouterr().out
+    answers = re.findall(r"document: (\w+)\n   (\{.*\})", out)
+    assert len(answers) == len(ns["QUESTIONS"])
+    for name, text in answers:
+        assert json.loads(text)["answer"] in ns["DOCUMENTS"][name]
