@@ -149,30 +149,36 @@ class SpanStrings:
             )
         copies, copy_finals = [], []
         finals = dfa.finals
+        entered = np.zeros(n, dtype=bool)  # outer states entered by an edge (copies always are)
+        entered[0] = True
         for i, (p, q, nonempty) in enumerate(edges):
-            base = n + i * m - 1  # body state s >= 1 becomes base + s
-            moved = np.where(tb >= 0, tb + base, -1)
+            rows = tb.copy()
+            rows[rows >= 0] += n + i * m - 1  # body state s >= 1 becomes n + i * m + s - 1
             fin = self.body(nonempty).finals
-            after = np.where(fin[:, None], out[q][None, :], -1)  # an accepting body state continues as q
-            if ((moved >= 0) & (after >= 0)).any():
-                return None
-            rows = np.where(moved >= 0, moved, after)
+            for c in np.flatnonzero(out[q] >= 0).tolist():  # an accepting body state continues as q
+                col = rows[:, c]
+                if (fin & (col >= 0)).any():
+                    return None
+                col[fin] = out[q, c]
             start, p_row = rows[0], out[p]
             if ((start >= 0) & (p_row >= 0)).any():
                 return None
             out[p] = np.where(p_row >= 0, p_row, start)
             copies.append(rows[1:])
             copy_finals.append(fin[1:] & finals[q])
-        table = np.vstack([out, *copies]).astype(np.int32)
+            targets = out[q][out[q] >= 0]
+            entered[targets[targets < n]] = True
+        outer = out[out >= 0]
+        entered[outer[outer < n]] = True
+        table = np.vstack([out, *copies])
         all_finals = np.concatenate([finals, *copy_finals])
-        # A state after a placeholder that nothing else enters is unreachable now: drop it.
-        entered = np.zeros(total, dtype=bool)
-        entered[table[table >= 0]] = True
-        entered[0] = True
-        if not entered.all():
-            new_id = np.cumsum(entered) - 1
-            table = np.where(table >= 0, new_id[np.maximum(table, 0)], -1)[entered].astype(np.int32)
-            all_finals = all_finals[entered]
+        if not entered.all():  # a state after a placeholder that nothing else enters: drop it
+            keep = np.concatenate([entered, np.ones(total - n, dtype=bool)])
+            new_id = (np.cumsum(keep) - 1).astype(np.int32)
+            table = table[keep]
+            live = table >= 0
+            table[live] = new_id[table[live]]
+            all_finals = all_finals[keep]
         return ByteDFA(np.ascontiguousarray(table), class_of.astype(np.int32), all_finals)
 
     def string(self, compiler: object, s: dict, path: str, refs: tuple, plain: Callable[[dict, str, tuple], str]) -> str:
