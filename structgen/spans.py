@@ -15,7 +15,7 @@ separator edges dropped and the unreachable states trimmed, reads exactly the su
 
 Example:
     >>> dfa = span_dfa(["Say \\"hi\\"!"])
-    >>> dfa.accepts('"hi'.encode()), dfa.accepts(b"hi!"), dfa.accepts(b"ih")
+    >>> dfa.accepts('"hi'.encode()), dfa.accepts(b'hi"!'), dfa.accepts(b"ih")
     (True, True, False)
     >>> jdfa = json_span_dfa(["Say \\"hi\\"!"])
     >>> jdfa.accepts(b'\\\\"hi'), jdfa.accepts(b'"hi')
