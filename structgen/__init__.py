@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .compiler import clear_cache, compile_json_schema, compile_regex
+from .compiler import clear_cache, compile_extract, compile_json_schema, compile_regex
 from .errors import (
     CompileBudgetExceeded,
     ConstraintError,
@@ -55,6 +55,7 @@ __all__ = [
     "VocabularyError",
     "__version__",
     "clear_cache",
+    "compile_extract",
     "compile_json_schema",
     "compile_regex",
     "generate_json",

@@ -18,9 +18,10 @@ import numpy as np
 from .errors import UnsatisfiableConstraint
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .guide import Guide
+from .spans import Documents, documents_key, extract_dfa, normalize_documents
 from .vocabulary import Vocabulary
 
-__all__ = ["compile_json_schema", "compile_regex", "clear_cache", "set_cache_limits"]
+__all__ = ["compile_extract", "compile_json_schema", "compile_regex", "clear_cache", "set_cache_limits"]
 
 DEFAULT_WHITESPACE = r"[ ]?"
 _CACHE_SIZE = 128
@@ -129,6 +130,7 @@ def compile_json_schema(
     whitespace: str = DEFAULT_WHITESPACE,
     max_recursion_depth: int = 3,
     max_states: int = DEFAULT_MAX_STATES,
+    extract_from: Documents | None = None,
 ) -> Guide:
     """A guide whose outputs are JSON documents valid under ``schema``.
 
@@ -136,6 +138,11 @@ def compile_json_schema(
     allowed between JSON tokens (default ``[ ]?``: at most one space, so a small model cannot loop
     on whitespace). Properties come in schema order. Recursive ``$ref`` is unrolled
     ``max_recursion_depth`` times (an under-approximation: sound, not complete).
+
+    ``extract_from`` (a document or a list of them): string values are verbatim spans of a
+    document — every string value, or only those whose schema says ``"x-extract": true`` when
+    any does. Object keys are not spans; ``""`` is (use ``minLength: 1``); other string keywords
+    still hold. See :mod:`structgen.spans`.
 
     Raises :class:`SchemaError` for an invalid schema, :class:`SchemaNotSupported` (with the JSON
     pointer) for a keyword structgen cannot enforce exactly, :class:`UnsatisfiableConstraint` when
@@ -150,14 +157,60 @@ def compile_json_schema(
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
     loaded = load_schema(schema)
     text = json.dumps(loaded, sort_keys=True, ensure_ascii=False)
+    docs = None if extract_from is None else normalize_documents(extract_from)
 
     def make() -> ByteDFA:
-        return schema_to_dfa(loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states)
+        return schema_to_dfa(
+            loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, extract_from=docs
+        )
 
     title = loaded.get("title") if isinstance(loaded, dict) else None
+    spans_key = None if docs is None else documents_key(docs)
     return _guide(
-        ("json", text, whitespace, max_recursion_depth, max_states),
+        ("json", text, whitespace, max_recursion_depth, max_states, spans_key),
         vocabulary,
         make,
         f"JSON Schema {title or text[:60]!r}",
+    )
+
+
+def compile_extract(
+    document: Documents,
+    vocabulary: Vocabulary,
+    *,
+    min_length: int = 0,
+    max_length: int | None = None,
+    pattern: str | None = None,
+    max_states: int = DEFAULT_MAX_STATES,
+) -> Guide:
+    """A guide whose outputs are verbatim spans (substrings) of ``document`` — plain text.
+
+    ``document`` is a string or a list of them (a span of any one). The output has
+    ``min_length`` to ``max_length`` characters (default: any, the empty span included) and, with
+    ``pattern`` (Python syntax, full match), matches it too. ``max_length`` costs one state per
+    (span state, length): on long documents it can raise :class:`CompileBudgetExceeded`.
+    Raises :class:`UnsatisfiableConstraint` when no span qualifies.
+
+    Example:
+        >>> guide = compile_extract(document, vocab, min_length=1)   # doctest: +SKIP
+    """
+    if not isinstance(vocabulary, Vocabulary):
+        raise TypeError(f"compile_extract needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
+    docs = normalize_documents(document, name="document")
+
+    def make() -> ByteDFA:
+        dfa = extract_dfa(docs, min_length=min_length, max_length=max_length, pattern=pattern, max_states=max_states)
+        if dfa.is_empty:
+            what = f"{min_length}..{'' if max_length is None else max_length} characters" + (
+                f" matching {pattern!r}" if pattern is not None else ""
+            )
+            raise UnsatisfiableConstraint(f"no span of the document has {what}")
+        return dfa
+
+    key = documents_key(docs)
+    return _guide(
+        ("extract", key, min_length, max_length, pattern, max_states),
+        vocabulary,
+        make,
+        f"spans of {len(docs)} document(s) {docs[0][:40]!r}",
     )

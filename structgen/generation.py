@@ -127,11 +127,14 @@ def generate_json(
     chat: bool | None = None,
     budget_aware: bool = True,
     fast_forward: bool = True,
+    extract_from: str | Sequence[str] | None = None,
     **generate_kwargs: Any,
 ) -> Any:
     """The model's answer as a JSON value valid under ``schema`` (a dict, JSON text or pydantic class).
 
-    ``whitespace`` is the regex allowed between JSON tokens (default ``[ ]?``). Returns the parsed
+    ``whitespace`` is the regex allowed between JSON tokens (default ``[ ]?``). ``extract_from``
+    (a document or a list of them) makes string values verbatim spans of a document (see
+    :func:`structgen.compile_json_schema`). Returns the parsed
     value. With ``budget_aware=True`` (the default) the document is always complete within
     ``max_new_tokens``; other options as in :func:`generate_regex`.
 
@@ -139,7 +142,8 @@ def generate_json(
         >>> generate_json(model, tokenizer, "A city?", {"type": "object", ...})  # doctest: +SKIP
         {'name': 'Paris', ...}
     """
-    guide = compile_json_schema(schema, model_vocabulary(model, tokenizer), whitespace=whitespace)
+    vocab = model_vocabulary(model, tokenizer)
+    guide = compile_json_schema(schema, vocab, whitespace=whitespace, extract_from=extract_from)
     text = generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
         budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs

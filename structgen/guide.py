@@ -22,7 +22,7 @@ import numpy as np
 from .errors import UnsatisfiableConstraint, VocabularyError
 from .fsm import ByteDFA
 from .distance import spells_every_byte, token_distances
-from .index import token_trie, walk_state
+from .index import SparseWalker, token_trie, walk_state
 from .slices import MIXED, SLICES, char_successors, string_slice
 from .vocabulary import Vocabulary
 
@@ -72,6 +72,7 @@ class Guide:
         "_char_next",
         "_rest_classes",
         "_max_masks",
+        "_sparse",
         "__weakref__",
     )
 
@@ -105,6 +106,7 @@ class Guide:
         # string slices (see structgen.slices): per state, where every slice character leads
         self._char_next: dict[int, list[int]] = {}  # slice -> successor per state
         self._rest_classes: dict[int, np.ndarray] = {}
+        self._sparse: SparseWalker | None = None  # built on the first full walk
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
@@ -122,7 +124,8 @@ class Guide:
         table = d.transitions.nbytes + d.byte_classes.nbytes + d.finals.nbytes
         rows = d.num_states * (64 + 8 * d.num_classes)  # list of lists of (cached small) ints
         masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size
-        return int(2 * table + rows + masks + sum(len(b) + 40 for b in self._forced.values()))
+        sparse = 0 if self._sparse is None else 40 * (len(self._sparse.byte) + len(self._sparse.first))
+        return int(2 * table + rows + masks + sparse + sum(len(b) + 40 for b in self._forced.values()))
 
     @property
     def num_states(self) -> int:
@@ -492,15 +495,20 @@ class Guide:
         """The mask from a walk of the whole token trie (also noting, once budgets are in use,
         the farthest distance its tokens lead to)."""
         trie = token_trie(self.vocabulary)
-        if self._node_classes is None:
-            self._node_classes = self.dfa.byte_classes[trie.byte]
-        reached = walk_state(self.dfa, self._node_classes, trie, state)
+        if self._sparse is None:
+            self._sparse = SparseWalker(self.dfa, trie)
+        found = self._sparse.walk(state)
+        if found is None:
+            if self._node_classes is None:
+                self._node_classes = self.dfa.byte_classes[trie.byte]
+            reached = walk_state(self.dfa, self._node_classes, trie, state)
+            found = trie.token_ids[reached >= 0], reached[reached >= 0]
         mask = np.zeros(self.vocabulary.size, dtype=bool)
-        mask[trie.token_ids[reached >= 0]] = True
+        mask[found[0]] = True
         if self._token_dist is not None:
             # Once budgets are in use, note this here: a budget far from the end then reuses this
             # mask without walking the trie again.
-            self._max_next[state] = int(self._distances()[reached[reached >= 0]].max(initial=0))
+            self._max_next[state] = int(self._distances()[found[1]].max(initial=0))
         return mask
 
 

@@ -78,7 +78,7 @@ import json
 import re
 import math
 from fractions import Fraction
-from typing import Any, Callable, Iterator, Optional, Union
+from typing import Any, Callable, Iterator, Optional, Sequence, Union
 from urllib.parse import unquote
 
 import jsonschema
@@ -97,6 +97,8 @@ from .errors import (
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .nfa import slot_marker
 from .regex import regex_to_dfa
+from .spans import normalize_documents
+from .spans_json import SpanStrings
 from .json_formats import (
     CHAR,
     FORMATS,
@@ -130,6 +132,7 @@ CONSTRAINT_KEYWORDS = frozenset({
     "minProperties", "required", "dependentRequired", "allOf", "anyOf", "oneOf", "not", "if",
     "then", "else", "dependentSchemas", "prefixItems", "items", "properties", "patternProperties",
     "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+    "x-extract",  # structgen's: the string is a span of extract_from (see structgen.spans)
 })
 _SCHEMA_VALUED = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
                   "unevaluatedItems", "unevaluatedProperties", "contentSchema")
@@ -259,6 +262,8 @@ def _clean(schema: dict) -> dict:
         del out["uniqueItems"]
     if out.get("not") is False:
         del out["not"]
+    if out.get("x-extract") is False:
+        del out["x-extract"]
     for key in ("minLength", "minItems", "minProperties"):
         if out.get(key) == 0:
             del out[key]
@@ -450,8 +455,9 @@ def _disjoint_values(a: Optional[list], b: Optional[list]) -> bool:
 
 
 class _Compiler:
-    def __init__(self, root: Schema, whitespace: str, max_depth: int) -> None:
+    def __init__(self, root: Schema, whitespace: str, max_depth: int, spans: Optional[SpanStrings] = None) -> None:
         self.root = root
+        self.spans = spans  # extract_from: string values restricted to spans of documents
         self.max_depth = max_depth
         self.ws = f"(?:{whitespace})" if whitespace else ""
         self.validator = _Validator(root, registry=referencing.Registry())  # (no remote retrieval)
@@ -606,7 +612,8 @@ class _Compiler:
 
         A blown state budget names ``path``, the schema whose automaton grew too big."""
         try:
-            return regex_to_dfa(regex, max_states=self.max_states, slots=self.slots)
+            slots = self.slots if self.spans is None else self.spans.resolve(self.slots)  # (no placeholders)
+            return regex_to_dfa(regex, max_states=self.max_states, slots=slots)
         except CompileBudgetExceeded as e:
             if e.path:
                 raise
@@ -719,7 +726,8 @@ class _Compiler:
     def any_value(self) -> str:
         if self._any is None:
             w = self.ws
-            scalars = f"null|true|false|{NUMBER}|{STRING}"
+            string = STRING if self.spans is None or self.spans.marked else self.string({}, "", ())
+            scalars = f"null|true|false|{NUMBER}|{string}"
             value = f"(?:{scalars})"
             for _ in range(self.max_depth):
                 array = rf"\[{w}(?:{value}(?:{w},{w}{value})*{w})?\]"
@@ -760,6 +768,8 @@ class _Compiler:
                 values = [v for v in values if any(_equal(v, e) for e in s["enum"])]
         else:
             values = list(s["enum"])
+        if self.spans is not None:
+            values = self.spans.filter_values(values, s)
         rest = {k: v for k, v in s.items() if k not in ("enum", "const")}  # (jsonschema's enum check is linear)
         validator = self.validator.evolve(schema=rest)
         kept: dict[str, str] = {}  # canonical value -> its regex
@@ -811,6 +821,14 @@ class _Compiler:
         return NUMBER
 
     def string(self, s: dict, path: str, refs: tuple) -> str:
+        if self.spans is not None:
+            spans, self.spans = self.spans, None  # (re-entered without spans for the other keywords)
+            try:
+                return spans.string(self, s, path, refs, self.string)
+            finally:
+                self.spans = spans
+        if s.get("x-extract") is True:
+            raise SchemaNotSupported("x-extract", f"{path}/x-extract", "needs the documents: pass extract_from=")
         lo = int(s.get("minLength", 0))
         hi = None if s.get("maxLength") is None else int(s["maxLength"])
         if hi is not None and lo > hi:
@@ -1001,7 +1019,7 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
-    regex, slots = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
+    regex, slots, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
     if slots:
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
     return regex
@@ -1013,20 +1031,28 @@ def schema_to_dfa(
     whitespace: str = DEFAULT_WHITESPACE,
     max_recursion_depth: int = 3,
     max_states: int = DEFAULT_MAX_STATES,
+    extract_from: Union[str, Sequence[str], None] = None,
 ) -> ByteDFA:
     """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
     for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
-    budget names the JSON pointer of the schema whose automaton grew too big.
+    budget names the JSON pointer of the schema whose automaton grew too big. With
+    ``extract_from`` (documents), string values are spans of them (:mod:`structgen.spans`).
 
     >>> dfa = schema_to_dfa({"type": "integer", "minimum": 10})
     >>> dfa.accepts(b"12"), dfa.accepts(b"9")
     (True, False)
     """
-    regex, slots = _compile_root(schema, whitespace, max_recursion_depth, max_states)
-    return regex_to_dfa(regex, max_states=max_states, slots=slots)
+    regex, slots, spans = _compile_root(schema, whitespace, max_recursion_depth, max_states, extract_from)
+    dfa = regex_to_dfa(regex, max_states=max_states, slots=slots)
+    if spans is not None:  # span strings are placeholders until here (see structgen.spans_json)
+        spliced = spans.splice(dfa)
+        dfa = spliced if spliced is not None else regex_to_dfa(regex, max_states=max_states, slots=spans.resolve(slots))
+    return dfa
 
 
-def _compile_root(schema: Any, whitespace: str, max_recursion_depth: int, max_states: int) -> tuple[str, list[ByteDFA]]:
+def _compile_root(
+    schema: Any, whitespace: str, max_recursion_depth: int, max_states: int, extract_from: Union[str, Sequence[str], None] = None
+) -> tuple[str, list[ByteDFA], Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
     if whitespace and not matches_only(whitespace, " \t\n\r"):
@@ -1036,10 +1062,11 @@ def _compile_root(schema: Any, whitespace: str, max_recursion_depth: int, max_st
             raise RegexSyntaxError(whitespace, e.pos, e.msg) from e
         raise RegexNotSupported(whitespace, "characters other than JSON whitespace (space, \\t, \\n, \\r)")
     root = load_schema(schema)
-    compiler = _Compiler(root, whitespace, max_recursion_depth)
+    spans = None if extract_from is None else SpanStrings(normalize_documents(extract_from), root, max_states=max_states)
+    compiler = _Compiler(root, whitespace, max_recursion_depth, spans)
     compiler.max_states = max_states
     try:
         regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target
     except _TooDeep as e:
         raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
-    return compiler.budget(regex, ""), compiler.slots
+    return compiler.budget(regex, ""), compiler.slots, spans

@@ -257,6 +257,25 @@ def test_bad_input(client: Any, body: Any, status: int, needle: str) -> None:
     assert needle in r.json()["error"]["message"]
 
 
+def test_extract_from(oai: Any, client: Any) -> None:
+    doc = 'Acme Corp reported revenue of $4.1 million. CEO: Jane "JJ" Doe.'
+    fmt = {"type": "json_schema", "extract_from": doc, "json_schema": {"name": "a", "schema": {
+        "type": "object", "properties": {"ceo": {"type": "string", "minLength": 1}}, "required": ["ceo"]}}}
+    r = _chat(oai, f"{doc}\nWho is the CEO? Answer in JSON.", fmt, max_tokens=24)
+    assert json.loads(r.choices[0].message.content)["ceo"] in doc
+    r = _chat(oai, f"{doc}\nJSON please.", {"type": "json_object", "extract_from": [doc, "other"]}, max_tokens=24)
+    text = r.choices[0].message.content
+    if r.choices[0].finish_reason == "stop":
+        assert isinstance(json.loads(text), dict)
+    for bad, needle in (([], "empty list"), (3, "extract_from"), (["a", None], "extract_from")):
+        body = {**CHAT, "response_format": {"type": "json_object", "extract_from": bad}}
+        resp = _post(client, "/v1/chat/completions", body)
+        assert resp.status_code == 400, resp.text
+        assert needle in resp.json()["error"]["message"]
+    resp = _post(client, "/v1/chat/completions", {**CHAT, "response_format": {"type": "json_object", "extract_from": "x" * 9000}})
+    assert resp.status_code == 413 and "extract_from" in resp.json()["error"]["message"]
+
+
 def test_bad_input_through_the_openai_client(oai: Any) -> None:
     with pytest.raises(openai.BadRequestError, match="/properties/a"):
         _chat(oai, "hi", {"type": "json_object", "schema": {"properties": {"a": {"pattern": "(?<=x)"}}}})

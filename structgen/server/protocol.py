@@ -40,6 +40,8 @@ class JsonObjectFormat(_Strict):
 
     type: Literal["json_object"]
     schema_: Union[dict[str, Any], bool, None] = Field(default=None, alias="schema")
+    #: structgen extension: string values are verbatim spans of this document (or of one of these).
+    extract_from: Union[str, list[str], None] = None
 
 
 class JsonSchemaSpec(_Strict):
@@ -59,6 +61,9 @@ class JsonSchemaFormat(_Strict):
 
     type: Literal["json_schema"]
     json_schema: JsonSchemaSpec
+    #: structgen extension: string values are verbatim spans of this document (or of one of these);
+    #: with ``"x-extract": true`` in the schema, only the strings of those schemas.
+    extract_from: Union[str, list[str], None] = None
 
 
 class RegexFormat(_Strict):

@@ -66,12 +66,14 @@ class GuideCompiler:
             self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
             guide = compile_regex(fmt.pattern, self.vocabulary)
         elif isinstance(fmt, JsonSchemaFormat):
-            guide = self._schema(fmt.json_schema.schema_)
+            guide = self._schema(fmt.json_schema.schema_, fmt.extract_from)
         elif isinstance(fmt, JsonObjectFormat):
             if fmt.schema_ is None:
-                guide = compile_json_schema(ANY_OBJECT_SCHEMA, self.vocabulary, max_recursion_depth=ANY_OBJECT_DEPTH)
+                self._check_documents(fmt.extract_from, 0)
+                guide = compile_json_schema(ANY_OBJECT_SCHEMA, self.vocabulary, max_recursion_depth=ANY_OBJECT_DEPTH,
+                                            extract_from=fmt.extract_from)
             else:
-                guide = self._schema(fmt.schema_)
+                guide = self._schema(fmt.schema_, fmt.extract_from)
         else:  # pragma: no cover - the protocol models admit nothing else
             raise TypeError(f"unknown response_format {fmt!r}")
         if guide.num_states <= _PRECOMPUTE_STATES:
@@ -80,9 +82,23 @@ class GuideCompiler:
             guide.token_mask(guide.initial_state)
         return guide
 
-    def _schema(self, schema: Any) -> Guide:
-        self._check_size(json.dumps(schema).encode("utf-8"), "JSON Schema")
-        return compile_json_schema(schema, self.vocabulary)
+    def _schema(self, schema: Any, extract_from: str | list[str] | None = None) -> Guide:
+        data = json.dumps(schema).encode("utf-8")
+        self._check_size(data, "JSON Schema")
+        self._check_documents(extract_from, len(data))
+        return compile_json_schema(schema, self.vocabulary, extract_from=extract_from)
+
+    def _check_documents(self, extract_from: str | list[str] | None, used: int) -> None:
+        """``extract_from`` documents count against the constraint size limit (with the schema)."""
+        if extract_from is None:
+            return
+        docs = [extract_from] if isinstance(extract_from, str) else extract_from
+        size = sum(len(d.encode("utf-8", "surrogatepass")) for d in docs)
+        if used + size > self.max_constraint_bytes:
+            raise PayloadTooLarge(
+                f"the extract_from documents are {size} bytes (with the schema, {used + size}), over this "
+                f"server's limit of {self.max_constraint_bytes}"
+            )
 
     def _check_size(self, data: bytes, what: str) -> None:
         if len(data) > self.max_constraint_bytes:
