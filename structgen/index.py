@@ -242,8 +242,7 @@ def _trie_lookup(trie: TokenTrie) -> tuple[list[int], np.ndarray, np.ndarray, np
     cached = trie.__dict__.get("_lookup")
     if cached is None:
         n = trie.num_nodes
-        parent = np.repeat(np.arange(n, dtype=np.int64), trie.num_children)
-        keys = (parent << 8) | trie.byte[1:].astype(np.int64)
+        keys = (trie.parent[1:] << 8) | trie.byte[1:].astype(np.int64)  # (the trie stores each node's parent)
         assert bool((np.diff(keys) > 0).all()), "trie nodes are not in (parent, byte) order"
         order = np.argsort(trie.token_nodes, kind="stable")
         tok_first = np.searchsorted(trie.token_nodes[order], np.arange(n))

@@ -9,6 +9,7 @@ random Llama, the ``generate_*`` helpers and the server engine.
 
 from __future__ import annotations
 
+
 import asyncio
 import json
 import random
@@ -27,6 +28,7 @@ import structgen
 from structgen.errors import UnsatisfiableConstraint, VocabularyError
 from structgen.fsm import ByteDFA
 
+from .engine_utils import drain
 from .test_regex import patterns
 
 SCHEMAS: list[dict[str, Any]] = [
@@ -342,18 +344,8 @@ def test_engine_budget_aware_finishes_with_stop(tiny_llama: Any, tiny_vocab: Any
     engine = Engine(model, tiny_vocab, max_batch_size=4, budget_aware=aware)
     engine.start()
 
-    async def run() -> list[tuple[str, Any]]:
-        handles = [engine.submit([1, 2, 3], guide, SamplingParams(max_tokens=5, temperature=1.0, seed=s)) for s in range(4)]
-        out = []
-        for h in handles:
-            text = ""
-            async for ev in h:
-                text += ev.text
-            out.append((text, ev))
-        return out
-
     try:
-        results = asyncio.run(run())
+        results = drain(lambda: [engine.submit([1, 2, 3], guide, SamplingParams(max_tokens=5, temperature=1.0, seed=s)) for s in range(4)])
     finally:
         engine.stop()
     for text, ev in results:

@@ -7,7 +7,6 @@ One session-scoped server; every test keeps ``max_tokens`` small so the file sta
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 import socket
@@ -17,6 +16,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Iterator
 
 import pytest
+
+from .engine_utils import drain
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -303,18 +304,8 @@ def test_a_failing_request_does_not_fail_the_others(tiny_llama: tuple[Any, Any])
     engine = Engine(model, vocab, max_batch_size=4)
     engine.start()
 
-    async def run() -> list[tuple[str, Any]]:
-        handles = [engine.submit([1, 2, 3], g, SamplingParams(max_tokens=10)) for g in (good, bad, good)]
-        out = []
-        for h in handles:
-            text = ""
-            async for ev in h:
-                text += ev.text
-            out.append((text, ev))
-        return out
-
     try:
-        results = asyncio.run(run())
+        results = drain(lambda: [engine.submit([1, 2, 3], g, SamplingParams(max_tokens=10)) for g in (good, bad, good)])
     finally:
         engine.stop()
     assert results[1][1].error is not None and "broken guide" in str(results[1][1].error)
