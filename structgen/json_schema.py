@@ -97,6 +97,9 @@ from .errors import (
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .nfa import slot_marker
 from .regex import regex_to_dfa
+from .json_algebra import _AlgebraMixin
+from .json_objects import _ObjectsMixin
+from .json_numbers import is_binary_fraction, multiple_of_dfa, number_bound, safe_digits
 from .json_formats import (
     CHAR,
     FORMATS,
@@ -145,6 +148,10 @@ _UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusive
 
 #: Formats whose regex keeps under the RFC's length limit by dropping some long valid values.
 _CAPPED_FORMATS = ("hostname", "email")
+
+
+class _MergeClash(SchemaNotSupported):
+    """Two schemas that must both hold do not merge keyword by keyword (intersected instead)."""
 
 
 class _TooDeep(CompileBudgetExceeded):
@@ -321,7 +328,7 @@ def _merge(a: Schema, b: Schema, path: str) -> Schema:
         elif key == "uniqueItems":
             out[key] = True
         else:
-            raise SchemaNotSupported(key, path, "two different values of it must hold at once (from $ref, allOf, anyOf or oneOf)")
+            raise _MergeClash(key, path, "two different values of it must hold at once (from $ref, allOf, anyOf or oneOf)")
     if any(k in side for side in (a, b) for k in ("prefixItems", "items")):
         # position i is constrained by each side's prefixItems[i], or by its items past its prefix
         pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
@@ -336,7 +343,7 @@ def _merge(a: Schema, b: Schema, path: str) -> Schema:
             out["items"] = items
     for x, y in ((a, b), (b, a)):
         if "patternProperties" in x and ("properties" in y or "additionalProperties" in y):
-            raise SchemaNotSupported("patternProperties", path, "combining it with properties of another schema")
+            raise _MergeClash("patternProperties", path, "combining it with properties of another schema")
     if any(k in side for side in (a, b) for k in ("properties", "additionalProperties")):
         pa, pb = a.get("properties", {}), b.get("properties", {})
         apa, apb = a.get("additionalProperties", True), b.get("additionalProperties", True)
@@ -449,8 +456,12 @@ def _disjoint_values(a: Optional[list], b: Optional[list]) -> bool:
 # The compiler
 
 
-class _Compiler:
-    def __init__(self, root: Schema, whitespace: str, max_depth: int) -> None:
+class _Compiler(_ObjectsMixin, _AlgebraMixin):
+    def __init__(self, root: Schema, whitespace: str, max_depth: int, *, key_order: str = "schema", extra_properties: bool = False) -> None:
+        if key_order not in ("schema", "any"):
+            raise ValueError(f"key_order must be 'schema' or 'any', got {key_order!r}")
+        self.key_order = key_order
+        self.extra_properties = extra_properties
         self.root = root
         self.max_depth = max_depth
         self.ws = f"(?:{whitespace})" if whitespace else ""
@@ -461,6 +472,7 @@ class _Compiler:
         self.max_states = DEFAULT_MAX_STATES
         # Automata the regex refers to by a slot marker (FSM algebra results: see nfa.slot_marker).
         self.slots: list[ByteDFA] = []
+        self._dfas: dict[str, ByteDFA] = {}
         if isinstance(root, dict):
             if isinstance(root.get("$id"), str):
                 self.root_id = root["$id"].split("#")[0]
@@ -605,12 +617,20 @@ class _Compiler:
         """The automaton of a regex written by this compiler (its slots included), for algebra.
 
         A blown state budget names ``path``, the schema whose automaton grew too big."""
+        cached = self._dfas.get(regex)
+        if cached is not None:
+            return cached
+        # only the slots this regex uses, renumbered (each call reads every slot it is given)
+        used = sorted({c for c in regex if 0xD800 <= ord(c) < 0xD800 + len(self.slots)})
+        local = regex.translate({ord(c): slot_marker(i) for i, c in enumerate(used)}) if used else regex
         try:
-            return regex_to_dfa(regex, max_states=self.max_states, slots=self.slots)
+            dfa = regex_to_dfa(local, max_states=self.max_states, slots=[self.slots[ord(c) - 0xD800] for c in used])
         except CompileBudgetExceeded as e:
             if e.path:
                 raise
             raise CompileBudgetExceeded(e.what, e.limit, path or "/") from None
+        self._dfas[regex] = dfa
+        return dfa
 
     def budget(self, regex: str, path: str) -> str:
         if len(regex) > MAX_REGEX_SIZE:
@@ -624,7 +644,11 @@ class _Compiler:
             raise UnsatisfiableConstraint("the schema is false, no instance is valid", path or "/")
         if "enum" in s or "const" in s:
             return self.finite(s, path)
-        s, path, refs = self.normalize(s, path, refs)
+        original = s
+        try:
+            s, path, refs = self.normalize(s, path, refs)
+        except _MergeClash:
+            return self.intersection(original, path, refs)  # (allOf / $ref siblings that do not merge)
         if isinstance(s, bool):
             return self.compile(s, path, refs)
         s = _clean(s)
@@ -635,32 +659,138 @@ class _Compiler:
         if "not" in s:
             if _accepts_all(s["not"]):
                 raise UnsatisfiableConstraint("'not' of a schema that accepts everything", path or "/")
-            raise SchemaNotSupported("not", f"{path}/not")
-        for key in ("if", "unevaluatedProperties", "unevaluatedItems"):
+            return self.negation(s, path, refs)
+        if "if" in s:
+            return self.conditional(s, path, refs)
+        for key in ("unevaluatedProperties", "unevaluatedItems"):
             if key in s:
                 raise SchemaNotSupported(key, f"{path}/{key}")
+        if "dependentRequired" in s or "dependentSchemas" in s:
+            return self.dependencies(s, path, refs)
         for key in ("anyOf", "oneOf"):
             if key in s:
                 return self.union(s, key, path, refs)
         return self.typed(s, path, refs)
 
+    # -- keywords through automaton algebra ------------------------------------------------------
+
+    def intersection(self, s: dict, path: str, refs: tuple) -> str:
+        """``allOf`` (and ``$ref`` with siblings) whose schemas do not merge: the automata intersected."""
+        rest = {k: v for k, v in s.items() if k not in ("allOf", "$ref")}
+        parts = [(sub, f"{path}/allOf/{i}") for i, sub in enumerate(s.get("allOf", []))]
+        if "$ref" in s:
+            parts.append(({"$ref": s["$ref"]}, path))
+        if _clean(rest):
+            parts.append((rest, path))
+        acc: Optional[str] = None
+        for sub, where in parts:
+            regex = self.compile(sub, where, refs)
+            acc = regex if acc is None else self.inter(acc, regex, path)
+            if acc is None:
+                raise UnsatisfiableConstraint("the allOf schemas have no serialisation in common", path or "/")
+        assert acc is not None
+        return acc
+
+    def negation(self, s: dict, path: str, refs: tuple) -> str:
+        rest = {k: v for k, v in s.items() if k != "not"}
+        positive = self.positive_in_universe(self.compile(rest or True, path, refs), path)
+        got = self.minus(positive, self.over(s["not"], f"{path}/not", refs), path)
+        if got is None:
+            raise SchemaNotSupported("not", f"{path}/not", "nothing is left once the negated schema's over-approximation is taken away")
+        return got
+
+    def conditional(self, s: dict, path: str, refs: tuple) -> str:
+        """(if ∩ then) ∪ (¬if ∩ else), the ¬ as a subtraction of the over-approximated ``if``."""
+        rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
+        cond = s["if"]
+        alts = []
+        try:
+            alts.append(self.compile(_conj(rest, _conj(cond, s.get("then", True))), path, refs))
+        except (UnsatisfiableConstraint, _TooDeep):
+            pass
+        try:
+            otherwise = self.positive_in_universe(self.compile(_conj(rest, s.get("else", True)), path, refs), path)
+            alts.append(self.minus(otherwise, self.over(cond, f"{path}/if", refs), path))
+        except (UnsatisfiableConstraint, _TooDeep):
+            pass
+        got = self.unite(alts, path)
+        if got is None:
+            raise UnsatisfiableConstraint("neither the then nor the else branch can be satisfied", path or "/")
+        return got
+
+    def dependencies(self, s: dict, path: str, refs: tuple) -> str:
+        """``dependentRequired`` / ``dependentSchemas``: objects without the key, or with it and
+        what it brings (one key at a time)."""
+        required_deps = dict(s.get("dependentRequired", {}))
+        schema_deps = dict(s.get("dependentSchemas", {}))
+        name = next(iter(required_deps or schema_deps))
+        rest = dict(s)
+        needs: list = [name]
+        extra: Schema = True
+        if name in required_deps:
+            needs += list(required_deps.pop(name))
+            rest["dependentRequired"] = required_deps
+        else:
+            extra = schema_deps.pop(name)
+            rest["dependentSchemas"] = schema_deps
+        rest = _clean(rest)
+        without = {**rest, "properties": {**rest.get("properties", {}), name: False}}
+        with_it = _conj({**rest, "required": list(dict.fromkeys([*rest.get("required", []), *needs]))}, extra)
+        alts, errors = [], []
+        for branch in (without, with_it):
+            try:
+                alts.append(self.compile(branch, path, refs))
+            except (UnsatisfiableConstraint, _TooDeep) as e:
+                errors.append(e)
+        if not alts:
+            raise self.no_alternative(errors, "no object satisfies the dependencies", path)
+        return _alt(alts)
+
     def union(self, s: dict, key: str, path: str, refs: tuple) -> str:
         rest = {k: v for k, v in s.items() if k != key}
         branches = s[key]
         if key == "oneOf":
-            self.check_disjoint(rest, branches, path)
+            try:
+                self.check_disjoint(rest, branches, path)
+            except SchemaNotSupported:
+                return self.exclusive(rest, branches, path, refs)
         alts, errors = [], []
         for i, branch in enumerate(branches):
             where = f"{path}/{key}/{i}"
             try:
                 n, npath, nrefs = self.normalize(branch, where, refs)
-                merged = _merge(rest, n, where) if rest else n
+                try:
+                    merged = _merge(rest, n, where) if rest else n
+                except _MergeClash:
+                    merged = {"allOf": [rest, n]}
                 alts.append(self.compile(merged, where if rest else npath, nrefs))
             except (UnsatisfiableConstraint, _TooDeep) as e:
                 errors.append(e)
         if not alts:
             raise self.no_alternative(errors, f"no {key} branch can be satisfied", path)
         return self.budget(_alt(alts), path)
+
+    def exclusive(self, rest: dict, branches: list, path: str, refs: tuple) -> str:
+        """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others."""
+        overs = [self.over(b, f"{path}/oneOf/{i}", refs) for i, b in enumerate(branches)]
+        alts, errors = [], []
+        for i, branch in enumerate(branches):
+            where = f"{path}/oneOf/{i}"
+            try:
+                positive = self.compile(_conj(rest, branch), where, refs)
+                positive = self.positive_in_universe(positive, where)
+            except (UnsatisfiableConstraint, _TooDeep) as e:
+                errors.append(e)
+                continue
+            others = self.unite([o for j, o in enumerate(overs) if j != i], path)
+            got = self.minus(positive, others, where)
+            if got is not None:
+                alts.append(got)
+        if not alts:
+            if errors:
+                raise self.no_alternative(errors, "no oneOf branch can be satisfied", path)
+            raise SchemaNotSupported("oneOf", f"{path}/oneOf", "every branch is covered by the over-approximations of the others")
+        return _alt(alts)
 
     def check_disjoint(self, rest: dict, branches: list, path: str) -> None:
         common = self.shape(rest)
@@ -788,8 +918,6 @@ class _Compiler:
     # -- scalars ---------------------------------------------------------------------------------
 
     def integer(self, s: dict, path: str, refs: tuple) -> str:
-        if "multipleOf" in s and s["multipleOf"] != 1:  # every integer is a multiple of 1
-            raise SchemaNotSupported("multipleOf", f"{path}/multipleOf")
         try:
             bounds = {k: Fraction(s[k]) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s}
         except (OverflowError, ValueError, TypeError) as e:
@@ -802,13 +930,42 @@ class _Compiler:
         if lo is not None and hi is not None and lo > hi:
             described = ", ".join(f"{k} {s[k]}" for k in bounds)
             raise UnsatisfiableConstraint(f"no integer satisfies {described} (minimum > maximum)", path or "/")
-        return integer_range(lo, hi)
+        regex = integer_range(lo, hi)
+        if "multipleOf" in s and s["multipleOf"] != 1:  # (every integer is a multiple of 1)
+            regex = self.inter(regex, self.multiple_of(s["multipleOf"], True, path), path)
+            if regex is None:
+                raise UnsatisfiableConstraint(f"no integer in range is a multiple of {s['multipleOf']}", path or "/")
+        return regex
+
+    def multiple_of(self, m: Any, integer: bool, path: str) -> str:
+        where = f"{path}/multipleOf"
+        if isinstance(m, float) and not (m.is_integer() or is_binary_fraction(m)):
+            raise SchemaNotSupported("multipleOf", where, f"{m!r} is not a binary fraction (jsonschema divides floats inexactly)")
+        try:
+            dfa = multiple_of_dfa(m, integer=integer, max_states=self.max_states)
+        except CompileBudgetExceeded as e:
+            raise CompileBudgetExceeded(e.what, e.limit, where) from None
+        regex: Optional[str] = self.embed(dfa)
+        if isinstance(m, float) or not integer:  # (floats: exact only within SAFE_DIGITS digits)
+            regex = self.inter(regex, safe_digits(), path)
+        if regex is None:
+            raise UnsatisfiableConstraint(f"no number written without exponent is a multiple of {m}", path or "/")
+        return regex
 
     def number(self, s: dict, path: str, refs: tuple) -> str:
-        for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf"):
-            if key in s:
-                raise SchemaNotSupported(key, f"{path}/{key}", "on non-integer numbers (not yet; type: integer is supported)")
-        return NUMBER
+        keys = [k for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s]
+        if not keys and "multipleOf" not in s:
+            return NUMBER
+        regex: Optional[str] = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"  # (no exponent: a sound sub-language)
+        for key in keys:
+            regex = self.inter(regex, number_bound(key, s[key]), path)
+        if any(k.startswith("exclusive") for k in keys):
+            regex = self.inter(regex, safe_digits(), path)
+        if "multipleOf" in s:
+            regex = self.inter(regex, self.multiple_of(s["multipleOf"], False, path), path)
+        if regex is None:
+            raise UnsatisfiableConstraint("no number satisfies the bounds" + (" and multipleOf" if "multipleOf" in s else ""), path or "/")
+        return regex
 
     def string(self, s: dict, path: str, refs: tuple) -> str:
         lo = int(s.get("minLength", 0))
@@ -841,9 +998,41 @@ class _Compiler:
 
     # -- containers ------------------------------------------------------------------------------
 
+    def array_contains(self, s: dict, path: str, refs: tuple) -> str:
+        """``contains`` with ``minContains`` / ``maxContains``: the array language intersected with
+        "lo..hi items valid under contains"; with a maximum, the other items must be outside the
+        over-approximation of ``contains``."""
+        lo, hi = int(s.get("minContains", 1)), s.get("maxContains")
+        hi = None if hi is None else int(hi)
+        base = self.array({k: v for k, v in s.items() if k not in ("contains", "minContains", "maxContains")}, path, refs)
+        if lo == 0 and hi is None:
+            return base
+        if hi is not None and lo > hi:
+            raise UnsatisfiableConstraint(f"minContains {lo} > maxContains {hi}", path or "/")
+        try:
+            yes = self.compile(s["contains"], f"{path}/contains", refs)
+        except (UnsatisfiableConstraint, _TooDeep):
+            if lo > 0:
+                raise
+            return base
+        anything = self.embed(self.to_dfa(self.any_value(), path))
+        if hi is None:
+            others: Optional[str] = anything
+        else:
+            others = self.minus(self.positive_in_universe(anything, path), self.over(s["contains"], f"{path}/contains", refs), path)
+        w = self.ws
+        body = _count_items(yes, others, lo, hi, f"{w},{w}")
+        shapes = [rf"\[{w}{body}{w}\]"] if body else []
+        if lo == 0:
+            shapes.append(rf"\[{w}\]")
+        got = self.inter(base, _alt(shapes), path) if shapes else None
+        if got is None:
+            raise UnsatisfiableConstraint("no array has the items contains asks for", path or "/")
+        return got
+
     def array(self, s: dict, path: str, refs: tuple) -> str:
         if "contains" in s:
-            raise SchemaNotSupported("contains", f"{path}/contains")
+            return self.array_contains(s, path, refs)
         prefix = s.get("prefixItems", [])
         lo = int(s.get("minItems", 0))
         cap = None if s.get("maxItems") is None else int(s["maxItems"])
@@ -893,76 +1082,26 @@ class _Compiler:
             return self.budget(rf"\[{w}(?:{content}{w})?\]", path)
         return self.budget(rf"\[{w}{content}{w}\]", path)
 
-    def object(self, s: dict, path: str, refs: tuple) -> str:
-        for key in ("patternProperties", "propertyNames", "dependentRequired", "dependentSchemas"):
-            if key in s:
-                raise SchemaNotSupported(key, f"{path}/{key}")
-        props: dict = s.get("properties", {})
-        additional = s.get("additionalProperties", True)
-        required = list(dict.fromkeys(s.get("required", [])))
-        names = list(props) + [r for r in required if r not in props]
-        min_p, max_p = int(s.get("minProperties", 0)), s.get("maxProperties")
-        w = self.ws
-        if max_p == 0:
-            if required:
-                raise UnsatisfiableConstraint(f"maxProperties 0 but {len(required)} required properties", path or "/")
-            return rf"\{{{w}\}}"
-        if not names:
-            try:
-                value = self.compile(additional, f"{path}/additionalProperties", refs)
-            except (UnsatisfiableConstraint, _TooDeep):
-                if min_p > 0:
-                    raise
-                return rf"\{{{w}\}}"
-            if min_p > 0 or max_p is not None:
-                key = "minProperties" if min_p > 0 else "maxProperties"
-                raise SchemaNotSupported(key, f"{path}/{key}", "with free property names (duplicate keys would not count)")
-            member = f"{STRING}{w}:{w}{value}"
-            return self.budget(rf"\{{{w}(?:{member}(?:{w},{w}{member})*{w})?\}}", path)
-        entries: list[tuple[str, bool]] = []
-        for name in names:
-            is_required = name in required
-            where = f"{path}/properties/{_pointer([name])[1:]}" if name in props else f"{path}/additionalProperties"
-            try:
-                value = self.compile(props.get(name, additional), where, refs)
-            except (UnsatisfiableConstraint, _TooDeep):
-                if is_required:
-                    raise
-                continue
-            entries.append((f'"{literal(_encoded(name))}"{w}:{w}{value}', is_required))
-        n_required = len(required)
-        if max_p is not None and max_p < n_required:
-            raise UnsatisfiableConstraint(f"maxProperties {max_p} < {n_required} required properties", path or "/")
-        if min_p > len(entries) and additional is False:
-            raise UnsatisfiableConstraint(f"minProperties {min_p} > {len(entries)} possible properties", path or "/")
-        if min_p > n_required:
-            raise SchemaNotSupported("minProperties", f"{path}/minProperties", "more than the required properties")
-        if max_p is not None and max_p < len(entries):
-            raise SchemaNotSupported("maxProperties", f"{path}/maxProperties", "fewer than the known properties")
-        return self.budget(self.members(entries), path)
 
-    def members(self, entries: list[tuple[str, bool]]) -> str:
-        """``{ ... }`` with the entries in order, optional ones skippable, commas only between."""
-        w = self.ws
-        sep = f"{w},{w}"
-        rest = [""] * (len(entries) + 1)  # rest[i]: entries i.. each preceded by a separator
-        for i in range(len(entries) - 1, -1, -1):
-            entry, is_required = entries[i]
-            piece = sep + entry
-            rest[i] = (piece if is_required else f"(?:{piece})?") + rest[i + 1]
-            if len(rest[i]) > MAX_REGEX_SIZE:
-                raise CompileBudgetExceeded("regex size in characters", MAX_REGEX_SIZE)
-        firsts = []
-        for i, (entry, is_required) in enumerate(entries):
-            firsts.append(entry + rest[i + 1])
-            if sum(map(len, firsts)) > MAX_REGEX_SIZE:
-                raise CompileBudgetExceeded("regex size in characters", MAX_REGEX_SIZE)
-            if is_required:
-                break
-        body = _alt(firsts)
-        if any(is_required for _, is_required in entries):
-            return rf"\{{{w}{body}{w}\}}"
-        return rf"\{{{w}(?:{body}{w})?\}}"
+def _count_items(yes: str, others: Optional[str], lo: int, hi: Optional[int], sep: str) -> Optional[str]:
+    """Item sequences (``sep`` between items) with ``lo..hi`` items from ``yes``, any from ``others``."""
+    bodies = []
+    if others is None:
+        if hi is None or hi >= 1:
+            bodies.append(yes + quantify(sep + yes, max(lo - 1, 0), None if hi is None else hi - 1))
+    else:
+        rest = f"(?:{sep}{others})*"
+        counted = f"(?:{sep}{yes}{rest})"
+
+        def times(a: int, b: Optional[int]) -> str:
+            if b is not None and b <= 0:
+                return ""
+            return quantify(counted, a, b) if (a, b) != (1, 1) else counted
+
+        bodies.append(others + rest + times(lo, hi))
+        if hi is None or hi >= 1:
+            bodies.append(yes + rest + times(max(lo - 1, 0), None if hi is None else hi - 1))
+    return "(?:" + "|".join(bodies) + ")" if bodies else None
 
 
 def _alt(parts: Any) -> str:
@@ -1001,8 +1140,8 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
-    regex, slots = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
-    if slots:
+    regex, compiler = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
+    if compiler.slots:
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
     return regex
 
@@ -1013,6 +1152,8 @@ def schema_to_dfa(
     whitespace: str = DEFAULT_WHITESPACE,
     max_recursion_depth: int = 3,
     max_states: int = DEFAULT_MAX_STATES,
+    key_order: str = "schema",
+    extra_properties: bool = False,
 ) -> ByteDFA:
     """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
     for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
@@ -1022,11 +1163,13 @@ def schema_to_dfa(
     >>> dfa.accepts(b"12"), dfa.accepts(b"9")
     (True, False)
     """
-    regex, slots = _compile_root(schema, whitespace, max_recursion_depth, max_states)
-    return regex_to_dfa(regex, max_states=max_states, slots=slots)
+    regex, compiler = _compile_root(schema, whitespace, max_recursion_depth, max_states, key_order=key_order, extra_properties=extra_properties)
+    return compiler.to_dfa(regex, "")
 
 
-def _compile_root(schema: Any, whitespace: str, max_recursion_depth: int, max_states: int) -> tuple[str, list[ByteDFA]]:
+def _compile_root(
+    schema: Any, whitespace: str, max_recursion_depth: int, max_states: int, *, key_order: str = "schema", extra_properties: bool = False
+) -> tuple[str, "_Compiler"]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
     if whitespace and not matches_only(whitespace, " \t\n\r"):
@@ -1036,10 +1179,10 @@ def _compile_root(schema: Any, whitespace: str, max_recursion_depth: int, max_st
             raise RegexSyntaxError(whitespace, e.pos, e.msg) from e
         raise RegexNotSupported(whitespace, "characters other than JSON whitespace (space, \\t, \\n, \\r)")
     root = load_schema(schema)
-    compiler = _Compiler(root, whitespace, max_recursion_depth)
+    compiler = _Compiler(root, whitespace, max_recursion_depth, key_order=key_order, extra_properties=extra_properties)
     compiler.max_states = max_states
     try:
         regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target
     except _TooDeep as e:
         raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
-    return compiler.budget(regex, ""), compiler.slots
+    return compiler.budget(regex, ""), compiler
