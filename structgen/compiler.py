@@ -107,12 +107,16 @@ def compile_json_schema(
     whitespace: str = DEFAULT_WHITESPACE,
     max_recursion_depth: int = 3,
     max_states: int = DEFAULT_MAX_STATES,
+    key_order: str = "schema",
+    extra_properties: bool = False,
 ) -> Guide:
     """A guide whose outputs are JSON documents valid under ``schema``.
 
     ``schema`` is a dict, a JSON string or a pydantic model class. ``whitespace`` is the regex
     allowed between JSON tokens (default ``[ ]?``: at most one space, so a small model cannot loop
-    on whitespace). Properties come in schema order. Recursive ``$ref`` is unrolled
+    on whitespace). Properties come in schema order; ``key_order="any"`` lets the model choose the
+    order of up to five declared keys of an object, and ``extra_properties=True`` lets it add keys
+    that ``additionalProperties`` / ``patternProperties`` allow next to declared ones. Recursive ``$ref`` is unrolled
     ``max_recursion_depth`` times (an under-approximation: sound, not complete).
 
     Raises :class:`SchemaError` for an invalid schema, :class:`SchemaNotSupported` (with the JSON
@@ -130,11 +134,14 @@ def compile_json_schema(
     text = json.dumps(loaded, sort_keys=True, ensure_ascii=False)
 
     def make() -> ByteDFA:
-        return schema_to_dfa(loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states)
+        return schema_to_dfa(
+            loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
+            key_order=key_order, extra_properties=extra_properties,
+        )
 
     title = loaded.get("title") if isinstance(loaded, dict) else None
     return _guide(
-        ("json", text, whitespace, max_recursion_depth, max_states),
+        ("json", text, whitespace, max_recursion_depth, max_states, key_order, extra_properties),
         vocabulary,
         make,
         f"JSON Schema {title or text[:60]!r}",

@@ -35,10 +35,11 @@ __all__ = ["MAX_ANY_ORDER_KEYS", "MAX_PATTERN_PROPERTIES"]
 
 #: Declared keys beyond this number are written in schema order even with ``key_order="any"``
 #: (the automaton tracks the set of keys written: 2**n states).
-MAX_ANY_ORDER_KEYS = 8
+MAX_ANY_ORDER_KEYS = 5
 #: Extra keys are split by which patterns they match: 2**n classes.
 MAX_PATTERN_PROPERTIES = 4
 _ASCII_KEY = r'"(?:[ !#-\[\]-~]|\\["\\])*"'
+_NO_CONTROL_KEY = r'"(?:[^"\\\x00-\x1f\u2028\u2029]|\\["\\])*"'
 
 
 def _matches(pattern: str, name: str) -> bool:
@@ -96,6 +97,10 @@ class _ObjectsMixin:
         if plain:
             return self.budget(self.members(entries), path)  # type: ignore[attr-defined]
         extra = self.extra_member(s, props, names, path, refs) if wants_extra else None
+        # each member once as an automaton: the states below splice them many times
+        entries = [(self.embed(self.to_dfa(e, path)), r) for e, r in entries]  # type: ignore[attr-defined]
+        if extra is not None:
+            extra = self.embed(self.to_dfa(extra, path))  # type: ignore[attr-defined]
         return self.budget(self.object_automaton(entries, extra, min_p, max_p, path), path)  # type: ignore[attr-defined]
 
     def extra_member(self, s: dict, props: dict, names: list, path: str, refs: tuple) -> Optional[str]:
@@ -107,7 +112,10 @@ class _ObjectsMixin:
         additional = s.get("additionalProperties", True)
         if len(patterns) > MAX_PATTERN_PROPERTIES:
             raise SchemaNotSupported("patternProperties", f"{path}/patternProperties", f"more than {MAX_PATTERN_PROPERTIES} patterns with free keys")
-        keys: Optional[str] = _ASCII_KEY if patterns else CANON_STRING
+        # where Python's and ECMA's regexes may differ (classes, case folding, "$" before a
+        # newline), extra keys are printable ASCII
+        risky = any(re.search(r"\\[dDwWsSbBpP]|\(\?[a-z]*i", p) for p in patterns)
+        keys: Optional[str] = _ASCII_KEY if risky else _NO_CONTROL_KEY if patterns else CANON_STRING
         declared = [f'"{literal(_encoded(n))}"' for n in dict.fromkeys([*props, *names])]
         if declared:
             keys = self.minus(keys, "(?:" + "|".join(declared) + ")", path)  # type: ignore[attr-defined]

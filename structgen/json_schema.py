@@ -74,6 +74,7 @@ annotations, unknown keywords          ignored, as the specification says — ex
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import math
@@ -544,6 +545,8 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
     def normalize(self, s: Schema, path: str, refs: tuple) -> tuple[Schema, str, tuple]:
         """Expand top-level ``$ref`` and ``allOf`` into one schema object."""
         while isinstance(s, dict):
+            if "unevaluatedProperties" in s or "unevaluatedItems" in s:
+                s = self.without_unevaluated(s, path)  # (in its own scope, before any merge)
             if "$ref" in s:
                 target, target_path = self._resolve(s["$ref"], path)
                 if refs.count(target_path) > self.max_depth:
@@ -644,6 +647,8 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
             raise UnsatisfiableConstraint("the schema is false, no instance is valid", path or "/")
         if "enum" in s or "const" in s:
             return self.finite(s, path)
+        if "unevaluatedProperties" in s or "unevaluatedItems" in s:
+            s = self.without_unevaluated(s, path)
         original = s
         try:
             s, path, refs = self.normalize(s, path, refs)
@@ -662,15 +667,71 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
             return self.negation(s, path, refs)
         if "if" in s:
             return self.conditional(s, path, refs)
-        for key in ("unevaluatedProperties", "unevaluatedItems"):
-            if key in s:
-                raise SchemaNotSupported(key, f"{path}/{key}")
         if "dependentRequired" in s or "dependentSchemas" in s:
             return self.dependencies(s, path, refs)
         for key in ("anyOf", "oneOf"):
             if key in s:
                 return self.union(s, key, path, refs)
         return self.typed(s, path, refs)
+
+    # -- unevaluated* ----------------------------------------------------------------------------
+
+    def without_unevaluated(self, s: dict, path: str) -> Schema:
+        """``unevaluatedProperties`` / ``unevaluatedItems`` rewritten as ``additionalProperties`` /
+        ``items`` over what ``s`` and the schemas it applies in place (``allOf``, ``$ref``, and
+        theirs) evaluate. Annotations that depend on which branch matched (``anyOf``, ``oneOf``,
+        ``if``, ``dependentSchemas``, ``contains``) are refused."""
+        out = dict(s)
+        for key, blockers in (("unevaluatedProperties", ("anyOf", "oneOf", "if", "dependentSchemas")),
+                              ("unevaluatedItems", ("anyOf", "oneOf", "if", "contains"))):
+            if key not in s:
+                continue
+            value = out.pop(key)
+            found = self.evaluated({k: v for k, v in s.items() if k != key}, path, blockers, key, frozenset())
+            if found is None or _accepts_all(value):
+                continue  # everything is evaluated (or allowed)
+            names, patterns, prefix = found
+            if key == "unevaluatedProperties":
+                rule: dict = {"additionalProperties": value}
+                if names:
+                    rule["properties"] = {n: True for n in names}
+                if patterns:
+                    rule["patternProperties"] = {p: True for p in patterns}
+            else:
+                rule = {"items": value}
+                if prefix:
+                    rule["prefixItems"] = [True] * prefix
+            out["allOf"] = [*out.get("allOf", []), rule]
+        return out
+
+    def evaluated(self, s: Schema, path: str, blockers: tuple, key: str, seen: frozenset) -> Optional[tuple[list, list, int]]:
+        """(property names, patterns, prefix length) that ``s`` evaluates in place; ``None``: all."""
+        if not isinstance(s, dict):
+            return [], [], 0
+        for b in blockers:
+            if b in s:
+                raise SchemaNotSupported(key, f"{path}/{key}", f"next to {b!r}, whose annotations depend on which branch matched")
+        if key == "unevaluatedProperties" and ("additionalProperties" in s or "unevaluatedProperties" in s):
+            return None
+        if key == "unevaluatedItems" and ("items" in s or "unevaluatedItems" in s):
+            return None
+        names = list(s.get("properties", {}))
+        patterns = list(s.get("patternProperties", {}))
+        prefix = len(s.get("prefixItems", []))
+        subs = [(sub, f"{path}/allOf/{i}") for i, sub in enumerate(s.get("allOf", []))]
+        if isinstance(s.get("$ref"), str):
+            target, target_path = self._resolve(s["$ref"], path)
+            if target_path not in seen:
+                seen = seen | {target_path}
+                subs.append((target, target_path))
+        for sub, where in subs:
+            got = self.evaluated(sub, where, blockers, key, seen)
+            if got is None:
+                return None
+            names += got[0]
+            patterns += got[1]
+            prefix = max(prefix, got[2])
+        return list(dict.fromkeys(names)), list(dict.fromkeys(patterns)), prefix
 
     # -- keywords through automaton algebra ------------------------------------------------------
 
@@ -880,7 +941,12 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
             return rf"\[{w}" + f"{w},{w}".join(self.value(x, path) for x in v) + (rf"{w}\]" if v else r"\]")
         if isinstance(v, dict):
             members = [f'"{literal(_encoded(k))}"{w}:{w}{self.value(x, path)}' for k, x in v.items()]
-            return rf"\{{{w}" + f"{w},{w}".join(members) + (rf"{w}\}}" if v else r"\}")
+            if not v:
+                return r"\{" + w + r"\}"
+            orders = [members]
+            if self.key_order == "any" and 1 < len(members) <= 4:
+                orders = [list(p) for p in itertools.permutations(members)]
+            return _alt(rf"\{{{w}" + f"{w},{w}".join(order) + rf"{w}\}}" for order in orders)
         raise SchemaError(f"{v!r} is not a JSON value", path)
 
     def finite(self, s: dict, path: str) -> str:
@@ -1015,6 +1081,7 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
             if lo > 0:
                 raise
             return base
+        yes = self.embed(self.to_dfa(yes, f"{path}/contains"))  # (small automata compose faster than long regexes)
         anything = self.embed(self.to_dfa(self.any_value(), path))
         if hi is None:
             others: Optional[str] = anything
