@@ -39,7 +39,7 @@ MAX_ANY_ORDER_KEYS = 5
 #: Extra keys are split by which patterns they match: 2**n classes.
 MAX_PATTERN_PROPERTIES = 4
 _ASCII_KEY = r'"(?:[ !#-\[\]-~]|\\["\\])*"'
-_NO_CONTROL_KEY = r'"(?:[^"\\\x00-\x1f\u2028\u2029]|\\["\\])*"'
+_NO_CONTROL_KEY = r'"(?:[^"\\\x00-\x1f' + "\u2028\u2029" + r']|\\["\\])*"'
 
 
 def _matches(pattern: str, name: str) -> bool:

@@ -20,13 +20,15 @@ keyword                                coverage
                                        regexes read them), then spelled canonically (keys in
                                        the value's order, whitespace between tokens; an integer
                                        also as ``1.0`` while that float is exact)
-``properties`` / ``required``          properties appear in schema order; optional ones may be
-                                       left out; required names missing from ``properties`` are
-                                       emitted with the ``additionalProperties`` schema
+``properties`` / ``required``          properties appear in schema order (``key_order="any"``:
+                                       any order for up to 5 declared keys); optional ones may
+                                       be left out; required names missing from ``properties``
+                                       are emitted with the ``additionalProperties`` schema
 ``additionalProperties``               ``false``: exact. With declared properties, extra keys are
-                                       never emitted (sound: no extra key, no duplicate of a
-                                       declared key). Without any, ``{"key": value, ...}`` with
-                                       free keys and values under the schema
+                                       emitted only with ``extra_properties=True`` (never a
+                                       declared name, never a duplicate of one). Without any,
+                                       ``{"key": value, ...}`` with free keys and values under
+                                       the schema
 ``items`` / ``prefixItems``            exact, with ``minItems`` / ``maxItems``
 ``minLength`` / ``maxLength``          exact, in code points (an escape is one character)
 ``pattern``                            ECMA-262 search semantics, translated per character (see
@@ -37,15 +39,25 @@ keyword                                coverage
                                        are under-approximations keeping RFC length limits;
                                        quoted e-mail local parts and IPvFuture are left out);
                                        any other format is refused
-``minimum`` / ``maximum`` / exclusive  exact for integers (digit-range regexes); refused on
-                                       non-integer numbers for now
+``minimum`` / ``maximum`` / exclusive  exact for integers (digit-range regexes); for numbers
+                                       exact on numbers written without exponent (strict
+                                       bounds: a fraction has at most 15 digits, see
+                                       :mod:`structgen.json_numbers`)
+``multipleOf``                         a remainder automaton over the digits, exact without
+                                       exponent; a non-integer ``multipleOf`` only when it is a
+                                       binary fraction (``1.5``; ``0.1`` is refused: jsonschema
+                                       divides floats inexactly)
 ``anyOf``                              exact (siblings are distributed into each branch)
-``oneOf``                              exact when the branches are provably disjoint (types,
-                                       constants, or a required property with different
-                                       constants — pydantic's discriminated unions); else refused
-``allOf`` / ``$ref`` with siblings     exact when the schemas merge keyword by keyword (bounds
-                                       tightened, types and enums intersected, properties and
-                                       ``additionalProperties`` combined); a clash is refused
+``oneOf``                              provably disjoint branches: a union; otherwise each
+                                       branch minus the over-approximations of the others
+``allOf`` / ``$ref`` with siblings     merged keyword by keyword where possible (bounds
+                                       tightened, types and enums intersected, properties
+                                       combined); otherwise the automata are intersected
+``not``                                the positive language (made canonical) minus an
+                                       over-approximation of the negated schema (see
+                                       :mod:`structgen.json_algebra`); refused when nothing is
+                                       left
+``if`` / ``then`` / ``else``           (if ∩ then) ∪ (else minus over-approximated if)
 ``$ref``, ``$defs``, ``definitions``   local references ``#``, ``#/json/pointer``, ``#anchor``;
                                        a schema is re-entered at most ``max_recursion_depth``
                                        times, beyond which an optional recursive part (optional
@@ -57,15 +69,23 @@ keyword                                coverage
 ``{}`` / ``true``                      any JSON value nested at most ``max_recursion_depth``
                                        levels deep (an under-approximation)
 ``false``                              :class:`UnsatisfiableConstraint`
-``minProperties`` / ``maxProperties``  only when implied by what is emitted; else refused
+``patternProperties``,                 exact, with the object automaton of
+``propertyNames``,                     :mod:`structgen.json_objects` (extra keys are written as
+``minProperties`` / ``maxProperties``  ``json.dumps`` escapes them, never a declared name; next
+                                       to patterns with classes they are printable ASCII; extra
+                                       keys count once toward ``minProperties``)
+``dependentRequired``,                 objects without the key, or with it and what it requires
+``dependentSchemas``                   (a union, one key at a time)
+``contains``, ``minContains``,         the array language intersected with "lo..hi items valid
+``maxContains``                        under contains"; with a maximum the other items are the
+                                       canonical values outside its over-approximation
+``unevaluatedProperties`` /            rewritten as ``additionalProperties`` / ``items`` over
+``unevaluatedItems``                   what the schema and its ``allOf`` / ``$ref`` evaluate;
+                                       next to ``anyOf``, ``oneOf``, ``if``,
+                                       ``dependentSchemas`` or ``contains`` (branch-dependent
+                                       annotations) refused
 ``uniqueItems: true``                  only when at most one item can appear; else refused
-``multipleOf``                         only ``multipleOf: 1`` on integers; else refused
-``not``, ``if``/``then``/``else``,     refused (``not: false`` and a lone ``if`` have no effect
-``dependentRequired``,                 and are accepted); all but ``$dynamicRef`` are decided
-``dependentSchemas``,                  exactly when ``enum``/``const`` is present
-``propertyNames``,
-``patternProperties``, ``contains``,
-``unevaluated*``, ``$dynamicRef``
+``$dynamicRef``                        refused
 annotations, unknown keywords          ignored, as the specification says — except the
                                        draft 7 / 2019-09 ``dependencies`` and ``$recursiveRef``,
                                        refused so a meant constraint is not silently lost
