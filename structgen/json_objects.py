@@ -29,7 +29,7 @@ from typing import Any, Optional
 
 from .errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 from .json_algebra import CANON_CHAR, CANON_STRING
-from .json_formats import compiled_pattern, literal, pattern_regex
+from .json_formats import STRING, compiled_pattern, literal, pattern_regex
 
 __all__ = ["MAX_ANY_ORDER_KEYS", "MAX_PATTERN_PROPERTIES"]
 
@@ -73,6 +73,13 @@ class _ObjectsMixin:
             raise UnsatisfiableConstraint(f"maxProperties {max_p} < {len(required)} required properties", path or "/")
         if max_p == 0:
             return rf"\{{{w}\}}"
+        if not names and not patterns and "propertyNames" not in s and min_p == 0 and max_p is None:
+            try:  # free keys (one regex: no declared name to keep apart)
+                value = self.compile(additional, f"{path}/additionalProperties", refs)  # type: ignore[attr-defined]
+            except (UnsatisfiableConstraint, _TooDeep):
+                return rf"\{{{w}\}}"
+            member = f"{STRING}{w}:{w}{value}"
+            return self.budget(rf"\{{{w}(?:{member}(?:{w},{w}{member})*{w})?\}}", path)  # type: ignore[attr-defined]
         name_ok = self.validator.evolve(schema=names_schema)  # type: ignore[attr-defined]
         entries: list[tuple[str, bool]] = []
         for name in names:
@@ -91,7 +98,7 @@ class _ObjectsMixin:
                     raise
                 continue
             entries.append((f'"{literal(_encoded(name))}"{w}:{w}{value}', is_required))
-        wants_extra = (self.extra_properties or not props) and (additional is not False or patterns)
+        wants_extra = (self.extra_properties or not names) and (additional is not False or patterns)
         plain = not (wants_extra or patterns or "propertyNames" in s or min_p > len(required) or max_p is not None
                      or (self.key_order == "any" and len(entries) > 1))
         if plain:
