@@ -701,6 +701,9 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
         ``items`` over what ``s`` and the schemas it applies in place (``allOf``, ``$ref``, and
         theirs) evaluate. Annotations that depend on which branch matched (``anyOf``, ``oneOf``,
         ``if``, ``dependentSchemas``, ``contains``) are refused."""
+        for key in ("anyOf", "oneOf", "if"):
+            if key in s:
+                return {"anyOf": self.split_branches(s, key)}
         out = dict(s)
         for key, blockers in (("unevaluatedProperties", ("anyOf", "oneOf", "if", "dependentSchemas")),
                               ("unevaluatedItems", ("anyOf", "oneOf", "if", "contains"))):
@@ -723,6 +726,25 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
                     rule["prefixItems"] = [True] * prefix
             out["allOf"] = [*out.get("allOf", []), rule]
         return out
+
+    @staticmethod
+    def split_branches(s: dict, key: str) -> list:
+        """``s`` as alternatives in which the branches that matched are known, so that their
+        annotations are too: ``anyOf`` by the set of branches that hold (for up to 4 branches;
+        beyond, one branch each: sound, less complete), ``oneOf`` by the branch that holds and
+        the others negated, ``if`` as (if, then) or (not if, else)."""
+        rest = {k: v for k, v in s.items() if k not in (key, "then", "else")}
+        rest_all = list(rest.pop("allOf", []))
+        if key == "anyOf":
+            n = len(s[key])
+            sets = [c for k in range(1, n + 1) for c in itertools.combinations(range(n), k)] if n <= 4 else [(i,) for i in range(n)]
+            groups = [[s[key][i] for i in c] for c in sets]
+        elif key == "oneOf":
+            branches = s[key]
+            groups = [[b, *({"not": o} for j, o in enumerate(branches) if j != i)] for i, b in enumerate(branches)]
+        else:
+            groups = [[s["if"], s.get("then", True)], [{"not": s["if"]}, s.get("else", True)]]
+        return [{**rest, "allOf": [*rest_all, *group]} for group in groups]
 
     def evaluated(self, s: Schema, path: str, blockers: tuple, key: str, seen: frozenset) -> Optional[tuple[list, list, int]]:
         """(property names, patterns, prefix length) that ``s`` evaluates in place; ``None``: all."""

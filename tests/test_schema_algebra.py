@@ -213,3 +213,22 @@ def test_refusals() -> None:
         schema_to_dfa({"multipleOf": 0.1})
     with pytest.raises(UnsatisfiableConstraint):
         schema_to_dfa({"type": "array", "contains": {"type": "string"}, "minContains": 3, "maxContains": 2})
+
+
+def test_unevaluated_properties_with_branches() -> None:
+    schema = {
+        "type": "object", "properties": {"foo": {"type": "string"}}, "unevaluatedProperties": False,
+        "anyOf": [{"properties": {"bar": {"const": "bar"}}, "required": ["bar"]},
+                  {"properties": {"baz": {"const": "baz"}}, "required": ["baz"]}],
+    }
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in ({"foo": "f", "bar": "bar"}, {"foo": "f", "bar": "bar", "baz": "baz"}, {"bar": "bar", "quux": 1}, {"foo": "f"}):
+        assert accepts(dfa, value) == validator.is_valid(value), value
+    schema = {"if": {"properties": {"foo": {"const": "then"}}, "required": ["foo"]}, "then": {"required": ["bar"]},
+              "else": {"properties": {"baz": {}}}, "unevaluatedProperties": False}
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in ({"foo": "then", "bar": 1}, {"baz": 1}, {"foo": "else", "baz": 1}, {"foo": "then"}):
+        assert accepts(dfa, value) == validator.is_valid(value), value
+    assert_sound(schema, dfa, 3)
