@@ -100,7 +100,7 @@ import re
 import math
 from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional, Union
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin
 
 import jsonschema
 import referencing
@@ -487,22 +487,25 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
         self.max_depth = max_depth
         self.ws = f"(?:{whitespace})" if whitespace else ""
         self.validator = _Validator(root, registry=referencing.Registry())  # (no remote retrieval)
-        self.anchors: dict[str, tuple] = {}
-        self.root_id = ""
+        self.anchors: dict[str, tuple] = {}  # "base#name" -> tokens
         self._any: Optional[str] = None
         self.max_states = DEFAULT_MAX_STATES
         # Automata the regex refers to by a slot marker (FSM algebra results: see nfa.slot_marker).
         self.slots: list[ByteDFA] = []
         self._dfas: dict[str, ByteDFA] = {}
+        self.resources: dict[str, tuple] = {"": ()}
+        self.bases: dict[tuple, str] = {}
         if isinstance(root, dict):
-            if isinstance(root.get("$id"), str):
-                self.root_id = root["$id"].split("#")[0]
             self._scan(root)
 
     # -- references --------------------------------------------------------------------------
 
     def _scan(self, root: dict) -> None:
-        has_ref, embedded = False, None
+        """Resources (every ``$id``, resolved against its parent's base URI) and their anchors;
+        every ``$ref`` must land in one of them."""
+        self.resources: dict[str, tuple] = {}
+        self.bases: dict[tuple, str] = {}
+        refs_at = []
         for sub, tokens in _walk(root):
             if "$dynamicRef" in sub:
                 raise SchemaNotSupported("$dynamicRef", _pointer(tokens + ("$dynamicRef",)))
@@ -512,42 +515,34 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
                         key, _pointer(tokens + (key,)),
                         "an older draft's keyword that draft 2020-12 does not define; refused rather than ignored",
                     )
-            if isinstance(sub.get("$ref"), str) and not self._is_local(sub["$ref"]):
-                raise SchemaNotSupported(
-                    "$ref", _pointer(tokens + ("$ref",)),
-                    f"{sub['$ref']!r} is not local; use '#', '#/json/pointer' or '#anchor'",
-                )
-            has_ref = has_ref or "$ref" in sub
-            if tokens and "$id" in sub and embedded is None:
-                embedded = tokens
+            base = self._base(tokens)
+            if isinstance(sub.get("$id"), str) or not tokens:
+                self.resources.setdefault(base, tokens)
             for key in ("$anchor", "$dynamicAnchor"):
                 if isinstance(sub.get(key), str):
-                    self.anchors.setdefault(sub[key], tokens)
-        if has_ref and embedded is not None:
-            raise SchemaNotSupported("$id", _pointer(embedded + ("$id",)), "an embedded $id changes where $ref resolves")
+                    self.anchors.setdefault(f"{base}#{sub[key]}", tokens)
+            if isinstance(sub.get("$ref"), str):
+                refs_at.append((sub["$ref"], tokens))
+        for ref, tokens in refs_at:
+            if self._target(ref, tokens) is None:
+                raise SchemaNotSupported(
+                    "$ref", _pointer(tokens + ("$ref",)),
+                    f"{ref!r} is not in this schema (remote references are not fetched); use '#', '#/json/pointer', '#anchor' or an embedded $id",
+                )
 
-    def _local(self, ref: str) -> str:
-        if self.root_id and ref.startswith(self.root_id) and ref[len(self.root_id):][:1] in ("", "#"):
-            return ref[len(self.root_id):]
-        return ref
+    def _base(self, tokens: tuple) -> str:
+        """The base URI in effect at ``tokens`` (the ``$id`` of the nearest enclosing resource)."""
+        if tokens in self.bases:
+            return self.bases[tokens]
+        parent = self._base(tokens[:-1]) if tokens else ""
+        node = self._node(tokens)
+        base = parent
+        if isinstance(node, dict) and isinstance(node.get("$id"), str):
+            base = _join(parent, node["$id"]).split("#")[0]
+        self.bases[tokens] = base
+        return base
 
-    def _is_local(self, ref: str) -> bool:
-        return self._local(ref)[:1] in ("", "#")
-
-    def _resolve(self, ref: str, path: str) -> tuple[Schema, str]:
-        where = f"{path}/$ref"
-        local = self._local(ref)
-        if local in ("", "#"):
-            tokens: tuple = ()
-        elif local.startswith("#/"):
-            tokens = tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in local[2:].split("/"))
-        elif local.startswith("#"):
-            name = unquote(local[1:])
-            if name not in self.anchors:
-                raise SchemaError(f"$ref {ref!r}: no $anchor named {name!r}", where)
-            tokens = self.anchors[name]
-        else:
-            raise SchemaNotSupported("$ref", where, f"{ref!r} is not local; use '#', '#/json/pointer' or '#anchor'")
+    def _node(self, tokens: tuple) -> Any:
         node: Any = self.root
         for t in tokens:
             if isinstance(node, dict) and t in node:
@@ -557,7 +552,31 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
             elif isinstance(node, list) and isinstance(t, int) and t < len(node):
                 node = node[t]
             else:
-                raise SchemaError(f"$ref {ref!r} does not resolve", where)
+                return None
+        return node
+
+    def _target(self, ref: str, tokens: tuple) -> Optional[tuple]:
+        """The tokens a ``$ref`` found at ``tokens`` points at (``None``: not in this schema)."""
+        target = _join(self._base(tokens), ref)
+        doc, _, fragment = target.partition("#")
+        if doc not in self.resources:
+            return None
+        fragment = unquote(fragment)
+        if not fragment:
+            return self.resources[doc]
+        if fragment.startswith("/"):
+            return self.resources[doc] + tuple(t.replace("~1", "/").replace("~0", "~") for t in fragment[1:].split("/"))
+        return self.anchors.get(f"{doc}#{fragment}")
+
+    def _resolve(self, ref: str, path: str) -> tuple[Schema, str]:
+        where = f"{path}/$ref"
+        here = tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]) if path else ()
+        tokens = self._target(ref, here)
+        if tokens is None:
+            raise SchemaError(f"$ref {ref!r} does not resolve", where)
+        node = self._node(tokens)
+        if node is None:
+            raise SchemaError(f"$ref {ref!r} does not resolve", where)
         if not isinstance(node, (dict, bool)):
             raise SchemaError(f"$ref {ref!r} points at a {type(node).__name__}, not a schema", where)
         return node, _pointer(tokens)
@@ -1211,6 +1230,15 @@ def _count_items(yes: str, others: Optional[str], lo: int, hi: Optional[int], se
         if hi is None or hi >= 1:
             bodies.append(yes + rest + times(max(lo - 1, 0), None if hi is None else hi - 1))
     return "(?:" + "|".join(bodies) + ")" if bodies else None
+
+
+def _join(base: str, ref: str) -> str:
+    """``ref`` resolved against ``base`` (URNs and other opaque bases too)."""
+    if ref.startswith("#"):
+        return base.split("#")[0] + ref
+    if not base or ":" in ref.split("/")[0]:
+        return ref
+    return urljoin(base, ref)
 
 
 def _alt(parts: Any) -> str:
