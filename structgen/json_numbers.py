@@ -20,13 +20,14 @@ most :data:`SAFE_DIGITS` digits); ``0.1`` or ``0.0001`` are refused.
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from fractions import Fraction
-from typing import Optional, Union
+from typing import Any, Optional, Union
 
-from .errors import CompileBudgetExceeded
+from .errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
 from .fsm import ByteDFA
-from .json_formats import _natural_range
+from .json_formats import NUMBER, _natural_range, integer_range
 
 __all__ = ["SAFE_DIGITS", "decimal_of", "number_bound", "safe_digits", "multiple_of_dfa", "is_binary_fraction", "over_number"]
 
@@ -207,3 +208,61 @@ def over_number(v: Union[int, float]) -> str:
     if d == 0:
         return f"-?{body}"
     return ("-" if d < 0 else "") + body
+
+
+class _NumbersMixin:
+    """``integer`` and ``number`` schemas (a mixin of ``json_schema._Compiler``)."""
+
+    max_states: int
+
+
+    def integer(self, s: dict, path: str, refs: tuple) -> str:
+        try:
+            bounds = {k: Fraction(s[k]) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s}
+        except (OverflowError, ValueError, TypeError) as e:
+            raise SchemaError(f"a numeric bound is not a finite number: {e}", path) from e
+        lows = [math.ceil(bounds["minimum"])] if "minimum" in bounds else []
+        lows += [math.floor(bounds["exclusiveMinimum"]) + 1] if "exclusiveMinimum" in bounds else []
+        highs = [math.floor(bounds["maximum"])] if "maximum" in bounds else []
+        highs += [math.ceil(bounds["exclusiveMaximum"]) - 1] if "exclusiveMaximum" in bounds else []
+        lo, hi = (max(lows) if lows else None), (min(highs) if highs else None)
+        if lo is not None and hi is not None and lo > hi:
+            described = ", ".join(f"{k} {s[k]}" for k in bounds)
+            raise UnsatisfiableConstraint(f"no integer satisfies {described} (minimum > maximum)", path or "/")
+        regex = integer_range(lo, hi)
+        if "multipleOf" in s and s["multipleOf"] != 1:  # (every integer is a multiple of 1)
+            regex = self.inter(regex, self.multiple_of(s["multipleOf"], True, path), path)
+            if regex is None:
+                raise UnsatisfiableConstraint(f"no integer in range is a multiple of {s['multipleOf']}", path or "/")
+        return regex
+
+    def multiple_of(self, m: Any, integer: bool, path: str) -> str:
+        where = f"{path}/multipleOf"
+        if isinstance(m, float) and not (m.is_integer() or is_binary_fraction(m)):
+            raise SchemaNotSupported("multipleOf", where, f"{m!r} is not a binary fraction (jsonschema divides floats inexactly)")
+        try:
+            dfa = multiple_of_dfa(m, integer=integer, max_states=self.max_states)
+        except CompileBudgetExceeded as e:
+            raise CompileBudgetExceeded(e.what, e.limit, where) from None
+        regex: Optional[str] = self.embed(dfa)
+        if isinstance(m, float) or not integer:  # (floats: exact only within SAFE_DIGITS digits)
+            regex = self.inter(regex, safe_digits(), path)
+        if regex is None:
+            raise UnsatisfiableConstraint(f"no number written without exponent is a multiple of {m}", path or "/")
+        return regex
+
+    def number(self, s: dict, path: str, refs: tuple) -> str:
+        keys = [k for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s]
+        if not keys and "multipleOf" not in s:
+            return NUMBER
+        regex: Optional[str] = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"  # (no exponent: a sound sub-language)
+        for key in keys:
+            regex = self.inter(regex, number_bound(key, s[key]), path)
+        if any(k.startswith("exclusive") for k in keys):
+            regex = self.inter(regex, safe_digits(), path)
+        if "multipleOf" in s:
+            regex = self.inter(regex, self.multiple_of(s["multipleOf"], False, path), path)
+        if regex is None:
+            raise UnsatisfiableConstraint("no number satisfies the bounds" + (" and multipleOf" if "multipleOf" in s else ""), path or "/")
+        return regex
+

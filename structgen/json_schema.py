@@ -119,8 +119,9 @@ from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .nfa import slot_marker
 from .regex import regex_to_dfa
 from .json_algebra import _AlgebraMixin
+from .json_keywords import _KeywordsMixin
 from .json_objects import _ObjectsMixin
-from .json_numbers import is_binary_fraction, multiple_of_dfa, number_bound, safe_digits
+from .json_numbers import _NumbersMixin
 from .json_formats import (
     CHAR,
     FORMATS,
@@ -477,7 +478,7 @@ def _disjoint_values(a: Optional[list], b: Optional[list]) -> bool:
 # The compiler
 
 
-class _Compiler(_ObjectsMixin, _AlgebraMixin):
+class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
     def __init__(self, root: Schema, whitespace: str, max_depth: int, *, key_order: str = "schema", extra_properties: bool = False) -> None:
         if key_order not in ("schema", "any"):
             raise ValueError(f"key_order must be 'schema' or 'any', got {key_order!r}")
@@ -713,161 +714,6 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
                 return self.union(s, key, path, refs)
         return self.typed(s, path, refs)
 
-    # -- unevaluated* ----------------------------------------------------------------------------
-
-    def without_unevaluated(self, s: dict, path: str) -> Schema:
-        """``unevaluatedProperties`` / ``unevaluatedItems`` rewritten as ``additionalProperties`` /
-        ``items`` over what ``s`` and the schemas it applies in place (``allOf``, ``$ref``, and
-        theirs) evaluate. Annotations that depend on which branch matched (``anyOf``, ``oneOf``,
-        ``if``, ``dependentSchemas``, ``contains``) are refused."""
-        for key in ("anyOf", "oneOf", "if"):
-            if key in s:
-                return {"anyOf": self.split_branches(s, key)}
-        out = dict(s)
-        for key, blockers in (("unevaluatedProperties", ("anyOf", "oneOf", "if", "dependentSchemas")),
-                              ("unevaluatedItems", ("anyOf", "oneOf", "if", "contains"))):
-            if key not in s:
-                continue
-            value = out.pop(key)
-            found = self.evaluated({k: v for k, v in s.items() if k != key}, path, blockers, key, frozenset())
-            if found is None or _accepts_all(value):
-                continue  # everything is evaluated (or allowed)
-            names, patterns, prefix = found
-            if key == "unevaluatedProperties":
-                rule: dict = {"additionalProperties": value}
-                if names:
-                    rule["properties"] = {n: True for n in names}
-                if patterns:
-                    rule["patternProperties"] = {p: True for p in patterns}
-            else:
-                rule = {"items": value}
-                if prefix:
-                    rule["prefixItems"] = [True] * prefix
-            out["allOf"] = [*out.get("allOf", []), rule]
-        return out
-
-    @staticmethod
-    def split_branches(s: dict, key: str) -> list:
-        """``s`` as alternatives in which the branches that matched are known, so that their
-        annotations are too: ``anyOf`` by the set of branches that hold (for up to 4 branches;
-        beyond, one branch each: sound, less complete), ``oneOf`` by the branch that holds and
-        the others negated, ``if`` as (if, then) or (not if, else)."""
-        rest = {k: v for k, v in s.items() if k not in (key, "then", "else")}
-        rest_all = list(rest.pop("allOf", []))
-        if key == "anyOf":
-            n = len(s[key])
-            sets = [c for k in range(1, n + 1) for c in itertools.combinations(range(n), k)] if n <= 4 else [(i,) for i in range(n)]
-            groups = [[s[key][i] for i in c] for c in sets]
-        elif key == "oneOf":
-            branches = s[key]
-            groups = [[b, *({"not": o} for j, o in enumerate(branches) if j != i)] for i, b in enumerate(branches)]
-        else:
-            groups = [[s["if"], s.get("then", True)], [{"not": s["if"]}, s.get("else", True)]]
-        return [{**rest, "allOf": [*rest_all, *group]} for group in groups]
-
-    def evaluated(self, s: Schema, path: str, blockers: tuple, key: str, seen: frozenset) -> Optional[tuple[list, list, int]]:
-        """(property names, patterns, prefix length) that ``s`` evaluates in place; ``None``: all."""
-        if not isinstance(s, dict):
-            return [], [], 0
-        for b in blockers:
-            if b in s:
-                raise SchemaNotSupported(key, f"{path}/{key}", f"next to {b!r}, whose annotations depend on which branch matched")
-        if key == "unevaluatedProperties" and ("additionalProperties" in s or "unevaluatedProperties" in s):
-            return None
-        if key == "unevaluatedItems" and ("items" in s or "unevaluatedItems" in s):
-            return None
-        names = list(s.get("properties", {}))
-        patterns = list(s.get("patternProperties", {}))
-        prefix = len(s.get("prefixItems", []))
-        subs = [(sub, f"{path}/allOf/{i}") for i, sub in enumerate(s.get("allOf", []))]
-        if isinstance(s.get("$ref"), str):
-            target, target_path = self._resolve(s["$ref"], path)
-            if target_path not in seen:
-                seen = seen | {target_path}
-                subs.append((target, target_path))
-        for sub, where in subs:
-            got = self.evaluated(sub, where, blockers, key, seen)
-            if got is None:
-                return None
-            names += got[0]
-            patterns += got[1]
-            prefix = max(prefix, got[2])
-        return list(dict.fromkeys(names)), list(dict.fromkeys(patterns)), prefix
-
-    # -- keywords through automaton algebra ------------------------------------------------------
-
-    def intersection(self, s: dict, path: str, refs: tuple) -> str:
-        """``allOf`` (and ``$ref`` with siblings) whose schemas do not merge: the automata intersected."""
-        rest = {k: v for k, v in s.items() if k not in ("allOf", "$ref")}
-        parts = [(sub, f"{path}/allOf/{i}") for i, sub in enumerate(s.get("allOf", []))]
-        if "$ref" in s:
-            parts.append(({"$ref": s["$ref"]}, path))
-        if _clean(rest):
-            parts.append((rest, path))
-        acc: Optional[str] = None
-        for sub, where in parts:
-            regex = self.compile(sub, where, refs)
-            acc = regex if acc is None else self.inter(acc, regex, path)
-            if acc is None:
-                raise UnsatisfiableConstraint("the allOf schemas have no serialisation in common", path or "/")
-        assert acc is not None
-        return acc
-
-    def negation(self, s: dict, path: str, refs: tuple) -> str:
-        rest = {k: v for k, v in s.items() if k != "not"}
-        positive = self.positive_in_universe(self.compile(rest or True, path, refs), path)
-        got = self.minus(positive, self.over(s["not"], f"{path}/not", refs), path)
-        if got is None:
-            raise SchemaNotSupported("not", f"{path}/not", "nothing is left once the negated schema's over-approximation is taken away")
-        return got
-
-    def conditional(self, s: dict, path: str, refs: tuple) -> str:
-        """(if ∩ then) ∪ (¬if ∩ else), the ¬ as a subtraction of the over-approximated ``if``."""
-        rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
-        cond = s["if"]
-        alts = []
-        try:
-            alts.append(self.compile(_conj(rest, _conj(cond, s.get("then", True))), path, refs))
-        except (UnsatisfiableConstraint, _TooDeep):
-            pass
-        try:
-            otherwise = self.positive_in_universe(self.compile(_conj(rest, s.get("else", True)), path, refs), path)
-            alts.append(self.minus(otherwise, self.over(cond, f"{path}/if", refs), path))
-        except (UnsatisfiableConstraint, _TooDeep):
-            pass
-        got = self.unite(alts, path)
-        if got is None:
-            raise UnsatisfiableConstraint("neither the then nor the else branch can be satisfied", path or "/")
-        return got
-
-    def dependencies(self, s: dict, path: str, refs: tuple) -> str:
-        """``dependentRequired`` / ``dependentSchemas``: objects without the key, or with it and
-        what it brings (one key at a time)."""
-        required_deps = dict(s.get("dependentRequired", {}))
-        schema_deps = dict(s.get("dependentSchemas", {}))
-        name = next(iter(required_deps or schema_deps))
-        rest = dict(s)
-        needs: list = [name]
-        extra: Schema = True
-        if name in required_deps:
-            needs += list(required_deps.pop(name))
-            rest["dependentRequired"] = required_deps
-        else:
-            extra = schema_deps.pop(name)
-            rest["dependentSchemas"] = schema_deps
-        rest = _clean(rest)
-        without = {**rest, "properties": {**rest.get("properties", {}), name: False}}
-        with_it = _conj({**rest, "required": list(dict.fromkeys([*rest.get("required", []), *needs]))}, extra)
-        alts, errors = [], []
-        for branch in (without, with_it):
-            try:
-                alts.append(self.compile(branch, path, refs))
-            except (UnsatisfiableConstraint, _TooDeep) as e:
-                errors.append(e)
-        if not alts:
-            raise self.no_alternative(errors, "no object satisfies the dependencies", path)
-        return _alt(alts)
-
     def union(self, s: dict, key: str, path: str, refs: tuple) -> str:
         rest = {k: v for k, v in s.items() if k != key}
         branches = s[key]
@@ -891,28 +737,6 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
         if not alts:
             raise self.no_alternative(errors, f"no {key} branch can be satisfied", path)
         return self.budget(_alt(alts), path)
-
-    def exclusive(self, rest: dict, branches: list, path: str, refs: tuple) -> str:
-        """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others."""
-        overs = [self.over(b, f"{path}/oneOf/{i}", refs) for i, b in enumerate(branches)]
-        alts, errors = [], []
-        for i, branch in enumerate(branches):
-            where = f"{path}/oneOf/{i}"
-            try:
-                positive = self.compile(_conj(rest, branch), where, refs)
-                positive = self.positive_in_universe(positive, where)
-            except (UnsatisfiableConstraint, _TooDeep) as e:
-                errors.append(e)
-                continue
-            others = self.unite([o for j, o in enumerate(overs) if j != i], path)
-            got = self.minus(positive, others, where)
-            if got is not None:
-                alts.append(got)
-        if not alts:
-            if errors:
-                raise self.no_alternative(errors, "no oneOf branch can be satisfied", path)
-            raise SchemaNotSupported("oneOf", f"{path}/oneOf", "every branch is covered by the over-approximations of the others")
-        return _alt(alts)
 
     def check_disjoint(self, rest: dict, branches: list, path: str) -> None:
         common = self.shape(rest)
@@ -1042,57 +866,7 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
             raise UnsatisfiableConstraint("no enum/const value satisfies the rest of the schema", path or "/")
         return self.budget(_alt(kept.values()), path)
 
-    # -- scalars ---------------------------------------------------------------------------------
-
-    def integer(self, s: dict, path: str, refs: tuple) -> str:
-        try:
-            bounds = {k: Fraction(s[k]) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s}
-        except (OverflowError, ValueError, TypeError) as e:
-            raise SchemaError(f"a numeric bound is not a finite number: {e}", path) from e
-        lows = [math.ceil(bounds["minimum"])] if "minimum" in bounds else []
-        lows += [math.floor(bounds["exclusiveMinimum"]) + 1] if "exclusiveMinimum" in bounds else []
-        highs = [math.floor(bounds["maximum"])] if "maximum" in bounds else []
-        highs += [math.ceil(bounds["exclusiveMaximum"]) - 1] if "exclusiveMaximum" in bounds else []
-        lo, hi = (max(lows) if lows else None), (min(highs) if highs else None)
-        if lo is not None and hi is not None and lo > hi:
-            described = ", ".join(f"{k} {s[k]}" for k in bounds)
-            raise UnsatisfiableConstraint(f"no integer satisfies {described} (minimum > maximum)", path or "/")
-        regex = integer_range(lo, hi)
-        if "multipleOf" in s and s["multipleOf"] != 1:  # (every integer is a multiple of 1)
-            regex = self.inter(regex, self.multiple_of(s["multipleOf"], True, path), path)
-            if regex is None:
-                raise UnsatisfiableConstraint(f"no integer in range is a multiple of {s['multipleOf']}", path or "/")
-        return regex
-
-    def multiple_of(self, m: Any, integer: bool, path: str) -> str:
-        where = f"{path}/multipleOf"
-        if isinstance(m, float) and not (m.is_integer() or is_binary_fraction(m)):
-            raise SchemaNotSupported("multipleOf", where, f"{m!r} is not a binary fraction (jsonschema divides floats inexactly)")
-        try:
-            dfa = multiple_of_dfa(m, integer=integer, max_states=self.max_states)
-        except CompileBudgetExceeded as e:
-            raise CompileBudgetExceeded(e.what, e.limit, where) from None
-        regex: Optional[str] = self.embed(dfa)
-        if isinstance(m, float) or not integer:  # (floats: exact only within SAFE_DIGITS digits)
-            regex = self.inter(regex, safe_digits(), path)
-        if regex is None:
-            raise UnsatisfiableConstraint(f"no number written without exponent is a multiple of {m}", path or "/")
-        return regex
-
-    def number(self, s: dict, path: str, refs: tuple) -> str:
-        keys = [k for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s]
-        if not keys and "multipleOf" not in s:
-            return NUMBER
-        regex: Optional[str] = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"  # (no exponent: a sound sub-language)
-        for key in keys:
-            regex = self.inter(regex, number_bound(key, s[key]), path)
-        if any(k.startswith("exclusive") for k in keys):
-            regex = self.inter(regex, safe_digits(), path)
-        if "multipleOf" in s:
-            regex = self.inter(regex, self.multiple_of(s["multipleOf"], False, path), path)
-        if regex is None:
-            raise UnsatisfiableConstraint("no number satisfies the bounds" + (" and multipleOf" if "multipleOf" in s else ""), path or "/")
-        return regex
+    # -- strings -------------------------------------------------------------------------------
 
     def string(self, s: dict, path: str, refs: tuple) -> str:
         lo = int(s.get("minLength", 0))
@@ -1124,39 +898,6 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
         return '"' + quantify(CHAR, lo, hi) + '"'
 
     # -- containers ------------------------------------------------------------------------------
-
-    def array_contains(self, s: dict, path: str, refs: tuple) -> str:
-        """``contains`` with ``minContains`` / ``maxContains``: the array language intersected with
-        "lo..hi items valid under contains"; with a maximum, the other items must be outside the
-        over-approximation of ``contains``."""
-        lo, hi = int(s.get("minContains", 1)), s.get("maxContains")
-        hi = None if hi is None else int(hi)
-        base = self.array({k: v for k, v in s.items() if k not in ("contains", "minContains", "maxContains")}, path, refs)
-        if lo == 0 and hi is None:
-            return base
-        if hi is not None and lo > hi:
-            raise UnsatisfiableConstraint(f"minContains {lo} > maxContains {hi}", path or "/")
-        try:
-            yes = self.compile(s["contains"], f"{path}/contains", refs)
-        except (UnsatisfiableConstraint, _TooDeep):
-            if lo > 0:
-                raise
-            return base
-        yes = self.embed(self.to_dfa(yes, f"{path}/contains"))  # (small automata compose faster than long regexes)
-        anything = self.embed(self.to_dfa(self.any_value(), path))
-        if hi is None:
-            others: Optional[str] = anything
-        else:
-            others = self.minus(self.positive_in_universe(anything, path), self.over(s["contains"], f"{path}/contains", refs), path)
-        w = self.ws
-        body = _count_items(yes, others, lo, hi, f"{w},{w}")
-        shapes = [rf"\[{w}{body}{w}\]"] if body else []
-        if lo == 0:
-            shapes.append(rf"\[{w}\]")
-        got = self.inter(base, _alt(shapes), path) if shapes else None
-        if got is None:
-            raise UnsatisfiableConstraint("no array has the items contains asks for", path or "/")
-        return got
 
     def array(self, s: dict, path: str, refs: tuple) -> str:
         if "contains" in s:
@@ -1209,27 +950,6 @@ class _Compiler(_ObjectsMixin, _AlgebraMixin):
         if lo == 0:
             return self.budget(rf"\[{w}(?:{content}{w})?\]", path)
         return self.budget(rf"\[{w}{content}{w}\]", path)
-
-
-def _count_items(yes: str, others: Optional[str], lo: int, hi: Optional[int], sep: str) -> Optional[str]:
-    """Item sequences (``sep`` between items) with ``lo..hi`` items from ``yes``, any from ``others``."""
-    bodies = []
-    if others is None:
-        if hi is None or hi >= 1:
-            bodies.append(yes + quantify(sep + yes, max(lo - 1, 0), None if hi is None else hi - 1))
-    else:
-        rest = f"(?:{sep}{others})*"
-        counted = f"(?:{sep}{yes}{rest})"
-
-        def times(a: int, b: Optional[int]) -> str:
-            if b is not None and b <= 0:
-                return ""
-            return quantify(counted, a, b) if (a, b) != (1, 1) else counted
-
-        bodies.append(others + rest + times(lo, hi))
-        if hi is None or hi >= 1:
-            bodies.append(yes + rest + times(max(lo - 1, 0), None if hi is None else hi - 1))
-    return "(?:" + "|".join(bodies) + ")" if bodies else None
 
 
 def _join(base: str, ref: str) -> str:
@@ -1295,6 +1015,14 @@ def schema_to_dfa(
     """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
     for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
     budget names the JSON pointer of the schema whose automaton grew too big.
+
+    ``key_order="schema"`` (default) writes declared properties in schema order; ``"any"`` lets
+    the output choose the order of an object's keys when it has at most five declared ones (the
+    automaton tracks which were written: 2**n states). ``extra_properties=True`` also lets it add
+    keys that ``additionalProperties`` / ``patternProperties`` allow beside declared properties
+    (by default none are written where properties are declared). Unlike :func:`schema_to_regex`,
+    this covers the keywords compiled by automaton algebra (``not``, ``if``, overlapping
+    ``oneOf``, ``contains`` counts, ``multipleOf``, ...).
 
     >>> dfa = schema_to_dfa({"type": "integer", "minimum": 10})
     >>> dfa.accepts(b"12"), dfa.accepts(b"9")

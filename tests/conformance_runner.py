@@ -105,16 +105,23 @@ def summary(results: list[CaseResult]) -> dict[str, int]:
     }
 
 
-def table(results: list[CaseResult]) -> str:
-    """A Markdown table, one row per keyword file, and a total row."""
-    rows = ["| file | cases | pass | unsupported | valid rejected (instances) | invalid accepted |", "|---|--:|--:|--:|--:|--:|"]
+def table(results: list[CaseResult], before: dict[str, str] | None = None) -> str:
+    """A Markdown table, one row per keyword file, and a total row; ``before`` (a baseline's
+    case outcomes) adds the pass count it had."""
+    extra = " pass before |" if before is not None else ""
+    rows = [f"| file | cases |{extra} pass | unsupported | valid rejected (instances) | invalid accepted |",
+            "|---|--:|" + ("--:|" if before is not None else "") + "--:|--:|--:|--:|"]
     by_file: dict[str, list[CaseResult]] = {}
     for r in results:
         by_file.setdefault(r.file, []).append(r)
+
+    def old(rs: list[CaseResult]) -> str:
+        return "" if before is None else f" {sum(before.get(r.key) == 'pass' for r in rs)} |"
+
     for name, rs in sorted(by_file.items()):
         s = summary(rs)
-        rows.append(f"| {name} | {s['cases']} | {s['pass']} | {s['unsupported']} | {s['valid_rejected']} | {s['invalid_accepted']} |")
+        rows.append(f"| {name} | {s['cases']} |{old(rs)} {s['pass']} | {s['unsupported']} | {s['valid_rejected']} | {s['invalid_accepted']} |")
     s = summary(results)
     pct = 100.0 * s["pass"] / max(1, s["cases"])
-    rows.append(f"| **total** | {s['cases']} | {s['pass']} ({pct:.0f}%) | {s['unsupported']} | {s['valid_rejected']} | {s['invalid_accepted']} |")
+    rows.append(f"| **total** | {s['cases']} |{old(results)} {s['pass']} ({pct:.0f}%) | {s['unsupported']} | {s['valid_rejected']} | {s['invalid_accepted']} |")
     return "\n".join(rows)
