@@ -129,6 +129,12 @@ class _AlgebraMixin:
             return self.universe()
         if s is False:
             return None
+        if "unevaluatedProperties" in s or "unevaluatedItems" in s:
+            try:  # (the rewrite is exact; when it is refused, ignoring the keyword keeps a superset)
+                rewritten = self.without_unevaluated(s, path)  # type: ignore[attr-defined]
+            except SchemaNotSupported:
+                rewritten = {k: v for k, v in s.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
+            return self.over(rewritten, path, refs)
         s = _clean(s)
         if not s:
             return self.universe()

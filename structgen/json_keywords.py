@@ -180,6 +180,8 @@ class _KeywordsMixin:
 
     def exclusive(self, rest: dict, branches: list, path: str, refs: tuple) -> str:
         """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others."""
+        if sum(map(_js._accepts_all, branches)) >= 2:
+            raise UnsatisfiableConstraint("two oneOf branches accept everything: no instance matches exactly one", path or "/")
         overs = [self.over(b, f"{path}/oneOf/{i}", refs) for i, b in enumerate(branches)]
         alts, errors = [], []
         for i, branch in enumerate(branches):
