@@ -42,6 +42,8 @@ PLAIN_INTEGER_VALUE = r"-?(?:0|[1-9][0-9]*)(?:\.0+)?"
 UNIVERSE_DEPTH = 6
 
 Regex = Optional[str]  # None: the empty language
+#: The canonical universe's automaton, per whitespace regex (the same for every schema).
+_UNIVERSES: dict[str, ByteDFA] = {}
 
 
 class _AlgebraMixin:
@@ -82,12 +84,15 @@ class _AlgebraMixin:
     def universe(self) -> str:
         cached = getattr(self, "_universe", None)
         if cached is None:
-            w = self.ws
-            scalars = f"null|true|false|{PLAIN_NUMBER}|{CANON_STRING}"
-            value = f"(?:{scalars})"
-            for _ in range(UNIVERSE_DEPTH):
-                value = self.embed(self.dfa(f"(?:{scalars}|{self.array_of(value)}|{self.object_of(CANON_STRING, value)})"))  # type: ignore[attr-defined]
-            cached = self._universe = value
+            dfa = _UNIVERSES.get(self.ws)
+            if dfa is None:
+                w = self.ws
+                scalars = f"null|true|false|{PLAIN_NUMBER}|{CANON_STRING}"
+                value = f"(?:{scalars})"
+                for _ in range(UNIVERSE_DEPTH):
+                    value = self.embed(self.dfa(f"(?:{scalars}|{self.array_of(value)}|{self.object_of(CANON_STRING, value)})"))  # type: ignore[attr-defined]
+                dfa = _UNIVERSES[self.ws] = self.dfa(value)
+            cached = self._universe = self.embed(dfa)  # type: ignore[attr-defined]
         return cached
 
     def array_of(self, item: str, lo: int = 0, hi: Optional[int] = None) -> str:
