@@ -441,7 +441,7 @@ REFUSED = [
     ({"type": "string", "pattern": "(a)\\1"}, "pattern", "/pattern"),
     ({"type": "string", "format": "date-time", "maxLength": 30}, "maxLength", "/maxLength"),
     ({"type": "object", "dependencies": {"a": ["b"]}}, "dependencies", "/dependencies"),
-    ({"oneOf": [True, True]}, "oneOf", "/oneOf"),
+    ({"type": "string", "oneOf": [{"pattern": "a"}, {"pattern": "b"}]}, "oneOf", "/oneOf"),
 ]
 
 
