@@ -726,7 +726,11 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         for i, branch in enumerate(branches):
             where = f"{path}/{key}/{i}"
             try:
-                n, npath, nrefs = self.normalize(branch, where, refs)
+                try:
+                    n, npath, nrefs = self.normalize(branch, where, refs)
+                except _MergeClash:  # (the branch's own allOf does not merge: intersected)
+                    alts.append(self.compile(_conj(rest, branch) if rest else branch, where, refs))
+                    continue
                 try:
                     merged = _merge(rest, n, where) if rest else n
                 except _MergeClash:
