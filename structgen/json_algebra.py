@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from .algebra import difference, intersect, union
+from .algebra import difference, intersect
 from .errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 from .fsm import ByteDFA
-from .json_formats import CHAR, literal, pattern_regex, quantify
+from .json_formats import CHAR, literal, quantify
 from .json_numbers import number_bound, safe_digits
 
 __all__ = ["CANON_CHAR", "CANON_STRING", "UNIVERSE_DEPTH"]

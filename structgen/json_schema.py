@@ -98,7 +98,6 @@ import itertools
 import json
 import re
 import math
-from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional, Union
 from urllib.parse import unquote, urljoin
 
@@ -130,7 +129,6 @@ from .json_formats import (
     compiled_format,
     compiled_pattern,
     format_regex,
-    integer_range,
     literal,
     matches_only,
     pattern_regex,

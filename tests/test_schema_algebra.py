@@ -42,7 +42,11 @@ def assert_sound(schema: object, dfa: ByteDFA, seed: int, n: int = 40) -> None:
     for _ in range(n):
         text = walk(dfa, rng)
         value = json.loads(text.decode("utf-8"))
-        assert validator.is_valid(value), (schema, text)
+        try:
+            ok = validator.is_valid(value)
+        except OverflowError:  # (jsonschema's multipleOf on a number like 1e400, which loads as inf)
+            continue
+        assert ok, (schema, text)
 
 
 def accepts(dfa: ByteDFA, value: object) -> bool:
