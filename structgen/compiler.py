@@ -131,12 +131,16 @@ def compile_json_schema(
     max_recursion_depth: int = 3,
     max_states: int = DEFAULT_MAX_STATES,
     extract_from: Documents | None = None,
+    key_order: str = "schema",
+    extra_properties: bool = False,
 ) -> Guide:
     """A guide whose outputs are JSON documents valid under ``schema``.
 
     ``schema`` is a dict, a JSON string or a pydantic model class. ``whitespace`` is the regex
     allowed between JSON tokens (default ``[ ]?``: at most one space, so a small model cannot loop
-    on whitespace). Properties come in schema order. Recursive ``$ref`` is unrolled
+    on whitespace). Properties come in schema order; ``key_order="any"`` lets the model choose the
+    order of up to five declared keys of an object, and ``extra_properties=True`` lets it add keys
+    that ``additionalProperties`` / ``patternProperties`` allow next to declared ones. Recursive ``$ref`` is unrolled
     ``max_recursion_depth`` times (an under-approximation: sound, not complete).
 
     ``extract_from`` (a document or a list of them): string values are verbatim spans of a
@@ -161,13 +165,14 @@ def compile_json_schema(
 
     def make() -> ByteDFA:
         return schema_to_dfa(
-            loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, extract_from=docs
+            loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
+            extract_from=docs, key_order=key_order, extra_properties=extra_properties,
         )
 
     title = loaded.get("title") if isinstance(loaded, dict) else None
     spans_key = None if docs is None else documents_key(docs)
     return _guide(
-        ("json", text, whitespace, max_recursion_depth, max_states, spans_key),
+        ("json", text, whitespace, max_recursion_depth, max_states, spans_key, key_order, extra_properties),
         vocabulary,
         make,
         f"JSON Schema {title or text[:60]!r}",

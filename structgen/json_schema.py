@@ -20,13 +20,15 @@ keyword                                coverage
                                        regexes read them), then spelled canonically (keys in
                                        the value's order, whitespace between tokens; an integer
                                        also as ``1.0`` while that float is exact)
-``properties`` / ``required``          properties appear in schema order; optional ones may be
-                                       left out; required names missing from ``properties`` are
-                                       emitted with the ``additionalProperties`` schema
+``properties`` / ``required``          properties appear in schema order (``key_order="any"``:
+                                       any order for up to 5 declared keys); optional ones may
+                                       be left out; required names missing from ``properties``
+                                       are emitted with the ``additionalProperties`` schema
 ``additionalProperties``               ``false``: exact. With declared properties, extra keys are
-                                       never emitted (sound: no extra key, no duplicate of a
-                                       declared key). Without any, ``{"key": value, ...}`` with
-                                       free keys and values under the schema
+                                       emitted only with ``extra_properties=True`` (never a
+                                       declared name, never a duplicate of one). Without any,
+                                       ``{"key": value, ...}`` with free keys and values under
+                                       the schema
 ``items`` / ``prefixItems``            exact, with ``minItems`` / ``maxItems``
 ``minLength`` / ``maxLength``          exact, in code points (an escape is one character)
 ``pattern``                            ECMA-262 search semantics, translated per character (see
@@ -37,15 +39,25 @@ keyword                                coverage
                                        are under-approximations keeping RFC length limits;
                                        quoted e-mail local parts and IPvFuture are left out);
                                        any other format is refused
-``minimum`` / ``maximum`` / exclusive  exact for integers (digit-range regexes); refused on
-                                       non-integer numbers for now
+``minimum`` / ``maximum`` / exclusive  exact for integers (digit-range regexes); for numbers
+                                       exact on numbers written without exponent (strict
+                                       bounds: a fraction has at most 15 digits, see
+                                       :mod:`structgen.json_numbers`)
+``multipleOf``                         a remainder automaton over the digits, exact without
+                                       exponent; a non-integer ``multipleOf`` only when it is a
+                                       binary fraction (``1.5``; ``0.1`` is refused: jsonschema
+                                       divides floats inexactly)
 ``anyOf``                              exact (siblings are distributed into each branch)
-``oneOf``                              exact when the branches are provably disjoint (types,
-                                       constants, or a required property with different
-                                       constants — pydantic's discriminated unions); else refused
-``allOf`` / ``$ref`` with siblings     exact when the schemas merge keyword by keyword (bounds
-                                       tightened, types and enums intersected, properties and
-                                       ``additionalProperties`` combined); a clash is refused
+``oneOf``                              provably disjoint branches: a union; otherwise each
+                                       branch minus the over-approximations of the others
+``allOf`` / ``$ref`` with siblings     merged keyword by keyword where possible (bounds
+                                       tightened, types and enums intersected, properties
+                                       combined); otherwise the automata are intersected
+``not``                                the positive language (made canonical) minus an
+                                       over-approximation of the negated schema (see
+                                       :mod:`structgen.json_algebra`); refused when nothing is
+                                       left
+``if`` / ``then`` / ``else``           (if ∩ then) ∪ (else minus over-approximated if)
 ``$ref``, ``$defs``, ``definitions``   local references ``#``, ``#/json/pointer``, ``#anchor``;
                                        a schema is re-entered at most ``max_recursion_depth``
                                        times, beyond which an optional recursive part (optional
@@ -57,15 +69,23 @@ keyword                                coverage
 ``{}`` / ``true``                      any JSON value nested at most ``max_recursion_depth``
                                        levels deep (an under-approximation)
 ``false``                              :class:`UnsatisfiableConstraint`
-``minProperties`` / ``maxProperties``  only when implied by what is emitted; else refused
+``patternProperties``,                 exact, with the object automaton of
+``propertyNames``,                     :mod:`structgen.json_objects` (extra keys are written as
+``minProperties`` / ``maxProperties``  ``json.dumps`` escapes them, never a declared name; next
+                                       to patterns with classes they are printable ASCII; extra
+                                       keys count once toward ``minProperties``)
+``dependentRequired``,                 objects without the key, or with it and what it requires
+``dependentSchemas``                   (a union, one key at a time)
+``contains``, ``minContains``,         the array language intersected with "lo..hi items valid
+``maxContains``                        under contains"; with a maximum the other items are the
+                                       canonical values outside its over-approximation
+``unevaluatedProperties`` /            rewritten as ``additionalProperties`` / ``items`` over
+``unevaluatedItems``                   what the schema and its ``allOf`` / ``$ref`` evaluate;
+                                       next to ``anyOf``, ``oneOf``, ``if``,
+                                       ``dependentSchemas`` or ``contains`` (branch-dependent
+                                       annotations) refused
 ``uniqueItems: true``                  only when at most one item can appear; else refused
-``multipleOf``                         only ``multipleOf: 1`` on integers; else refused
-``not``, ``if``/``then``/``else``,     refused (``not: false`` and a lone ``if`` have no effect
-``dependentRequired``,                 and are accepted); all but ``$dynamicRef`` are decided
-``dependentSchemas``,                  exactly when ``enum``/``const`` is present
-``propertyNames``,
-``patternProperties``, ``contains``,
-``unevaluated*``, ``$dynamicRef``
+``$dynamicRef``                        refused
 annotations, unknown keywords          ignored, as the specification says — except the
                                        draft 7 / 2019-09 ``dependencies`` and ``$recursiveRef``,
                                        refused so a meant constraint is not silently lost
@@ -74,12 +94,12 @@ annotations, unknown keywords          ignored, as the specification says — ex
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import math
-from fractions import Fraction
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
-from urllib.parse import unquote
+from urllib.parse import unquote, urljoin
 
 import jsonschema
 import referencing
@@ -99,6 +119,10 @@ from .nfa import slot_marker
 from .regex import regex_to_dfa
 from .spans import normalize_documents
 from .spans_json import SpanStrings
+from .json_algebra import _AlgebraMixin
+from .json_keywords import _KeywordsMixin
+from .json_objects import _ObjectsMixin
+from .json_numbers import _NumbersMixin
 from .json_formats import (
     CHAR,
     FORMATS,
@@ -107,7 +131,6 @@ from .json_formats import (
     compiled_format,
     compiled_pattern,
     format_regex,
-    integer_range,
     literal,
     matches_only,
     pattern_regex,
@@ -148,6 +171,10 @@ _UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusive
 
 #: Formats whose regex keeps under the RFC's length limit by dropping some long valid values.
 _CAPPED_FORMATS = ("hostname", "email")
+
+
+class _MergeClash(SchemaNotSupported):
+    """Two schemas that must both hold do not merge keyword by keyword (intersected instead)."""
 
 
 class _TooDeep(CompileBudgetExceeded):
@@ -326,7 +353,7 @@ def _merge(a: Schema, b: Schema, path: str) -> Schema:
         elif key == "uniqueItems":
             out[key] = True
         else:
-            raise SchemaNotSupported(key, path, "two different values of it must hold at once (from $ref, allOf, anyOf or oneOf)")
+            raise _MergeClash(key, path, "two different values of it must hold at once (from $ref, allOf, anyOf or oneOf)")
     if any(k in side for side in (a, b) for k in ("prefixItems", "items")):
         # position i is constrained by each side's prefixItems[i], or by its items past its prefix
         pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
@@ -341,7 +368,7 @@ def _merge(a: Schema, b: Schema, path: str) -> Schema:
             out["items"] = items
     for x, y in ((a, b), (b, a)):
         if "patternProperties" in x and ("properties" in y or "additionalProperties" in y):
-            raise SchemaNotSupported("patternProperties", path, "combining it with properties of another schema")
+            raise _MergeClash("patternProperties", path, "combining it with properties of another schema")
     if any(k in side for side in (a, b) for k in ("properties", "additionalProperties")):
         pa, pb = a.get("properties", {}), b.get("properties", {})
         apa, apb = a.get("additionalProperties", True), b.get("additionalProperties", True)
@@ -454,28 +481,39 @@ def _disjoint_values(a: Optional[list], b: Optional[list]) -> bool:
 # The compiler
 
 
-class _Compiler:
-    def __init__(self, root: Schema, whitespace: str, max_depth: int, spans: Optional[SpanStrings] = None) -> None:
+class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
+    def __init__(
+        self, root: Schema, whitespace: str, max_depth: int, spans: Optional[SpanStrings] = None, *,
+        key_order: str = "schema", extra_properties: bool = False,
+    ) -> None:
+        if key_order not in ("schema", "any"):
+            raise ValueError(f"key_order must be 'schema' or 'any', got {key_order!r}")
+        self.key_order = key_order
+        self.extra_properties = extra_properties
         self.root = root
         self.spans = spans  # extract_from: string values restricted to spans of documents
         self.max_depth = max_depth
         self.ws = f"(?:{whitespace})" if whitespace else ""
         self.validator = _Validator(root, registry=referencing.Registry())  # (no remote retrieval)
-        self.anchors: dict[str, tuple] = {}
-        self.root_id = ""
+        self.anchors: dict[str, tuple] = {}  # "base#name" -> tokens
         self._any: Optional[str] = None
         self.max_states = DEFAULT_MAX_STATES
         # Automata the regex refers to by a slot marker (FSM algebra results: see nfa.slot_marker).
         self.slots: list[ByteDFA] = []
+        self._dfas: dict[str, ByteDFA] = {}
+        self.resources: dict[str, tuple] = {"": ()}
+        self.bases: dict[tuple, str] = {}
         if isinstance(root, dict):
-            if isinstance(root.get("$id"), str):
-                self.root_id = root["$id"].split("#")[0]
             self._scan(root)
 
     # -- references --------------------------------------------------------------------------
 
     def _scan(self, root: dict) -> None:
-        has_ref, embedded = False, None
+        """Resources (every ``$id``, resolved against its parent's base URI) and their anchors;
+        every ``$ref`` must land in one of them."""
+        self.resources: dict[str, tuple] = {}
+        self.bases: dict[tuple, str] = {}
+        refs_at = []
         for sub, tokens in _walk(root):
             if "$dynamicRef" in sub:
                 raise SchemaNotSupported("$dynamicRef", _pointer(tokens + ("$dynamicRef",)))
@@ -485,42 +523,34 @@ class _Compiler:
                         key, _pointer(tokens + (key,)),
                         "an older draft's keyword that draft 2020-12 does not define; refused rather than ignored",
                     )
-            if isinstance(sub.get("$ref"), str) and not self._is_local(sub["$ref"]):
-                raise SchemaNotSupported(
-                    "$ref", _pointer(tokens + ("$ref",)),
-                    f"{sub['$ref']!r} is not local; use '#', '#/json/pointer' or '#anchor'",
-                )
-            has_ref = has_ref or "$ref" in sub
-            if tokens and "$id" in sub and embedded is None:
-                embedded = tokens
+            base = self._base(tokens)
+            if isinstance(sub.get("$id"), str) or not tokens:
+                self.resources.setdefault(base, tokens)
             for key in ("$anchor", "$dynamicAnchor"):
                 if isinstance(sub.get(key), str):
-                    self.anchors.setdefault(sub[key], tokens)
-        if has_ref and embedded is not None:
-            raise SchemaNotSupported("$id", _pointer(embedded + ("$id",)), "an embedded $id changes where $ref resolves")
+                    self.anchors.setdefault(f"{base}#{sub[key]}", tokens)
+            if isinstance(sub.get("$ref"), str):
+                refs_at.append((sub["$ref"], tokens))
+        for ref, tokens in refs_at:
+            if self._target(ref, tokens) is None:
+                raise SchemaNotSupported(
+                    "$ref", _pointer(tokens + ("$ref",)),
+                    f"{ref!r} is not in this schema (remote references are not fetched); use '#', '#/json/pointer', '#anchor' or an embedded $id",
+                )
 
-    def _local(self, ref: str) -> str:
-        if self.root_id and ref.startswith(self.root_id) and ref[len(self.root_id):][:1] in ("", "#"):
-            return ref[len(self.root_id):]
-        return ref
+    def _base(self, tokens: tuple) -> str:
+        """The base URI in effect at ``tokens`` (the ``$id`` of the nearest enclosing resource)."""
+        if tokens in self.bases:
+            return self.bases[tokens]
+        parent = self._base(tokens[:-1]) if tokens else ""
+        node = self._node(tokens)
+        base = parent
+        if isinstance(node, dict) and isinstance(node.get("$id"), str):
+            base = _join(parent, node["$id"]).split("#")[0]
+        self.bases[tokens] = base
+        return base
 
-    def _is_local(self, ref: str) -> bool:
-        return self._local(ref)[:1] in ("", "#")
-
-    def _resolve(self, ref: str, path: str) -> tuple[Schema, str]:
-        where = f"{path}/$ref"
-        local = self._local(ref)
-        if local in ("", "#"):
-            tokens: tuple = ()
-        elif local.startswith("#/"):
-            tokens = tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in local[2:].split("/"))
-        elif local.startswith("#"):
-            name = unquote(local[1:])
-            if name not in self.anchors:
-                raise SchemaError(f"$ref {ref!r}: no $anchor named {name!r}", where)
-            tokens = self.anchors[name]
-        else:
-            raise SchemaNotSupported("$ref", where, f"{ref!r} is not local; use '#', '#/json/pointer' or '#anchor'")
+    def _node(self, tokens: tuple) -> Any:
         node: Any = self.root
         for t in tokens:
             if isinstance(node, dict) and t in node:
@@ -530,7 +560,31 @@ class _Compiler:
             elif isinstance(node, list) and isinstance(t, int) and t < len(node):
                 node = node[t]
             else:
-                raise SchemaError(f"$ref {ref!r} does not resolve", where)
+                return None
+        return node
+
+    def _target(self, ref: str, tokens: tuple) -> Optional[tuple]:
+        """The tokens a ``$ref`` found at ``tokens`` points at (``None``: not in this schema)."""
+        target = _join(self._base(tokens), ref)
+        doc, _, fragment = target.partition("#")
+        if doc not in self.resources:
+            return None
+        fragment = unquote(fragment)
+        if not fragment:
+            return self.resources[doc]
+        if fragment.startswith("/"):
+            return self.resources[doc] + tuple(t.replace("~1", "/").replace("~0", "~") for t in fragment[1:].split("/"))
+        return self.anchors.get(f"{doc}#{fragment}")
+
+    def _resolve(self, ref: str, path: str) -> tuple[Schema, str]:
+        where = f"{path}/$ref"
+        here = tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]) if path else ()
+        tokens = self._target(ref, here)
+        if tokens is None:
+            raise SchemaError(f"$ref {ref!r} does not resolve", where)
+        node = self._node(tokens)
+        if node is None:
+            raise SchemaError(f"$ref {ref!r} does not resolve", where)
         if not isinstance(node, (dict, bool)):
             raise SchemaError(f"$ref {ref!r} points at a {type(node).__name__}, not a schema", where)
         return node, _pointer(tokens)
@@ -538,6 +592,8 @@ class _Compiler:
     def normalize(self, s: Schema, path: str, refs: tuple) -> tuple[Schema, str, tuple]:
         """Expand top-level ``$ref`` and ``allOf`` into one schema object."""
         while isinstance(s, dict):
+            if "unevaluatedProperties" in s or "unevaluatedItems" in s:
+                s = self.without_unevaluated(s, path)  # (in its own scope, before any merge)
             if "$ref" in s:
                 target, target_path = self._resolve(s["$ref"], path)
                 if refs.count(target_path) > self.max_depth:
@@ -611,13 +667,21 @@ class _Compiler:
         """The automaton of a regex written by this compiler (its slots included), for algebra.
 
         A blown state budget names ``path``, the schema whose automaton grew too big."""
+        cached = self._dfas.get(regex)
+        if cached is not None:
+            return cached
+        # only the slots this regex uses, renumbered (each call reads every slot it is given)
+        used = sorted({c for c in regex if 0xD800 <= ord(c) < 0xD800 + len(self.slots)})
+        local = regex.translate({ord(c): slot_marker(i) for i, c in enumerate(used)}) if used else regex
         try:
             slots = self.slots if self.spans is None else self.spans.resolve(self.slots)  # (no placeholders)
-            return regex_to_dfa(regex, max_states=self.max_states, slots=slots)
+            dfa = regex_to_dfa(local, max_states=self.max_states, slots=[slots[ord(c) - 0xD800] for c in used])
         except CompileBudgetExceeded as e:
             if e.path:
                 raise
             raise CompileBudgetExceeded(e.what, e.limit, path or "/") from None
+        self._dfas[regex] = dfa
+        return dfa
 
     def budget(self, regex: str, path: str) -> str:
         if len(regex) > MAX_REGEX_SIZE:
@@ -631,7 +695,13 @@ class _Compiler:
             raise UnsatisfiableConstraint("the schema is false, no instance is valid", path or "/")
         if "enum" in s or "const" in s:
             return self.finite(s, path)
-        s, path, refs = self.normalize(s, path, refs)
+        if "unevaluatedProperties" in s or "unevaluatedItems" in s:
+            s = self.without_unevaluated(s, path)
+        original = s
+        try:
+            s, path, refs = self.normalize(s, path, refs)
+        except _MergeClash:
+            return self.intersection(original, path, refs)  # (allOf / $ref siblings that do not merge)
         if isinstance(s, bool):
             return self.compile(s, path, refs)
         s = _clean(s)
@@ -642,10 +712,11 @@ class _Compiler:
         if "not" in s:
             if _accepts_all(s["not"]):
                 raise UnsatisfiableConstraint("'not' of a schema that accepts everything", path or "/")
-            raise SchemaNotSupported("not", f"{path}/not")
-        for key in ("if", "unevaluatedProperties", "unevaluatedItems"):
-            if key in s:
-                raise SchemaNotSupported(key, f"{path}/{key}")
+            return self.negation(s, path, refs)
+        if "if" in s:
+            return self.conditional(s, path, refs)
+        if "dependentRequired" in s or "dependentSchemas" in s:
+            return self.dependencies(s, path, refs)
         for key in ("anyOf", "oneOf"):
             if key in s:
                 return self.union(s, key, path, refs)
@@ -655,13 +726,23 @@ class _Compiler:
         rest = {k: v for k, v in s.items() if k != key}
         branches = s[key]
         if key == "oneOf":
-            self.check_disjoint(rest, branches, path)
+            try:
+                self.check_disjoint(rest, branches, path)
+            except SchemaNotSupported:
+                return self.exclusive(rest, branches, path, refs)
         alts, errors = [], []
         for i, branch in enumerate(branches):
             where = f"{path}/{key}/{i}"
             try:
-                n, npath, nrefs = self.normalize(branch, where, refs)
-                merged = _merge(rest, n, where) if rest else n
+                try:
+                    n, npath, nrefs = self.normalize(branch, where, refs)
+                except _MergeClash:  # (the branch's own allOf does not merge: intersected)
+                    alts.append(self.compile(_conj(rest, branch) if rest else branch, where, refs))
+                    continue
+                try:
+                    merged = _merge(rest, n, where) if rest else n
+                except _MergeClash:
+                    merged = {"allOf": [rest, n]}
                 alts.append(self.compile(merged, where if rest else npath, nrefs))
             except (UnsatisfiableConstraint, _TooDeep) as e:
                 errors.append(e)
@@ -758,7 +839,12 @@ class _Compiler:
             return rf"\[{w}" + f"{w},{w}".join(self.value(x, path) for x in v) + (rf"{w}\]" if v else r"\]")
         if isinstance(v, dict):
             members = [f'"{literal(_encoded(k))}"{w}:{w}{self.value(x, path)}' for k, x in v.items()]
-            return rf"\{{{w}" + f"{w},{w}".join(members) + (rf"{w}\}}" if v else r"\}")
+            if not v:
+                return r"\{" + w + r"\}"
+            orders = [members]
+            if self.key_order == "any" and 1 < len(members) <= 4:
+                orders = [list(p) for p in itertools.permutations(members)]
+            return _alt(rf"\{{{w}" + f"{w},{w}".join(order) + rf"{w}\}}" for order in orders)
         raise SchemaError(f"{v!r} is not a JSON value", path)
 
     def finite(self, s: dict, path: str) -> str:
@@ -795,30 +881,7 @@ class _Compiler:
             raise UnsatisfiableConstraint("no enum/const value satisfies the rest of the schema", path or "/")
         return self.budget(_alt(kept.values()), path)
 
-    # -- scalars ---------------------------------------------------------------------------------
-
-    def integer(self, s: dict, path: str, refs: tuple) -> str:
-        if "multipleOf" in s and s["multipleOf"] != 1:  # every integer is a multiple of 1
-            raise SchemaNotSupported("multipleOf", f"{path}/multipleOf")
-        try:
-            bounds = {k: Fraction(s[k]) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s}
-        except (OverflowError, ValueError, TypeError) as e:
-            raise SchemaError(f"a numeric bound is not a finite number: {e}", path) from e
-        lows = [math.ceil(bounds["minimum"])] if "minimum" in bounds else []
-        lows += [math.floor(bounds["exclusiveMinimum"]) + 1] if "exclusiveMinimum" in bounds else []
-        highs = [math.floor(bounds["maximum"])] if "maximum" in bounds else []
-        highs += [math.ceil(bounds["exclusiveMaximum"]) - 1] if "exclusiveMaximum" in bounds else []
-        lo, hi = (max(lows) if lows else None), (min(highs) if highs else None)
-        if lo is not None and hi is not None and lo > hi:
-            described = ", ".join(f"{k} {s[k]}" for k in bounds)
-            raise UnsatisfiableConstraint(f"no integer satisfies {described} (minimum > maximum)", path or "/")
-        return integer_range(lo, hi)
-
-    def number(self, s: dict, path: str, refs: tuple) -> str:
-        for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf"):
-            if key in s:
-                raise SchemaNotSupported(key, f"{path}/{key}", "on non-integer numbers (not yet; type: integer is supported)")
-        return NUMBER
+    # -- strings -------------------------------------------------------------------------------
 
     def string(self, s: dict, path: str, refs: tuple) -> str:
         if self.spans is not None:
@@ -861,7 +924,7 @@ class _Compiler:
 
     def array(self, s: dict, path: str, refs: tuple) -> str:
         if "contains" in s:
-            raise SchemaNotSupported("contains", f"{path}/contains")
+            return self.array_contains(s, path, refs)
         prefix = s.get("prefixItems", [])
         lo = int(s.get("minItems", 0))
         cap = None if s.get("maxItems") is None else int(s["maxItems"])
@@ -911,76 +974,14 @@ class _Compiler:
             return self.budget(rf"\[{w}(?:{content}{w})?\]", path)
         return self.budget(rf"\[{w}{content}{w}\]", path)
 
-    def object(self, s: dict, path: str, refs: tuple) -> str:
-        for key in ("patternProperties", "propertyNames", "dependentRequired", "dependentSchemas"):
-            if key in s:
-                raise SchemaNotSupported(key, f"{path}/{key}")
-        props: dict = s.get("properties", {})
-        additional = s.get("additionalProperties", True)
-        required = list(dict.fromkeys(s.get("required", [])))
-        names = list(props) + [r for r in required if r not in props]
-        min_p, max_p = int(s.get("minProperties", 0)), s.get("maxProperties")
-        w = self.ws
-        if max_p == 0:
-            if required:
-                raise UnsatisfiableConstraint(f"maxProperties 0 but {len(required)} required properties", path or "/")
-            return rf"\{{{w}\}}"
-        if not names:
-            try:
-                value = self.compile(additional, f"{path}/additionalProperties", refs)
-            except (UnsatisfiableConstraint, _TooDeep):
-                if min_p > 0:
-                    raise
-                return rf"\{{{w}\}}"
-            if min_p > 0 or max_p is not None:
-                key = "minProperties" if min_p > 0 else "maxProperties"
-                raise SchemaNotSupported(key, f"{path}/{key}", "with free property names (duplicate keys would not count)")
-            member = f"{STRING}{w}:{w}{value}"
-            return self.budget(rf"\{{{w}(?:{member}(?:{w},{w}{member})*{w})?\}}", path)
-        entries: list[tuple[str, bool]] = []
-        for name in names:
-            is_required = name in required
-            where = f"{path}/properties/{_pointer([name])[1:]}" if name in props else f"{path}/additionalProperties"
-            try:
-                value = self.compile(props.get(name, additional), where, refs)
-            except (UnsatisfiableConstraint, _TooDeep):
-                if is_required:
-                    raise
-                continue
-            entries.append((f'"{literal(_encoded(name))}"{w}:{w}{value}', is_required))
-        n_required = len(required)
-        if max_p is not None and max_p < n_required:
-            raise UnsatisfiableConstraint(f"maxProperties {max_p} < {n_required} required properties", path or "/")
-        if min_p > len(entries) and additional is False:
-            raise UnsatisfiableConstraint(f"minProperties {min_p} > {len(entries)} possible properties", path or "/")
-        if min_p > n_required:
-            raise SchemaNotSupported("minProperties", f"{path}/minProperties", "more than the required properties")
-        if max_p is not None and max_p < len(entries):
-            raise SchemaNotSupported("maxProperties", f"{path}/maxProperties", "fewer than the known properties")
-        return self.budget(self.members(entries), path)
 
-    def members(self, entries: list[tuple[str, bool]]) -> str:
-        """``{ ... }`` with the entries in order, optional ones skippable, commas only between."""
-        w = self.ws
-        sep = f"{w},{w}"
-        rest = [""] * (len(entries) + 1)  # rest[i]: entries i.. each preceded by a separator
-        for i in range(len(entries) - 1, -1, -1):
-            entry, is_required = entries[i]
-            piece = sep + entry
-            rest[i] = (piece if is_required else f"(?:{piece})?") + rest[i + 1]
-            if len(rest[i]) > MAX_REGEX_SIZE:
-                raise CompileBudgetExceeded("regex size in characters", MAX_REGEX_SIZE)
-        firsts = []
-        for i, (entry, is_required) in enumerate(entries):
-            firsts.append(entry + rest[i + 1])
-            if sum(map(len, firsts)) > MAX_REGEX_SIZE:
-                raise CompileBudgetExceeded("regex size in characters", MAX_REGEX_SIZE)
-            if is_required:
-                break
-        body = _alt(firsts)
-        if any(is_required for _, is_required in entries):
-            return rf"\{{{w}{body}{w}\}}"
-        return rf"\{{{w}(?:{body}{w})?\}}"
+def _join(base: str, ref: str) -> str:
+    """``ref`` resolved against ``base`` (URNs and other opaque bases too)."""
+    if ref.startswith("#"):
+        return base.split("#")[0] + ref
+    if not base or ":" in ref.split("/")[0]:
+        return ref
+    return urljoin(base, ref)
 
 
 def _alt(parts: Any) -> str:
@@ -1019,8 +1020,8 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
-    regex, slots, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
-    if slots:
+    regex, compiler, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
+    if compiler.slots:
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
     return regex
 
@@ -1032,27 +1033,41 @@ def schema_to_dfa(
     max_recursion_depth: int = 3,
     max_states: int = DEFAULT_MAX_STATES,
     extract_from: Union[str, Sequence[str], None] = None,
+    key_order: str = "schema",
+    extra_properties: bool = False,
 ) -> ByteDFA:
     """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
     for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
     budget names the JSON pointer of the schema whose automaton grew too big. With
     ``extract_from`` (documents), string values are spans of them (:mod:`structgen.spans`).
 
+    ``key_order="schema"`` (default) writes declared properties in schema order; ``"any"`` lets
+    the output choose the order of an object's keys when it has at most five declared ones (the
+    automaton tracks which were written: 2**n states). ``extra_properties=True`` also lets it add
+    keys that ``additionalProperties`` / ``patternProperties`` allow beside declared properties
+    (by default none are written where properties are declared). Unlike :func:`schema_to_regex`,
+    this covers the keywords compiled by automaton algebra (``not``, ``if``, overlapping
+    ``oneOf``, ``contains`` counts, ``multipleOf``, ...).
+
     >>> dfa = schema_to_dfa({"type": "integer", "minimum": 10})
     >>> dfa.accepts(b"12"), dfa.accepts(b"9")
     (True, False)
     """
-    regex, slots, spans = _compile_root(schema, whitespace, max_recursion_depth, max_states, extract_from)
-    dfa = regex_to_dfa(regex, max_states=max_states, slots=slots)
-    if spans is not None:  # span strings are placeholders until here (see structgen.spans_json)
-        spliced = spans.splice(dfa)
-        dfa = spliced if spliced is not None else regex_to_dfa(regex, max_states=max_states, slots=spans.resolve(slots))
-    return dfa
+    regex, compiler, spans = _compile_root(
+        schema, whitespace, max_recursion_depth, max_states, extract_from, key_order=key_order, extra_properties=extra_properties
+    )
+    if spans is None:
+        return compiler.to_dfa(regex, "")
+    # span strings are placeholders until here (see structgen.spans_json)
+    dfa = regex_to_dfa(regex, max_states=max_states, slots=compiler.slots)
+    spliced = spans.splice(dfa)
+    return spliced if spliced is not None else regex_to_dfa(regex, max_states=max_states, slots=spans.resolve(compiler.slots))
 
 
 def _compile_root(
-    schema: Any, whitespace: str, max_recursion_depth: int, max_states: int, extract_from: Union[str, Sequence[str], None] = None
-) -> tuple[str, list[ByteDFA], Optional[SpanStrings]]:
+    schema: Any, whitespace: str, max_recursion_depth: int, max_states: int,
+    extract_from: Union[str, Sequence[str], None] = None, *, key_order: str = "schema", extra_properties: bool = False,
+) -> tuple[str, "_Compiler", Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
     if whitespace and not matches_only(whitespace, " \t\n\r"):
@@ -1063,10 +1078,10 @@ def _compile_root(
         raise RegexNotSupported(whitespace, "characters other than JSON whitespace (space, \\t, \\n, \\r)")
     root = load_schema(schema)
     spans = None if extract_from is None else SpanStrings(normalize_documents(extract_from), root, max_states=max_states)
-    compiler = _Compiler(root, whitespace, max_recursion_depth, spans)
+    compiler = _Compiler(root, whitespace, max_recursion_depth, spans, key_order=key_order, extra_properties=extra_properties)
     compiler.max_states = max_states
     try:
         regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target
     except _TooDeep as e:
         raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
-    return compiler.budget(regex, ""), compiler.slots, spans
+    return compiler.budget(regex, ""), compiler, spans

