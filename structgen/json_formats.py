@@ -715,6 +715,12 @@ _URI = (f"[A-Za-z][A-Za-z0-9+\\-.]*:(?://{_AUTHORITY}{_PATH_ABEMPTY}|{_PATH_ABSO
 _RELATIVE_REF = (f"(?://{_AUTHORITY}{_PATH_ABEMPTY}|{_PATH_ABSOLUTE}|{_SEGMENT_NC}+{_PATH_ABEMPTY})?"
                  f"{_QUERY_FRAGMENT}")
 
+# RFC 6901: reference tokens of raw characters ("~" only as "~0" / "~1"). Characters JSON would
+# escape (quote, backslash, controls) are left out, so the encoded and decoded strings coincide.
+_JSON_POINTER = r'(?:/(?:[^"\\\x00-\x1f/~]|~[01])*)*'
+# draft-handrews-relative-json-pointer-01: a non-negative integer, then "#" or a JSON pointer.
+_RELATIVE_JSON_POINTER = f"(?:0|[1-9][0-9]*)(?:#|{_JSON_POINTER})"
+
 #: Supported ``format`` values and their regexes (exact unless noted in the module docs).
 FORMATS: dict[str, str] = {
     "date": _DATE,
@@ -728,6 +734,8 @@ FORMATS: dict[str, str] = {
     "email": _EMAIL,
     "uri": _URI,
     "uri-reference": f"(?:{_URI}|{_RELATIVE_REF})",
+    "json-pointer": _JSON_POINTER,
+    "relative-json-pointer": _RELATIVE_JSON_POINTER,
 }
 
 

@@ -35,9 +35,11 @@ keyword                                coverage
                                        :mod:`structgen.json_formats`); with min/maxLength only
                                        when exactly combinable, else refused
 ``format``                             date, time, date-time, duration, uuid, ipv4, ipv6,
-                                       hostname, email, uri, uri-reference (hostname and email
-                                       are under-approximations keeping RFC length limits;
-                                       quoted e-mail local parts and IPvFuture are left out);
+                                       hostname, email, uri, uri-reference, json-pointer,
+                                       relative-json-pointer (hostname and email are
+                                       under-approximations keeping RFC length limits; quoted
+                                       e-mail local parts, IPvFuture and pointer characters JSON
+                                       escapes are left out);
                                        any other format is refused
 ``minimum`` / ``maximum`` / exclusive  exact for integers (digit-range regexes); for numbers
                                        exact on numbers written without exponent (strict

@@ -105,12 +105,21 @@ def summary(results: list[CaseResult]) -> dict[str, int]:
     }
 
 
+def coverage(s: dict[str, int]) -> str:
+    """A keyword file's status from its summary: every case passes, none does (all refused), or some."""
+    if s["pass"] == s["cases"]:
+        return "supported"
+    if s["pass"] == 0 and s["fail"] == 0:
+        return "not supported"
+    return "with limits"
+
+
 def table(results: list[CaseResult], before: dict[str, str] | None = None) -> str:
-    """A Markdown table, one row per keyword file, and a total row; ``before`` (a baseline's
-    case outcomes) adds the pass count it had."""
+    """A Markdown table, one row per keyword file (its coverage, pass rate and counts), and a
+    total row; ``before`` (a baseline's case outcomes) adds the pass count it had."""
     extra = " pass before |" if before is not None else ""
-    rows = [f"| file | cases |{extra} pass | unsupported | valid rejected (instances) | invalid accepted |",
-            "|---|--:|" + ("--:|" if before is not None else "") + "--:|--:|--:|--:|"]
+    rows = [f"| keyword file | coverage | cases |{extra} pass | pass rate | unsupported | valid rejected (instances) | invalid accepted |",
+            "|---|---|--:|" + ("--:|" if before is not None else "") + "--:|--:|--:|--:|--:|"]
     by_file: dict[str, list[CaseResult]] = {}
     for r in results:
         by_file.setdefault(r.file, []).append(r)
@@ -120,8 +129,9 @@ def table(results: list[CaseResult], before: dict[str, str] | None = None) -> st
 
     for name, rs in sorted(by_file.items()):
         s = summary(rs)
-        rows.append(f"| {name} | {s['cases']} |{old(rs)} {s['pass']} | {s['unsupported']} | {s['valid_rejected']} | {s['invalid_accepted']} |")
+        rate = 100.0 * s["pass"] / max(1, s["cases"])
+        rows.append(f"| {name} | {coverage(s)} | {s['cases']} |{old(rs)} {s['pass']} | {rate:.0f}% | {s['unsupported']} | {s['valid_rejected']} | {s['invalid_accepted']} |")
     s = summary(results)
     pct = 100.0 * s["pass"] / max(1, s["cases"])
-    rows.append(f"| **total** | {s['cases']} |{old(results)} {s['pass']} ({pct:.0f}%) | {s['unsupported']} | {s['valid_rejected']} | {s['invalid_accepted']} |")
+    rows.append(f"| **total** | | {s['cases']} |{old(results)} {s['pass']} | {pct:.0f}% | {s['unsupported']} | {s['valid_rejected']} | {s['invalid_accepted']} |")
     return "\n".join(rows)

@@ -16,7 +16,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from structgen import json_formats as jf
+from structgen.algebra import intersect
 from structgen.errors import SchemaNotSupported
+from structgen.regex import regex_to_dfa
 
 SUITE = Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "json-schema-test-suite" / "tests" / "draft2020-12"
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -242,7 +244,9 @@ def test_matches_only() -> None:
 def test_every_format_regex_parses() -> None:
     for name, regex in jf.FORMATS.items():
         interegular.parse_pattern(regex)
-        assert not set(regex) & {'"'}, name  # encoded == decoded: no quote, no raw control
+        # encoded == decoded: no string of the format holds a quote, a backslash or a control
+        escaped = intersect(regex_to_dfa(regex), regex_to_dfa(r'(?s:.)*["\\\x00-\x1f](?s:.)*'))
+        assert escaped.is_empty, name
         assert jf.format_regex(name) == regex
     assert jf.format_regex("idn-email") is None
 
@@ -299,6 +303,17 @@ def test_formats_are_sound(data: st.DataObject) -> None:
         for label in host.split("."):
             assert 1 <= len(label) <= 63 and re.fullmatch(r"[A-Za-z0-9-]+", label)
             assert not label.startswith("-") and not label.endswith("-") and label[2:4] != "--"
+    elif name in ("json-pointer", "relative-json-pointer"):
+        if name == "relative-json-pointer":
+            prefix = re.match(r"0|[1-9][0-9]*", text)
+            assert prefix is not None
+            text = text[prefix.end():]
+            if text == "#":
+                return
+        assert text == "" or text.startswith("/")
+        for token in text.split("/")[1:]:
+            assert re.fullmatch(r"(?:[^~]|~[01])*", token) and json.loads(json.dumps(token)) == token
+            assert not set(token) & set('"\\') and all(ord(c) >= 0x20 for c in token)
     elif name == "duration":
         assert re.fullmatch(r"P(?!$)(\d+Y)?(\d+M)?(\d+W)?(\d+D)?(T(?=\d)(\d+H)?(\d+M)?(\d+S)?)?", text)
     else:
@@ -366,3 +381,14 @@ def test_well_known_format_values() -> None:
     for name, values in bad.items():
         for v in values:
             assert not full(jf.FORMATS[name], v), (name, v)
+
+
+def test_json_pointer_formats_in_a_schema() -> None:
+    from structgen.json_schema import schema_to_dfa
+
+    dfa = schema_to_dfa({"type": "string", "format": "json-pointer"})
+    for text, ok in [('""', True), ('"/a~0b/c~1/"', True), ('"/é"', True), ('"a"', False), ('"/a~"', False), ('"/a~2"', False)]:
+        assert dfa.accepts(text.encode()) is ok, text
+    rel = schema_to_dfa({"type": "string", "format": "relative-json-pointer"})
+    for text, ok in [('"0"', True), ('"1#"', True), ('"2/a"', True), ('"01"', False), ('"#"', False), ('"-1/a"', False)]:
+        assert rel.accepts(text.encode()) is ok, text

@@ -111,6 +111,39 @@ def test_accepted_strings_are_valid(schema: dict, instances: list, seed: int) ->
     assert_sound(schema, dfa, seed, n=15)
 
 
+
+
+def _has_whole_float(value: object) -> bool:
+    if isinstance(value, float):
+        return value == int(value)
+    if isinstance(value, list):
+        return any(_has_whole_float(v) for v in value)
+    if isinstance(value, dict):
+        return any(_has_whole_float(v) for v in value.values())
+    return False
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(SCHEMAS, st.lists(INSTANCES.filter(lambda v: not _has_whole_float(v)), min_size=5, max_size=10))
+def test_accept_iff_valid_within_the_canonical_form(schema: dict, instances: list) -> None:
+    """Complete, not only sound: a canonical instance (json.dumps spelling, keys in any order,
+    no exponent, no whole float) is accepted exactly when jsonschema calls it valid."""
+    validator = jsonschema.Draft202012Validator(schema)
+    try:
+        dfa = schema_to_dfa(schema, max_recursion_depth=3, **ANY)
+    except UnsatisfiableConstraint:
+        assert not any(validator.is_valid(v) for v in instances), schema
+        return
+    except SchemaNotSupported:
+        return
+    except Exception as e:
+        if type(e).__name__ == "CompileBudgetExceeded":
+            return
+        raise
+    for value in instances:
+        assert accepts(dfa, value) == validator.is_valid(value), (schema, value)
+
+
 # -- exactness on fragments ------------------------------------------------------------------
 
 EXACT = [
