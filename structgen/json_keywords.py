@@ -236,6 +236,63 @@ class _KeywordsMixin:
         return got
 
 
+    # -- uniqueItems ---------------------------------------------------------------------------
+
+    def finite_values(self, schemas: list, path: str) -> list:
+        """The values items under ``schemas`` can take (a superset), when finite: ``enum``,
+        ``const``, ``type`` boolean / null, ``false``. Else ``SchemaNotSupported``."""
+        values: list = []
+        for sub in schemas:
+            vs = _finite_values(sub)
+            if vs is None:
+                raise SchemaNotSupported("uniqueItems", path, "over items with infinitely many values (supported: "
+                                         "items from enum, const, boolean or null, or at most one item)")
+            values += [v for v in vs if not any(_js._equal(v, x) for x in values)]
+        return values
+
+    def unique_items(self, array: str, item: str, values: list, path: str, refs: tuple) -> str:
+        """``array`` (items from the regex ``item``) with at most one item equal to each of
+        ``values``: one intersection per value, like ``contains: {const: v}, maxContains: 1``.
+        An item is counted by its value (every spelling of it), so ``1`` and ``1.0`` are one."""
+        w = self.ws
+        got: Optional[str] = self.budget(array, path)  # type: ignore[attr-defined]
+        for v in values:
+            try:
+                yes = self.inter(item, self.compile({"const": v}, path, refs), path)  # type: ignore[attr-defined]
+            except UnsatisfiableConstraint:
+                continue
+            if yes is None:
+                continue
+            try:
+                others = self.minus(self.positive_in_universe(item, path), self.over({"const": v}, path, refs), path)  # type: ignore[attr-defined]
+            except UnsatisfiableConstraint:
+                others = None
+            body = _count_items(yes, others, 0, 1, f"{w},{w}")
+            shapes = [rf"\[{w}\]"] + ([rf"\[{w}{body}{w}\]"] if body else [])
+            got = self.inter(got, _js._alt(shapes), path)  # type: ignore[attr-defined]
+            if got is None:
+                raise UnsatisfiableConstraint("no array has unique items here", path or "/")
+        assert got is not None
+        return got
+
+
+def _finite_values(s: Any) -> Optional[list]:
+    """The values an instance of ``s`` can take, when the schema lists them (a superset); else None."""
+    if s is False:
+        return []
+    if not isinstance(s, dict):
+        return None
+    if "const" in s:
+        return [s["const"]]
+    if isinstance(s.get("enum"), list):
+        return list(s["enum"])
+    types = s.get("type")
+    types = [types] if isinstance(types, str) else types
+    if isinstance(types, list) and types and set(types) <= {"boolean", "null"}:
+        return ([True, False] if "boolean" in types else []) + ([None] if "null" in types else [])
+    return None
+
+
 def _count_items(yes: str, others: Optional[str], lo: int, hi: Optional[int], sep: str) -> Optional[str]:
     """Item sequences (``sep`` between items) with ``lo..hi`` items from ``yes``, any from ``others``."""
     bodies = []

@@ -86,7 +86,10 @@ keyword                                coverage
                                        next to ``anyOf``, ``oneOf``, ``if``,
                                        ``dependentSchemas`` or ``contains`` (branch-dependent
                                        annotations) refused
-``uniqueItems: true``                  only when at most one item can appear; else refused
+``uniqueItems: true``                  when items come from a finite set of values (``enum``,
+                                       ``const``, ``boolean``, ``null``): at most one item equal
+                                       to each value; or when at most one item can appear; else
+                                       refused
 ``$dynamicRef``                        refused
 annotations, unknown keywords          ignored, as the specification says — except the
                                        draft 7 / 2019-09 ``dependencies`` and ``$recursiveRef``,
@@ -912,15 +915,31 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
             if (hi is not None and wlo > hi) or (whi is not None and whi < lo):
                 raise UnsatisfiableConstraint(f"no {fmt!r} string has {lo}..{hi} characters", path or "/")
             if wlo < lo or (hi is not None and (whi is None or whi > hi)):
-                key = "minLength" if wlo < lo else "maxLength"
-                raise SchemaNotSupported(key, f"{path}/{key}", f"together with format {fmt!r}")
+                return self.with_length(f'"(?:{regex})"', lo, hi, path, f"format {fmt!r}")
             return f'"(?:{regex})"'
         if pattern is not None:
-            body = pattern_regex(pattern, lo, hi, path=f"{path}/pattern")
+            try:
+                body = pattern_regex(pattern, lo, hi, path=f"{path}/pattern")
+            except SchemaNotSupported:
+                if lo == 0 and hi is None:
+                    raise
+                # (a length the pattern's own repetitions cannot absorb: intersect the automata)
+                body = pattern_regex(pattern, path=f"{path}/pattern")
+                if body is None:
+                    raise UnsatisfiableConstraint(f"no string matches pattern {pattern!r}", path or "/") from None
+                return self.with_length(f'"{body}"', lo, hi, path, f"pattern {pattern!r}")
             if body is None:
                 raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches pattern {pattern!r}", path or "/")
             return f'"{body}"'
         return '"' + quantify(CHAR, lo, hi) + '"'
+
+    def with_length(self, string: str, lo: int, hi: Optional[int], path: str, what: str) -> str:
+        """The strings of the regex ``string`` (quotes included) of ``lo``..``hi`` characters: an
+        intersection of automata (exact: a unit of both regexes is one decoded character)."""
+        kept = self.inter(string, '"' + quantify(CHAR, lo, hi) + '"', path)
+        if kept is None:
+            raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches {what}", path or "/")
+        return kept
 
     # -- containers ------------------------------------------------------------------------------
 
@@ -952,8 +971,10 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
                 cap = len(prefix)
         if cap is not None and lo > cap:
             raise UnsatisfiableConstraint(f"minItems {lo} but at most {cap} items are possible", path or "/")
-        if s.get("uniqueItems") is True and (cap is None or cap > 1):
-            raise SchemaNotSupported("uniqueItems", f"{path}/uniqueItems")
+        unique = s.get("uniqueItems") is True and (cap is None or cap > 1)
+        if unique:
+            item_schemas = prefix[: len(elems)] + ([s.get("items", True)] if tail is not None else [])
+            values = self.finite_values(item_schemas, f"{path}/uniqueItems")  # (refuses infinite item languages)
         w = self.ws
         sep = f"{w},{w}"
 
@@ -972,9 +993,10 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         content = after(0)
         if not content:
             return rf"\[{w}\]"
-        if lo == 0:
-            return self.budget(rf"\[{w}(?:{content}{w})?\]", path)
-        return self.budget(rf"\[{w}{content}{w}\]", path)
+        array = rf"\[{w}(?:{content}{w})?\]" if lo == 0 else rf"\[{w}{content}{w}\]"
+        if unique:
+            return self.unique_items(array, _alt(elems + ([tail] if tail is not None else [])), values, path, refs)
+        return self.budget(array, path)
 
 
 def _join(base: str, ref: str) -> str:

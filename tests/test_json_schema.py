@@ -439,7 +439,7 @@ REFUSED = [
     ({"properties": {"a": {"$ref": "https://example.com/schema.json"}}}, "$ref", "/properties/a/$ref"),
     ({"type": "string", "format": "idn-email"}, "format", "/format"),
     ({"type": "string", "pattern": "(a)\\1"}, "pattern", "/pattern"),
-    ({"type": "string", "format": "date-time", "maxLength": 30}, "maxLength", "/maxLength"),
+    ({"type": "string", "format": "hostname", "minLength": 300}, "minLength", "/minLength"),
     ({"type": "object", "dependencies": {"a": ["b"]}}, "dependencies", "/dependencies"),
     ({"type": "string", "oneOf": [{"pattern": "a"}, {"pattern": "b"}]}, "oneOf", "/oneOf"),
 ]

@@ -269,3 +269,49 @@ def test_unevaluated_properties_with_branches() -> None:
     for value in ({"foo": "then", "bar": 1}, {"baz": 1}, {"foo": "else", "baz": 1}, {"foo": "then"}):
         assert accepts(dfa, value) == validator.is_valid(value), value
     assert_sound(schema, dfa, 3)
+
+
+LENGTHS = [
+    ({"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "minLength": 2, "maxLength": 5},
+     ["ab", "a-b", "a--bc", "abcde", "abcdef", "a", "a-", "-ab", "A1"]),
+    ({"type": "string", "pattern": "^(ab|c)+$", "maxLength": 3}, ["ab", "c", "abc", "cab", "ccc", "abab", "cccc", ""]),
+    ({"type": "string", "format": "date-time", "maxLength": 20},
+     ["2026-11-23T10:00:00Z", "2026-11-23T10:00:00.5Z", "2026-11-23T10:00:00+01:00"]),
+    ({"type": "string", "format": "uri", "minLength": 10}, ["http://a.b", "http://ab.cd", "a:b"]),
+]
+
+
+@pytest.mark.parametrize(("schema", "values"), LENGTHS)
+def test_pattern_and_format_with_lengths_are_intersections(schema: dict, values: list) -> None:
+    """A length the pattern's repetitions cannot absorb: the automata are intersected, exactly."""
+    dfa = schema_to_dfa(schema)
+    validator = jsonschema.Draft202012Validator(schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    for value in values:
+        assert accepts(dfa, value) == validator.is_valid(value), (schema, value)
+    assert_sound(schema, dfa, 1, n=20)
+
+
+UNIQUE = [
+    {"type": "array", "items": {"enum": [1, 2, 3]}, "uniqueItems": True},
+    {"type": "array", "items": {"type": "boolean"}, "uniqueItems": True, "minItems": 2},
+    {"type": "array", "prefixItems": [{"const": 1}], "items": {"enum": [1, 2, "a", {"k": 1}]}, "uniqueItems": True},
+    {"type": "array", "items": {"enum": [1, True, None, [1]]}, "uniqueItems": True, "maxItems": 3},
+]
+UNIQUE_SAMPLES = [[], [1], [1, 2], [1, 1], [2, 1, 3], [1, 2, 1], [True, False], [True, True], [False], [1, "a"],
+                  [1, 2, "a"], [1, "a", "a"], [1, 2, 3, 1], [1, True], [1, True, None], [None, None], [[1], [1]],
+                  [1, {"k": 1}, {"k": 1}], [1, {"k": 1}, 2], [[1], 1, True]]
+
+
+@pytest.mark.parametrize("schema", UNIQUE)
+def test_unique_items_over_finite_item_values(schema: dict) -> None:
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in UNIQUE_SAMPLES:
+        assert accepts(dfa, value) == validator.is_valid(value), (schema, value)
+    assert_sound(schema, dfa, 2, n=20)
+
+
+def test_unique_items_over_free_items_is_refused() -> None:
+    with pytest.raises(SchemaNotSupported) as info:
+        schema_to_dfa({"type": "array", "items": {"type": "integer", "maximum": 3}, "uniqueItems": True})
+    assert info.value.keyword == "uniqueItems" and info.value.path == "/uniqueItems"
