@@ -95,6 +95,23 @@ def _choose(logits: torch.Tensor, mask: np.ndarray, options: dict[str, Any], gen
     return int(torch.multinomial(probs, 1, generator=generator))
 
 
+_NO_LOGITS_TO_KEEP: "weakref.WeakSet[Any]" = weakref.WeakSet()
+
+
+def forward_last(model: Any, **inputs: Any) -> Any:
+    """``model(**inputs)`` computing the logits of the last position only (``logits_to_keep=1``:
+    a prefill or a fast-forward chunk of n tokens skips n - 1 vocabulary projections). Models
+    whose ``forward`` does not take ``logits_to_keep`` get a plain call."""
+    if model not in _NO_LOGITS_TO_KEEP:
+        try:
+            return model(**inputs, logits_to_keep=1)
+        except TypeError as e:
+            if "logits_to_keep" not in str(e):
+                raise
+            _NO_LOGITS_TO_KEEP.add(model)
+    return model(**inputs)
+
+
 def decode(
     model: Any,
     tokenizer: Any,
@@ -138,7 +155,7 @@ def decode(
         if not isinstance(ids, torch.Tensor):
             ids = torch.tensor([ids], dtype=torch.long, device=input_ids.device)
             attention = torch.cat([attention, attention.new_ones(1, ids.shape[1])], dim=1)
-        out = model(input_ids=ids, attention_mask=attention, past_key_values=cache, use_cache=True)
+        out = forward_last(model, input_ids=ids, attention_mask=attention, past_key_values=cache, use_cache=True)
         stats.forward_passes += 1
         return out.logits[0, -1]
 

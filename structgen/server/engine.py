@@ -39,6 +39,7 @@ from typing import Any, AsyncIterator
 
 import torch
 
+from ..decoding import forward_last
 from ..guide import Guide
 from ..vocabulary import Vocabulary
 
@@ -300,8 +301,8 @@ class Engine:
 
         cache = DynamicCache()
         try:
-            out = self.model(input_ids=ids.to(self.device), attention_mask=attention.to(self.device),
-                             position_ids=positions.to(self.device), past_key_values=cache, use_cache=True)
+            out = forward_last(self.model, input_ids=ids.to(self.device), attention_mask=attention.to(self.device),
+                               position_ids=positions.to(self.device), past_key_values=cache, use_cache=True)
         except Exception as e:  # noqa: BLE001 - a failed forward fails these rows, not the engine
             log.exception("prefill failed")
             for row in joiners:
@@ -342,8 +343,8 @@ class Engine:
         # real tokens continue each row's positions; padding repeats the first one (masked anyway)
         offsets = (torch.arange(width, device=self.device)[None, :] - (width - count)[:, None]).clamp(min=0)
         try:
-            out = self.model(input_ids=ids, attention_mask=b.attention, position_ids=b.positions[:, None] + offsets,
-                             past_key_values=b.cache, use_cache=True)
+            out = forward_last(self.model, input_ids=ids, attention_mask=b.attention,
+                               position_ids=b.positions[:, None] + offsets, past_key_values=b.cache, use_cache=True)
         except Exception as e:  # noqa: BLE001
             log.exception("decode step failed")
             for row in b.rows:
