@@ -208,32 +208,59 @@ class SparseWalker:
         self.byte: list[int] = e_byte[order].tolist()
         self.target: list[int] = e_dst[order].tolist()
         self.keys, self.tok_first, self.tok_count, self.tok_ids = _trie_lookup(trie)
+        self._edge_maps: dict[int, dict[int, int]] = {}  # (a cache: racing threads at worst rebuild an entry)
 
     def walk(self, state: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(token ids, next states)`` of every token allowed from ``state``, or ``None``."""
+        """``(token ids, next states)`` of every token allowed from ``state``, or ``None``.
+
+        At each (trie node, state) pair it loops over the fewer of the node's children (a range
+        of the sorted keys) and the state's edges: a wide string state meets a narrow trie node
+        and the reverse, and either costs only the small side."""
         from bisect import bisect_left
 
         first, byte, target, keys = self.first, self.byte, self.target, self.keys
-        n_keys = len(keys)
+        edge_maps = self._edge_maps
         nodes: list[int] = []
         states: list[int] = []
         stack = [(0, state)]
         while stack:
             node, s = stack.pop()
             base = node << 8
-            for i in range(first[s], first[s + 1]):
-                key = base | byte[i]
-                j = bisect_left(keys, key)
-                if j < n_keys and keys[j] == key:
-                    nodes.append(j + 1)
-                    states.append(target[i])
-                    stack.append((j + 1, target[i]))
+            lo = bisect_left(keys, base)  # the node's children: keys[lo:hi] (node j + 1 is keys[j])
+            hi = bisect_left(keys, base + 256, lo)
+            if hi == lo:
+                continue
+            e0, e1 = first[s], first[s + 1]
+            if hi - lo < e1 - e0:
+                edges = edge_maps.get(s)
+                if edges is None:
+                    if len(edge_maps) >= _EDGE_MAPS:
+                        edge_maps.clear()
+                    edges = edge_maps[s] = dict(zip(byte[e0:e1], target[e0:e1]))
+                for j in range(lo, hi):
+                    t = edges.get(keys[j] & 255)
+                    if t is not None:
+                        nodes.append(j + 1)
+                        states.append(t)
+                        stack.append((j + 1, t))
+            else:
+                for i in range(e0, e1):
+                    key = base | byte[i]
+                    j = bisect_left(keys, key, lo, hi)
+                    if j < hi and keys[j] == key:
+                        nodes.append(j + 1)
+                        states.append(target[i])
+                        stack.append((j + 1, target[i]))
             if len(nodes) > SPARSE_LIMIT:
                 return None
         at = np.array(nodes, dtype=np.int64)
         cnt = self.tok_count[at]
         ids = self.tok_ids[_expand(self.tok_first[at], cnt)]
         return ids, np.repeat(np.array(states, dtype=np.int32), cnt)
+
+
+#: Most states whose edges a :class:`SparseWalker` keeps as byte -> target dicts.
+_EDGE_MAPS = 4096
 
 
 def _trie_lookup(trie: TokenTrie) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:

@@ -130,6 +130,7 @@ def prepare_vocabulary(vocab: Vocabulary) -> None:
     token_trie(vocab)
     for k in range(len(SLICES)):
         string_slice(vocab, k)
+        _char_edges(k)  # (per process: the slice's one-character automaton)
 
 
 _CHAR_EDGES: dict[int, tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]]] = {}

@@ -252,6 +252,30 @@ def test_sparse_walk_matches_the_dense_walk(smollm2_vocabulary: Any) -> None:
             assert np.array_equal(found[1][order], reached[reached >= 0][dense_order])
 
 
+def test_sparse_walk_without_a_limit_matches_the_dense_walk(smollm2_vocabulary: Any, monkeypatch: Any) -> None:
+    """Wide states too (a string's characters: more edges than a trie node has children, and
+    the reverse), with the walk allowed to run to the end."""
+    import structgen.index as index
+
+    monkeypatch.setattr(index, "SPARSE_LIMIT", 10**9)
+    trie = token_trie(smollm2_vocabulary)
+    guide = structgen.compile_json_schema(
+        {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}, "b": {"enum": ["x\n", "é"]}}},
+        smollm2_vocabulary,
+    )
+    walker = SparseWalker(guide.dfa, trie)
+    classes = guide.dfa.byte_classes[trie.byte]
+    for state in range(guide.num_states):
+        reached = walk_state(guide.dfa, classes, trie, state)
+        found = walker.walk(state)
+        assert found is not None
+        order = np.argsort(found[0], kind="stable")
+        dense_ids = trie.token_ids[reached >= 0]
+        dense_order = np.argsort(dense_ids, kind="stable")
+        assert np.array_equal(found[0][order], dense_ids[dense_order])
+        assert np.array_equal(found[1][order], reached[reached >= 0][dense_order])
+
+
 def test_lists_of_documents_and_cache_keys(smollm2_vocabulary: Any) -> None:
     a = structgen.compile_extract(["alpha beta", "gamma"], smollm2_vocabulary)
     assert a.accepts_bytes(b"ha be") and a.accepts_bytes(b"gam") and not a.accepts_bytes(b"betagamma")
