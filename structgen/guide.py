@@ -32,6 +32,9 @@ __all__ = ["DEFAULT_MASK_CACHE_BYTES", "Guide"]
 #: 2,000 masks over Llama-3's 128k tokens. Past it the oldest mask is dropped and recomputed if
 #: generation comes back to its state.
 DEFAULT_MASK_CACHE_BYTES = 256 * 2**20
+#: Automata this large compute every slice's successors when the guide is built (smaller ones on
+#: first use, where it costs well under a millisecond).
+EAGER_SLICE_STATES = 20_000
 
 
 class Guide:
@@ -56,7 +59,8 @@ class Guide:
         "dfa",
         "vocabulary",
         "description",
-        "_rows",
+        "_flat",
+        "_width",
         "_classes",
         "_finals",
         "_node_classes",
@@ -85,7 +89,10 @@ class Guide:
         self.dfa = dfa
         self.vocabulary = vocabulary
         self.description = description
-        self._rows: list[list[int]] = dfa.transitions.tolist()
+        # one flat list (state * width + class): a list per state would put num_states objects
+        # under the garbage collector, whose full passes then stall a token for tens of ms
+        self._flat: list[int] = dfa.transitions.ravel().tolist()
+        self._width: int = dfa.transitions.shape[1]
         self._classes: list[int] = dfa.byte_classes.tolist()
         self._finals: list[bool] = dfa.finals.tolist()
         self._node_classes: np.ndarray | None = None
@@ -107,6 +114,10 @@ class Guide:
         self._char_next: dict[int, list[int]] = {}  # slice -> successor per state
         self._rest_classes: dict[int, np.ndarray] = {}
         self._sparse: SparseWalker | None = None  # built on the first full walk
+        if dfa.num_states >= EAGER_SLICE_STATES:
+            # ~25 ms per slice at 100k states: paid here (compile) rather than by one unlucky token
+            for k in range(len(SLICES)):
+                self._char_next[k] = char_successors(dfa, k).tolist()
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
@@ -130,7 +141,7 @@ class Guide:
     @property
     def num_states(self) -> int:
         """Number of automaton states (every int in ``range(num_states)`` is a valid state)."""
-        return len(self._rows)
+        return len(self._finals)
 
     def is_final(self, state: int) -> bool:
         """Whether the output may end in ``state``."""
@@ -138,16 +149,16 @@ class Guide:
 
     def next_state(self, state: int, token_id: int) -> int:
         """The state after ``token_id``, or -1 if the token is not allowed in ``state``."""
-        if state < 0 or state >= len(self._rows):
+        if state < 0 or state >= len(self._finals):
             return -1
         tok = self.vocabulary.tokens[token_id] if 0 <= token_id < self.vocabulary.size else None
         if tok is None:
             if token_id in self.vocabulary.eos_token_ids and self._finals[state]:
                 return state
             return -1
-        rows, cls = self._rows, self._classes
+        flat, cls, width = self._flat, self._classes, self._width
         for b in tok:
-            state = rows[state][cls[b]]
+            state = flat[state * width + cls[b]]
             if state < 0:
                 return -1
         return state
@@ -203,8 +214,8 @@ class Guide:
         """
         if budget is None:
             return None
-        if not 0 <= state < len(self._rows):
-            raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
+        if not 0 <= state < len(self._finals):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._finals)})")
         need = self.distance(state)
         if budget < need or (budget < 1 and not self._finals[state]):
             raise UnsatisfiableConstraint(
@@ -242,8 +253,8 @@ class Guide:
         distance is searched over every state's token transitions (small guides only; larger ones
         raise :class:`VocabularyError` when a budget is used).
         """
-        if not 0 <= state < len(self._rows):
-            raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
+        if not 0 <= state < len(self._finals):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._finals)})")
         if unit == "bytes":
             return int(self.dfa.distances[state])
         if unit != "tokens":
@@ -281,8 +292,8 @@ class Guide:
             >>> guide.forced_bytes(guide.initial_state)
             b'abc'
         """
-        if not 0 <= state < len(self._rows):
-            raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
+        if not 0 <= state < len(self._finals):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._finals)})")
         cached = self._forced.get(state)
         if cached is not None:
             return cached
@@ -298,7 +309,7 @@ class Guide:
         s = state
         # Every state can reach a final state, so a chain of single-byte, non-final states cannot
         # loop; the bound is only a guard.
-        for _ in range(len(self._rows) + 1):
+        for _ in range(len(self._finals) + 1):
             known = self._forced.get(s)
             if known is not None:
                 out += known
@@ -308,7 +319,7 @@ class Guide:
                 break
             chain.append(s)
             out.append(b)
-            s = self._rows[s][self._classes[b]]
+            s = self._flat[s * self._width + self._classes[b]]
         tail = bytes(out)
         for i, s in enumerate(chain):
             self._forced.setdefault(s, tail[i:])
@@ -432,8 +443,8 @@ class Guide:
         return self
 
     def _compute_mask(self, state: int) -> np.ndarray:
-        if not 0 <= state < len(self._rows):
-            raise ValueError(f"{state} is not a state of this guide (it has {len(self._rows)})")
+        if not 0 <= state < len(self._finals):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._finals)})")
         mask = self._slice_mask(state) if self._token_dist is None else None
         if mask is None:
             mask = self._walk_mask(state)
@@ -457,8 +468,8 @@ class Guide:
 
         The first slice (a JSON string's characters) applies whenever its characters agree, even
         if they all die (its rest trie is small); a narrower one only where they lead on."""
-        row, cls = self._rows[state], self._classes
-        probe = [row[cls[b]] for b in b"a0 {"]  # characters of the first slice; "a" of every slice
+        flat, cls, base = self._flat, self._classes, state * self._width
+        probe = [flat[base + cls[b]] for b in b"a0 {"]  # characters of the first slice; "a" of every slice
         for k in range(len(SLICES)):
             if (k == 0 and probe.count(probe[0]) < len(probe)) or (k and probe[0] < 0):
                 continue  # cheaper than the slice's successors: they cannot all agree here
