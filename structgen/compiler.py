@@ -8,6 +8,8 @@ schema twice compiles it once.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import json
 import threading
 from collections import OrderedDict
@@ -83,7 +85,27 @@ def clear_cache() -> None:
     _GUIDES.clear()
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Any:
+    """Python's cyclic garbage collector off while compiling: a compile allocates many small
+    objects, which trigger full collections that scan every object in the process (torch and
+    transformers hold millions): up to a third of a compile's time. Reference counting still
+    frees what a compile drops; the collector is restored (if it was on) afterwards."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], ByteDFA], description: str) -> Guide:
+    with _collector_paused():
+        return _guide_unpaused(key, vocab, make_dfa, description)
+
+
+def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], ByteDFA], description: str) -> Guide:
     dfa = _DFAS.get_or_make(key, make_dfa)
 
     def make_guide() -> Guide:

@@ -166,3 +166,23 @@ def test_surrogate_pair_escapes_are_one_character(smollm2_vocabulary: Any) -> No
     assert guide.accepts_bytes(json.dumps("😀", ensure_ascii=False).encode())
     assert not guide.accepts_bytes(json.dumps("😀😀").encode())  # two characters
     assert not guide.accepts_bytes(b'"\\ud83d"') and not guide.accepts_bytes(b'"\\ude00\\ud83d"')
+
+
+def test_compiles_pause_the_garbage_collector_and_restore_it(smollm2_vocabulary: structgen.Vocabulary) -> None:
+    import gc
+
+    from structgen import compiler
+
+    assert gc.isenabled()
+    with compiler._collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(structgen.SchemaNotSupported):  # a failed compile restores it too
+        structgen.compile_json_schema({"type": "string", "format": "idn-email"}, smollm2_vocabulary)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        structgen.compile_json_schema({"type": "integer", "maximum": 7}, smollm2_vocabulary)
+        assert not gc.isenabled()  # (left as the caller had it)
+    finally:
+        gc.enable()
