@@ -70,19 +70,28 @@ LEAVES = st.one_of(
 )
 
 
-def combine(children: st.SearchStrategy) -> st.SearchStrategy:
-    names = st.sampled_from(["a", "b"])
-    return st.one_of(
+def _combinators(children: st.SearchStrategy, object_values: bool = True) -> list[st.SearchStrategy]:
+    """Schemas over ``children``; ``object_values=False`` leaves out schemas on object values
+    (``properties`` / ``additionalProperties``)."""
+    out = [
         st.builds(lambda x: {"not": x}, children),
         st.builds(lambda xs: {"allOf": xs}, st.lists(children, min_size=1, max_size=2)),
         st.builds(lambda xs: {"anyOf": xs}, st.lists(children, min_size=1, max_size=2)),
         st.builds(lambda xs: {"oneOf": xs}, st.lists(children, min_size=1, max_size=2)),
         st.builds(lambda i, t, e: {"if": i, "then": t, "else": e}, children, children, children),
-        st.builds(lambda k, x: {"properties": {k: x}}, names, children),
         st.builds(lambda x: {"items": x}, children),
         st.builds(lambda x, n: {"contains": x, "maxContains": n}, children, st.integers(0, 2)),
-        st.builds(lambda x: {"additionalProperties": x, "properties": {"a": {"type": "integer"}}}, children),
-    )
+    ]
+    if object_values:
+        out += [
+            st.builds(lambda k, x: {"properties": {k: x}}, st.sampled_from(["a", "b"]), children),
+            st.builds(lambda x: {"additionalProperties": x, "properties": {"a": {"type": "integer"}}}, children),
+        ]
+    return out
+
+
+def combine(children: st.SearchStrategy) -> st.SearchStrategy:
+    return st.one_of(*_combinators(children))
 
 
 SCHEMAS = st.recursive(LEAVES, combine, max_leaves=4)
@@ -127,15 +136,7 @@ def _subtractable(children: st.SearchStrategy) -> st.SearchStrategy:
     """Schemas whose over-approximation is exact (see structgen.json_algebra): no schema on
     object *values* (``properties`` / ``additionalProperties``), which a positive side with a
     duplicate key could satisfy after all; ``required`` (a key's presence) is exact."""
-    return st.one_of(
-        st.builds(lambda x: {"not": x}, children),
-        st.builds(lambda xs: {"allOf": xs}, st.lists(children, min_size=1, max_size=2)),
-        st.builds(lambda xs: {"anyOf": xs}, st.lists(children, min_size=1, max_size=2)),
-        st.builds(lambda xs: {"oneOf": xs}, st.lists(children, min_size=1, max_size=2)),
-        st.builds(lambda i, t, e: {"if": i, "then": t, "else": e}, children, children, children),
-        st.builds(lambda x: {"items": x}, children),
-        st.builds(lambda x, n: {"contains": x, "maxContains": n}, children, st.integers(0, 2)),
-    )
+    return st.one_of(*_combinators(children, object_values=False))
 
 
 EXACT_SCHEMAS = st.recursive(
