@@ -20,6 +20,7 @@ import numpy as np
 from .errors import UnsatisfiableConstraint
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
 from .guide import Guide
+from .pushdown import Network, PushdownGuide
 from .spans import Documents, documents_key, extract_dfa, normalize_documents
 from .vocabulary import Vocabulary
 
@@ -100,15 +101,17 @@ def _collector_paused() -> Any:
             gc.enable()
 
 
-def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], ByteDFA], description: str) -> Guide:
+def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str) -> Guide:
     with _collector_paused():
         return _guide_unpaused(key, vocab, make_dfa, description)
 
 
-def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], ByteDFA], description: str) -> Guide:
+def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str) -> Guide:
     dfa = _DFAS.get_or_make(key, make_dfa)
 
     def make_guide() -> Guide:
+        if isinstance(dfa, Network):
+            return PushdownGuide(dfa, vocab, description=description)
         lifted = dfa
         missing = vocab.missing_bytes
         if missing:
@@ -177,7 +180,7 @@ def compile_json_schema(
     Example:
         >>> guide = compile_json_schema({"type": "integer", "minimum": 0}, vocab)   # doctest: +SKIP
     """
-    from .json_schema import load_schema, schema_to_dfa
+    from .json_schema import load_schema, schema_to_dfa, schema_to_network
 
     if not isinstance(vocabulary, Vocabulary):
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
@@ -185,7 +188,12 @@ def compile_json_schema(
     text = json.dumps(loaded, sort_keys=True, ensure_ascii=False)
     docs = None if extract_from is None else normalize_documents(extract_from)
 
-    def make() -> ByteDFA:
+    def make() -> ByteDFA | Network:
+        if docs is None:
+            return schema_to_network(
+                loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
+                key_order=key_order, extra_properties=extra_properties,
+            )
         return schema_to_dfa(
             loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
             extract_from=docs, key_order=key_order, extra_properties=extra_properties,

@@ -19,7 +19,7 @@ import numpy as np
 from .fsm import ByteDFA
 from .vocabulary import Vocabulary
 
-__all__ = ["SparseWalker", "TokenTrie", "token_trie", "walk_state"]
+__all__ = ["SparseWalker", "TokenTrie", "token_trie", "walk_nodes", "walk_state"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -158,7 +158,12 @@ def walk_state(dfa: ByteDFA, node_classes: np.ndarray, trie: TokenTrie, state: i
 
     Returns an int32 array aligned with ``trie.token_ids``.
     """
-    trans = dfa.transitions
+    return walk_nodes(dfa.transitions, node_classes, trie, state)[trie.token_nodes]
+
+
+def walk_nodes(trans: np.ndarray, node_classes: np.ndarray, trie: TokenTrie, state: int) -> np.ndarray:
+    """The state every trie node's prefix reaches from ``state`` under the table ``trans``
+    (``[state, class]``; -1 where the prefix dies): an int32 array over the trie's nodes."""
     node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
     node_state[0] = state
     frontier = np.array([0], dtype=np.int64)
@@ -179,7 +184,7 @@ def walk_state(dfa: ByteDFA, node_classes: np.ndarray, trie: TokenTrie, state: i
         frontier = children[alive]
         states = nxt[alive]
         node_state[frontier] = states
-    return node_state[trie.token_nodes]
+    return node_state
 
 
 #: A sparse walk gives up (for :func:`walk_state`) past this many (trie node, state) pairs.

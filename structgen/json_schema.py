@@ -103,7 +103,7 @@ import itertools
 import json
 import re
 import math
-from typing import Any, Callable, Iterator, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
 from urllib.parse import unquote, urljoin
 
 import jsonschema
@@ -120,8 +120,8 @@ from .errors import (
     UnsatisfiableConstraint,
 )
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
-from .nfa import slot_marker
-from .regex import regex_to_dfa
+from .nfa import call_index, call_marker, slot_marker
+from .regex import regex_to_dfa, slotted_regex_to_dfa
 from .spans import normalize_documents
 from .spans_json import SpanStrings
 from .json_algebra import _AlgebraMixin
@@ -143,12 +143,19 @@ from .json_formats import (
     regex_width,
 )
 
-__all__ = ["DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "load_schema", "schema_to_dfa", "schema_to_regex"]
+__all__ = ["DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "load_schema", "schema_to_dfa", "schema_to_network", "schema_to_regex"]
 
 #: At most one space between tokens: enough for readable output, too little to loop on.
 DEFAULT_WHITESPACE = r"[ ]?"
 #: Regexes longer than this many characters raise :class:`CompileBudgetExceeded`.
 MAX_REGEX_SIZE = 1_000_000
+#: In a network (:func:`schema_to_network`), a sub-schema whose regex is longer than this becomes
+#: an automaton of its own that its users call (equal regexes share one), instead of a copy at
+#: every use. ``$ref`` targets that recurse are always called.
+CALL_THRESHOLD = 2_000
+
+if TYPE_CHECKING:
+    from .pushdown import Network
 
 Schema = Union[dict, bool]
 
@@ -508,6 +515,17 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         self._dfas: dict[str, ByteDFA] = {}
         self.resources: dict[str, tuple] = {"": ()}
         self.bases: dict[tuple, str] = {}
+        # Calls (schema_to_network): automaton k of the network is callees[k - 1]; a recursive
+        # $ref's automaton is allocated (None) before its regex is known.
+        self.calls_on = False
+        self.callees: list[Optional[str]] = []
+        self._callee_source: dict[int, tuple[Schema, str]] = {}  # $ref callees: (schema, path)
+        self._callee_of_regex: dict[str, int] = {}
+        self._ref_out: dict[str, str] = {}  # $ref target path -> its regex or call marker
+        self._ref_active: dict[str, Optional[int]] = {}  # targets being compiled -> callee if recursive
+        self._flat: dict[int, str] = {}
+        self._any_flat: Optional[str] = None
+        self._any_callee = 0
         if isinstance(root, dict):
             self._scan(root)
 
@@ -675,12 +693,9 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         cached = self._dfas.get(regex)
         if cached is not None:
             return cached
-        # only the slots this regex uses, renumbered (each call reads every slot it is given)
-        used = sorted({c for c in regex if 0xD800 <= ord(c) < 0xD800 + len(self.slots)})
-        local = regex.translate({ord(c): slot_marker(i) for i, c in enumerate(used)}) if used else regex
         try:
             slots = self.slots if self.spans is None else self.spans.resolve(self.slots)  # (no placeholders)
-            dfa = regex_to_dfa(local, max_states=self.max_states, slots=[slots[ord(c) - 0xD800] for c in used])
+            dfa = slotted_regex_to_dfa(self.budget(self.flat(regex), path), slots, max_states=self.max_states)
         except CompileBudgetExceeded as e:
             if e.path:
                 raise
@@ -694,6 +709,81 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         return regex
 
     def compile(self, s: Schema, path: str, refs: tuple) -> str:
+        if not self.calls_on:
+            return self._compile(s, path, refs)
+        if isinstance(s, dict) and isinstance(s.get("$ref"), str) and not _clean({k: v for k, v in s.items() if k != "$ref"}):
+            target, target_path = self._resolve(s["$ref"], path)
+            return self.call_ref(target, target_path)
+        regex = self._compile(s, path, refs)
+        if path and len(regex) > CALL_THRESHOLD:
+            return self.call_regex(regex)
+        return regex
+
+    # -- calls (networks of automata) ------------------------------------------------------------
+
+    def new_callee(self, regex: Optional[str] = None) -> int:
+        self.callees.append(regex)
+        k = len(self.callees)
+        call_marker(k)  # (raises past the budget of called automata)
+        return k
+
+    def call_regex(self, regex: str) -> str:
+        """A call of an automaton for ``regex`` (one per distinct regex)."""
+        k = self._callee_of_regex.get(regex)
+        if k is None:
+            k = self._callee_of_regex[regex] = self.new_callee(regex)
+        return call_marker(k)
+
+    def call_ref(self, target: Schema, target_path: str) -> str:
+        """A ``$ref`` target: inline when small and not recursive, else called."""
+        done = self._ref_out.get(target_path)
+        if done is not None:
+            return done
+        if target_path in self._ref_active:  # recursion: the target calls itself
+            k = self._ref_active[target_path]
+            if k is None:
+                k = self._ref_active[target_path] = self.new_callee()
+                self._callee_source[k] = (target, target_path)
+            return call_marker(k)
+        self._ref_active[target_path] = None
+        try:
+            regex = self._compile(target, target_path, (target_path,))
+        finally:
+            k = self._ref_active.pop(target_path)
+        if k is not None:
+            self.callees[k - 1] = regex
+            out = call_marker(k)
+        elif len(regex) > CALL_THRESHOLD:
+            out = self.call_regex(regex)
+        else:
+            out = regex
+        self._ref_out[target_path] = out
+        return out
+
+    def flat(self, regex: str) -> str:
+        """``regex`` with every call replaced by the callee's own regex, recursion unrolled
+        ``max_recursion_depth`` times as without calls (for the automata algebra, which needs
+        one finite automaton)."""
+        if not any(call_index(c) is not None for c in regex):
+            return regex
+        return "".join(f"(?:{self._flat_callee(k)})" if (k := call_index(c)) is not None else c for c in regex)
+
+    def _flat_callee(self, k: int) -> str:
+        got = self._flat.get(k)
+        if got is None:
+            source = self._callee_source.get(k)
+            if source is not None or k == self._any_callee:
+                was, self.calls_on = self.calls_on, False
+                try:
+                    got = self.any_value() if source is None else self._compile(source[0], source[1], (source[1],))
+                finally:
+                    self.calls_on = was
+            else:
+                got = self.flat(self.callees[k - 1])  # type: ignore[arg-type]
+            self._flat[k] = got
+        return got
+
+    def _compile(self, s: Schema, path: str, refs: tuple) -> str:
         if s is True:
             return self.any_value()
         if s is False:
@@ -810,7 +900,13 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
     # -- values ----------------------------------------------------------------------------------
 
     def any_value(self) -> str:
-        if self._any is None:
+        if self.calls_on and self.spans is None:
+            if self._any is None:  # one automaton that calls itself for nested values
+                k = self._any_callee = self.new_callee()
+                self._any = call_marker(k)
+                self.callees[k - 1] = self._any_regex(self._any)
+            return self._any
+        if self._any_flat is None:
             w = self.ws
             string = STRING if self.spans is None or self.spans.marked else self.string({}, "", ())
             scalars = f"null|true|false|{NUMBER}|{string}"
@@ -820,8 +916,16 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
                 member = f"{STRING}{w}:{w}{value}"
                 obj = rf"\{{{w}(?:{member}(?:{w},{w}{member})*{w})?\}}"
                 value = f"(?:{scalars}|{array}|{obj})"
-            self._any = value
-        return self._any
+            self._any_flat = value
+        return self._any_flat
+
+    def _any_regex(self, value: str) -> str:
+        """Any JSON value, nested values being ``value``."""
+        w = self.ws
+        array = rf"\[{w}(?:{value}(?:{w},{w}{value})*{w})?\]"
+        member = f"{STRING}{w}:{w}{value}"
+        obj = rf"\{{{w}(?:{member}(?:{w},{w}{member})*{w})?\}}"
+        return f"(?:null|true|false|{NUMBER}|{STRING}|{array}|{obj})"
 
     def value(self, v: Any, path: str) -> str:
         w = self.ws
@@ -1088,9 +1192,40 @@ def schema_to_dfa(
     return spliced if spliced is not None else regex_to_dfa(regex, max_states=max_states, slots=spans.resolve(compiler.slots))
 
 
+def schema_to_network(
+    schema: Union[dict, bool, str, type],
+    *,
+    whitespace: str = DEFAULT_WHITESPACE,
+    max_recursion_depth: int = 3,
+    max_states: int = DEFAULT_MAX_STATES,
+    key_order: str = "schema",
+    extra_properties: bool = False,
+) -> Union[ByteDFA, "Network"]:
+    """The automata of ``schema`` as a :class:`.pushdown.Network` (a ``$ref`` that recurses, a
+    large sub-schema used more than once and ``{}`` values become automata that their users
+    call), or one :class:`ByteDFA` when nothing is called. Parameters as :func:`schema_to_dfa`;
+    ``max_recursion_depth`` only bounds recursion inside the automata algebra (``not``, ``if``,
+    overlapping ``oneOf``, intersections), which needs finite automata.
+
+    >>> net = schema_to_network({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"})
+    >>> len(net.regexes)
+    2
+    """
+    from .pushdown import Network
+
+    regex, compiler, _ = _compile_root(
+        schema, whitespace, max_recursion_depth, max_states, key_order=key_order, extra_properties=extra_properties, calls=True,
+    )
+    if not compiler.callees:
+        return compiler.to_dfa(regex, "")
+    assert all(c is not None for c in compiler.callees)
+    return Network([regex, *compiler.callees], compiler.slots, max_states=max_states)  # type: ignore[list-item]
+
+
 def _compile_root(
     schema: Any, whitespace: str, max_recursion_depth: int, max_states: int,
     extract_from: Union[str, Sequence[str], None] = None, *, key_order: str = "schema", extra_properties: bool = False,
+    calls: bool = False,
 ) -> tuple[str, "_Compiler", Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
@@ -1104,8 +1239,19 @@ def _compile_root(
     spans = None if extract_from is None else SpanStrings(normalize_documents(extract_from), root, max_states=max_states)
     compiler = _Compiler(root, whitespace, max_recursion_depth, spans, key_order=key_order, extra_properties=extra_properties)
     compiler.max_states = max_states
+    compiler.calls_on = calls and spans is None
     try:
-        regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target
+        if compiler.calls_on:  # the root as a $ref target that "#" may call
+            compiler._ref_active[""] = None
+            try:
+                regex = compiler._compile(root, "", ("",))
+            finally:
+                k = compiler._ref_active.pop("")
+            if k is not None:
+                compiler.callees[k - 1] = regex
+                regex = call_marker(k)
+        else:
+            regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target
     except _TooDeep as e:
         raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
     return compiler.budget(regex, ""), compiler, spans

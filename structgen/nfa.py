@@ -33,7 +33,7 @@ from .errors import CompileBudgetExceeded
 from .fsm import ByteDFA, _finish
 from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
 
-__all__ = ["pattern_to_dfa", "slot_marker", "MAX_SLOTS"]
+__all__ = ["CALL_BYTES", "MAX_CALLS", "MAX_SLOTS", "call_marker", "call_edges", "pattern_to_dfa", "slot_marker"]
 
 #: Slots: a regex built by structgen (not a user's) may stand for a whole automaton by one
 #: character, a lone UTF-16 surrogate (U+D800 + k), which no UTF-8 text can contain. It lets the
@@ -41,7 +41,20 @@ __all__ = ["pattern_to_dfa", "slot_marker", "MAX_SLOTS"]
 #: the regex it writes. User text never reaches a regex as a raw surrogate (JSON strings are
 #: escaped, pattern classes drop them), and plain :func:`pattern_to_dfa` calls have no slots.
 _SLOT_FIRST = 0xD800
-MAX_SLOTS = 0x800
+MAX_SLOTS = 0x400
+#: Calls: a regex built by structgen may also stand for a *call* of another automaton of a
+#: network (see :mod:`structgen.pushdown`) by one character, a lone low surrogate (U+DC00 + k).
+#: In the byte DFA a call is a path of reserved bytes, ``0xFF`` then :data:`CALL_DIGITS` digits
+#: in ``0xF5..0xFE`` (bytes that UTF-8 never uses, so no text walks them), ending in the state
+#: where the caller goes on when the callee returns. Determinisation and minimisation treat the
+#: path like any other bytes; :func:`call_edges` reads the calls back off the table.
+_CALL_FIRST = 0xDC00
+MAX_CALLS = 0x400
+CALL_DIGITS = 4
+_CALL_LEAD = 0xFF
+_DIGIT0 = 0xF5
+#: Every byte a call path uses (never part of valid UTF-8).
+CALL_BYTES = frozenset([_CALL_LEAD, *range(_DIGIT0, _DIGIT0 + 10)])
 
 
 def slot_marker(k: int) -> str:
@@ -49,6 +62,42 @@ def slot_marker(k: int) -> str:
     if not 0 <= k < MAX_SLOTS:
         raise CompileBudgetExceeded("embedded automata in one regex", MAX_SLOTS)
     return chr(_SLOT_FIRST + k)
+
+
+def call_marker(k: int) -> str:
+    """The one-character regex that stands for a call of automaton ``k`` of a network."""
+    if not 0 <= k < MAX_CALLS:
+        raise CompileBudgetExceeded("called automata in one schema", MAX_CALLS)
+    return chr(_CALL_FIRST + k)
+
+
+def call_index(ch: str) -> int | None:
+    """``k`` if ``ch`` is :func:`call_marker` ``(k)``, else ``None``."""
+    k = ord(ch) - _CALL_FIRST
+    return k if 0 <= k < MAX_CALLS else None
+
+
+def _call_path(k: int) -> tuple[int, ...]:
+    digits = [(k // 10**i) % 10 for i in range(CALL_DIGITS - 1, -1, -1)]
+    return (_CALL_LEAD, *(_DIGIT0 + d for d in digits))
+
+
+def call_edges(dfa: ByteDFA) -> dict[int, tuple[tuple[int, int], ...]]:
+    """The calls of ``dfa``: ``{state: ((callee, return state), ...)}`` for every state with one."""
+    t, c = dfa.transitions, dfa.byte_classes
+    out: dict[int, list[tuple[int, int]]] = {}
+    for q in np.flatnonzero(t[:, c[_CALL_LEAD]] >= 0).tolist():
+        frontier = [(int(t[q, c[_CALL_LEAD]]), 0)]
+        for _ in range(CALL_DIGITS):
+            nxt = []
+            for s, k in frontier:
+                for d in range(10):
+                    s2 = int(t[s, c[_DIGIT0 + d]])
+                    if s2 >= 0:
+                        nxt.append((s2, k * 10 + d))
+            frontier = nxt
+        out[q] = [(k, s) for s, k in frontier]
+    return {q: tuple(sorted(v)) for q, v in out.items()}
 
 #: The NFA may hold this many states per allowed DFA state before compilation stops.
 NFA_STATES_PER_DFA_STATE = 4
@@ -147,10 +196,14 @@ class _Resolver:
         if isinstance(p, _CharGroup):
             if flags & ~_KNOWN_FLAGS:  # only (?m) parses; to_fsm refuses it on a character too
                 raise Unsupported("the multiline flag (?m)")
-            if self.num_slots and not p.negated and len(p.chars) == 1:
-                k = ord(next(iter(p.chars))) - _SLOT_FIRST
+            if not p.negated and len(p.chars) == 1:
+                ch = next(iter(p.chars))
+                k = ord(ch) - _SLOT_FIRST
                 if 0 <= k < self.num_slots:
                     return _Embed(k)
+                callee = call_index(ch)
+                if callee is not None:
+                    return _Cat(tuple(self._set(((-1, b),)) for b in _call_path(callee)))
             key = (p, bool(flags & REFlags.CASE_INSENSITIVE))
             node = self._memo.get(key)
             if node is None:
@@ -188,7 +241,9 @@ def _char_set(group: _CharGroup, insensitive: bool) -> Intervals:
 def _template(ivs: Intervals, max_states: int) -> list[dict[int, int]]:
     """Byte rows of one character set: state 0 reads it, state 1 is "done" (no row of its own)."""
     rows: list[dict[int, int]] = [{}, {}]
-    if ivs:
+    if ivs and ivs[0][0] == -1:  # a raw byte of a call path (see call_marker)
+        rows[0][ivs[0][1]] = 1
+    elif ivs:
         Utf8Writer(rows, limit=max(max_states, 2)).write(0, [(a, b, 1) for a, b in ivs])
     return rows
 

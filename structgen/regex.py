@@ -25,7 +25,7 @@ from interegular.patterns import InvalidSyntax, Pattern, Unsupported
 
 from .errors import RegexNotSupported, RegexSyntaxError
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
-from .nfa import pattern_to_dfa
+from .nfa import pattern_to_dfa, slot_marker
 
 try:  # Python >= 3.11
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -154,6 +154,14 @@ def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: S
         return pattern_to_dfa(parsed, max_states=max_states, slots=slots)
     except _INTEREGULAR_ERRORS as e:
         raise _not_supported(pattern, e) from e
+
+
+def slotted_regex_to_dfa(regex: str, slots: Sequence[ByteDFA], *, max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
+    """:func:`regex_to_dfa` of a regex that refers to ``slots`` (a list shared by many regexes)
+    by :func:`structgen.nfa.slot_marker`: only the slots the regex uses are handed over, renumbered."""
+    used = sorted({c for c in regex if 0xD800 <= ord(c) < 0xD800 + len(slots)})
+    local = regex.translate({ord(c): slot_marker(i) for i, c in enumerate(used)}) if used else regex
+    return regex_to_dfa(local, max_states=max_states, slots=[slots[ord(c) - 0xD800] for c in used])
 
 
 def regex_to_char_fsm(pattern: str) -> FSM:

@@ -1,0 +1,865 @@
+"""Pushdown guides: byte automata that call one another (a recursive transition network).
+
+A flat automaton copies a sub-schema at every place it is used and unrolls recursion; a
+:class:`Network` keeps one automaton per shared piece (a ``$ref`` target, a large repeated
+sub-schema, "any JSON value") and lets an automaton *call* another (see :func:`.nfa.call_marker`):
+reaching a call edge ``q --k--> r`` enters automaton ``k`` at its start, and when ``k`` reaches a
+final state it may *return* to ``r``. Recursion is a cycle of calls, so a recursive schema is
+exact (up to a nesting bound, :data:`DEFAULT_MAX_DEPTH`).
+
+A guide state is a set of *stacks* (the run is followed like a pushdown automaton; a set because
+a byte may both continue a number and end it, or start two ``anyOf`` branches that call
+different automata). A stack is a persistent linked list of frames ``(automaton, state)``,
+hash-consed so equal stacks are one ``int``, and a set of stacks is hash-consed again into the
+``int`` the public API hands out: the :class:`PushdownGuide` answers the same questions as a
+:class:`.guide.Guide` (``token_mask``, ``next_state``, ``is_final``, budgets, forced text).
+
+**Masks across frames** (XGrammar's context-independent tokens, llguidance's trie walk). For a
+frame ``(a, q)`` and a trie node ``n`` (the prefix of a token read so far), ``_ci(a, q, n)`` is
+
+- the tokens below ``n`` that are accepted *without leaving frame a* — read by ``a``'s own byte
+  edges, or entering callees (and returning) on the way — and
+- the trie nodes where ``a`` can return to its caller with bytes of the token still unread.
+
+Both depend only on ``(a, q, n)``, never on the stack below, so they are computed once and shared
+by every state of the guide; a state's mask is the union of its top frame's tokens and, for each
+return node, the caller's ``_ci`` from that node (a token like ``"},`` returns twice).
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from bisect import bisect_left
+from collections import OrderedDict
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from .errors import CompileBudgetExceeded, UnsatisfiableConstraint, VocabularyError
+from .fsm import ByteDFA
+from .guide import DEFAULT_MASK_CACHE_BYTES, Guide
+from .index import TokenTrie, _expand, _trie_lookup, token_trie
+from .nfa import CALL_BYTES, call_edges
+from .regex import slotted_regex_to_dfa
+from .vocabulary import Vocabulary
+
+__all__ = ["DEFAULT_MAX_DEPTH", "Network", "PushdownGuide"]
+
+#: Default bound on the frames of a stack (the nesting depth of called automata). A call that
+#: would go deeper is not taken: output never nests deeper than this.
+DEFAULT_MAX_DEPTH = 128
+#: A root walk in plain Python gives up (for the numpy walk) past this many trie nodes.
+_SPARSE_ROOT_LIMIT = 2048
+#: Cached frame analyses per guide before the cache is cleared.
+_CI_CACHE = 200_000
+#: Cached (state, token) -> state transitions per guide before the cache is cleared.
+_NEXT_CACHE = 500_000
+_INF = 1 << 40
+
+
+class Network:
+    """The automata of a pushdown guide, as regexes (built into DFAs on first use).
+
+    ``regexes[0]`` is the root; a :func:`.nfa.call_marker` ``(k)`` in a regex calls
+    ``regexes[k]``, and :func:`.nfa.slot_marker` ``(i)`` embeds ``slots[i]``. Every called
+    automaton must accept only non-empty strings.
+
+    Example:
+        >>> from structgen.nfa import call_marker
+        >>> net = Network([f"a{call_marker(1)}?b", f"x{call_marker(1)}?y"], [])
+        >>> net.dfa(1).num_states > 0
+        True
+    """
+
+    def __init__(self, regexes: Sequence[str], slots: Sequence[ByteDFA], *, max_states: int = 200_000) -> None:
+        self.regexes = tuple(regexes)
+        self.slots = tuple(slots)
+        self.max_states = max_states
+        self._dfas: list[ByteDFA | None] = [None] * len(self.regexes)
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Network, (self.regexes, self.slots), {"max_states": self.max_states})
+
+    def __setstate__(self, state: dict) -> None:
+        self.max_states = state["max_states"]
+
+    def __len__(self) -> int:
+        return len(self.regexes)
+
+    def dfa(self, k: int) -> ByteDFA:
+        """Automaton ``k`` (built from its regex on first use)."""
+        d = self._dfas[k]
+        if d is None:
+            d = slotted_regex_to_dfa(self.regexes[k], self.slots, max_states=self.max_states)
+            if k and d.finals[0]:
+                raise AssertionError(f"called automaton {k} accepts the empty string")
+            self._dfas[k] = d
+        return d
+
+    @property
+    def memory_bytes(self) -> int:
+        built = [d for d in self._dfas if d is not None]
+        return sum(len(r) for r in self.regexes) + sum(d.transitions.nbytes + 2048 for d in built)
+
+
+class _Auto:
+    """One automaton of a network, ready to walk: its byte table without the call paths, its
+    calls, and which states may branch off (call or return)."""
+
+    __slots__ = ("dfa", "table", "flat", "width", "cls", "cls_np", "finals", "calls", "branching", "_edges", "_bytes")
+
+    def __init__(self, dfa: ByteDFA) -> None:
+        self.dfa = dfa
+        table = dfa.transitions.copy()
+        marker_classes = sorted({int(dfa.byte_classes[b]) for b in CALL_BYTES})
+        table[:, marker_classes] = -1  # no token walks a call path: calls are taken by the guide
+        self.table = table
+        self.flat: list[int] = table.ravel().tolist()
+        self.width = int(table.shape[1])
+        self.cls_np = dfa.byte_classes.astype(np.int64)
+        self.cls: list[int] = self.cls_np.tolist()
+        self.finals: list[bool] = dfa.finals.tolist()
+        self.calls = call_edges(dfa)
+        branching = dfa.finals.copy()
+        branching[list(self.calls)] = True
+        self.branching: list[bool] = branching.tolist()
+        self._edges: dict[int, dict[int, int]] = {}
+        self._bytes: dict[int, int] = {}
+
+    def edges(self, q: int) -> dict[int, int]:
+        """``{byte: next state}`` of ``q`` (call paths left out)."""
+        got = self._edges.get(q)
+        if got is None:
+            row = self.table[q][self.cls_np]
+            nz = np.flatnonzero(row >= 0)
+            got = self._edges[q] = dict(zip(nz.tolist(), row[nz].tolist()))
+        return got
+
+    def byte_set(self, q: int) -> int:
+        """The bytes ``q`` reads, as a 256-bit int."""
+        got = self._bytes.get(q)
+        if got is None:
+            got = 0
+            for b in self.edges(q):
+                got |= 1 << b
+            self._bytes[q] = got
+        return got
+
+
+class _Walk:
+    """Tokens below a trie node read inside one automaton from one state."""
+
+    __slots__ = ("ids", "ends", "branches")
+
+    def __init__(self, ids: np.ndarray, ends: np.ndarray, branches: list[tuple[int, int]]) -> None:
+        self.ids = ids  # token ids accepted (their bytes all read by the automaton's own edges)
+        self.ends = ends  # the state each ends in
+        self.branches = branches  # (trie node, state) where a call or a return may start
+
+
+class _Frame:
+    """``_ci`` of a frame from a trie node (see the module docstring)."""
+
+    __slots__ = ("ids", "pops", "umax")
+
+    def __init__(self, ids: np.ndarray, pops: tuple[int, ...], umax: int) -> None:
+        self.ids = ids
+        self.pops = pops  # trie nodes where the frame may return with bytes left
+        self.umax = umax  # an upper bound on the distance (within the frame) after any of ids
+
+
+_EMPTY_IDS = np.empty(0, dtype=np.int64)
+
+
+class PushdownGuide(Guide):
+    """A :class:`.guide.Guide` over a :class:`Network`: same API, states are sets of stacks.
+
+    Example:
+        >>> import structgen
+        >>> from structgen.nfa import call_marker
+        >>> vocab = structgen.Vocabulary.from_bytes([b"[", b"]", b"[]", b""], eos_token_ids=[3])
+        >>> net = Network([call_marker(1), rf"\\[{call_marker(1)}?\\]"], [])
+        >>> guide = PushdownGuide(net, vocab)
+        >>> s = guide.advance(guide.initial_state, [0, 0, 2, 1, 1])   # [[[]]]
+        >>> guide.is_final(s), guide.allowed_token_ids(s).tolist()
+        (True, [3])
+    """
+
+    __slots__ = (
+        "network", "max_depth", "_autos", "_stacks", "_stack_ids", "_depths", "_configs", "_config_ids",
+        "_walks", "_cis", "_ci_active", "_next", "_firsts", "_dists", "_tails", "_finals_memo", "_trie",
+        "_nchild",
+    )
+
+    def __init__(
+        self, network: Network, vocabulary: Vocabulary, *, description: str = "",
+        mask_cache_bytes: int = DEFAULT_MASK_CACHE_BYTES, max_depth: int = DEFAULT_MAX_DEPTH,
+    ) -> None:
+        self.network = network
+        self.vocabulary = vocabulary
+        self.description = description
+        self.max_depth = max_depth
+        self._lock = threading.Lock()
+        self._autos: dict[int, _Auto] = {}
+        self.dfa = network.dfa(0)
+        self._stacks: list[tuple[int, int, int]] = []
+        self._stack_ids: dict[tuple[int, int, int], int] = {}
+        self._depths: list[int] = []
+        self._configs: list[tuple[int, ...]] = []
+        self._config_ids: dict[tuple[int, ...], int] = {}
+        self._config([self._stack(0, 0, -1)])
+        self._masks: dict[int, np.ndarray] = {}
+        self._max_masks = max(16, mask_cache_bytes // max(vocabulary.size, 1))
+        self._eos = np.array(sorted(vocabulary.eos_token_ids), dtype=np.int64)
+        self._tight: OrderedDict[tuple[int, int], np.ndarray] = OrderedDict()
+        self._forced: dict[int, bytes] = {}
+        self._max_next: dict[int, int] = {}
+        self._walks: dict[tuple[int, int, int], _Walk] = {}
+        self._cis: dict[tuple[int, int, int], _Frame] = {}
+        self._ci_active: set[tuple[int, int, int]] = set()
+        self._next: dict[tuple[int, int], int] = {}
+        self._firsts: dict[int, int] = {}
+        self._dists: dict[int, np.ndarray] | None = None
+        self._tails: dict[int, int] = {}
+        self._finals_memo: dict[int, bool] = {}
+        self._trie: TokenTrie | None = None
+        self._nchild: list[int] | None = None
+        self._spells_bytes = True  # (checked when distances are computed)
+
+    def __repr__(self) -> str:
+        what = f" {self.description}" if self.description else ""
+        return f"<PushdownGuide{what}: {len(self.network)} automata over {self.vocabulary!r}>"
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (
+            _rebuild_pushdown,
+            (self.network, self.vocabulary, self.description, self._max_masks * max(self.vocabulary.size, 1), self.max_depth),
+        )
+
+    # -- stacks and states ---------------------------------------------------------------------
+
+    def _auto(self, k: int) -> _Auto:
+        got = self._autos.get(k)
+        if got is None:
+            got = self._autos[k] = _Auto(self.network.dfa(k))
+        return got
+
+    def _stack(self, a: int, q: int, parent: int) -> int:
+        key = (a, q, parent)
+        sid = self._stack_ids.get(key)
+        if sid is None:
+            with self._lock:
+                sid = self._stack_ids.get(key)
+                if sid is None:
+                    sid = len(self._stacks)
+                    self._stacks.append(key)
+                    self._depths.append(1 if parent < 0 else self._depths[parent] + 1)
+                    self._stack_ids[key] = sid
+        return sid
+
+    def _config(self, stacks: Iterable[int]) -> int:
+        key = tuple(sorted(set(stacks)))
+        cid = self._config_ids.get(key)
+        if cid is None:
+            with self._lock:
+                cid = self._config_ids.get(key)
+                if cid is None:
+                    cid = len(self._configs)
+                    self._configs.append(key)
+                    self._config_ids[key] = cid
+        return cid
+
+    def _first(self, k: int) -> int:
+        """The bytes a string of automaton ``k`` may start with (256-bit int)."""
+        got = self._firsts.get(k)
+        if got is None:
+            self._firsts[k] = 0  # (a call cycle at the start state adds nothing new)
+            auto = self._auto(k)
+            got = auto.byte_set(0)
+            for j, _ in auto.calls.get(0, ()):
+                got |= self._first(j)
+            self._firsts[k] = got
+        return got
+
+    def _step(self, stacks: Iterable[int], b: int) -> list[int]:
+        """The stacks after reading byte ``b`` (calls and returns taken as needed)."""
+        out: list[int] = []
+        seen: set[int] = set()
+        todo = list(stacks)
+        bit = 1 << b
+        while todo:
+            sid = todo.pop()
+            if sid in seen:
+                continue
+            seen.add(sid)
+            a, q, parent = self._stacks[sid]
+            auto = self._autos.get(a) or self._auto(a)
+            t = auto.flat[q * auto.width + auto.cls[b]]
+            if t >= 0:
+                out.append(self._stack(a, t, parent))
+            calls = auto.calls.get(q)
+            if calls and self._depths[sid] < self.max_depth:
+                for k, r in calls:
+                    if self._first(k) & bit:
+                        todo.append(self._stack(k, 0, self._stack(a, r, parent)))
+            if parent >= 0 and auto.finals[q]:
+                todo.append(parent)
+        return out
+
+    @property
+    def num_states(self) -> int:
+        """The states made so far (states are made as generation reaches them)."""
+        return len(self._configs)
+
+    @property
+    def num_automata(self) -> int:
+        return len(self.network)
+
+    @property
+    def memory_bytes(self) -> int:
+        masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size
+        autos = sum(a.table.nbytes * 3 + 64 * len(a._edges) for a in self._autos.values())
+        frames = sum(f.ids.nbytes + 64 for f in self._cis.values()) + sum(w.ids.nbytes * 2 + 64 for w in self._walks.values())
+        interned = 120 * (len(self._stacks) + len(self._configs)) + 80 * len(self._next)
+        return int(self.network.memory_bytes + masks + autos + frames + interned)
+
+    def is_final(self, state: int) -> bool:
+        if not 0 <= state < len(self._configs):
+            return False
+        got = self._finals_memo.get(state)
+        if got is None:
+            got = self._finals_memo[state] = any(self._stack_final(s) for s in self._configs[state])
+        return got
+
+    def _stack_final(self, sid: int) -> bool:
+        while True:
+            a, q, parent = self._stacks[sid]
+            if not self._auto(a).finals[q]:
+                return False
+            if parent < 0:
+                return True
+            sid = parent
+
+    def next_state(self, state: int, token_id: int) -> int:
+        if not 0 <= state < len(self._configs):
+            return -1
+        tok = self.vocabulary.tokens[token_id] if 0 <= token_id < self.vocabulary.size else None
+        if tok is None:
+            if token_id in self.vocabulary.eos_token_ids and self.is_final(state):
+                return state
+            return -1
+        key = (state, token_id)
+        got = self._next.get(key)
+        if got is not None:
+            return got
+        stacks: Sequence[int] = self._configs[state]
+        for b in tok:
+            stacks = self._step(stacks, b)
+            if not stacks:
+                got = -1
+                break
+        else:
+            got = self._config(stacks)
+        if len(self._next) >= _NEXT_CACHE:
+            self._next.clear()
+        self._next[key] = got
+        return got
+
+    def accepts_bytes(self, data: bytes) -> bool:
+        stacks: Sequence[int] = self._configs[0]
+        for b in data:
+            stacks = self._step(stacks, b)
+            if not stacks:
+                return False
+        return any(self._stack_final(s) for s in stacks)
+
+    # -- masks ---------------------------------------------------------------------------------
+
+    def _trie_parts(self) -> tuple[TokenTrie, list[int]]:
+        trie = self._trie
+        if trie is None:
+            trie = self._trie = token_trie(self.vocabulary)
+            cached = trie.__dict__.get("_nchild_list")
+            if cached is None:
+                cached = trie.num_children.tolist()
+                object.__setattr__(trie, "_nchild_list", cached)
+            self._nchild = cached
+        assert self._nchild is not None
+        return trie, self._nchild
+
+    def _walk(self, a: int, q: int, node: int) -> _Walk:
+        key = (a, q, node)
+        got = self._walks.get(key)
+        if got is None:
+            auto = self._auto(a)
+            got = None
+            if node or len(auto.edges(q)) <= 16:
+                got = self._walk_sparse(auto, q, node, 0 if node else _SPARSE_ROOT_LIMIT)
+            if got is None:
+                got = self._walk_numpy(auto, q)
+            if len(self._walks) >= _CI_CACHE:
+                self._walks.clear()
+            self._walks[key] = got
+        return got
+
+    def _walk_sparse(self, auto: _Auto, q: int, node: int, limit: int) -> _Walk | None:
+        """Depth-first from ``node`` in state ``q``, looping over the fewer of a trie node's
+        children and the state's edges (as :class:`.index.SparseWalker`); ``None`` past
+        ``limit`` visited nodes (0: no limit)."""
+        trie, nchild = self._trie_parts()
+        keys, tok_first, tok_count, tok_ids = _trie_lookup(trie)
+        branching = auto.branching
+        nodes: list[int] = []
+        states: list[int] = []
+        branches: list[tuple[int, int]] = []
+        if branching[q] and nchild[node]:
+            branches.append((node, q))
+        stack = [(node, q)]
+        while stack:
+            n, s = stack.pop()
+            if not nchild[n]:
+                continue
+            base = n << 8
+            lo = bisect_left(keys, base)
+            hi = lo + nchild[n]
+            edges = auto.edges(s)
+            if not edges:
+                continue
+            found: list[tuple[int, int]] = []
+            if hi - lo < len(edges):
+                for j in range(lo, hi):
+                    t = edges.get(keys[j] & 255)
+                    if t is not None:
+                        found.append((j + 1, t))
+            else:
+                for b, t in edges.items():
+                    key = base | b
+                    j = bisect_left(keys, key, lo, hi)
+                    if j < hi and keys[j] == key:
+                        found.append((j + 1, t))
+            for child, t in found:
+                nodes.append(child)
+                states.append(t)
+                stack.append((child, t))
+                if branching[t] and nchild[child]:
+                    branches.append((child, t))
+            if limit and len(nodes) > limit:
+                return None
+        if not nodes:
+            return _Walk(_EMPTY_IDS, np.empty(0, dtype=np.int32), branches)
+        at = np.array(nodes, dtype=np.int64)
+        cnt = tok_count[at]
+        ids = tok_ids[_expand(tok_first[at], cnt)]
+        return _Walk(ids, np.repeat(np.array(states, dtype=np.int32), cnt), branches)
+
+    def _walk_numpy(self, auto: _Auto, q: int) -> _Walk:
+        """The whole trie, level by level (as :func:`.index.walk_state`)."""
+        trie, _ = self._trie_parts()
+        node_state = _node_states(auto, trie, q)
+        at = node_state[trie.token_nodes]
+        ok = at >= 0
+        alive = np.flatnonzero(node_state >= 0)
+        br = alive[np.asarray(auto.branching)[node_state[alive]] & (trie.num_children[alive] > 0)]
+        return _Walk(trie.token_ids[ok], at[ok], list(zip(br.tolist(), node_state[br].tolist())))
+
+    def _ci(self, a: int, q: int, node: int) -> _Frame:
+        key = (a, q, node)
+        got = self._cis.get(key)
+        if got is not None:
+            return got
+        if key in self._ci_active:  # a call cycle that reads no byte: nothing new down this way
+            return _Frame(_EMPTY_IDS, (), 0)
+        self._ci_active.add(key)
+        try:
+            walk = self._walk(a, q, node)
+            auto = self._auto(a)
+            dists = self._dists
+            parts = [walk.ids]
+            umax = int(dists[a][walk.ends].max(initial=0)) if dists is not None else 0
+            pops: list[int] = []
+            for m, p in walk.branches:
+                if auto.finals[p]:
+                    pops.append(m)
+                for k, r in auto.calls.get(p, ()):
+                    callee = self._ci(k, 0, m)
+                    parts.append(callee.ids)
+                    back = int(dists[a][r]) if dists is not None else 0
+                    umax = max(umax, callee.umax + back) if callee.ids.size else umax
+                    for m2 in callee.pops:
+                        rest = self._ci(a, r, m2)
+                        parts.append(rest.ids)
+                        if rest.ids.size:
+                            umax = max(umax, rest.umax)
+                        pops.extend(rest.pops)
+            ids = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+            got = _Frame(ids, tuple(dict.fromkeys(pops)), umax)
+        finally:
+            self._ci_active.discard(key)
+        if len(self._cis) >= _CI_CACHE:
+            self._cis.clear()
+        self._cis[key] = got
+        return got
+
+    def _compute_mask(self, state: int) -> np.ndarray:
+        if not 0 <= state < len(self._configs):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._configs)} so far)")
+        parts: list[np.ndarray] = []
+        seen: set[tuple[int, int]] = set()
+        deep = False
+        for sid in self._configs[state]:
+            self._collect(sid, 0, parts, seen)
+            deep = deep or self._depths[sid] + _longest(self.vocabulary) > self.max_depth
+        mask = np.zeros(self.vocabulary.size, dtype=bool)
+        for ids in parts:
+            mask[ids] = True
+        if deep:  # near the nesting bound: the frames' tokens may push past it, so check each
+            for t in np.flatnonzero(mask).tolist():
+                if self.next_state(state, t) < 0:
+                    mask[t] = False
+        if self.is_final(state):
+            mask[self._eos] = True
+        elif not mask.any():
+            raise VocabularyError(
+                f"no token of {self.vocabulary!r} can continue from state {state} of {self!r}: "
+                "the vocabulary cannot spell the bytes the constraint needs next, or the output "
+                f"would nest deeper than max_depth={self.max_depth}"
+            )
+        mask.flags.writeable = False
+        with self._lock:
+            if len(self._masks) >= self._max_masks:
+                self._masks.pop(next(iter(self._masks)), None)
+            self._masks.setdefault(state, mask)
+        return mask
+
+    def _collect(self, sid: int, node: int, parts: list[np.ndarray], seen: set[tuple[int, int]]) -> None:
+        if (sid, node) in seen:
+            return
+        seen.add((sid, node))
+        a, q, parent = self._stacks[sid]
+        frame = self._ci(a, q, node)
+        parts.append(frame.ids)
+        if parent >= 0:
+            for m in frame.pops:
+                self._collect(parent, m, parts, seen)
+
+    def precompute(self, states: Iterable[int] | None = None) -> "PushdownGuide":
+        """Compute masks eagerly (the initial state's by default; states are made lazily)."""
+        for s in (self.initial_state,) if states is None else states:
+            self.token_mask(s)
+        return self
+
+    # -- distances and budgets -----------------------------------------------------------------
+
+    def _distances_all(self) -> dict[int, np.ndarray]:
+        """Per automaton (every one the root reaches), bytes from each state to a final state,
+        a call costing its callee's shortest string; a fixpoint over the call graph."""
+        dists = self._dists
+        if dists is not None:
+            return dists
+        reach = [0]
+        seen = {0}
+        for k in reach:
+            for calls in self._auto(k).calls.values():
+                for j, _ in calls:
+                    if j not in seen:
+                        seen.add(j)
+                        reach.append(j)
+        callers: dict[int, set[int]] = {}
+        for k in reach:
+            for calls in self._auto(k).calls.values():
+                for j, _ in calls:
+                    callers.setdefault(j, set()).add(k)
+        shortest = {k: _INF for k in reach}
+        out: dict[int, np.ndarray] = {}
+        work = list(reach)
+        queued = set(work)
+        rounds = 0
+        while work:
+            k = work.pop()
+            queued.discard(k)
+            rounds += 1
+            if rounds > 50 * len(reach) + 1000:
+                raise CompileBudgetExceeded("rounds of the distance fixpoint", 50 * len(reach) + 1000)
+            d = _dijkstra(self._auto(k), shortest)
+            out[k] = d
+            if int(d[0]) < shortest[k]:
+                shortest[k] = int(d[0])
+                for c in callers.get(k, ()):
+                    if c not in queued:
+                        queued.add(c)
+                        work.append(c)
+        single = {t[0] for t in self.vocabulary.tokens if t is not None and len(t) == 1}
+        self._spells_bytes = all(
+            b in single for k in reach for q in range(self._auto(k).dfa.num_states) for b in self._auto(k).edges(q)
+        ) if sum(self._auto(k).dfa.num_states for k in reach) <= 50_000 else _reads_spelled(
+            [self._auto(k) for k in reach], single)
+        for d in out.values():  # (states inside call paths are never reached: their distance stays _INF)
+            d.flags.writeable = False
+        with self._lock:
+            self._cis.clear()  # (frames computed without distances carry no bound)
+            self._dists = out
+        return out
+
+    def _tail(self, sid: int) -> int:
+        """Bytes the frames of stack ``sid`` need to finish (the top frame's own included)."""
+        got = self._tails.get(sid)
+        if got is None:
+            a, q, parent = self._stacks[sid]
+            got = int(self._distances_all()[a][q]) + (0 if parent < 0 else self._tail(parent))
+            self._tails[sid] = got
+        return got
+
+    def distance(self, state: int) -> int:
+        """Tokens that surely finish ``state`` (bytes along a shortest completion, each byte a
+        token: see :meth:`Guide.min_length`)."""
+        if not 0 <= state < len(self._configs):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._configs)} so far)")
+        self._check_spelled()
+        return min(self._tail(s) for s in self._configs[state])
+
+    def _check_spelled(self) -> None:
+        self._distances_all()
+        if not self._spells_bytes:
+            raise VocabularyError(
+                f"{self.vocabulary!r} has no single-byte token for some byte the constraint reads, "
+                "so token budgets cannot be guaranteed for a pushdown guide"
+            )
+
+    def min_length(self, state: int = 0, *, unit: str = "tokens") -> int:  # type: ignore[override]
+        if unit not in ("tokens", "bytes"):
+            raise ValueError(f"unit must be 'tokens' or 'bytes', not {unit!r}")
+        if unit == "bytes":
+            self._distances_all()
+            return min(self._tail(s) for s in self._configs[state])
+        return self.distance(state)
+
+    @property
+    def spells_every_byte(self) -> bool:
+        self._distances_all()
+        return self._spells_bytes
+
+    def effective_budget(self, state: int, budget: int | None) -> int | None:
+        if budget is None:
+            return None
+        if not 0 <= state < len(self._configs):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._configs)} so far)")
+        need = self.distance(state)
+        if budget < need or (budget < 1 and not self.is_final(state)):
+            raise UnsatisfiableConstraint(
+                f"{self!r} needs at least {need} more tokens from state {state} to complete, "
+                f"but the budget leaves {budget}; raise max_new_tokens"
+            )
+        largest = self._max_next.get(state)
+        if largest is None:
+            seen: dict[tuple[int, int], int] = {}
+            largest = max(self._largest(sid, 0, seen) for sid in self._configs[state])
+            self._max_next[state] = largest
+        return None if budget - 1 >= largest else budget
+
+    def _largest(self, sid: int, node: int, seen: dict[tuple[int, int], int]) -> int:
+        """An upper bound on the distance after any token read from stack ``sid`` from ``node``."""
+        key = (sid, node)
+        if key in seen:
+            return seen[key]
+        seen[key] = 0
+        a, q, parent = self._stacks[sid]
+        frame = self._ci(a, q, node)
+        below = 0 if parent < 0 else self._tail(parent)
+        out = frame.umax + below if frame.ids.size else 0
+        if parent >= 0:
+            for m in frame.pops:
+                out = max(out, self._largest(parent, m, seen))
+        seen[key] = out
+        return out
+
+    def _budget_mask(self, state: int, budget: int) -> np.ndarray:
+        key = (state, budget)
+        with self._lock:
+            mask = self._tight.get(key)
+            if mask is not None:
+                self._tight.move_to_end(key)
+                return mask
+        plain = self.token_mask(state)
+        dists = self._distances_all()
+        ok = np.zeros(self.vocabulary.size, dtype=bool)
+        stacks = self._configs[state]
+        decided = np.zeros(self.vocabulary.size, dtype=bool)
+        for sid in stacks:
+            a, q, parent = self._stacks[sid]
+            walk = self._walk(a, q, 0)
+            below = 0 if parent < 0 else self._tail(parent)
+            fits = dists[a][walk.ends] + below <= budget - 1
+            ok[walk.ids[fits]] = True  # (that path alone finishes in time)
+            if len(stacks) == 1:
+                clean = _clean_tokens(self, a, q, walk)
+                decided[walk.ids[clean]] = True  # (no other path: too far means rejected)
+        for t in np.flatnonzero(plain & ~ok & ~decided).tolist():
+            if t in self.vocabulary.eos_token_ids and self.vocabulary.tokens[t] is None:
+                continue
+            nxt = self.next_state(state, t)
+            if nxt >= 0 and self.distance(nxt) <= budget - 1:
+                ok[t] = True
+        ok &= plain
+        if self.is_final(state):
+            ok[self._eos] = True
+        ok.flags.writeable = False
+        with self._lock:
+            self._tight[key] = ok
+            while len(self._tight) > 1024:
+                self._tight.popitem(last=False)
+        return ok
+
+    # -- forced text ---------------------------------------------------------------------------
+
+    def _next_bytes(self, stacks: Sequence[int]) -> int:
+        out = 0
+        seen: set[int] = set()
+        todo = list(stacks)
+        while todo:
+            sid = todo.pop()
+            if sid in seen:
+                continue
+            seen.add(sid)
+            a, q, parent = self._stacks[sid]
+            auto = self._auto(a)
+            out |= auto.byte_set(q)
+            if self._depths[sid] < self.max_depth:
+                for k, _ in auto.calls.get(q, ()):
+                    out |= self._first(k)
+            if parent >= 0 and auto.finals[q]:
+                todo.append(parent)
+        return out
+
+    def forced_bytes(self, state: int) -> bytes:
+        if not 0 <= state < len(self._configs):
+            raise ValueError(f"{state} is not a state of this guide (it has {len(self._configs)} so far)")
+        cached = self._forced.get(state)
+        if cached is not None:
+            return cached
+        out = bytearray()
+        stacks: Sequence[int] = self._configs[state]
+        for _ in range(4096):  # (a guard: a forced chain ends at a final state or a choice)
+            if any(self._stack_final(s) for s in stacks):
+                break
+            nxt = self._next_bytes(stacks)
+            if nxt == 0 or nxt & (nxt - 1):
+                break
+            b = nxt.bit_length() - 1
+            out.append(b)
+            stacks = self._step(stacks, b)
+        result = bytes(out)
+        self._forced[state] = result
+        return result
+
+
+def _longest(vocab: Vocabulary) -> int:
+    from .guide import _longest_token
+
+    return _longest_token(vocab)
+
+
+def _node_states(auto: _Auto, trie: TokenTrie, q: int) -> np.ndarray:
+    """The state every trie node's prefix reaches from ``q`` in ``auto`` (-1: dead)."""
+    trans = auto.table
+    cls = auto.cls_np
+    node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
+    node_state[0] = q
+    frontier = np.array([0], dtype=np.int64)
+    states = np.array([q], dtype=np.int32)
+    first, count, byte = trie.first_child, trie.num_children, trie.byte
+    while frontier.size:
+        cnt = count[frontier]
+        children = _expand(first[frontier], cnt)
+        if children.size == 0:
+            break
+        nxt = trans[np.repeat(states, cnt), cls[byte[children]]]
+        alive = nxt >= 0
+        frontier = children[alive]
+        states = nxt[alive]
+        node_state[frontier] = states
+    return node_state
+
+
+def _clean_tokens(guide: PushdownGuide, a: int, q: int, walk: _Walk) -> np.ndarray:
+    """Per token of ``walk`` (from the root): whether no branch node lies strictly above its end,
+    so that reading it inside the automaton is its only path."""
+    if not walk.branches:
+        return np.ones(walk.ids.size, dtype=bool)
+    trie, _ = guide._trie_parts()
+    branch = np.zeros(trie.num_nodes, dtype=bool)
+    branch[[m for m, _ in walk.branches]] = True
+    tainted = np.zeros(trie.num_nodes, dtype=bool)
+    depth_start = _depth_starts(trie)
+    for d in range(1, len(depth_start) - 1):
+        lo, hi = depth_start[d], depth_start[d + 1]
+        par = trie.parent[lo:hi]
+        tainted[lo:hi] = tainted[par] | branch[par]
+    where = np.full(int(trie.token_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
+    where[trie.token_ids] = trie.token_nodes
+    return ~tainted[where[walk.ids]]
+
+
+def _depth_starts(trie: TokenTrie) -> list[int]:
+    """Where each depth's nodes begin in the trie's breadth-first order (cached per trie)."""
+    cached = trie.__dict__.get("_depth_starts")
+    if cached is None:
+        depth = np.zeros(trie.num_nodes, dtype=np.int64)
+        while True:  # (one round per depth level)
+            nxt = depth[trie.parent] + 1
+            nxt[0] = 0
+            if np.array_equal(nxt, depth):
+                break
+            depth = nxt
+        cached = np.searchsorted(depth, np.arange(int(depth.max(initial=0)) + 2)).tolist()
+        object.__setattr__(trie, "_depth_starts", cached)
+    return cached  # type: ignore[no-any-return]
+
+
+def _dijkstra(auto: _Auto, shortest: dict[int, int]) -> np.ndarray:
+    """Bytes to a final state from each state of ``auto``, calls weighing ``shortest[callee]``."""
+    n = auto.dfa.num_states
+    if not auto.calls:
+        d = auto.dfa.distances.astype(np.int64)
+        return np.where(d < 0, _INF, d)
+    src, col = np.nonzero(auto.table >= 0)
+    dst = auto.table[src, col]
+    preds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+    for s, t in set(zip(src.tolist(), dst.tolist())):
+        preds[t].append((s, 1))
+    for q, calls in auto.calls.items():
+        for k, r in calls:
+            w = shortest.get(k, _INF)
+            if w < _INF:
+                preds[r].append((q, w))
+    dist = [_INF] * n
+    heap = [(0, f) for f in np.flatnonzero(auto.dfa.finals).tolist()]
+    for _, f in heap:
+        dist[f] = 0
+    heapq.heapify(heap)
+    while heap:
+        d, t = heapq.heappop(heap)
+        if d > dist[t]:
+            continue
+        for s, w in preds[t]:
+            nd = d + w
+            if nd < dist[s]:
+                dist[s] = nd
+                heapq.heappush(heap, (nd, s))
+    return np.array(dist, dtype=np.int64)
+
+
+def _reads_spelled(autos: list[_Auto], single: set[int]) -> bool:
+    for auto in autos:
+        used = np.flatnonzero((auto.table >= 0).any(axis=0))
+        for b in range(256):
+            if auto.cls[b] in set(used.tolist()) and b not in single:
+                return False
+    return True
+
+
+def _rebuild_pushdown(
+    network: Network, vocabulary: Vocabulary, description: str, mask_cache_bytes: int, max_depth: int
+) -> PushdownGuide:
+    return PushdownGuide(network, vocabulary, description=description, mask_cache_bytes=mask_cache_bytes, max_depth=max_depth)
