@@ -38,6 +38,8 @@ __all__ = ["MAX_ANY_ORDER_KEYS", "MAX_PATTERN_PROPERTIES"]
 MAX_ANY_ORDER_KEYS = 5
 #: Extra keys are split by which patterns they match: 2**n classes.
 MAX_PATTERN_PROPERTIES = 4
+#: Objects with more declared entries than this are built linearly (see ``members``).
+_LINEAR_MEMBERS = 4
 _ASCII_KEY = r'"(?:[ !#-\[\]-~]|\\["\\])*"'
 _NO_CONTROL_KEY = r'"(?:[^"\\\x00-\x1f' + "\u2028\u2029" + r']|\\["\\])*"'
 
@@ -235,10 +237,18 @@ class _ObjectsMixin:
         return rf"\{{{w}" + ("(?:" + "|".join(firsts) + ")" if len(firsts) > 1 else firsts[0])
 
     def members(self, entries: list[tuple[str, bool]]) -> str:
-        """``{ ... }`` with the entries in order, optional ones skippable, commas only between."""
+        """``{ ... }`` with the entries in order, optional ones skippable, commas only between.
+
+        Written as a regex, "the first entry written" picks one of n continuations: n**2 in
+        size. Past a few entries it is built linearly instead, as the automaton of
+        ``(,w E0 w)?(,w E1 w)?...}`` (each entry behind a comma, required ones not optional)
+        started after its first comma: the left quotient by ``,`` drops the first entry's comma.
+        """
         from .json_schema import MAX_REGEX_SIZE, _alt
 
         w = self.ws
+        if len(entries) > _LINEAR_MEMBERS:
+            return self.linear_members(entries)
         sep = f"{w},{w}"
         rest = [""] * (len(entries) + 1)  # rest[i]: entries i.. each preceded by a separator
         for i in range(len(entries) - 1, -1, -1):
@@ -258,3 +268,24 @@ class _ObjectsMixin:
         if any(is_required for _, is_required in entries):
             return rf"\{{{w}{body}{w}\}}"
         return rf"\{{{w}(?:{body}{w})?\}}"
+
+    def linear_members(self, entries: list[tuple[str, bool]]) -> str:
+        from .fsm import _canonical, _finish
+        from .regex import slotted_regex_to_dfa
+
+        w = self.ws
+
+        def build(convert: Any) -> Any:
+            text = "".join(
+                f",{w}{convert(e)}{w}" if r else f"(?:,{w}{convert(e)}{w})?" for e, r in entries
+            ) + r"\}"
+            whole = slotted_regex_to_dfa(text, self.slots, max_states=self.max_states)  # type: ignore[attr-defined]
+            after_comma = whole.step(0, b",")
+            assert after_comma >= 0  # (every entry is behind a comma)
+            q = _canonical(whole.transitions, whole.finals, after_comma, whole.byte_classes)
+            return _finish(q.transitions, q.finals, q.byte_classes)
+
+        body = self.embed_calling(build)  # type: ignore[attr-defined]
+        if any(r for _, r in entries):
+            return rf"\{{{body}"
+        return rf"\{{(?:{w}\}}|{body})"

@@ -101,6 +101,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from collections import OrderedDict
 import re
 import math
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
@@ -149,10 +150,76 @@ __all__ = ["DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "load_schema", "schema_to_dfa
 DEFAULT_WHITESPACE = r"[ ]?"
 #: Regexes longer than this many characters raise :class:`CompileBudgetExceeded`.
 MAX_REGEX_SIZE = 1_000_000
-#: In a network (:func:`schema_to_network`), a sub-schema whose regex is longer than this becomes
-#: an automaton of its own that its users call (equal regexes share one), instead of a copy at
-#: every use. ``$ref`` targets that recurse are always called.
-CALL_THRESHOLD = 2_000
+#: In a network (:func:`schema_to_network`), a sub-schema whose regex weighs more than this
+#: (:func:`regex_weight`: about the NFA positions it expands to) becomes an automaton of its own
+#: that its users call (equal regexes share one), instead of a copy at every use. ``$ref``
+#: targets that recurse are always called.
+CALL_THRESHOLD = 200
+
+
+def regex_weight(regex: str, slot_weight: Optional[Callable[[str], int]] = None) -> int:
+    """About how many character positions ``regex`` expands to: a class counts 4 (UTF-8 paths),
+    ``x{m,n}`` counts ``max(m, n)`` copies of ``x``, an alternation the sum of its options.
+
+    >>> regex_weight("ab"), regex_weight("[a-z]{0,10}"), regex_weight("(?:ab|c)*")
+    (2, 40, 3)
+    """
+    stack: list[list[int]] = [[0, 0]]  # per open group: [total of finished options, current option]
+    last = 0  # weight of the last atom (what a quantifier repeats)
+    i, n = 0, len(regex)
+    while i < n:
+        c = regex[i]
+        if c == "\\":
+            i += 2
+            last = 1
+            stack[-1][1] += 1
+            continue
+        if c == "[":
+            j = i + 1
+            if j < n and regex[j] == "^":
+                j += 1
+            if j < n and regex[j] == "]":
+                j += 1
+            while j < n and regex[j] != "]":
+                j += 2 if regex[j] == "\\" else 1
+            i = j + 1
+            last = 4
+            stack[-1][1] += 4
+            continue
+        if c == "(":
+            stack.append([0, 0])
+            i += 3 if regex.startswith("(?:", i) else 1
+            continue
+        if c == ")" and len(stack) > 1:
+            total, cur = stack.pop()
+            last = total + cur
+            stack[-1][1] += last
+            i += 1
+            continue
+        if c == "|":
+            stack[-1][0] += stack[-1][1]
+            stack[-1][1] = 0
+            i += 1
+            continue
+        if c in "*+?":
+            i += 1
+            continue
+        if c == "{":
+            j = regex.find("}", i)
+            body = regex[i + 1 : j] if j > 0 else ""
+            parts = body.split(",")
+            if j > 0 and 1 <= len(parts) <= 2 and all(p.isdigit() or p == "" for p in parts) and parts[0]:
+                copies = max(int(p) for p in parts if p) if parts[-1] else int(parts[0]) + 1
+                stack[-1][1] += last * (max(copies, 1) - 1)
+                i = j + 1
+                continue
+        last = slot_weight(c) if slot_weight is not None and 0xD800 <= ord(c) < 0xDC00 else 1
+        stack[-1][1] += last
+        i += 1
+    while len(stack) > 1:
+        total, cur = stack.pop()
+        stack[-1][1] += total + cur
+    return stack[0][0] + stack[0][1]
 
 if TYPE_CHECKING:
     from .pushdown import Network
@@ -215,14 +282,56 @@ def load_schema(schema: Union[dict, bool, str, type]) -> Schema:
         raise SchemaError(f"expected a dict, a bool, a JSON string or a pydantic model class, got {type(schema).__name__}")
     if not isinstance(schema, (dict, bool)):
         raise SchemaError(f"a JSON Schema is an object or a boolean, got {type(schema).__name__}")
+    if _CHECKED.get(id(schema)) is schema:
+        return schema
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        jsonschema.Draft202012Validator.check_schema(_reached_part(schema))
     except jsonschema.exceptions.SchemaError as e:
         if e.validator == "format" and e.validator_value == "regex":
             keyword = "pattern" if e.absolute_path and e.absolute_path[-1] == "pattern" else "patternProperties"
             raise SchemaNotSupported(keyword, _pointer(e.absolute_path), f"{e.instance!r} is not a regex Python can read") from e
         raise SchemaError(e.message, _pointer(e.absolute_path)) from e
+    _CHECKED[id(schema)] = schema
+    while len(_CHECKED) > 64:
+        _CHECKED.popitem(last=False)
     return schema
+
+
+#: Schemas :func:`load_schema` checked lately, by ``id`` (held, so an id is not reused).
+_CHECKED: "OrderedDict[int, Any]" = OrderedDict()
+
+
+def _reached_part(schema: Schema) -> Schema:
+    """``schema`` with only the top-level ``$defs`` / ``definitions`` entries that its ``$ref``s
+    reach: definitions nothing uses cannot constrain an instance, and checking a large bundle of
+    them against the metaschema (jsonschema: ~7 ms each) would dominate the compile. Any other
+    form of reference keeps the whole schema."""
+    if not isinstance(schema, dict) or not any(isinstance(schema.get(k), dict) for k in ("$defs", "definitions")):
+        return schema
+    maps = {k: schema[k] for k in ("$defs", "definitions") if isinstance(schema.get(k), dict)}
+    kept: dict[str, dict] = {k: {} for k in maps}
+    todo: list[Any] = [{k: v for k, v in schema.items() if k not in maps}]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                parts = ref[2:].split("/") if ref.startswith("#/") else []
+                if len(parts) < 2 or parts[0] not in maps:
+                    return schema  # (some other kind of reference: check everything)
+                where = parts[0]
+                name = unquote(parts[1]).replace("~1", "/").replace("~0", "~")
+                if name not in maps[where]:
+                    return schema
+                if name not in kept[where]:
+                    kept[where][name] = maps[where][name]
+                    todo.append(maps[where][name])
+            if "$id" in node or "$anchor" in node or "$dynamicRef" in node or "$dynamicAnchor" in node:
+                return schema
+            todo.extend(v for k, v in node.items() if k != "enum" and k != "const")
+    return {**{k: v for k, v in schema.items() if k not in maps}, **kept}
 
 
 def _pointer(tokens: Any) -> str:
@@ -524,6 +633,7 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         self._ref_out: dict[str, str] = {}  # $ref target path -> its regex or call marker
         self._ref_active: dict[str, Optional[int]] = {}  # targets being compiled -> callee if recursive
         self._flat: dict[int, str] = {}
+        self._slot_flat: dict[str, Any] = {}  # slot marker -> its twin without calls (made on demand)
         self._any_flat: Optional[str] = None
         self._any_callee = 0
         if isinstance(root, dict):
@@ -686,6 +796,15 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         self.slots.append(dfa)
         return slot_marker(len(self.slots) - 1)
 
+    def embed_calling(self, build: Callable[[Callable[[str], str]], ByteDFA]) -> str:
+        """:meth:`embed` of ``build(convert)``, an automaton made from regexes that pass through
+        ``convert``: given the identity first, so calls stay calls; the automata algebra, which
+        needs calls inlined, gets ``build(self.flat)`` in its place (see :meth:`flat`)."""
+        marker = self.embed(build(lambda r: r))
+        if self.calls_on:
+            self._slot_flat[marker] = lambda: self.embed(build(self.flat))
+        return marker
+
     def to_dfa(self, regex: str, path: str) -> ByteDFA:
         """The automaton of a regex written by this compiler (its slots included), for algebra.
 
@@ -715,11 +834,16 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
             target, target_path = self._resolve(s["$ref"], path)
             return self.call_ref(target, target_path)
         regex = self._compile(s, path, refs)
-        if path and len(regex) > CALL_THRESHOLD:
+        if path and self.weight(regex) > CALL_THRESHOLD:
             return self.call_regex(regex)
         return regex
 
     # -- calls (networks of automata) ------------------------------------------------------------
+
+    def weight(self, regex: str) -> int:
+        """:func:`regex_weight`, an embedded automaton weighing its number of states."""
+        slots = self.slots
+        return regex_weight(regex, lambda c: slots[ord(c) - 0xD800].num_states if ord(c) - 0xD800 < len(slots) else 1)
 
     def new_callee(self, regex: Optional[str] = None) -> int:
         self.callees.append(regex)
@@ -753,7 +877,7 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         if k is not None:
             self.callees[k - 1] = regex
             out = call_marker(k)
-        elif len(regex) > CALL_THRESHOLD:
+        elif self.weight(regex) > CALL_THRESHOLD:
             out = self.call_regex(regex)
         else:
             out = regex
@@ -764,9 +888,27 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         """``regex`` with every call replaced by the callee's own regex, recursion unrolled
         ``max_recursion_depth`` times as without calls (for the automata algebra, which needs
         one finite automaton)."""
-        if not any(call_index(c) is not None for c in regex):
+        n = len(self.callees)
+
+        def callee(c: str) -> int:  # (0: not a call; a surrogate may also end a class range)
+            k = call_index(c)
+            return k if k is not None and 1 <= k <= n else 0
+
+        if not n or not any(callee(c) or c in self._slot_flat for c in regex):
             return regex
-        return "".join(f"(?:{self._flat_callee(k)})" if (k := call_index(c)) is not None else c for c in regex)
+        out = []
+        for c in regex:
+            k = callee(c)
+            if k:
+                out.append(f"(?:{self._flat_callee(k)})")
+            elif c in self._slot_flat:
+                twin = self._slot_flat[c]
+                if not isinstance(twin, str):
+                    twin = self._slot_flat[c] = twin()
+                out.append(twin)
+            else:
+                out.append(c)
+        return "".join(out)
 
     def _flat_callee(self, k: int) -> str:
         got = self._flat.get(k)

@@ -110,18 +110,24 @@ class _Auto:
 
     __slots__ = ("dfa", "table", "flat", "width", "cls", "cls_np", "finals", "calls", "branching", "_edges", "_bytes")
 
-    def __init__(self, dfa: ByteDFA) -> None:
+    def __init__(self, dfa: ByteDFA, missing: frozenset[int] = frozenset()) -> None:
         self.dfa = dfa
         table = dfa.transitions.copy()
         marker_classes = sorted({int(dfa.byte_classes[b]) for b in CALL_BYTES})
         table[:, marker_classes] = -1  # no token walks a call path: calls are taken by the guide
+        self.cls_np = dfa.byte_classes.astype(np.int64)
+        self.calls = call_edges(dfa)
+        if missing:  # bytes no token holds: a column of their own, dead, then trim what dies with it
+            table = np.concatenate([table, np.full((table.shape[0], 1), -1, dtype=table.dtype)], axis=1)
+            self.cls_np = self.cls_np.copy()
+            self.cls_np[sorted(missing)] = table.shape[1] - 1
+            table = _trim_live(table[:, self.cls_np], dfa.finals, self.calls)
+            self.cls_np = np.arange(256, dtype=np.int64)
         self.table = table
         self.flat: list[int] = table.ravel().tolist()
         self.width = int(table.shape[1])
-        self.cls_np = dfa.byte_classes.astype(np.int64)
         self.cls: list[int] = self.cls_np.tolist()
         self.finals: list[bool] = dfa.finals.tolist()
-        self.calls = call_edges(dfa)
         branching = dfa.finals.copy()
         branching[list(self.calls)] = True
         self.branching: list[bool] = branching.tolist()
@@ -162,12 +168,30 @@ class _Walk:
 class _Frame:
     """``_ci`` of a frame from a trie node (see the module docstring)."""
 
-    __slots__ = ("ids", "pops", "umax")
+    __slots__ = ("ids", "pops", "umax", "_bools")
 
     def __init__(self, ids: np.ndarray, pops: tuple[int, ...], umax: int) -> None:
         self.ids = ids
         self.pops = pops  # trie nodes where the frame may return with bytes left
         self.umax = umax  # an upper bound on the distance (within the frame) after any of ids
+        self._bools: np.ndarray | None = None
+
+    def add_to(self, mask: np.ndarray) -> None:
+        """Set this frame's tokens in ``mask`` (a large set is kept as a bool array: OR-ing
+        128k bools beats scattering 100k ids)."""
+        if self.ids.size < _BOOLS_FROM:
+            mask[self.ids] = True
+            return
+        bools = self._bools
+        if bools is None:
+            bools = np.zeros(mask.shape[0], dtype=bool)
+            bools[self.ids] = True
+            self._bools = bools
+        np.logical_or(mask, bools, out=mask)
+
+
+#: Frames with this many tokens keep them as a bool array too.
+_BOOLS_FROM = 2048
 
 
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
@@ -243,7 +267,7 @@ class PushdownGuide(Guide):
     def _auto(self, k: int) -> _Auto:
         got = self._autos.get(k)
         if got is None:
-            got = self._autos[k] = _Auto(self.network.dfa(k))
+            got = self._autos[k] = _Auto(self.network.dfa(k), frozenset(self.vocabulary.missing_bytes))
         return got
 
     def _stack(self, a: int, q: int, parent: int) -> int:
@@ -505,15 +529,16 @@ class PushdownGuide(Guide):
     def _compute_mask(self, state: int) -> np.ndarray:
         if not 0 <= state < len(self._configs):
             raise ValueError(f"{state} is not a state of this guide (it has {len(self._configs)} so far)")
-        parts: list[np.ndarray] = []
+        parts: list[_Frame] = []
         seen: set[tuple[int, int]] = set()
         deep = False
         for sid in self._configs[state]:
             self._collect(sid, 0, parts, seen)
-            deep = deep or self._depths[sid] + _longest(self.vocabulary) > self.max_depth
+            # (one token pushes far fewer than max_depth // 2 frames: each push reads an opening byte)
+            deep = deep or self._depths[sid] > self.max_depth // 2
         mask = np.zeros(self.vocabulary.size, dtype=bool)
-        for ids in parts:
-            mask[ids] = True
+        for frame in parts:
+            frame.add_to(mask)
         if deep:  # near the nesting bound: the frames' tokens may push past it, so check each
             for t in np.flatnonzero(mask).tolist():
                 if self.next_state(state, t) < 0:
@@ -533,13 +558,25 @@ class PushdownGuide(Guide):
             self._masks.setdefault(state, mask)
         return mask
 
-    def _collect(self, sid: int, node: int, parts: list[np.ndarray], seen: set[tuple[int, int]]) -> None:
+    def _reachable(self) -> list[int]:
+        """The automata the root reaches by calls (all built)."""
+        reach = [0]
+        seen = {0}
+        for k in reach:
+            for calls in self._auto(k).calls.values():
+                for j, _ in calls:
+                    if j not in seen:
+                        seen.add(j)
+                        reach.append(j)
+        return reach
+
+    def _collect(self, sid: int, node: int, parts: list[_Frame], seen: set[tuple[int, int]]) -> None:
         if (sid, node) in seen:
             return
         seen.add((sid, node))
         a, q, parent = self._stacks[sid]
         frame = self._ci(a, q, node)
-        parts.append(frame.ids)
+        parts.append(frame)
         if parent >= 0:
             for m in frame.pops:
                 self._collect(parent, m, parts, seen)
@@ -558,14 +595,7 @@ class PushdownGuide(Guide):
         dists = self._dists
         if dists is not None:
             return dists
-        reach = [0]
-        seen = {0}
-        for k in reach:
-            for calls in self._auto(k).calls.values():
-                for j, _ in calls:
-                    if j not in seen:
-                        seen.add(j)
-                        reach.append(j)
+        reach = self._reachable()
         callers: dict[int, set[int]] = {}
         for k in reach:
             for calls in self._auto(k).calls.values():
@@ -754,10 +784,28 @@ class PushdownGuide(Guide):
         return result
 
 
-def _longest(vocab: Vocabulary) -> int:
-    from .guide import _longest_token
-
-    return _longest_token(vocab)
+def _trim_live(table: np.ndarray, finals: np.ndarray, calls: dict[int, tuple[tuple[int, int], ...]]) -> np.ndarray:
+    """``table`` (one column per byte) without edges into states that can no longer reach a
+    final state (by bytes, or by calls: a callee is taken to be able to finish)."""
+    n = table.shape[0]
+    preds: list[list[int]] = [[] for _ in range(n)]
+    src, col = np.nonzero(table >= 0)
+    for s, t in zip(src.tolist(), table[src, col].tolist()):
+        preds[t].append(s)
+    for q, cs in calls.items():
+        for _, r in cs:
+            preds[r].append(q)
+    live = finals.copy()
+    todo = np.flatnonzero(finals).tolist()
+    while todo:
+        t = todo.pop()
+        for s in preds[t]:
+            if not live[s]:
+                live[s] = True
+                todo.append(s)
+    out = table.copy()
+    out[(out >= 0) & ~live[np.maximum(out, 0)]] = -1
+    return out
 
 
 def _node_states(auto: _Auto, trie: TokenTrie, q: int) -> np.ndarray:

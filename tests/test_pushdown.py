@@ -1,0 +1,283 @@
+"""Pushdown guides (structgen.pushdown): networks of automata that call one another.
+
+The masks, computed frame by frame and shared across stacks, must agree exactly with a token-by-
+token simulation of the pushdown run; recursion must be exact; and on schemas the flat compiler
+also handles, a network and the flat automaton must accept the same strings.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import random
+from typing import Any
+
+import jsonschema
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis_jsonschema import from_schema
+
+import structgen
+from structgen import json_schema
+from structgen.errors import VocabularyError
+from structgen.json_schema import schema_to_dfa, schema_to_network
+from structgen.nfa import call_marker as C
+from structgen.pushdown import Network, PushdownGuide
+
+from .json_utils import in_schema_order
+
+TREE = {
+    "$defs": {
+        "node": {
+            "type": "object",
+            "properties": {"v": {"type": "integer"}, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}},
+            "required": ["v", "kids"],
+            "additionalProperties": False,
+        }
+    },
+    "$ref": "#/$defs/node",
+}
+
+
+def _nest(depth: int) -> dict:
+    return {"v": depth, "kids": [_nest(depth - 1)] if depth else []}
+
+
+def _byte_vocab(extra: list[bytes] = ()) -> structgen.Vocabulary:  # type: ignore[assignment]
+    tokens = [bytes([b]) for b in range(32, 127)] + list(extra) + [b""]
+    return structgen.Vocabulary.from_bytes(tokens, eos_token_ids=[len(tokens) - 1])
+
+
+def _simulated_mask(guide: PushdownGuide, state: int) -> list[int]:
+    return [t for t in range(guide.vocabulary.size) if guide.next_state(state, t) >= 0]
+
+
+def _check_walks(guide: PushdownGuide, seed: int, walks: int = 40, steps: int = 40) -> None:
+    """Random walks: every mask equals the simulated one, and budgets keep their promise."""
+    rng = random.Random(seed)
+    for _ in range(walks):
+        state = guide.initial_state
+        for _ in range(rng.randint(0, steps)):
+            allowed = guide.allowed_token_ids(state).tolist()
+            assert allowed == _simulated_mask(guide, state), state
+            tokens = [t for t in allowed if guide.vocabulary.tokens[t] is not None]
+            if not tokens:
+                break
+            state = guide.next_state(state, rng.choice(tokens))
+            need = guide.distance(state)
+            for budget in (need, need + 1, need + 3):
+                tight = guide.token_mask(state, budget=budget)
+                for t in np.flatnonzero(tight).tolist():
+                    if guide.vocabulary.tokens[t] is None:
+                        assert guide.is_final(state)
+                        continue
+                    nxt = guide.next_state(state, t)
+                    assert nxt >= 0 and guide.distance(nxt) <= budget - 1, (state, t, budget)
+                assert tight.any()
+
+
+def test_a_toy_network_masks_match_simulation_and_budgets() -> None:
+    vocab = structgen.Vocabulary.from_bytes(
+        [b"[", b"]", b"[]", b"", b"]]", b"[[", b"x", b"x]", b"],[", b",", b"[x"], eos_token_ids=[3]
+    )
+    net = Network([C(1), rf"\[(?:(?:{C(1)}|x)(?:,(?:{C(1)}|x))*)?\]"], [])
+    guide = PushdownGuide(net, vocab)
+    _check_walks(guide, seed=0, walks=60)
+    s = guide.advance(guide.initial_state, [5, 6, 8, 6, 4])  # [[x],[x]]
+    assert guide.is_final(s) and guide.allowed_token_ids(s).tolist() == [3]
+
+
+def test_recursion_is_exact_twenty_levels_deep(smollm2_tokenizer: Any, smollm2_vocabulary: Any) -> None:
+    guide = structgen.compile_json_schema(TREE, smollm2_vocabulary)
+    assert isinstance(guide, PushdownGuide)
+    text = json.dumps(_nest(20))
+    state = guide.initial_state
+    for t in smollm2_tokenizer.encode(text, add_special_tokens=False):
+        assert guide.token_mask(state)[t], text
+        state = guide.next_state(state, t)
+    assert guide.is_final(state)
+    assert not guide.accepts_bytes(json.dumps({"v": 1, "kids": [{"v": 2}]}).encode())  # kids is required
+
+
+def test_nesting_bound_is_enforced_by_the_mask() -> None:
+    vocab = _byte_vocab()
+    guide = structgen.compile_json_schema(TREE, vocab)
+    shallow = PushdownGuide(guide.network, vocab, max_depth=8)  # type: ignore[attr-defined]
+    assert shallow.accepts_bytes(json.dumps(_nest(2)).encode())
+    assert not shallow.accepts_bytes(json.dumps(_nest(12)).encode())
+    # at the bound, "[" that would open one more level is masked, and the output still closes
+    state = shallow.initial_state
+    text = json.dumps(_nest(12)).encode()
+    for i, b in enumerate(text):
+        tok = vocab.tokens.index(bytes([b]))
+        mask = shallow.token_mask(state)
+        if not mask[tok]:
+            break
+        state = shallow.next_state(state, tok)
+    assert 0 < i < len(text) - 1
+    assert shallow.token_mask(state).any()
+
+
+def test_large_repeated_sub_schemas_are_called_once() -> None:
+    item = {"type": "object", "properties": {f"f{i}": {"type": "string", "maxLength": 63} for i in range(30)}}
+    schema = {"type": "array", "maxItems": 10, "items": item}
+    net = schema_to_network(schema)
+    assert isinstance(net, Network)
+    assert sum(net.dfa(k).num_states for k in range(len(net))) < 5_000  # (flat: over the NFA budget)
+    vocab = _byte_vocab()
+    guide = structgen.compile_json_schema(schema, vocab)
+    inst = [{"f0": "a" * 63, "f29": "b"}, {}, {"f3": "é"}]
+    assert guide.accepts_bytes(json.dumps(inst).encode())  # (é as \\u00e9: this vocabulary has no byte of it)
+    assert not guide.accepts_bytes(json.dumps([{"f0": "a" * 64}]).encode())
+    assert not guide.accepts_bytes(json.dumps([{}] * 11).encode())
+
+
+def test_any_value_recurses_without_a_depth_limit() -> None:
+    vocab = _byte_vocab()
+    guide = structgen.compile_json_schema({"type": "object", "properties": {"meta": {}}, "required": ["meta"]}, vocab)
+    deep: Any = 1
+    for i in range(12):
+        deep = [deep] if i % 2 else {"k": deep}
+    assert guide.accepts_bytes(json.dumps({"meta": deep}).encode())
+    assert not guide.accepts_bytes(b'{"meta": [1,]}')
+
+
+def test_pickled_pushdown_guide_behaves_the_same() -> None:
+    vocab = _byte_vocab()
+    guide = structgen.compile_json_schema(TREE, vocab)
+    again = pickle.loads(pickle.dumps(guide))
+    assert isinstance(again, PushdownGuide)
+    text = json.dumps(_nest(3)).encode()
+    assert again.accepts_bytes(text) and guide.accepts_bytes(text)
+    assert np.array_equal(again.token_mask(again.initial_state), guide.token_mask(guide.initial_state))
+
+
+def test_forced_text_crosses_returns_and_calls() -> None:
+    vocab = _byte_vocab()
+    schema = {
+        "$defs": {"p": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"], "additionalProperties": False}},
+        "type": "object",
+        "properties": {"a": {"$ref": "#/$defs/p"}, "b": {"$ref": "#/$defs/p"}},
+        "required": ["a", "b"],
+        "additionalProperties": False,
+    }
+    network = schema_to_network(schema, whitespace="")
+    guide = PushdownGuide(network, vocab) if isinstance(network, Network) else structgen.compile_json_schema(schema, vocab, whitespace="")
+    assert guide.forced_text(guide.initial_state).startswith('{"a":{"name":"')
+    state = guide.advance(guide.initial_state, [vocab.tokens.index(bytes([b])) for b in b'{"a":{"name":"x'])
+    assert guide.forced_text(state) == ""
+    state = guide.next_state(state, vocab.tokens.index(b'"'))
+    assert guide.forced_text(state) == '},"b":{"name":"'
+
+
+def test_walks_of_a_pushdown_guide_match_simulation_on_a_real_schema() -> None:
+    vocab = _byte_vocab([b'",', b'"}', b'"},', b'{"', b'":', b'[{"', b"}]", b"]}", b'"]', b"12", b'1,"'])
+    guide = structgen.compile_json_schema(TREE | {"$defs": {"node": TREE["$defs"]["node"] | {"properties": {
+        "v": {"type": "integer"}, "tag": {"type": "string", "maxLength": 3},
+        "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}}}}, vocab)
+    assert isinstance(guide, PushdownGuide)
+    _check_walks(guide, seed=1, walks=30, steps=30)
+
+
+def test_random_walks_validate(smollm2_vocabulary: Any) -> None:
+    guide = structgen.compile_json_schema(TREE, smollm2_vocabulary)
+    rng = random.Random(3)
+    for _ in range(20):
+        state, out = guide.initial_state, bytearray()
+        budget = 60
+        while not (guide.is_final(state) and (budget == 0 or rng.random() < 0.3)):
+            ids = np.flatnonzero(guide.token_mask(state, budget=budget))
+            ids = [t for t in ids.tolist() if smollm2_vocabulary.tokens[t] is not None]
+            if not ids:
+                break
+            t = rng.choice(ids)
+            out += smollm2_vocabulary.tokens[t]
+            state = guide.next_state(state, t)
+            budget -= 1
+        assert guide.is_final(state)
+        jsonschema.validate(json.loads(out), TREE)
+
+
+# -- the network and the flat automaton agree ---------------------------------------------------
+
+_LEAVES = [
+    {"type": "integer", "minimum": -3, "maximum": 40},
+    {"type": "string", "maxLength": 4},
+    {"type": "boolean"},
+    {"enum": ["x", 1, None]},
+    {"type": "number"},
+]
+
+
+def _schemas() -> st.SearchStrategy[dict]:
+    leaf = st.sampled_from(_LEAVES)
+
+    def extend(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        return st.one_of(
+            st.builds(lambda x, n: {"type": "array", "items": x, "maxItems": n}, inner, st.integers(0, 3)),
+            st.builds(
+                lambda props, req: {"type": "object", "properties": props, "required": sorted(set(req) & set(props)),
+                                    "additionalProperties": False},
+                st.dictionaries(st.sampled_from("abcdefg"), inner, min_size=1, max_size=6),
+                st.lists(st.sampled_from("abcdefg"), max_size=3),
+            ),
+            st.builds(lambda xs: {"anyOf": xs}, st.lists(inner, min_size=2, max_size=3)),
+        )
+
+    body = st.recursive(leaf, extend, max_leaves=6)
+    return st.builds(lambda b, d: {"$defs": {"d": d}, **b}, body, body).map(_with_refs)
+
+
+def _with_refs(schema: dict) -> dict:
+    """Replace each leaf equal to the first one by a $ref to a shared definition."""
+    schema["$defs"]["d"] = schema["$defs"]["d"]
+    text = json.dumps({k: v for k, v in schema.items() if k != "$defs"})
+    leaf = json.dumps(_LEAVES[0])
+    return {**json.loads(text.replace(leaf, '{"$ref": "#/$defs/d"}')), "$defs": schema["$defs"]}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(schema=_schemas(), data=st.data())
+def test_network_and_flat_automaton_accept_the_same(schema: dict, data: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    vocab = _byte_vocab()
+    monkeypatch.setattr(json_schema, "CALL_THRESHOLD", 0)  # every sub-schema its own automaton
+    network = schema_to_network(schema)
+    monkeypatch.undo()
+    flat = schema_to_dfa(schema)
+    guide = PushdownGuide(network, vocab) if isinstance(network, Network) else None
+    for _ in range(4):
+        inst = data.draw(from_schema(schema))
+        for text in (json.dumps(in_schema_order(inst, schema)), json.dumps(inst)):
+            want = flat.accepts(text.encode())
+            got = guide.accepts_bytes(text.encode()) if guide is not None else network.accepts(text.encode())
+            assert got == want, text
+    if guide is not None:  # the network's own outputs are the flat automaton's
+        rng = random.Random(0)
+        for _ in range(5):
+            state, out = guide.initial_state, bytearray()
+            for _ in range(80):
+                if guide.is_final(state) and rng.random() < 0.3:
+                    break
+                ids = [t for t in guide.allowed_token_ids(state).tolist() if vocab.tokens[t] is not None]
+                if not ids:
+                    break
+                t = rng.choice(ids)
+                out += vocab.tokens[t]
+                state = guide.next_state(state, t)
+            if guide.is_final(state):
+                assert flat.accepts(bytes(out)), out
+                jsonschema.validate(json.loads(out), schema)
+
+
+def test_spelling_check_and_errors() -> None:
+    vocab = structgen.Vocabulary.from_bytes([b"[", b"[]", b"", b"]]"], eos_token_ids=[2])
+    net = Network([C(1), rf"\[{C(1)}?\]"], [])
+    guide = PushdownGuide(net, vocab)
+    assert not guide.spells_every_byte  # "]" alone is no token
+    with pytest.raises(VocabularyError, match="single-byte token"):
+        guide.distance(guide.initial_state)
+    with pytest.raises(ValueError, match="not a state"):
+        guide.forced_bytes(10_000)
+    assert guide.next_state(10_000, 0) == -1 and not guide.is_final(-1)
