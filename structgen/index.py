@@ -101,7 +101,9 @@ class TokenTrie:
         new_id[old] = np.arange(old.size)
         parent = new_id[self.parent[old]]
         parent[0] = 0
-        return TokenTrie._assemble(self.byte[old], parent, self.token_ids[pos], new_id[self.token_nodes[pos]])
+        cut = TokenTrie._assemble(self.byte[old], parent, self.token_ids[pos], new_id[self.token_nodes[pos]])
+        object.__setattr__(cut, "origin", old)  # node i of the cut is node origin[i] of this trie
+        return cut
 
 
 _TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()

@@ -42,6 +42,7 @@ from .guide import DEFAULT_MASK_CACHE_BYTES, Guide
 from .index import TokenTrie, _expand, _trie_lookup, token_trie
 from .nfa import CALL_BYTES, call_edges
 from .regex import slotted_regex_to_dfa
+from .slices import MIXED, SLICES, char_successors, string_slice
 from .vocabulary import Vocabulary
 
 __all__ = ["DEFAULT_MAX_DEPTH", "Network", "PushdownGuide"]
@@ -54,7 +55,7 @@ _SPARSE_ROOT_LIMIT = 2048
 #: Cached frame analyses per guide before the cache is cleared.
 _CI_CACHE = 200_000
 #: Cached (state, token) -> state transitions per guide before the cache is cleared.
-_NEXT_CACHE = 500_000
+_NEXT_CACHE = 100_000
 _INF = 1 << 40
 
 
@@ -108,7 +109,7 @@ class _Auto:
     """One automaton of a network, ready to walk: its byte table without the call paths, its
     calls, and which states may branch off (call or return)."""
 
-    __slots__ = ("dfa", "table", "flat", "width", "cls", "cls_np", "finals", "calls", "branching", "_edges", "_bytes")
+    __slots__ = ("dfa", "table", "flat", "width", "cls", "cls_np", "finals", "calls", "branching", "_edges", "_bytes", "_succ")
 
     def __init__(self, dfa: ByteDFA, missing: frozenset[int] = frozenset()) -> None:
         self.dfa = dfa
@@ -133,6 +134,15 @@ class _Auto:
         self.branching: list[bool] = branching.tolist()
         self._edges: dict[int, dict[int, int]] = {}
         self._bytes: dict[int, int] = {}
+        self._succ: dict[int, list[int]] = {}
+
+    def slice_successors(self, k: int) -> list[int]:
+        """Per state, where every character of slice ``k`` leads (see :mod:`.slices`)."""
+        got = self._succ.get(k)
+        if got is None:
+            view = ByteDFA(self.table, self.cls_np.astype(np.int32), self.dfa.finals)
+            got = self._succ[k] = char_successors(view, k).tolist()
+        return got
 
     def edges(self, q: int) -> dict[int, int]:
         """``{byte: next state}`` of ``q`` (call paths left out)."""
@@ -214,7 +224,7 @@ class PushdownGuide(Guide):
     __slots__ = (
         "network", "max_depth", "_autos", "_stacks", "_stack_ids", "_depths", "_configs", "_config_ids",
         "_walks", "_cis", "_ci_active", "_next", "_firsts", "_dists", "_tails", "_finals_memo", "_trie",
-        "_nchild",
+        "_nchild", "_busy",
     )
 
     def __init__(
@@ -226,6 +236,9 @@ class PushdownGuide(Guide):
         self.description = description
         self.max_depth = max_depth
         self._lock = threading.Lock()
+        # Mask, distance and budget computations share frame caches and a set of frames being
+        # computed (to cut call cycles): one thread at a time (they hold the GIL anyway).
+        self._busy = threading.RLock()
         self._autos: dict[int, _Auto] = {}
         self.dfa = network.dfa(0)
         self._stacks: list[tuple[int, int, int]] = []
@@ -379,12 +392,23 @@ class PushdownGuide(Guide):
         if got is not None:
             return got
         stacks: Sequence[int] = self._configs[state]
-        for b in tok:
+        got = 0
+        for i, b in enumerate(tok):
+            if len(stacks) == 1:  # the common case: one stack whose top frame reads the byte itself
+                a, q, parent = self._stacks[stacks[0]]
+                auto = self._autos.get(a) or self._auto(a)
+                if not auto.branching[q]:
+                    t = auto.flat[q * auto.width + auto.cls[b]]
+                    if t < 0:
+                        got = -1
+                        break
+                    stacks = (self._stack(a, t, parent),)
+                    continue
             stacks = self._step(stacks, b)
             if not stacks:
                 got = -1
                 break
-        else:
+        if got == 0:
             got = self._config(stacks)
         if len(self._next) >= _NEXT_CACHE:
             self._next.clear()
@@ -421,6 +445,8 @@ class PushdownGuide(Guide):
             got = None
             if node or len(auto.edges(q)) <= 16:
                 got = self._walk_sparse(auto, q, node, 0 if node else _SPARSE_ROOT_LIMIT)
+            if got is None:
+                got = self._walk_sliced(auto, q)
             if got is None:
                 got = self._walk_numpy(auto, q)
             if len(self._walks) >= _CI_CACHE:
@@ -478,6 +504,52 @@ class PushdownGuide(Guide):
         ids = tok_ids[_expand(tok_first[at], cnt)]
         return _Walk(ids, np.repeat(np.array(states, dtype=np.int32), cnt), branches)
 
+    def _walk_sliced(self, auto: _Auto, q: int) -> _Walk | None:
+        """A root walk from a state where every character of a slice leads one way (a string
+        body): the slice tokens from the vocabulary's precomputed slice, the rest walked in its
+        own small trie (the flat guide's slices, see :mod:`.slices`). ``None`` where no slice
+        applies, or where a state along the slice's chain may call or return."""
+        branching = auto.branching
+        for k in range(len(SLICES)):
+            succ = auto.slice_successors(k)
+            first = succ[q]
+            if first == MIXED or first < 0:
+                continue
+            sl = string_slice(self.vocabulary, k)
+            chain = [q]  # chain[c]: the state after c slice characters
+            while len(chain) <= sl.longest:
+                nxt = succ[chain[-1]]
+                if nxt < 0:
+                    break
+                if nxt == MIXED or branching[nxt]:
+                    chain = []
+                    break
+                chain.append(nxt)
+                if nxt == chain[-2]:  # a loop: every length leads here
+                    break
+            if not chain:
+                continue
+            looping = len(chain) > 1 and chain[-1] == chain[-2]
+            m = sl.longest if looping else len(chain) - 1
+            count = int(np.searchsorted(sl.lengths, m, side="right"))
+            ids = sl.by_length[:count]
+            lengths = np.minimum(sl.lengths[:count], len(chain) - 1)
+            ends = np.array(chain, dtype=np.int32)[lengths]
+            rest = sl.rest
+            node_state = _node_states(auto, rest, q)
+            at = node_state[rest.token_nodes]
+            ok = at >= 0
+            trie, _ = self._trie_parts()
+            origin = rest.__dict__["origin"]
+            alive = np.flatnonzero(node_state >= 0)
+            full = origin[alive]
+            br = np.asarray(branching)[node_state[alive]] & (trie.num_children[full] > 0)
+            branches = list(zip(full[br].tolist(), node_state[alive[br]].tolist()))
+            return _Walk(
+                np.concatenate([ids, rest.token_ids[ok]]), np.concatenate([ends, at[ok]]).astype(np.int32), branches
+            )
+        return None
+
     def _walk_numpy(self, auto: _Auto, q: int) -> _Walk:
         """The whole trie, level by level (as :func:`.index.walk_state`)."""
         trie, _ = self._trie_parts()
@@ -527,6 +599,10 @@ class PushdownGuide(Guide):
         return got
 
     def _compute_mask(self, state: int) -> np.ndarray:
+        with self._busy:
+            return self._compute_mask_unlocked(state)
+
+    def _compute_mask_unlocked(self, state: int) -> np.ndarray:
         if not 0 <= state < len(self._configs):
             raise ValueError(f"{state} is not a state of this guide (it has {len(self._configs)} so far)")
         parts: list[_Frame] = []
@@ -595,6 +671,12 @@ class PushdownGuide(Guide):
         dists = self._dists
         if dists is not None:
             return dists
+        with self._busy:
+            if self._dists is None:
+                self._dists = self._distances_unlocked()
+            return self._dists
+
+    def _distances_unlocked(self) -> dict[int, np.ndarray]:
         reach = self._reachable()
         callers: dict[int, set[int]] = {}
         for k in reach:
@@ -627,9 +709,7 @@ class PushdownGuide(Guide):
             [self._auto(k) for k in reach], single)
         for d in out.values():  # (states inside call paths are never reached: their distance stays _INF)
             d.flags.writeable = False
-        with self._lock:
-            self._cis.clear()  # (frames computed without distances carry no bound)
-            self._dists = out
+        self._cis.clear()  # (frames computed without distances carry no bound)
         return out
 
     def _tail(self, sid: int) -> int:
@@ -684,7 +764,8 @@ class PushdownGuide(Guide):
         largest = self._max_next.get(state)
         if largest is None:
             seen: dict[tuple[int, int], int] = {}
-            largest = max(self._largest(sid, 0, seen) for sid in self._configs[state])
+            with self._busy:
+                largest = max(self._largest(sid, 0, seen) for sid in self._configs[state])
             self._max_next[state] = largest
         return None if budget - 1 >= largest else budget
 
@@ -705,6 +786,10 @@ class PushdownGuide(Guide):
         return out
 
     def _budget_mask(self, state: int, budget: int) -> np.ndarray:
+        with self._busy:
+            return self._budget_mask_unlocked(state, budget)
+
+    def _budget_mask_unlocked(self, state: int, budget: int) -> np.ndarray:
         key = (state, budget)
         with self._lock:
             mask = self._tight.get(key)
