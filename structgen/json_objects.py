@@ -30,6 +30,7 @@ from typing import Any, Optional
 from .errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 from .json_algebra import CANON_CHAR, CANON_STRING
 from .json_formats import STRING, compiled_pattern, literal, pattern_regex
+from .nfa import MAX_GUARDED_KEYS, close_guard, key_guard
 
 __all__ = ["MAX_ANY_ORDER_KEYS", "MAX_PATTERN_PROPERTIES"]
 
@@ -84,6 +85,7 @@ class _ObjectsMixin:
             return self.budget(rf"\{{{w}(?:{member}(?:{w},{w}{member})*{w})?\}}", path)  # type: ignore[attr-defined]
         name_ok = self.validator.evolve(schema=names_schema)  # type: ignore[attr-defined]
         entries: list[tuple[str, bool]] = []
+        split: list[tuple[str, str, bool]] = []  # (key, value, required) of each entry
         for name in names:
             is_required = name in required
             value_schema = props.get(name, True if any(_matches(p, name) for p in patterns) else additional)
@@ -100,17 +102,40 @@ class _ObjectsMixin:
                     raise
                 continue
             entries.append((f'"{literal(_encoded(name))}"{w}:{w}{value}', is_required))
+            split.append((f'"{literal(_encoded(name))}"', value, is_required))
         wants_extra = (self.extra_properties or not names) and (additional is not False or patterns)
         plain = not (wants_extra or patterns or "propertyNames" in s or min_p > len(required) or max_p is not None
                      or (self.key_order == "any" and len(entries) > 1))
         if plain:
             return self.budget(self.members(entries), path)  # type: ignore[attr-defined]
         extra = self.extra_member(s, props, names, path, refs) if wants_extra else None
-        # each member once as an automaton: the states below splice them many times
-        entries = [(self.embed(self.to_dfa(e, path)), r) for e, r in entries]  # type: ignore[attr-defined]
+
+        def finite() -> str:
+            # each member once as an automaton: the states below splice them many times
+            members = [(self.embed(self.to_dfa(e, path)), r) for e, r in entries]  # type: ignore[attr-defined]
+            more = None if extra is None else self.embed(self.to_dfa(extra, path))  # type: ignore[attr-defined]
+            return self.budget(self.object_automaton(members, more, min_p, max_p, path), path)  # type: ignore[attr-defined]
+
+        if (
+            getattr(self, "calls_on", False) and self.key_order == "any" and max_p is None and min_p <= len(required)
+            and len(split) <= MAX_GUARDED_KEYS and (len(split) > 1 or extra is not None)
+        ):
+            return self.guarded_object(split, extra, finite)  # type: ignore[attr-defined]
+        return finite()
+
+    def guarded_object(self, split: list[tuple[str, str, bool]], extra: Optional[str], finite: Any) -> str:
+        """An object whose keys come in any order, any number of them: one automaton of its own
+        (its frame remembers the keys written, see :mod:`structgen.pushdown`), each declared key
+        behind the guard "not written yet", ``}`` behind "every required key written". For the
+        automata algebra, which needs a finite automaton, ``finite()`` builds today's version."""
+        w = self.ws
+        members = [f"{key}{key_guard(i)}{w}:{w}{value}" for i, (key, value, _) in enumerate(split)]
         if extra is not None:
-            extra = self.embed(self.to_dfa(extra, path))  # type: ignore[attr-defined]
-        return self.budget(self.object_automaton(entries, extra, min_p, max_p, path), path)  # type: ignore[attr-defined]
+            members.append(extra)
+        member = members[0] if len(members) == 1 else "(?:" + "|".join(members) + ")"
+        regex = rf"\{{{w}(?:{member}(?:{w},{w}{member})*{w})?{close_guard()}\}}"
+        required = sum(1 << i for i, (_, _, r) in enumerate(split) if r)
+        return self.call_regex(regex, required=required, flat=finite)  # type: ignore[attr-defined, no-any-return]
 
     def extra_member(self, s: dict, props: dict, names: list, path: str, refs: tuple) -> Optional[str]:
         """``key: value`` for keys that are not declared (``None``: no such member possible)."""

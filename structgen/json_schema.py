@@ -629,7 +629,9 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         self.calls_on = False
         self.callees: list[Optional[str]] = []
         self._callee_source: dict[int, tuple[Schema, str]] = {}  # $ref callees: (schema, path)
-        self._callee_of_regex: dict[str, int] = {}
+        self._callee_of_regex: dict[tuple[str, int], int] = {}
+        self.required: dict[int, int] = {}  # automaton -> keys its close guard requires
+        self._flat_builders: dict[int, Callable[[], str]] = {}
         self._ref_out: dict[str, str] = {}  # $ref target path -> its regex or call marker
         self._ref_active: dict[str, Optional[int]] = {}  # targets being compiled -> callee if recursive
         self._flat: dict[int, str] = {}
@@ -851,11 +853,18 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         call_marker(k)  # (raises past the budget of called automata)
         return k
 
-    def call_regex(self, regex: str) -> str:
-        """A call of an automaton for ``regex`` (one per distinct regex)."""
-        k = self._callee_of_regex.get(regex)
+    def call_regex(self, regex: str, *, required: int = 0, flat: Optional[Callable[[], str]] = None) -> str:
+        """A call of an automaton for ``regex`` (one per distinct regex and ``required``: the
+        keys its close guard requires, for an object with guards). ``flat()``, if given, is the
+        regex the automata algebra uses instead (it must have no guard)."""
+        key = (regex, required)
+        k = self._callee_of_regex.get(key)
         if k is None:
-            k = self._callee_of_regex[regex] = self.new_callee(regex)
+            k = self._callee_of_regex[key] = self.new_callee(regex)
+            if required:
+                self.required[k] = required
+            if flat is not None:
+                self._flat_builders[k] = flat
         return call_marker(k)
 
     def call_ref(self, target: Schema, target_path: str) -> str:
@@ -914,7 +923,9 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         got = self._flat.get(k)
         if got is None:
             source = self._callee_source.get(k)
-            if source is not None or k == self._any_callee:
+            if k in self._flat_builders:
+                got = self.flat(self._flat_builders[k]())
+            elif source is not None or k == self._any_callee:
                 was, self.calls_on = self.calls_on, False
                 try:
                     got = self.any_value() if source is None else self._compile(source[0], source[1], (source[1],))
@@ -1361,7 +1372,7 @@ def schema_to_network(
     if not compiler.callees:
         return compiler.to_dfa(regex, "")
     assert all(c is not None for c in compiler.callees)
-    return Network([regex, *compiler.callees], compiler.slots, max_states=max_states)  # type: ignore[list-item]
+    return Network([regex, *compiler.callees], compiler.slots, max_states=max_states, required=compiler.required)  # type: ignore[list-item]
 
 
 def _compile_root(

@@ -33,7 +33,10 @@ from .errors import CompileBudgetExceeded
 from .fsm import ByteDFA, _finish
 from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
 
-__all__ = ["CALL_BYTES", "MAX_CALLS", "MAX_SLOTS", "call_marker", "call_edges", "pattern_to_dfa", "slot_marker"]
+__all__ = [
+    "CALL_BYTES", "CLOSE_GUARD", "GUARD_FIRST", "MAX_CALLS", "MAX_GUARDED_KEYS", "MAX_SLOTS", "call_edges", "call_marker",
+    "close_guard", "key_guard", "pattern_to_dfa", "slot_marker",
+]
 
 #: Slots: a regex built by structgen (not a user's) may stand for a whole automaton by one
 #: character, a lone UTF-16 surrogate (U+D800 + k), which no UTF-8 text can contain. It lets the
@@ -50,6 +53,13 @@ MAX_SLOTS = 0x400
 #: path like any other bytes; :func:`call_edges` reads the calls back off the table.
 _CALL_FIRST = 0xDC00
 MAX_CALLS = 0x400
+#: The last call numbers are *guards*: zero-width steps that a pushdown guide checks against the
+#: data of the frame (see :mod:`structgen.pushdown`): ``key_guard(i)`` writes key ``i`` of an
+#: object (refused if written already), ``CLOSE_GUARD`` lets the object close only once its
+#: required keys are written. Automata are numbered below ``GUARD_FIRST``.
+GUARD_FIRST = 0x3C0
+MAX_GUARDED_KEYS = 63
+CLOSE_GUARD = MAX_GUARDED_KEYS
 CALL_DIGITS = 4
 _CALL_LEAD = 0xFF
 _DIGIT0 = 0xF5
@@ -66,9 +76,21 @@ def slot_marker(k: int) -> str:
 
 def call_marker(k: int) -> str:
     """The one-character regex that stands for a call of automaton ``k`` of a network."""
-    if not 0 <= k < MAX_CALLS:
-        raise CompileBudgetExceeded("called automata in one schema", MAX_CALLS)
+    if not 0 <= k < GUARD_FIRST:
+        raise CompileBudgetExceeded("called automata in one schema", GUARD_FIRST)
     return chr(_CALL_FIRST + k)
+
+
+def key_guard(i: int) -> str:
+    """The marker of the guard "key ``i`` is written now" (``i < MAX_GUARDED_KEYS``)."""
+    if not 0 <= i < MAX_GUARDED_KEYS:
+        raise ValueError(f"key guards go up to {MAX_GUARDED_KEYS - 1}, not {i}")
+    return chr(_CALL_FIRST + GUARD_FIRST + i)
+
+
+def close_guard() -> str:
+    """The marker of the guard "every required key is written"."""
+    return chr(_CALL_FIRST + GUARD_FIRST + CLOSE_GUARD)
 
 
 def call_index(ch: str) -> int | None:

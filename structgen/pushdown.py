@@ -40,7 +40,7 @@ from .errors import CompileBudgetExceeded, UnsatisfiableConstraint, VocabularyEr
 from .fsm import ByteDFA
 from .guide import DEFAULT_MASK_CACHE_BYTES, Guide
 from .index import TokenTrie, _expand, _trie_lookup, token_trie
-from .nfa import CALL_BYTES, call_edges
+from .nfa import CALL_BYTES, CLOSE_GUARD, GUARD_FIRST, call_edges
 from .regex import slotted_regex_to_dfa
 from .slices import MIXED, SLICES, char_successors, string_slice
 from .vocabulary import Vocabulary
@@ -73,18 +73,20 @@ class Network:
         True
     """
 
-    def __init__(self, regexes: Sequence[str], slots: Sequence[ByteDFA], *, max_states: int = 200_000) -> None:
+    def __init__(
+        self, regexes: Sequence[str], slots: Sequence[ByteDFA], *, max_states: int = 200_000,
+        required: dict[int, int] | None = None,
+    ) -> None:
         self.regexes = tuple(regexes)
         self.slots = tuple(slots)
         self.max_states = max_states
+        #: per automaton with guards: the bit set of the keys its close guard requires
+        self.required = dict(required or {})
         self._dfas: list[ByteDFA | None] = [None] * len(self.regexes)
         self._lock = threading.Lock()
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (Network, (self.regexes, self.slots), {"max_states": self.max_states})
-
-    def __setstate__(self, state: dict) -> None:
-        self.max_states = state["max_states"]
+        return (_network, (self.regexes, self.slots, self.max_states, self.required))
 
     def __len__(self) -> int:
         return len(self.regexes)
@@ -109,7 +111,10 @@ class _Auto:
     """One automaton of a network, ready to walk: its byte table without the call paths, its
     calls, and which states may branch off (call or return)."""
 
-    __slots__ = ("dfa", "table", "flat", "width", "cls", "cls_np", "finals", "calls", "branching", "_edges", "_bytes", "_succ")
+    __slots__ = (
+        "dfa", "table", "flat", "width", "cls", "cls_np", "finals", "calls", "guards", "stuck", "branching", "_edges",
+        "_bytes", "_succ",
+    )
 
     def __init__(self, dfa: ByteDFA, missing: frozenset[int] = frozenset()) -> None:
         self.dfa = dfa
@@ -117,12 +122,14 @@ class _Auto:
         marker_classes = sorted({int(dfa.byte_classes[b]) for b in CALL_BYTES})
         table[:, marker_classes] = -1  # no token walks a call path: calls are taken by the guide
         self.cls_np = dfa.byte_classes.astype(np.int64)
-        self.calls = call_edges(dfa)
+        edges = call_edges(dfa)
+        self.calls = {q: c for q, es in edges.items() if (c := tuple(e for e in es if e[0] < GUARD_FIRST))}
+        self.guards = {q: g for q, es in edges.items() if (g := tuple((k - GUARD_FIRST, r) for k, r in es if k >= GUARD_FIRST))}
         if missing:  # bytes no token holds: a column of their own, dead, then trim what dies with it
             table = np.concatenate([table, np.full((table.shape[0], 1), -1, dtype=table.dtype)], axis=1)
             self.cls_np = self.cls_np.copy()
             self.cls_np[sorted(missing)] = table.shape[1] - 1
-            table = _trim_live(table[:, self.cls_np], dfa.finals, self.calls)
+            table = _trim_live(table[:, self.cls_np], dfa.finals, edges)
             self.cls_np = np.arange(256, dtype=np.int64)
         self.table = table
         self.flat: list[int] = table.ravel().tolist()
@@ -131,7 +138,10 @@ class _Auto:
         self.finals: list[bool] = dfa.finals.tolist()
         branching = dfa.finals.copy()
         branching[list(self.calls)] = True
+        branching[list(self.guards)] = True
         self.branching: list[bool] = branching.tolist()
+        # guard states with no other way on: a token may not end there unless a guard passes
+        self.stuck = [q for q in self.guards if q not in self.calls and not self.finals[q] and not (table[q] >= 0).any()]
         self._edges: dict[int, dict[int, int]] = {}
         self._bytes: dict[int, int] = {}
         self._succ: dict[int, list[int]] = {}
@@ -224,7 +234,7 @@ class PushdownGuide(Guide):
     __slots__ = (
         "network", "max_depth", "_autos", "_stacks", "_stack_ids", "_depths", "_configs", "_config_ids",
         "_walks", "_cis", "_ci_active", "_next", "_firsts", "_dists", "_tails", "_finals_memo", "_trie",
-        "_nchild", "_busy",
+        "_nchild", "_busy", "_guard_dists", "_dist_vecs", "_shortest",
     )
 
     def __init__(
@@ -241,8 +251,8 @@ class PushdownGuide(Guide):
         self._busy = threading.RLock()
         self._autos: dict[int, _Auto] = {}
         self.dfa = network.dfa(0)
-        self._stacks: list[tuple[int, int, int]] = []
-        self._stack_ids: dict[tuple[int, int, int], int] = {}
+        self._stacks: list[tuple[int, int, int, int]] = []  # (automaton, state, parent stack, frame data)
+        self._stack_ids: dict[tuple[int, int, int, int], int] = {}
         self._depths: list[int] = []
         self._configs: list[tuple[int, ...]] = []
         self._config_ids: dict[tuple[int, ...], int] = {}
@@ -254,8 +264,11 @@ class PushdownGuide(Guide):
         self._forced: dict[int, bytes] = {}
         self._max_next: dict[int, int] = {}
         self._walks: dict[tuple[int, int, int], _Walk] = {}
-        self._cis: dict[tuple[int, int, int], _Frame] = {}
-        self._ci_active: set[tuple[int, int, int]] = set()
+        self._cis: dict[tuple[int, int, int, int], _Frame] = {}
+        self._ci_active: set[tuple[int, int, int, int]] = set()
+        self._guard_dists: dict[tuple[int, int, int], int] = {}
+        self._shortest: dict[int, int] = {}
+        self._dist_vecs: dict[tuple[int, int], np.ndarray] = {}
         self._next: dict[tuple[int, int], int] = {}
         self._firsts: dict[int, int] = {}
         self._dists: dict[int, np.ndarray] | None = None
@@ -283,8 +296,8 @@ class PushdownGuide(Guide):
             got = self._autos[k] = _Auto(self.network.dfa(k), frozenset(self.vocabulary.missing_bytes))
         return got
 
-    def _stack(self, a: int, q: int, parent: int) -> int:
-        key = (a, q, parent)
+    def _stack(self, a: int, q: int, parent: int, data: int = 0) -> int:
+        key = (a, q, parent, data)
         sid = self._stack_ids.get(key)
         if sid is None:
             with self._lock:
@@ -314,9 +327,17 @@ class PushdownGuide(Guide):
         if got is None:
             self._firsts[k] = 0  # (a call cycle at the start state adds nothing new)
             auto = self._auto(k)
-            got = auto.byte_set(0)
-            for j, _ in auto.calls.get(0, ()):
-                got |= self._first(j)
+            got = 0
+            todo, seen = [0], {0}
+            while todo:  # (through guards: zero-width)
+                q = todo.pop()
+                got |= auto.byte_set(q)
+                for j, _ in auto.calls.get(q, ()):
+                    got |= self._first(j)
+                for _, r in auto.guards.get(q, ()):
+                    if r not in seen:
+                        seen.add(r)
+                        todo.append(r)
             self._firsts[k] = got
         return got
 
@@ -331,19 +352,36 @@ class PushdownGuide(Guide):
             if sid in seen:
                 continue
             seen.add(sid)
-            a, q, parent = self._stacks[sid]
+            a, q, parent, data = self._stacks[sid]
             auto = self._autos.get(a) or self._auto(a)
             t = auto.flat[q * auto.width + auto.cls[b]]
             if t >= 0:
-                out.append(self._stack(a, t, parent))
+                out.append(self._stack(a, t, parent, data))
             calls = auto.calls.get(q)
             if calls and self._depths[sid] < self.max_depth:
                 for k, r in calls:
                     if self._first(k) & bit:
-                        todo.append(self._stack(k, 0, self._stack(a, r, parent)))
+                        todo.append(self._stack(k, 0, self._stack(a, r, parent, data)))
+            for g, r in auto.guards.get(q, ()):
+                passed = self._guard(a, g, data)
+                if passed is not None:
+                    todo.append(self._stack(a, r, parent, passed))
             if parent >= 0 and auto.finals[q]:
                 todo.append(parent)
         return out
+
+    def _guard(self, a: int, g: int, data: int) -> int | None:
+        """The frame data after guard ``g`` of automaton ``a``, or ``None`` if it does not pass:
+        a key already written, or a close before every required key is written."""
+        if g == CLOSE_GUARD:
+            return data if not self.network.required.get(a, 0) & ~data else None
+        return None if data >> g & 1 else data | 1 << g
+
+    def _stuck(self, sid: int) -> bool:
+        """Whether stack ``sid`` waits on guards that all fail (no output can go on from it)."""
+        a, q, _, data = self._stacks[sid]
+        auto = self._autos.get(a) or self._auto(a)
+        return q in auto.guards and q in auto.stuck and all(self._guard(a, g, data) is None for g, _ in auto.guards[q])
 
     @property
     def num_states(self) -> int:
@@ -372,7 +410,7 @@ class PushdownGuide(Guide):
 
     def _stack_final(self, sid: int) -> bool:
         while True:
-            a, q, parent = self._stacks[sid]
+            a, q, parent, _ = self._stacks[sid]
             if not self._auto(a).finals[q]:
                 return False
             if parent < 0:
@@ -395,21 +433,22 @@ class PushdownGuide(Guide):
         got = 0
         for i, b in enumerate(tok):
             if len(stacks) == 1:  # the common case: one stack whose top frame reads the byte itself
-                a, q, parent = self._stacks[stacks[0]]
+                a, q, parent, data = self._stacks[stacks[0]]
                 auto = self._autos.get(a) or self._auto(a)
                 if not auto.branching[q]:
                     t = auto.flat[q * auto.width + auto.cls[b]]
                     if t < 0:
                         got = -1
                         break
-                    stacks = (self._stack(a, t, parent),)
+                    stacks = (self._stack(a, t, parent, data),)
                     continue
             stacks = self._step(stacks, b)
             if not stacks:
                 got = -1
                 break
         if got == 0:
-            got = self._config(stacks)
+            stacks = [sid for sid in stacks if not self._stuck(sid)]
+            got = self._config(stacks) if stacks else -1
         if len(self._next) >= _NEXT_CACHE:
             self._next.clear()
         self._next[key] = got
@@ -560,8 +599,8 @@ class PushdownGuide(Guide):
         br = alive[np.asarray(auto.branching)[node_state[alive]] & (trie.num_children[alive] > 0)]
         return _Walk(trie.token_ids[ok], at[ok], list(zip(br.tolist(), node_state[br].tolist())))
 
-    def _ci(self, a: int, q: int, node: int) -> _Frame:
-        key = (a, q, node)
+    def _ci(self, a: int, q: int, node: int, data: int = 0) -> _Frame:
+        key = (a, q, node, data)
         got = self._cis.get(key)
         if got is not None:
             return got
@@ -572,8 +611,14 @@ class PushdownGuide(Guide):
             walk = self._walk(a, q, node)
             auto = self._auto(a)
             dists = self._dists
-            parts = [walk.ids]
-            umax = int(dists[a][walk.ends].max(initial=0)) if dists is not None else 0
+            ids, ends = walk.ids, walk.ends
+            if auto.stuck and ids.size:  # (a token may not end where every guard fails)
+                bad = [p for p in auto.stuck if all(self._guard(a, g, data) is None for g, _ in auto.guards[p])]
+                if bad:
+                    keep = ~np.isin(ends, bad)
+                    ids, ends = ids[keep], ends[keep]
+            parts = [ids]
+            umax = int(self._dist_vec(a, data)[ends].max(initial=0)) if dists is not None else 0
             pops: list[int] = []
             for m, p in walk.branches:
                 if auto.finals[p]:
@@ -581,10 +626,18 @@ class PushdownGuide(Guide):
                 for k, r in auto.calls.get(p, ()):
                     callee = self._ci(k, 0, m)
                     parts.append(callee.ids)
-                    back = int(dists[a][r]) if dists is not None else 0
+                    back = self._dist(a, r, data) if dists is not None else 0
                     umax = max(umax, callee.umax + back) if callee.ids.size else umax
                     for m2 in callee.pops:
-                        rest = self._ci(a, r, m2)
+                        rest = self._ci(a, r, m2, data)
+                        parts.append(rest.ids)
+                        if rest.ids.size:
+                            umax = max(umax, rest.umax)
+                        pops.extend(rest.pops)
+                for g, r in auto.guards.get(p, ()):
+                    passed = self._guard(a, g, data)
+                    if passed is not None:  # (zero-width: the same frame goes on with new data)
+                        rest = self._ci(a, r, m, passed)
                         parts.append(rest.ids)
                         if rest.ids.size:
                             umax = max(umax, rest.umax)
@@ -650,8 +703,8 @@ class PushdownGuide(Guide):
         if (sid, node) in seen:
             return
         seen.add((sid, node))
-        a, q, parent = self._stacks[sid]
-        frame = self._ci(a, q, node)
+        a, q, parent, data = self._stacks[sid]
+        frame = self._ci(a, q, node, data)
         parts.append(frame)
         if parent >= 0:
             for m in frame.pops:
@@ -694,10 +747,12 @@ class PushdownGuide(Guide):
             rounds += 1
             if rounds > 50 * len(reach) + 1000:
                 raise CompileBudgetExceeded("rounds of the distance fixpoint", 50 * len(reach) + 1000)
-            d = _dijkstra(self._auto(k), shortest)
+            auto = self._auto(k)
+            d = _dijkstra(auto, shortest)
             out[k] = d
-            if int(d[0]) < shortest[k]:
-                shortest[k] = int(d[0])
+            start = int(d[0]) if not auto.guards else self._guarded_search(k, 0, 0, shortest)
+            if start < shortest[k]:
+                shortest[k] = start
                 for c in callers.get(k, ()):
                     if c not in queued:
                         queued.add(c)
@@ -710,14 +765,74 @@ class PushdownGuide(Guide):
         for d in out.values():  # (states inside call paths are never reached: their distance stays _INF)
             d.flags.writeable = False
         self._cis.clear()  # (frames computed without distances carry no bound)
+        self._shortest = shortest
         return out
+
+    def _dist(self, a: int, q: int, data: int) -> int:
+        """Bytes from state ``q`` of automaton ``a`` to a final state, given the frame data (an
+        object's keys written: its required keys must be written before it closes)."""
+        auto = self._auto(a)
+        base = self._distances_all()[a]
+        if not auto.guards:
+            return int(base[q])
+        key = (a, q, data)
+        got = self._guard_dists.get(key)
+        if got is None:
+            got = self._guard_dists[key] = self._guarded_search(a, q, data, self._shortest)
+        return got
+
+    def _guarded_search(self, a: int, q: int, data: int, shortest: dict[int, int]) -> int:
+        """Dijkstra over (state, data, passed a guard yet): an optional key is written only to
+        finish the one being spelled (before any guard), never to get anywhere sooner. A call
+        weighs ``shortest[callee]``."""
+        auto = self._auto(a)
+        required = self.network.required.get(a, 0)
+        heap = [(0, q, data, 0)]
+        best: dict[tuple[int, int, int], int] = {(q, data, 0): 0}
+        explored = 0
+        while heap:
+            cost, s, d, passed = heapq.heappop(heap)
+            if best.get((s, d, passed), _INF) < cost:
+                continue
+            if auto.finals[s]:
+                return cost
+            explored += 1
+            if explored > 200_000:
+                raise CompileBudgetExceeded("states searched for the distance of an object with required keys", 200_000)
+            moves: list[tuple[int, int, int, int]] = [(cost + 1, t, d, passed) for t in set(auto.edges(s).values())]
+            for k, r in auto.calls.get(s, ()):
+                if shortest.get(k, _INF) < _INF:
+                    moves.append((cost + shortest[k], r, d, passed))
+            for g, r in auto.guards.get(s, ()):
+                nd = self._guard(a, g, d)
+                if nd is None or (g != CLOSE_GUARD and not required >> g & 1 and passed):
+                    continue
+                moves.append((cost, r, nd, 1))
+            for c, t, nd, np_ in moves:
+                if c < best.get((t, nd, np_), _INF):
+                    best[(t, nd, np_)] = c
+                    heapq.heappush(heap, (c, t, nd, np_))
+        return _INF
+
+    def _dist_vec(self, a: int, data: int) -> np.ndarray:
+        """:meth:`_dist` of every state of ``a`` (cached per frame data)."""
+        auto = self._auto(a)
+        if not auto.guards:
+            return self._distances_all()[a]
+        key = (a, data)
+        got = self._dist_vecs.get(key)
+        if got is None:
+            got = self._dist_vecs[key] = np.array(
+                [self._dist(a, s, data) for s in range(auto.dfa.num_states)], dtype=np.int64
+            )
+        return got
 
     def _tail(self, sid: int) -> int:
         """Bytes the frames of stack ``sid`` need to finish (the top frame's own included)."""
         got = self._tails.get(sid)
         if got is None:
-            a, q, parent = self._stacks[sid]
-            got = int(self._distances_all()[a][q]) + (0 if parent < 0 else self._tail(parent))
+            a, q, parent, data = self._stacks[sid]
+            got = self._dist(a, q, data) + (0 if parent < 0 else self._tail(parent))
             self._tails[sid] = got
         return got
 
@@ -775,8 +890,8 @@ class PushdownGuide(Guide):
         if key in seen:
             return seen[key]
         seen[key] = 0
-        a, q, parent = self._stacks[sid]
-        frame = self._ci(a, q, node)
+        a, q, parent, data = self._stacks[sid]
+        frame = self._ci(a, q, node, data)
         below = 0 if parent < 0 else self._tail(parent)
         out = frame.umax + below if frame.ids.size else 0
         if parent >= 0:
@@ -797,15 +912,15 @@ class PushdownGuide(Guide):
                 self._tight.move_to_end(key)
                 return mask
         plain = self.token_mask(state)
-        dists = self._distances_all()
+        self._distances_all()
         ok = np.zeros(self.vocabulary.size, dtype=bool)
         stacks = self._configs[state]
         decided = np.zeros(self.vocabulary.size, dtype=bool)
         for sid in stacks:
-            a, q, parent = self._stacks[sid]
+            a, q, parent, data = self._stacks[sid]
             walk = self._walk(a, q, 0)
             below = 0 if parent < 0 else self._tail(parent)
-            fits = dists[a][walk.ends] + below <= budget - 1
+            fits = self._dist_vec(a, data)[walk.ends] + below <= budget - 1
             ok[walk.ids[fits]] = True  # (that path alone finishes in time)
             if len(stacks) == 1:
                 clean = _clean_tokens(self, a, q, walk)
@@ -837,12 +952,16 @@ class PushdownGuide(Guide):
             if sid in seen:
                 continue
             seen.add(sid)
-            a, q, parent = self._stacks[sid]
+            a, q, parent, data = self._stacks[sid]
             auto = self._auto(a)
             out |= auto.byte_set(q)
             if self._depths[sid] < self.max_depth:
                 for k, _ in auto.calls.get(q, ()):
                     out |= self._first(k)
+            for g, r in auto.guards.get(q, ()):
+                passed = self._guard(a, g, data)
+                if passed is not None:
+                    todo.append(self._stack(a, r, parent, passed))
             if parent >= 0 and auto.finals[q]:
                 todo.append(parent)
         return out
@@ -953,7 +1072,7 @@ def _depth_starts(trie: TokenTrie) -> list[int]:
 def _dijkstra(auto: _Auto, shortest: dict[int, int]) -> np.ndarray:
     """Bytes to a final state from each state of ``auto``, calls weighing ``shortest[callee]``."""
     n = auto.dfa.num_states
-    if not auto.calls:
+    if not auto.calls and not auto.guards:
         d = auto.dfa.distances.astype(np.int64)
         return np.where(d < 0, _INF, d)
     src, col = np.nonzero(auto.table >= 0)
@@ -966,6 +1085,9 @@ def _dijkstra(auto: _Auto, shortest: dict[int, int]) -> np.ndarray:
             w = shortest.get(k, _INF)
             if w < _INF:
                 preds[r].append((q, w))
+    for q, guards in auto.guards.items():  # (zero-width; the frame data is left to PushdownGuide._dist)
+        for _, r in guards:
+            preds[r].append((q, 0))
     dist = [_INF] * n
     heap = [(0, f) for f in np.flatnonzero(auto.dfa.finals).tolist()]
     for _, f in heap:
@@ -990,6 +1112,10 @@ def _reads_spelled(autos: list[_Auto], single: set[int]) -> bool:
             if auto.cls[b] in set(used.tolist()) and b not in single:
                 return False
     return True
+
+
+def _network(regexes: tuple[str, ...], slots: tuple[ByteDFA, ...], max_states: int, required: dict[int, int]) -> Network:
+    return Network(regexes, slots, max_states=max_states, required=required)
 
 
 def _rebuild_pushdown(

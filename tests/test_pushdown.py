@@ -300,3 +300,71 @@ def test_masks_match_simulation_on_a_real_vocabulary(smollm2_tokenizer: Any, smo
         state = guide.next_state(state, t)
         assert state >= 0
     assert guide.is_final(state)
+
+
+# -- any key order: frames remember the keys written ---------------------------------------------
+
+ANY_ORDER = {
+    "type": "object",
+    "properties": {k: {"type": "integer", "maximum": 50} for k in "abcdefghij"},
+    "required": ["b", "e", "j"],
+    "additionalProperties": {"type": "string", "maxLength": 3},
+}
+
+
+def _pairs(text: str) -> list:
+    return json.loads(text, object_pairs_hook=lambda p: p)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    keys=st.lists(st.sampled_from("abcdefghijxyz"), max_size=9, unique=True),
+    values=st.lists(st.integers(0, 60), min_size=9, max_size=9),
+    duplicate=st.booleans(),
+)
+def test_any_key_order_accepts_exactly_the_valid_objects(keys: list, values: list, duplicate: bool) -> None:
+    vocab = _byte_vocab()
+    guide = structgen.compile_json_schema(ANY_ORDER, vocab, key_order="any", extra_properties=True)
+    assert isinstance(guide, PushdownGuide)
+    members = [f'"{k}": {v if k < "x" else json.dumps(str(v))}' for k, v in zip(keys, values)]
+    if duplicate and members:
+        members.append(members[0])
+    text = "{" + ", ".join(members) + "}"
+    pairs = _pairs(text)
+    names = [k for k, _ in pairs]
+    declared_twice = any(names.count(k) > 1 for k in names if k in ANY_ORDER["properties"])
+    valid = jsonschema.Draft202012Validator(ANY_ORDER).is_valid(json.loads(text))
+    assert guide.accepts_bytes(text.encode()) == (valid and not declared_twice), text
+
+
+def test_any_key_order_budgets_finish_required_keys() -> None:
+    vocab = _byte_vocab()
+    guide = structgen.compile_json_schema(ANY_ORDER, vocab, key_order="any", extra_properties=True)
+    assert guide.min_length() == len('{"b":0,"e":0,"j":0}')
+    state = guide.advance(guide.initial_state, [vocab.tokens.index(bytes([b])) for b in b'{"j": 1, "a": 2'])
+    assert guide.distance(state) == len(',"b":0,"e":0}')
+    rng = random.Random(2)
+    for _ in range(25):
+        state, out, budget = guide.initial_state, bytearray(), 45
+        while True:
+            ids = np.flatnonzero(guide.token_mask(state, budget=budget)).tolist()
+            if vocab.eos_token_ids & set(ids) and (budget == 0 or rng.random() < 0.3 or len(ids) == 1):
+                break
+            t = rng.choice([i for i in ids if vocab.tokens[i] is not None])
+            out += vocab.tokens[t]
+            state = guide.next_state(state, t)
+            budget -= 1
+        value = json.loads(out)
+        jsonschema.validate(value, ANY_ORDER)
+        names = [k for k, _ in _pairs(out.decode())]
+        assert len(set(n for n in names if n in ANY_ORDER["properties"])) == len([n for n in names if n in ANY_ORDER["properties"]])
+    _check_walks(guide, seed=5, walks=15, steps=25)
+
+
+def test_any_key_order_in_algebra_falls_back_to_the_finite_automaton() -> None:
+    vocab = _byte_vocab()
+    schema = {"not": {"type": "object", "properties": {"a": {"const": 1}, "b": {"const": 1}}, "required": ["a", "b"]},
+              "type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+    guide = structgen.compile_json_schema(schema, vocab, key_order="any")
+    assert guide.accepts_bytes(b'{"b": 2, "a": 1}')
+    assert not guide.accepts_bytes(b'{"b": 1, "a": 1}')
