@@ -493,6 +493,13 @@ class _Translator:
         self.pattern = pattern
         self.path = path
         self.negative = False
+        self.scope = ""  # inside a look-"ahead" / look-"behind"
+
+    def direction(self, direction: str, what: str) -> None:
+        """Refuse an assertion looking the other way than the look-around it sits in: the
+        look-around's automaton reads only one side of its position."""
+        if self.scope and self.scope != direction:
+            raise self.refuse(f"{what} inside a look-{self.scope}")
 
     def behind(self, regex: str, negate: bool = False) -> str:
         return f"(?<{'!' if negate else '='}\\A(?:{CHAR})*{regex})"
@@ -501,6 +508,8 @@ class _Translator:
         """``\\b`` (``\\B``): whether the characters on each side are ``\\w`` differs (is the same),
         over ECMA's ASCII ``\\w`` (Python's ``re`` reads it over Unicode; its ``\\w`` is too large a
         class to intersect here)."""
+        if self.scope:
+            raise self.refuse(f"a word boundary inside a look-{self.scope}")
         e = encode_set(_WORD_ECMA, self.path)
         if non:
             return f"(?:{self.behind(e)}(?={e})|{self.behind(e, True)}(?!{e}))"
@@ -509,20 +518,25 @@ class _Translator:
     def assertion(self, op: object, av: object) -> str:
         if op is _sre.AT:
             if av is _sre.AT_BEGINNING:
+                self.direction("behind", "'^'")
                 return "\\A"
             if av is _sre.AT_END:  # Python's "$" also holds before a final newline
+                self.direction("ahead", "'$'")
                 return f"(?=(?:{encode_set(_chars(chr(10)))})?\\Z)" if self.negative else "\\Z"
             if av in (_sre.AT_BOUNDARY, _sre.AT_NON_BOUNDARY):
                 return self.boundary(av is _sre.AT_NON_BOUNDARY)
             raise self.refuse(f"the anchor {av}")
         direction, sub = av  # type: ignore[misc]
         negate = op is _sre.ASSERT_NOT
-        saved = self.negative
+        where = "ahead" if direction > 0 else "behind"
+        self.direction(where, f"a look-{where}")
+        saved = self.negative, self.scope
         self.negative ^= negate
+        self.scope = where
         try:
             inner = self.seq(sub)
         finally:
-            self.negative = saved
+            self.negative, self.scope = saved
         if inner is None:  # the body matches nothing: (?=X) never holds, (?!X) always does
             return "" if negate else "(?!)"
         if direction < 0:
