@@ -473,6 +473,24 @@ def _width(items: Iterable[tuple]) -> tuple[int, Optional[int]]:
 
 
 _WORD_ECMA = _ECMA["word"]
+def _after_caret(items: list) -> Optional[list]:
+    """``items`` without the ``^`` that every way through them starts with (None: not so)."""
+    if not items:
+        return None
+    op, av = items[0]
+    if op is _sre.AT and av is _sre.AT_BEGINNING:
+        return items[1:]
+    if op is _sre.SUBPATTERN and not av[1] and not av[2]:
+        inner = _after_caret(list(av[3]))
+        return None if inner is None else [(op, (av[0], av[1], av[2], inner)), *items[1:]]
+    if op is _sre.BRANCH:
+        alts = [_after_caret(list(sub)) for sub in av[1]]
+        if any(a is None for a in alts):
+            return None
+        return [(op, (av[0], alts)), *items[1:]]
+    return None
+
+
 _LOOKS = {(1, False): "(?=", (1, True): "(?!", (-1, False): "(?<=", (-1, True): "(?<!"}
 
 
@@ -528,6 +546,11 @@ class _Translator:
             raise self.refuse(f"the anchor {av}")
         direction, sub = av  # type: ignore[misc]
         negate = op is _sre.ASSERT_NOT
+        if direction > 0 and not self.scope:
+            rest = _after_caret(list(sub))
+            if rest is not None:  # (?=^X) is \A(?=X); (?!^X) holds off the start, or where (?!X) does
+                inner = self.assertion(op, (direction, rest))
+                return f"(?:\\A{inner}|(?<!\\A))" if negate else f"\\A{inner}"
         where = "ahead" if direction > 0 else "behind"
         self.direction(where, f"a look-{where}")
         saved = self.negative, self.scope

@@ -162,6 +162,9 @@ _JSON_PATTERNS = [
     r"\bab\b",
     r"a\Bb",
     "(?:^|:)b(?=:|$)",
+    "(?=^[ab]+$).{1,3}$",
+    "(?!^[ab]+$)([a-z_-]+)",
+    "^(?!(^(a|w)s:))[a-z:]+$",
 ]
 _INSTANCES = st.text(alphabet="aws:-b._ \n\t\"\\é", max_size=8)
 
