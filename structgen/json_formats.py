@@ -1,7 +1,7 @@
 """Regexes for JSON lexical values: strings (free text, ``pattern``, ``format``) and integer ranges.
 
 Every regex here describes the *serialised* JSON text and is written in the part of Python ``re``
-syntax that interegular parses: no anchors, look-arounds, back-references or ``\\d \\w \\s``
+syntax that interegular parses: no anchors, back-references or ``\\d \\w \\s``
 shorthands, non-ASCII characters written raw, controls as ``\\xHH``, ``(?:...)`` groups only.
 
 A JSON string holds *decoded* characters; each one is one of
@@ -16,8 +16,12 @@ so one "unit" of the string regex is exactly one decoded code point, which keeps
 read with Python's own regex parser and re-emitted unit by unit: ``"`` becomes ``\\"``, a newline
 ``\\n`` or ``\\u000a``. Where ECMA-262 and Python's ``re`` (what ``jsonschema`` runs) read a construct
 differently, each character set is the intersection of both readings (``\\d`` is ``[0-9]``, ``.``
-excludes CR and U+2028/U+2029), so an accepted string satisfies the pattern under either engine;
-constructs with no exact regular translation raise :class:`SchemaNotSupported`.
+excludes CR and U+2028/U+2029; inside a negative look-around, the union), so an accepted string
+satisfies the pattern under either engine; ``\\b``/``\\B`` read ECMA's ASCII ``\\w``. Look-arounds
+and ``^``/``$`` inside the pattern are written as Python look-arounds over encoded units (a
+look-behind anchored at the string's start, so it only starts on a unit boundary): such a
+translation reads the whole string, and is compiled to its own automaton (:func:`has_assertions`).
+Constructs with no exact regular translation raise :class:`SchemaNotSupported`.
 """
 
 from __future__ import annotations
