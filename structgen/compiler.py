@@ -131,9 +131,12 @@ def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Call
 def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES) -> Guide:
     """A guide whose outputs are exactly the strings ``pattern`` full-matches.
 
-    Python ``re`` syntax; ``\\d \\w \\s`` are ASCII classes. Raises :class:`RegexSyntaxError` for a
-    malformed pattern and :class:`RegexNotSupported` for constructs no automaton can enforce
-    (look-arounds, back-references, ``\\b``, possessive quantifiers, anchors inside the pattern).
+    Python ``re`` syntax; ``\\d \\w \\s`` are ASCII classes. Look-arounds (``(?=X)``, ``(?!X)``,
+    ``(?<=X)``, ``(?<!X)``, look-behinds of any width), ``\\b``/``\\B`` (over the ASCII ``\\w``) and
+    ``^ $ \\A \\Z`` inside the pattern are compiled exactly (see :mod:`structgen.lookaround`).
+    Raises :class:`RegexSyntaxError` for a malformed pattern and :class:`RegexNotSupported` for
+    constructs no automaton can enforce exactly (back-references, possessive quantifiers, atomic
+    groups, a look-behind inside a look-ahead or the reverse).
 
     Example:
         >>> guide = compile_regex(r"\\d{4}-\\d{2}-\\d{2}", vocab)   # doctest: +SKIP

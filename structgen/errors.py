@@ -54,7 +54,7 @@ class RegexSyntaxError(ConstraintError):
 
 class RegexNotSupported(ConstraintError):
     """The pattern uses a construct that no finite automaton can enforce exactly
-    (back-references, look-arounds, word boundaries, possessive quantifiers, ...)."""
+    (back-references, possessive quantifiers, a look-behind inside a look-ahead, ...)."""
 
     def __init__(self, pattern: str, construct: str, position: int | None = None) -> None:
         self.pattern = pattern

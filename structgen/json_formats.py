@@ -1,7 +1,7 @@
 """Regexes for JSON lexical values: strings (free text, ``pattern``, ``format``) and integer ranges.
 
 Every regex here describes the *serialised* JSON text and is written in the part of Python ``re``
-syntax that interegular parses: no anchors, look-arounds, back-references or ``\\d \\w \\s``
+syntax that interegular parses: no anchors, back-references or ``\\d \\w \\s``
 shorthands, non-ASCII characters written raw, controls as ``\\xHH``, ``(?:...)`` groups only.
 
 A JSON string holds *decoded* characters; each one is one of
@@ -16,8 +16,12 @@ so one "unit" of the string regex is exactly one decoded code point, which keeps
 read with Python's own regex parser and re-emitted unit by unit: ``"`` becomes ``\\"``, a newline
 ``\\n`` or ``\\u000a``. Where ECMA-262 and Python's ``re`` (what ``jsonschema`` runs) read a construct
 differently, each character set is the intersection of both readings (``\\d`` is ``[0-9]``, ``.``
-excludes CR and U+2028/U+2029), so an accepted string satisfies the pattern under either engine;
-constructs with no exact regular translation raise :class:`SchemaNotSupported`.
+excludes CR and U+2028/U+2029; inside a negative look-around, the union), so an accepted string
+satisfies the pattern under either engine; ``\\b``/``\\B`` read ECMA's ASCII ``\\w``. Look-arounds
+and ``^``/``$`` inside the pattern are written as Python look-arounds over encoded units (a
+look-behind anchored at the string's start, so it only starts on a unit boundary): such a
+translation reads the whole string, and is compiled to its own automaton (:func:`has_assertions`).
+Constructs with no exact regular translation raise :class:`SchemaNotSupported`.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ __all__ = [
     "compiled_pattern",
     "encode_set",
     "format_regex",
+    "has_assertions",
     "integer_range",
     "literal",
     "matches_only",
@@ -341,9 +346,12 @@ def _is_anchor(item: tuple, which: object) -> bool:
     return item[0] is _sre.AT and item[1] is which
 
 
+_ENDS = (_sre.AT_BEGINNING, _sre.AT_END)
+
+
 def _has_anchor(items: Iterable[tuple]) -> bool:
     for op, av in items:
-        if op is _sre.AT:
+        if op is _sre.AT and av in _ENDS:
             return True
         if op is _sre.BRANCH and any(_has_anchor(sub) for sub in av[1]):
             return True
@@ -387,21 +395,22 @@ def _split(items: list, path: str) -> list[tuple[bool, list, bool]]:
             out.append((start or s2, core + items[1:], end or e2))
         else:
             return out
-    raise SchemaNotSupported("pattern", path, "anchors (^ $ \\b) are only supported at the ends of the pattern")
+    return [(False, items, False)]  # anchors inside: assertions of the translation (\A, \Z)
 
 
-def _single_set(op: object, av: object) -> Optional[Ranges]:
-    """The decoded characters a one-character item matches under both engines (None: not one)."""
+def _single_set(op: object, av: object, either: bool = False) -> Optional[Ranges]:
+    """The decoded characters a one-character item matches under both engines (None: not one);
+    ``either``: under one engine or the other (inside a negative look-around)."""
     if op is _sre.LITERAL:
         return ((av, av),)
     if op is _sre.NOT_LITERAL:
         return _complement(((av, av),))
     if op is _sre.ANY:
-        return _DOT
+        return _complement(_chars("\n")) if either else _DOT
     if op is not _sre.IN:
         return None
     negate = bool(av) and av[0][0] is _sre.NEGATE
-    if not negate and all(iop is not _sre.CATEGORY or iav in _SUPERSET_CATEGORIES for iop, iav in av):
+    if not either and not negate and all(iop is not _sre.CATEGORY or iav in _SUPERSET_CATEGORIES for iop, iav in av):
         # Python's \d and \w contain ECMA's: the intersection is the ECMA reading
         py_needed = False
     else:
@@ -429,7 +438,7 @@ def _single_set(op: object, av: object) -> Optional[Ranges]:
     p_set, e_set = _union(*py), _union(*ecma)
     if negate:
         p_set, e_set = _complement(p_set), _complement(e_set)
-    return _intersect(p_set, e_set)
+    return _union(p_set, e_set) if either else _intersect(p_set, e_set)
 
 
 
@@ -467,10 +476,99 @@ def _width(items: Iterable[tuple]) -> tuple[int, Optional[int]]:
     return lo, hi
 
 
+_WORD_ECMA = _ECMA["word"]
+def _after_caret(items: list) -> Optional[list]:
+    """``items`` without the ``^`` that every way through them starts with (None: not so)."""
+    if not items:
+        return None
+    op, av = items[0]
+    if op is _sre.AT and av is _sre.AT_BEGINNING:
+        return items[1:]
+    if op is _sre.SUBPATTERN and not av[1] and not av[2]:
+        inner = _after_caret(list(av[3]))
+        return None if inner is None else [(op, (av[0], av[1], av[2], inner)), *items[1:]]
+    if op is _sre.BRANCH:
+        alts = [_after_caret(list(sub)) for sub in av[1]]
+        if any(a is None for a in alts):
+            return None
+        return [(op, (av[0], alts)), *items[1:]]
+    return None
+
+
+_LOOKS = {(1, False): "(?=", (1, True): "(?!", (-1, False): "(?<=", (-1, True): "(?<!"}
+
+
+def has_assertions(regex: str) -> bool:
+    """Whether a translated regex holds a look-around or ``\\A``/``\\Z``: they read the *whole*
+    string, so its automaton is built on its own (not inside a larger regex's)."""
+    return re.search(r"(?<!\\)(?:\\\\)*(?:\(\?<?[=!]|\\[AZ])", regex) is not None
+
+
 class _Translator:
+    """ECMA-262 items → a regex over the encoded string. Look-arounds are written as Python
+    look-arounds over encoded units (a look-behind anchored at the string's start, ``\\A(?:CHAR)*X``,
+    so it only ever starts on a unit boundary); ``^``/``$`` inside the pattern become ``\\A``/``\\Z``;
+    ``\\b``/``\\B`` read ECMA's ASCII ``\\w``. Inside a negative look-around (``negative``) sets take
+    the reading of *either* engine, so that the look-around fails wherever one engine's does."""
+
     def __init__(self, pattern: str, path: str) -> None:
         self.pattern = pattern
         self.path = path
+        self.negative = False
+        self.scope = ""  # inside a look-"ahead" / look-"behind"
+
+    def direction(self, direction: str, what: str) -> None:
+        """Refuse an assertion looking the other way than the look-around it sits in: the
+        look-around's automaton reads only one side of its position."""
+        if self.scope and self.scope != direction:
+            raise self.refuse(f"{what} inside a look-{self.scope}")
+
+    def behind(self, regex: str, negate: bool = False) -> str:
+        return f"(?<{'!' if negate else '='}\\A(?:{CHAR})*{regex})"
+
+    def boundary(self, non: bool) -> str:
+        """``\\b`` (``\\B``): whether the characters on each side are ``\\w`` differs (is the same),
+        over ECMA's ASCII ``\\w`` (Python's ``re`` reads it over Unicode; its ``\\w`` is too large a
+        class to intersect here)."""
+        if self.scope:
+            raise self.refuse(f"a word boundary inside a look-{self.scope}")
+        e = encode_set(_WORD_ECMA, self.path)
+        if non:
+            return f"(?:{self.behind(e)}(?={e})|{self.behind(e, True)}(?!{e}))"
+        return f"(?:{self.behind(e)}(?!{e})|{self.behind(e, True)}(?={e}))"
+
+    def assertion(self, op: object, av: object) -> str:
+        if op is _sre.AT:
+            if av is _sre.AT_BEGINNING:
+                self.direction("behind", "'^'")
+                return "\\A"
+            if av is _sre.AT_END:  # Python's "$" also holds before a final newline
+                self.direction("ahead", "'$'")
+                return f"(?=(?:{encode_set(_chars(chr(10)))})?\\Z)" if self.negative else "\\Z"
+            if av in (_sre.AT_BOUNDARY, _sre.AT_NON_BOUNDARY):
+                return self.boundary(av is _sre.AT_NON_BOUNDARY)
+            raise self.refuse(f"the anchor {av}")
+        direction, sub = av  # type: ignore[misc]
+        negate = op is _sre.ASSERT_NOT
+        if direction > 0 and not self.scope:
+            rest = _after_caret(list(sub))
+            if rest is not None:  # (?=^X) is \A(?=X); (?!^X) holds off the start, or where (?!X) does
+                inner = self.assertion(op, (direction, rest))
+                return f"(?:\\A{inner}|(?<!\\A))" if negate else f"\\A{inner}"
+        where = "ahead" if direction > 0 else "behind"
+        self.direction(where, f"a look-{where}")
+        saved = self.negative, self.scope
+        self.negative ^= negate
+        self.scope = where
+        try:
+            inner = self.seq(sub)
+        finally:
+            self.negative, self.scope = saved
+        if inner is None:  # the body matches nothing: (?=X) never holds, (?!X) always does
+            return "" if negate else "(?!)"
+        if direction < 0:
+            return self.behind(inner, negate)
+        return f"{_LOOKS[(1, negate)]}{inner})"
 
     def refuse(self, what: str) -> SchemaNotSupported:
         return SchemaNotSupported("pattern", self.path, f"{self.pattern!r} uses {what}")
@@ -485,9 +583,11 @@ class _Translator:
         return "".join(out)
 
     def item(self, op: object, av: object) -> Optional[str]:
-        s = _single_set(op, av)
+        s = _single_set(op, av, self.negative)
         if s is not None:
             return encode_set(s, self.path)
+        if op in (_sre.AT, _sre.ASSERT, _sre.ASSERT_NOT):
+            return self.assertion(op, av)
         if op is _sre.IN:
             raise self.refuse("an unsupported character class item")
         if op is _sre.BRANCH:
@@ -505,10 +605,7 @@ class _Translator:
             if inner is None:
                 return "" if lo == 0 else None
             return quantify(inner, lo, None if hi == _sre.MAXREPEAT else hi)
-        if op is _sre.AT:
-            raise self.refuse("an anchor or word boundary inside the pattern")
         names = {"GROUPREF": "a back-reference", "GROUPREF_EXISTS": "a conditional group",
-                 "ASSERT": "a look-around", "ASSERT_NOT": "a look-around",
                  "POSSESSIVE_REPEAT": "a possessive quantifier", "ATOMIC_GROUP": "an atomic group"}
         raise self.refuse(names.get(str(op), str(op)))
 
@@ -648,10 +745,25 @@ def pattern_regex(pattern: str, min_length: int = 0, max_length: Optional[int] =
     return _alt(alts)
 
 
+class _AutomatonMatcher:
+    """``fullmatch`` by a byte automaton (for translations with look-arounds, which Python's
+    ``re`` may refuse: its look-behinds must have a fixed width)."""
+
+    def __init__(self, regex: str) -> None:
+        from .regex import regex_to_dfa  # (imported here: the translation itself needs no automata)
+
+        self.dfa = regex_to_dfa(regex)
+
+    def fullmatch(self, text: str) -> Optional[bool]:
+        return True if self.dfa.accepts(text.encode("utf-8", "surrogatepass")) else None
+
+
 @functools.lru_cache(maxsize=256)
-def compiled_pattern(pattern: str) -> "re.Pattern[str]":
+def compiled_pattern(pattern: str) -> "re.Pattern[str] | _AutomatonMatcher":
     """``pattern`` translated, compiled to match the *encoded* contents of a JSON string."""
     r = pattern_regex(pattern)
+    if r is not None and has_assertions(r):
+        return _AutomatonMatcher(r)
     return re.compile("(?!)" if r is None else r)
 
 

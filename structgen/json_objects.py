@@ -164,7 +164,7 @@ class _ObjectsMixin:
         langs = {}
         for p in patterns:
             body = pattern_regex(p, path=f"{path}/patternProperties")
-            langs[p] = None if body is None else f'"{body}"'
+            langs[p] = None if body is None else self.quoted(body, path)  # type: ignore[attr-defined]
         members = []
         for n in range(len(patterns) + 1):
             for chosen in itertools.combinations(patterns, n):

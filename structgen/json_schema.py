@@ -137,6 +137,7 @@ from .json_formats import (
     compiled_format,
     compiled_pattern,
     format_regex,
+    has_assertions,
     literal,
     matches_only,
     pattern_regex,
@@ -622,6 +623,7 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         # Automata the regex refers to by a slot marker (FSM algebra results: see nfa.slot_marker).
         self.slots: list[ByteDFA] = []
         self._dfas: dict[str, ByteDFA] = {}
+        self._quoted: dict[str, str] = {}  # pattern translation with assertions -> its slot marker
         self.resources: dict[str, tuple] = {"": ()}
         self.bases: dict[tuple, str] = {}
         # Calls (schema_to_network): automaton k of the network is callees[k - 1]; a recursive
@@ -823,6 +825,17 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
             raise CompileBudgetExceeded(e.what, e.limit, path or "/") from None
         self._dfas[regex] = dfa
         return dfa
+
+    def quoted(self, body: str, path: str) -> str:
+        """The JSON strings whose contents ``body`` (a translated ``pattern``) matches. Its
+        look-arounds and ``\\A``/``\\Z`` read the string's contents only, so a body that has them is
+        compiled on its own and spliced in as an automaton."""
+        if has_assertions(body):
+            marker = self._quoted.get(body)
+            if marker is None:
+                marker = self._quoted[body] = self.embed(self.to_dfa(body, path))
+            body = marker
+        return f'"{body}"'
 
     def budget(self, regex: str, path: str) -> str:
         if len(regex) > MAX_REGEX_SIZE:
@@ -1184,10 +1197,10 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
                 body = pattern_regex(pattern, path=f"{path}/pattern")
                 if body is None:
                     raise UnsatisfiableConstraint(f"no string matches pattern {pattern!r}", path or "/") from None
-                return self.with_length(f'"{body}"', lo, hi, path, f"pattern {pattern!r}")
+                return self.with_length(self.quoted(body, path), lo, hi, path, f"pattern {pattern!r}")
             if body is None:
                 raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches pattern {pattern!r}", path or "/")
-            return f'"{body}"'
+            return self.quoted(body, path)
         return '"' + quantify(CHAR, lo, hi) + '"'
 
     def with_length(self, string: str, lo: int, hi: Optional[int], path: str, what: str) -> str:

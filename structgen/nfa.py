@@ -16,6 +16,7 @@ The result goes through the same trim / minimise / canonical numbering as every 
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple, Sequence, Union
 
 import numpy as np
@@ -31,6 +32,7 @@ from interegular.patterns import (
 
 from .errors import CompileBudgetExceeded
 from .fsm import ByteDFA, _finish
+from .lookaround import ANY_BYTES, Look, determinise_with_looks
 from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
 
 __all__ = [
@@ -156,7 +158,13 @@ class _Rep(NamedTuple):
     hi: int | None  # None: unbounded
 
 
-Node = Union[_Set, _Cat, _Alt, _Rep, _Embed]
+class _Look(NamedTuple):
+    """A look-around assertion, ``looks[k]`` (it reads nothing)."""
+
+    k: int
+
+
+Node = Union[_Set, _Cat, _Alt, _Rep, _Embed, _Look]
 _EMPTY = _Cat(())
 _ALL_BUT_NEWLINE: Intervals = ((0, 9), (11, MAX_CODE_POINT))
 _ALL: Intervals = ((0, MAX_CODE_POINT),)
@@ -166,36 +174,87 @@ _KNOWN_FLAGS = REFlags.CASE_INSENSITIVE | REFlags.SINGLE_LINE
 def pattern_to_dfa(pattern: Pattern, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
     """The minimal canonical :class:`ByteDFA` of an ``interegular.parse_pattern`` result.
 
-    Raises ``interegular.patterns.Unsupported`` where ``to_fsm()`` would (look-arounds, the
-    ``(?m)`` flag on a character) and :class:`CompileBudgetExceeded` when the NFA grows past
-    ``NFA_STATES_PER_DFA_STATE * max_states`` states or the DFA past ``max_states``.
-    ``slots[k]`` is the automaton that :func:`slot_marker` ``(k)`` stands for.
+    Look-arounds (``_NonCapturing`` nodes) are exact (see :mod:`.lookaround`). Raises
+    ``interegular.patterns.Unsupported`` for what it cannot enforce exactly (the ``(?m)`` flag on a
+    character, a look-behind inside a look-ahead or the reverse) and :class:`CompileBudgetExceeded`
+    when the NFA grows past ``NFA_STATES_PER_DFA_STATE * max_states`` states or the DFA past
+    ``max_states``. ``slots[k]`` is the automaton that :func:`slot_marker` ``(k)`` stands for.
     """
-    sets: dict[Intervals, int] = {}
-    root = _Resolver(sets, len(slots)).resolve(pattern, REFlags(0))
-    templates = [_template(ivs, max_states) for ivs in sets]
-    class_of, num_classes = _byte_classes(templates, slots)
-    limit = NFA_STATES_PER_DFA_STATE * max_states
-    slot_sizes = [d.num_states + int(d.finals.sum()) for d in slots]
-    size = _nfa_size(root, [len(t) - 1 for t in templates], {}, slot_sizes)
-    if size > limit:
-        raise CompileBudgetExceeded(f"an NFA of {size} states", limit)
-    nfa = _Nfa(
-        [_class_moves(t, class_of, num_classes) for t in templates],
-        [(_dfa_moves(d, class_of, num_classes), d.finals.tolist()) for d in slots],
-    )
-    start = nfa.build(root, _Nfa.ACCEPT)
-    table, finals = _determinise(nfa, start, num_classes, max_states)
-    return _finish(table, finals, class_of)
+    resolver = _Resolver({}, len(slots), slots, max_states)
+    root = resolver.resolve(pattern, REFlags(0))
+    return resolver.compile(root)
 
 
 class _Resolver:
     """Flags applied, character groups turned into interned code-point interval sets."""
 
-    def __init__(self, sets: dict[Intervals, int], num_slots: int = 0) -> None:
+    def __init__(
+        self, sets: dict[Intervals, int], num_slots: int = 0, slots: Sequence[ByteDFA] = (), max_states: int = 0
+    ) -> None:
         self.sets = sets
         self.num_slots = num_slots
         self._memo: dict[tuple[_CharGroup, bool], _Set] = {}
+        # Automata the NFA embeds: the caller's slots, then ours (Σ* for look-around bodies).
+        self.slots: list[ByteDFA] = list(slots)
+        self.max_states = max_states
+        self.templates: list[list[dict[int, int]]] = []
+        # looks[k]: (ahead, negative, automaton of the body: X·Σ* ahead, Σ*·X behind).
+        self.looks: list[Look] = []
+        self.scope: str | None = None  # inside the body of a look-"ahead" / look-"behind"
+        self._anything: _Embed | None = None
+
+    def compile(self, root: Node) -> ByteDFA:
+        """The minimal DFA of a resolved node (its look-arounds' automata already built)."""
+        max_states = self.max_states
+        if len(self.templates) < len(self.sets):  # sets only grow: template the new ones
+            for ivs in itertools.islice(self.sets, len(self.templates), None):
+                self.templates.append(_template(ivs, max_states))
+        templates = self.templates
+        used = sorted(_looks_in(root, set()))
+        class_of, num_classes = _byte_classes(templates, [*self.slots, *(self.looks[k].dfa for k in used)])
+        limit = NFA_STATES_PER_DFA_STATE * max_states
+        slot_sizes = [d.num_states + int(d.finals.sum()) for d in self.slots]
+        size = _nfa_size(root, [len(t) - 1 for t in templates], {}, slot_sizes)
+        if size > limit:
+            raise CompileBudgetExceeded(f"an NFA of {size} states", limit)
+        nfa = _Nfa(
+            [_class_moves(t, class_of, num_classes) for t in templates],
+            [(_dfa_moves(d, class_of, num_classes), d.finals.tolist()) for d in self.slots],
+        )
+        start = nfa.build(root, _Nfa.ACCEPT)
+        if used:
+            looks = {k: self.looks[k] for k in used}
+            table, finals = determinise_with_looks(
+                nfa.moves, nfa.eps, nfa.conds, start, class_of, num_classes, max_states, looks
+            )
+        else:
+            table, finals = _determinise(nfa, start, num_classes, max_states)
+        return _finish(table, finals, class_of)
+
+    def _look(self, p: _NonCapturing, flags: REFlags) -> _Look:
+        """A look-around: its body compiled now, in its own scope, to the automaton
+        ``X·Σ*`` (ahead: the rest of the input from here) or ``Σ*·X`` (behind: all of it up
+        to here). Look-arounds nested in the body in the same direction see the same input as
+        they would in place; the other direction would need what the body's automaton does not
+        read, so it is refused."""
+        ahead = not p.backwards
+        direction = "ahead" if ahead else "behind"
+        if self.scope is not None and self.scope != direction:
+            raise Unsupported(
+                f"a look-{direction} (or \\b, ^, $) inside a look-{self.scope}: the look-{self.scope}'s "
+                f"automaton reads only the input {'after' if self.scope == 'ahead' else 'before'} its position"
+            )
+        saved, self.scope = self.scope, direction
+        try:
+            body = self.resolve(p.inner, flags)
+        finally:
+            self.scope = saved
+        if self._anything is None:
+            self._anything = _Embed(len(self.slots))
+            self.slots.append(ANY_BYTES)
+        whole = _Cat((body, self._anything) if ahead else (self._anything, body))
+        self.looks.append(Look(ahead, bool(p.negate), self.compile(whole)))
+        return _Look(len(self.looks) - 1)
 
     def resolve(self, p: object, flags: REFlags) -> Node:
         if isinstance(p, Pattern):
@@ -232,7 +291,7 @@ class _Resolver:
                 node = self._memo[key] = self._set(_char_set(p, key[1]))
             return node
         if isinstance(p, _NonCapturing):
-            raise Unsupported("look-around assertions are not implemented")
+            return self._look(p, flags)
         name = type(p).__name__
         if name.endswith("__DotCls"):  # interegular's "." (a private class)
             return self._set(_ALL if flags & REFlags.SINGLE_LINE else _ALL_BUT_NEWLINE)
@@ -258,6 +317,21 @@ def _char_set(group: _CharGroup, insensitive: bool) -> Intervals:
     if not group.negated:
         return tuple(ivs)
     return complement_intervals(ivs)
+
+
+def _looks_in(node: Node, out: set[int]) -> set[int]:
+    """The look-arounds of a resolved node (not those nested in their bodies)."""
+    if isinstance(node, _Look):
+        out.add(node.k)
+    elif isinstance(node, _Cat):
+        for x in node.parts:
+            _looks_in(x, out)
+    elif isinstance(node, _Alt):
+        for x in node.options:
+            _looks_in(x, out)
+    elif isinstance(node, _Rep):
+        _looks_in(node.x, out)
+    return out
 
 
 def _template(ivs: Intervals, max_states: int) -> list[dict[int, int]]:
@@ -302,6 +376,8 @@ def _nfa_size(node: Node, template_sizes: list[int], memo: dict[int, int], slot_
         size = template_sizes[node.set_id]
     elif isinstance(node, _Embed):
         size = slot_sizes[node.k]
+    elif isinstance(node, _Look):
+        size = 1
     elif isinstance(node, _Cat):
         size = sum(_nfa_size(x, template_sizes, memo, slot_sizes) for x in node.parts)
     elif isinstance(node, _Alt):
@@ -359,6 +435,7 @@ class _Nfa:
         self.embedded = embedded  # (moves per state, finals) of each slot
         self.moves: list[Moves] = [()]
         self.eps: list[tuple[int, ...]] = [()]
+        self.conds: dict[int, tuple[int, int]] = {}  # state -> (look k, next): passes if looks[k] holds
 
     def _hub(self, targets: tuple[int, ...]) -> int:
         self.moves.append(())
@@ -400,6 +477,11 @@ class _Nfa:
             return self._copy(node.set_id, nxt)
         if isinstance(node, _Embed):
             return self._embed(node.k, nxt)
+        if isinstance(node, _Look):
+            self.moves.append(())
+            self.eps.append(())
+            self.conds[len(self.moves) - 1] = (node.k, nxt)
+            return len(self.moves) - 1
         if isinstance(node, _Cat):
             for part in reversed(node.parts):
                 nxt = self.build(part, nxt)

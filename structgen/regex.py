@@ -9,8 +9,17 @@ Semantics to know:
 
 * ``\\d``, ``\\w``, ``\\s`` (and their negations) are ASCII classes, as with ``re.ASCII`` (and as in
   JSON Schema's ECMA-262 patterns): ``\\d`` is ``[0-9]``.
-* ``^`` at the very start and ``$`` at the very end are accepted and mean nothing more (the match is
-  already anchored); anywhere else they raise :class:`RegexNotSupported`.
+* ``^`` at the very start and ``$`` at the very end mean nothing more (the match is already
+  anchored). Elsewhere they are assertions, as in Python: ``^`` and ``\\A`` hold at the start,
+  ``\\Z`` at the end, ``$`` at the end or before a final ``\\n``. The multiline flag ``(?m)`` is
+  refused.
+* Look-arounds ``(?=X)``, ``(?!X)``, ``(?<=X)``, ``(?<!X)`` (look-behinds of any width, as in the
+  ``regex`` module and ECMA-262) and the word boundaries ``\\b``, ``\\B`` (over the ASCII ``\\w``,
+  as with ``re.ASCII``) are compiled exactly, wherever they sit (see :mod:`structgen.lookaround`).
+  A look-ahead's body may hold look-aheads and a look-behind's look-behinds; the other direction
+  inside a body (``\\b``, ``^`` and ``$`` count as both) raises :class:`RegexNotSupported`.
+* Back-references, conditional groups, possessive quantifiers and atomic groups raise
+  :class:`RegexNotSupported` (back-references are not regular).
 * Lazy quantifiers (``*?``) match the same language as greedy ones and are accepted.
 """
 
@@ -39,8 +48,6 @@ __all__ = ["parse_regex", "regex_to_char_fsm", "regex_to_dfa", "strip_anchors"]
 # What each unsupported node of Python's regex parser is, for the error message, and the text that
 # marks it in the pattern (to report a position).
 _UNSUPPORTED_OPS: dict[Any, tuple[str, str]] = {
-    _sre_c.ASSERT: ("a look-around assertion", r"\(\?<?[=]"),
-    _sre_c.ASSERT_NOT: ("a negative look-around assertion", r"\(\?<?!"),
     _sre_c.GROUPREF: ("a back-reference", r"\\[1-9]|\(\?P="),
     _sre_c.GROUPREF_EXISTS: ("a conditional group", r"\(\?\("),
 }
@@ -51,14 +58,62 @@ for _name, _desc, _mark in (
     if hasattr(_sre_c, _name):
         _UNSUPPORTED_OPS[getattr(_sre_c, _name)] = (_desc, _mark)
 
-_AT_NAMES = {
-    "AT_BEGINNING": ("'^' (start anchor) inside the pattern", r"\^"),
-    "AT_BEGINNING_STRING": ("'\\A'", r"\\A"),
-    "AT_END": ("'$' (end anchor) inside the pattern", r"\$"),
-    "AT_END_STRING": ("'\\Z'", r"\\Z"),
-    "AT_BOUNDARY": ("a word boundary '\\b'", r"\\b"),
-    "AT_NON_BOUNDARY": ("'\\B'", r"\\B"),
+# Assertions interegular does not read, spelled as the look-arounds they are (outside classes).
+_WORD = "[0-9A-Za-z_]"
+_ANY = "(?s:.)"
+_ASSERTION_SPELLINGS = {
+    "^": f"(?<!{_ANY})",
+    "\\A": f"(?<!{_ANY})",
+    "$": f"(?=\\n?(?!{_ANY}))",
+    "\\Z": f"(?!{_ANY})",
+    "\\b": f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
+    "\\B": f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
 }
+
+
+def _spell_assertions(pattern: str) -> str:
+    """``pattern`` with ``^ $ \\A \\Z \\b \\B`` written as look-arounds, and each look-around
+    group wrapped in ``(?:...)`` (Python lets one be quantified; interegular does not).
+
+    >>> _spell_assertions(r"a\\Z[$]")
+    'a(?!(?s:.))[$]'
+    """
+    out: list[str] = []
+    closers: list[str] = []  # per open group: what its ")" becomes
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            two = pattern[i : i + 2]
+            out.append(_ASSERTION_SPELLINGS.get(two, two))
+            i += 2
+        elif c == "[":  # a class: copied as is (a leading "]" or "^]" is a literal)
+            j = i + 1
+            if pattern[j : j + 1] == "^":
+                j += 1
+            if pattern[j : j + 1] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            out.append(pattern[i : j + 1])
+            i = j + 1
+        elif pattern.startswith("(?#", i):
+            j = pattern.find(")", i)
+            j = n if j < 0 else j
+            out.append(pattern[i : j + 1])
+            i = j + 1
+        elif c == "(":
+            look = pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i)
+            out.append("(?:(" if look else "(")
+            closers.append("))" if look else ")")
+            i += 1
+        elif c == ")":
+            out.append(closers.pop() if closers else ")")
+            i += 1
+        else:
+            out.append(_ASSERTION_SPELLINGS.get(c, c))
+            i += 1
+    return "".join(out)
 
 
 def strip_anchors(pattern: str) -> str:
@@ -83,23 +138,25 @@ def _position(pattern: str, marker: str) -> int | None:
 
 def _check_supported(pattern: str, parsed: Any) -> None:
     """Walk Python's parse tree and refuse what an automaton cannot enforce."""
-    stack = [parsed]
+    stack = [(parsed, bool(parsed.state.flags & re.MULTILINE))]
     while stack:
-        node = stack.pop()
+        node, multiline = stack.pop()
         for op, av in node if isinstance(node, _sre_parse.SubPattern) else node:
             if op in _UNSUPPORTED_OPS:
                 what, mark = _UNSUPPORTED_OPS[op]
                 raise RegexNotSupported(pattern, what, _position(pattern, mark))
-            if op is _sre_c.AT:
-                what, mark = _AT_NAMES.get(str(av), (f"the anchor {av}", r"[\^$]"))
-                raise RegexNotSupported(pattern, what, _position(pattern, mark))
+            if op is _sre_c.AT and multiline and str(av) in ("AT_BEGINNING", "AT_END"):
+                raise RegexNotSupported(pattern, "'^' or '$' under the multiline flag (?m)", _position(pattern, r"[\^$]"))
             if op is _sre_c.IN:
                 for item_op, item_av in av:
                     if item_op is _sre_c.CATEGORY and "UNI" in str(item_av) and "LOC" in str(item_av):
                         raise RegexNotSupported(pattern, "a locale-dependent class")
+            inner = multiline
+            if op is _sre_c.SUBPATTERN:
+                inner = bool((multiline or av[1] & re.MULTILINE) and not av[2] & re.MULTILINE)
             # Recurse into every sub-pattern, wherever the parser nests it.
             for sub in _children(av):
-                stack.append(sub)
+                stack.append((sub, inner))
 
 
 def _children(av: Any) -> list[Any]:
@@ -136,7 +193,7 @@ def parse_regex(pattern: str) -> Pattern:
         raise RegexSyntaxError(pattern, e.pos, e.msg) from e
     _check_supported(pattern, body_parsed)
     try:
-        return interegular.parse_pattern(body)
+        return interegular.parse_pattern(_spell_assertions(body))
     except _INTEREGULAR_ERRORS as e:
         raise _not_supported(pattern, e) from e
 

@@ -200,7 +200,8 @@ def test_pattern_with_impossible_length_is_empty() -> None:
 @pytest.mark.parametrize(
     ("pattern", "why"),
     [
-        (r"(a)\1", "escape \\1"), ("a(?=b)", "look-around"), (r"\bword", "anchor"), ("a^b", "anchor"),
+        (r"(a)\1", "escape \\1"), ("(?=a(?<=b))", "look-behind inside a look-ahead"),
+        (r"(?<=\ba)", "word boundary inside a look-behind"), ("(?=a^)", "'^' inside a look-ahead"),
         ("(?i)abc", "flags"), ("a{,3}", "{,n}"), ("[]a]", "[]"), (r"\cC", "escape"), (r"\a", "escape"),
         (r"\Z", "escape"), ("a*+", "possessive"), ("(?>a)", "atomic"), (r"\01", "octal"),
         ("^(a|b)+$", "variable-width"),
