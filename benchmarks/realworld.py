@@ -11,10 +11,10 @@ schemas check-jsonschema vendors, and ``benchmarks/corpus/``; ``--sample N`` per
 Instances, per schema (at most ``--walks`` of each kind):
   (a) ``hypothesis-jsonschema`` instances (``from_schema``, derandomised, bounded by ``--gen-timeout`` in a
       worker process; for ``corpus``, the valid instances of its files), kept only when ``jsonschema``
-      (with its format checker) says valid; serialised with ``json.dumps`` (default separators) with object
-      keys in schema order, tokenised with the Llama-3 tokenizer;
-  (b) structgen's own random walks: from the initial state, sample a token allowed by ``token_mask`` (biased
-      towards JSON punctuation and digits so strings and containers end) until a final state or
+      (with its format checker) says valid; serialised with ``json.dumps`` (default separators,
+      ``ensure_ascii=False``: raw UTF-8 rather than escapes) with object keys in schema order, tokenised with the Llama-3 tokenizer;
+  (b) structgen's own random walks: from the initial state, sample a token allowed by ``token_mask`` (30%:
+      among tokens made of ``"}],`` only, so values end; 40%: among one-byte tokens; else uniformly) until a final state or
       ``--walk-tokens``; the output is checked with ``jsonschema``. An output that is not valid JSON or not
       valid under the schema is a SOUNDNESS BUG (printed loudly, with the schema and the output). Valid
       walk outputs become instances for every engine.
@@ -53,7 +53,7 @@ import maskbench  # noqa: E402
 import realworld_corpus as rc  # noqa: E402
 
 ENGINES = ("structgen", "llguidance", "xgrammar")
-PUNCT = frozenset(b'"}],0123456789')
+CLOSERS = frozenset(b'"}],')
 
 
 # ------------------------------------------------------------------ error reasons
@@ -84,7 +84,9 @@ class StructgenEngine(maskbench.StructgenEngine):
     def __init__(self, tok: Any) -> None:
         super().__init__(tok)
         toks = self.vocab.tokens
-        self.punct = np.array([t is not None and len(t) > 0 and all(b in PUNCT for b in t) for t in toks], dtype=bool)
+        # the walk's bias: tokens that close a string / container or end a value, and one-byte tokens
+        self.closers = np.array([t is not None and len(t) > 0 and all(b in CLOSERS for b in t) for t in toks], dtype=bool)
+        self.single = np.array([t is not None and len(t) == 1 for t in toks], dtype=bool)
         self.eos = np.array(sorted(self.vocab.eos_token_ids), dtype=np.int64)
 
     def compile(self, schema: Any) -> Any:
@@ -100,8 +102,10 @@ class StructgenEngine(maskbench.StructgenEngine):
                 return {"ids": ids, "status": "unfinished"}
             mask = g.token_mask(s).copy()
             mask[self.eos] = False
-            pref = np.flatnonzero(mask & self.punct)
-            allowed = pref if len(pref) and rng.random() < 0.8 else np.flatnonzero(mask)
+            r = rng.random()
+            allowed = np.flatnonzero(mask & self.closers) if r < 0.3 else np.flatnonzero(mask & self.single) if r < 0.7 else []
+            if not len(allowed):
+                allowed = np.flatnonzero(mask)
             if not len(allowed):
                 return {"ids": ids, "status": "dead-end"}
             t = int(allowed[rng.randrange(len(allowed))])
@@ -120,7 +124,7 @@ class StructgenEngine(maskbench.StructgenEngine):
 
 class XgrammarEngine(maskbench.XgrammarEngine):
     def compile(self, schema: Any) -> Any:
-        cg = self.compiler.compile_json_schema(json.dumps(schema), strict_mode=False)
+        cg = self.compiler.compile_json_schema(json.dumps(schema), strict_mode=False, any_order=True)
         self.xgr.GrammarMatcher(cg).fill_next_token_bitmask(self.bitmask)
         return cg
 
@@ -263,13 +267,23 @@ def gen_worker() -> None:
 # ------------------------------------------------------------------ parent
 
 
+MEMORY_LIMIT = [0]  # bytes of address space per worker (0: none); set by --memory-gb
+
+
+def _limit_memory() -> None:
+    if MEMORY_LIMIT[0]:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT[0], MEMORY_LIMIT[0]))
+
+
 class Worker(maskbench.Worker):
     def __init__(self, mode: str, engine: str = "") -> None:  # noqa: D107 - maskbench.Worker with this script
         env = dict(os.environ, **maskbench.THREAD_ENV)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (os.path.dirname(HERE), env.get("PYTHONPATH", "")) if p)
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), mode, *([engine] if engine else [])],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True, bufsize=1, preexec_fn=_limit_memory,
         )
         self.buf = ""
 
@@ -470,6 +484,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--max-tokens", type=int, default=3000, help="instances longer than this are dropped (default 3000)")
     ap.add_argument("--gen-timeout", type=float, default=6.0, help="hypothesis budget per schema in seconds (default 6)")
     ap.add_argument("--bundle-all", action="store_true", help="kubernetes: bundle every definition, not only reachable ones")
+    ap.add_argument("--memory-gb", type=float, default=8.0,
+                    help="address-space limit per worker process, GiB (default 8; 0: none): over it, the schema counts as died")
     ap.add_argument("--json", default=None, help="write the raw results here")
     ap.add_argument("--quiet", action="store_true")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -481,6 +497,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.gen_worker:
         gen_worker()
         return
+    MEMORY_LIMIT[0] = int(args.memory_gb * 2**30)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     sources = [s.strip() for s in args.sources.split(",") if s.strip()]
     for bad, known in ((set(engines) - set(ENGINES), ENGINES), (set(sources) - set(rc.SOURCES), tuple(rc.SOURCES))):
@@ -509,15 +526,19 @@ def main(argv: list[str] | None = None) -> None:
     gen = generate_instances(cases, args.walks, args.gen_timeout, log) if args.walks else {}
     tok = maskbench.load_tokenizer()
     jobs = []
+    texts: dict[str, list[str]] = {}  # the hypothesis / corpus instances, for --json
     dropped = 0
     for c in cases:
         ids_list = []
         for value in gen.get(f"{c.source}/{c.name}", {}).get("instances", []):
-            ids = tok.encode(maskbench.instance_text(value, c.schema), add_special_tokens=False)
+            # raw UTF-8 (what a model writes), keys in schema order, default separators
+            text = json.dumps(maskbench.in_schema_order(value, c.schema, c.schema), ensure_ascii=False)
+            ids = tok.encode(text, add_special_tokens=False)
             if len(ids) <= args.max_tokens:
                 ids_list.append(ids)
             else:
                 dropped += 1
+        texts[f"{c.source}/{c.name}"] = [tok.decode(ids) for ids in ids_list]
         jobs.append({"key": f"{c.source}/{c.name}", "name": c.name, "source": c.source, "schema": c.schema,
                      "instances": ids_list, "walks": args.walks, "walk_tokens": args.walk_tokens})
     log(f"instances ready ({sum(len(j['instances']) for j in jobs)}, {dropped} over --max-tokens dropped) "
@@ -548,7 +569,7 @@ def main(argv: list[str] | None = None) -> None:
           + ", ".join(f"{e} {t:.0f} s" for e, t in walls.items()) + f"; total {time.perf_counter() - t_start:.0f} s.")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"args": vars(args), "results": results, "walls": walls,
+            json.dump({"args": vars(args), "results": results, "walls": walls, "instance_texts": texts,
                        "instances": {k: v.get("error") for k, v in gen.items()}},
                       fh, indent=1, default=str)
 
