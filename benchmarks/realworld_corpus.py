@@ -10,7 +10,10 @@ Sources (``SOURCES``), each a function returning ``[Case]`` sorted by name:
 - ``cfn``: the CloudFormation resource provider schemas of ``cfn-lint`` (``cfnlint/data/schemas/resources/``,
   walked recursively: older releases keep one folder per region; deduplicated by file name). Named by
   their ``typeName``. The top-level ``handlers`` (permissions and list-handler schemas, not a JSON Schema
-  keyword, whose ``$ref``s point into a ``resource-schema.json`` that does not exist) is dropped.
+  keyword, whose ``$ref``s point into a ``resource-schema.json`` that does not exist) is dropped, and
+  ``"type": "object"`` is added where the root has no ``type``: these schemas describe a resource's
+  ``Properties``, always an object, but say so only through ``properties`` (without it ``[]`` and ``-161``
+  validate, and instances say nothing about the resource).
 - ``check-jsonschema``: the vendored schemas of ``check-jsonschema`` (``builtin_schemas/vendor/*.json``).
 - ``corpus``: ``benchmarks/corpus/`` (54 hand-written schemas), with their valid instances.
 
@@ -148,6 +151,7 @@ def load_cfn() -> list[Case]:
         if not isinstance(schema, dict):
             continue
         schema.pop("handlers", None)
+        schema.setdefault("type", "object")
         name = str(schema.get("typeName") or f[:-5])
         if name in names:  # same resource type under two file names: keep the first
             continue
