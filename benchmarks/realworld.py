@@ -11,7 +11,7 @@ schemas check-jsonschema vendors, and ``benchmarks/corpus/``; ``--sample N`` per
 Instances, per schema (at most ``--walks`` of each kind):
   (a) ``hypothesis-jsonschema`` instances (``from_schema``, derandomised, bounded by ``--gen-timeout`` in a
       worker process; for ``corpus``, the valid instances of its files), kept only when ``jsonschema``
-      (with its format checker) says valid; serialised with ``json.dumps`` (default separators,
+      (with its format checker, ``pattern`` with ASCII classes as in ECMA-262) says valid; serialised with ``json.dumps`` (default separators,
       ``ensure_ascii=False``: raw UTF-8 rather than escapes) with object keys in schema order, tokenised with the Llama-3 tokenizer;
   (b) structgen's own random walks: from the initial state, sample a token allowed by ``token_mask`` (30%:
       among tokens made of ``"}],`` only, so values end; 40%: among one-byte tokens; else uniformly) until a final state or
@@ -136,10 +136,20 @@ ADAPTERS: dict[str, Callable[[Any], Any]] = {
 }
 
 
+def _ascii_pattern(v: Any, pattern: str, instance: Any, schema: Any) -> Any:
+    from jsonschema.exceptions import ValidationError
+
+    if v.is_type(instance, "string") and not re.search(pattern, instance, re.ASCII):
+        yield ValidationError(f"{instance!r} does not match {pattern!r} (ASCII \\d \\w \\s, as in ECMA-262)")
+
+
 def validator(schema: Any) -> Any:
+    """jsonschema's validator for ``schema``'s draft, with its format checker, and ``pattern`` read with ASCII
+    classes: Python's ``\\d`` also matches ``২`` or ``𝟲``, ECMA-262's (JSON Schema's, every engine's) does not."""
     import jsonschema
 
     cls = jsonschema.validators.validator_for(schema)
+    cls = jsonschema.validators.extend(cls, {"pattern": _ascii_pattern})
     return cls(schema, format_checker=cls.FORMAT_CHECKER)
 
 
