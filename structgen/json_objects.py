@@ -272,7 +272,7 @@ class _ObjectsMixin:
         from .json_schema import MAX_REGEX_SIZE, _alt
 
         w = self.ws
-        if len(entries) > _LINEAR_MEMBERS:
+        if len(entries) > _LINEAR_MEMBERS and not getattr(self, "regex_only", False):
             return self.linear_members(entries)
         sep = f"{w},{w}"
         rest = [""] * (len(entries) + 1)  # rest[i]: entries i.. each preceded by a separator

@@ -629,6 +629,7 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         # Calls (schema_to_network): automaton k of the network is callees[k - 1]; a recursive
         # $ref's automaton is allocated (None) before its regex is known.
         self.calls_on = False
+        self.regex_only = False
         self.callees: list[Optional[str]] = []
         self._callee_source: dict[int, tuple[Schema, str]] = {}  # $ref callees: (schema, path)
         self._callee_of_regex: dict[tuple[str, int], int] = {}
@@ -1314,7 +1315,7 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
-    regex, compiler, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
+    regex, compiler, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES, regex_only=True)
     if compiler.slots:
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
     return regex
@@ -1391,7 +1392,7 @@ def schema_to_network(
 def _compile_root(
     schema: Any, whitespace: str, max_recursion_depth: int, max_states: int,
     extract_from: Union[str, Sequence[str], None] = None, *, key_order: str = "schema", extra_properties: bool = False,
-    calls: bool = False,
+    calls: bool = False, regex_only: bool = False,
 ) -> tuple[str, "_Compiler", Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
@@ -1406,6 +1407,7 @@ def _compile_root(
     compiler = _Compiler(root, whitespace, max_recursion_depth, spans, key_order=key_order, extra_properties=extra_properties)
     compiler.max_states = max_states
     compiler.calls_on = calls and spans is None
+    compiler.regex_only = regex_only  # (schema_to_regex: no automaton spliced in where a regex will do)
     try:
         if compiler.calls_on:  # the root as a $ref target that "#" may call
             compiler._ref_active[""] = None

@@ -37,8 +37,9 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from .errors import CompileBudgetExceeded, UnsatisfiableConstraint, VocabularyError
-from .fsm import ByteDFA
+from .fsm import ByteDFA, _distances_to_final
 from .guide import DEFAULT_MASK_CACHE_BYTES, Guide
+from .distance import _token_sets
 from .index import TokenTrie, _expand, _trie_lookup, token_trie
 from .nfa import CALL_BYTES, CLOSE_GUARD, GUARD_FIRST, call_edges
 from .regex import slotted_regex_to_dfa
@@ -234,7 +235,7 @@ class PushdownGuide(Guide):
     __slots__ = (
         "network", "max_depth", "_autos", "_stacks", "_stack_ids", "_depths", "_configs", "_config_ids",
         "_walks", "_cis", "_ci_active", "_next", "_firsts", "_dists", "_tails", "_finals_memo", "_trie",
-        "_nchild", "_busy", "_guard_dists", "_dist_vecs", "_shortest",
+        "_nchild", "_busy", "_guard_dists", "_dist_vecs", "_shortest", "_bdists", "_bshortest",
     )
 
     def __init__(
@@ -266,8 +267,10 @@ class PushdownGuide(Guide):
         self._walks: dict[tuple[int, int, int], _Walk] = {}
         self._cis: dict[tuple[int, int, int, int], _Frame] = {}
         self._ci_active: set[tuple[int, int, int, int]] = set()
-        self._guard_dists: dict[tuple[int, int, int], int] = {}
+        self._guard_dists: dict[tuple[int, int, int, str], int] = {}
         self._shortest: dict[int, int] = {}
+        self._bdists: dict[int, np.ndarray] = {}
+        self._bshortest: dict[int, int] = {}
         self._dist_vecs: dict[tuple[int, int], np.ndarray] = {}
         self._next: dict[tuple[int, int], int] = {}
         self._firsts: dict[int, int] = {}
@@ -719,8 +722,10 @@ class PushdownGuide(Guide):
     # -- distances and budgets -----------------------------------------------------------------
 
     def _distances_all(self) -> dict[int, np.ndarray]:
-        """Per automaton (every one the root reaches), bytes from each state to a final state,
-        a call costing its callee's shortest string; a fixpoint over the call graph."""
+        """Per automaton (every one the root reaches), tokens that surely take each state to a
+        final state (see :mod:`.distance`: a shortest byte path spelled with the longest tokens
+        along it), a call costing its callee's; a fixpoint over the call graph. The same in
+        bytes is kept for ``min_length(unit="bytes")``."""
         dists = self._dists
         if dists is not None:
             return dists
@@ -764,21 +769,42 @@ class PushdownGuide(Guide):
             [self._auto(k) for k in reach], single)
         for d in out.values():  # (states inside call paths are never reached: their distance stays _INF)
             d.flags.writeable = False
+        self._bdists, self._bshortest = out, shortest
+        tokens = dict(shortest)
+        refined: dict[int, np.ndarray] = {}
+        for _ in range(64):  # (token counts only go down from the byte counts: a few rounds)
+            changed = False
+            for k in reach:
+                auto = self._auto(k)
+                if auto.guards:
+                    refined[k] = out[k]
+                    start = self._guarded_search(k, 0, 0, tokens)
+                else:
+                    refined[k] = _spelled_distances(auto, out[k], shortest, tokens, self.vocabulary)
+                    start = int(refined[k][0])
+                if start < tokens[k]:
+                    tokens[k] = start
+                    changed = True
+            if not changed:
+                break
+        for d in refined.values():
+            d.flags.writeable = False
         self._cis.clear()  # (frames computed without distances carry no bound)
-        self._shortest = shortest
-        return out
+        self._shortest = tokens
+        return refined
 
-    def _dist(self, a: int, q: int, data: int) -> int:
-        """Bytes from state ``q`` of automaton ``a`` to a final state, given the frame data (an
-        object's keys written: its required keys must be written before it closes)."""
+    def _dist(self, a: int, q: int, data: int, unit: str = "tokens") -> int:
+        """Tokens (or bytes) from state ``q`` of automaton ``a`` to a final state, given the
+        frame data (an object's keys written: its required keys must be written before it closes)."""
         auto = self._auto(a)
-        base = self._distances_all()[a]
+        base = self._distances_all()[a] if unit == "tokens" else self._bdists[a]
         if not auto.guards:
             return int(base[q])
-        key = (a, q, data)
+        key = (a, q, data, unit)
         got = self._guard_dists.get(key)
         if got is None:
-            got = self._guard_dists[key] = self._guarded_search(a, q, data, self._shortest)
+            shortest = self._shortest if unit == "tokens" else self._bshortest
+            got = self._guard_dists[key] = self._guarded_search(a, q, data, shortest)
         return got
 
     def _guarded_search(self, a: int, q: int, data: int, shortest: dict[int, int]) -> int:
@@ -827,13 +853,14 @@ class PushdownGuide(Guide):
             )
         return got
 
-    def _tail(self, sid: int) -> int:
-        """Bytes the frames of stack ``sid`` need to finish (the top frame's own included)."""
-        got = self._tails.get(sid)
+    def _tail(self, sid: int, unit: str = "tokens") -> int:
+        """Tokens (or bytes) the frames of stack ``sid`` need to finish (its top frame's too)."""
+        key = sid if unit == "tokens" else ~sid
+        got = self._tails.get(key)
         if got is None:
             a, q, parent, data = self._stacks[sid]
-            got = self._dist(a, q, data) + (0 if parent < 0 else self._tail(parent))
-            self._tails[sid] = got
+            got = self._dist(a, q, data, unit) + (0 if parent < 0 else self._tail(parent, unit))
+            self._tails[key] = got
         return got
 
     def distance(self, state: int) -> int:
@@ -857,7 +884,7 @@ class PushdownGuide(Guide):
             raise ValueError(f"unit must be 'tokens' or 'bytes', not {unit!r}")
         if unit == "bytes":
             self._distances_all()
-            return min(self._tail(s) for s in self._configs[state])
+            return min(self._tail(s, "bytes") for s in self._configs[state])
         return self.distance(state)
 
     @property
@@ -1069,11 +1096,49 @@ def _depth_starts(trie: TokenTrie) -> list[int]:
     return cached  # type: ignore[no-any-return]
 
 
+def _spelled_distances(
+    auto: _Auto, dist: np.ndarray, shortest: dict[int, int], tokens: dict[int, int], vocab: Vocabulary
+) -> np.ndarray:
+    """Tokens to finish from each state: along one shortest byte path (``dist``, calls weighing
+    ``shortest[callee]`` bytes), the longest tokens that spell a stretch of it within this
+    automaton, a call weighing ``tokens[callee]``. Consistent as :mod:`.distance` requires:
+    the path's first token (or the callee's own first token) is a witness."""
+    d = dist.tolist()
+    n = len(d)
+    words, prefixes = _token_sets(vocab)
+    step: list[tuple[int, int] | None] = [None] * n  # (byte, next state) of a shortest byte step
+    out = [_INF] * n
+    for s in np.argsort(dist, kind="stable").tolist():
+        if d[s] >= _INF:
+            break
+        if auto.finals[s]:
+            out[s] = 0
+            continue
+        here = d[s]
+        edge = next(((b, t) for b, t in sorted(auto.edges(s).items()) if d[t] == here - 1), None)
+        if edge is None:  # a call is on the way
+            call = next(((k, r) for k, r in auto.calls.get(s, ()) if shortest.get(k, _INF) + d[r] == here), None)
+            out[s] = here if call is None else tokens[call[0]] + out[call[1]]
+            continue
+        step[s] = edge
+        best = 1 + out[edge[1]]
+        spelled, cur = bytes([edge[0]]), edge[1]
+        while step[cur] is not None:
+            b, cur = step[cur]  # type: ignore[misc]
+            spelled += bytes([b])
+            if spelled not in prefixes:
+                break
+            if spelled in words and 1 + out[cur] < best:
+                best = 1 + out[cur]
+        out[s] = best
+    return np.array(out, dtype=np.int64)
+
+
 def _dijkstra(auto: _Auto, shortest: dict[int, int]) -> np.ndarray:
     """Bytes to a final state from each state of ``auto``, calls weighing ``shortest[callee]``."""
     n = auto.dfa.num_states
     if not auto.calls and not auto.guards:
-        d = auto.dfa.distances.astype(np.int64)
+        d = _distances_to_final(auto.table, auto.dfa.finals).astype(np.int64)
         return np.where(d < 0, _INF, d)
     src, col = np.nonzero(auto.table >= 0)
     dst = auto.table[src, col]
