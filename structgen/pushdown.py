@@ -113,8 +113,8 @@ class _Auto:
     calls, and which states may branch off (call or return)."""
 
     __slots__ = (
-        "dfa", "table", "flat", "width", "cls", "cls_np", "finals", "calls", "guards", "stuck", "branching", "_edges",
-        "_bytes", "_succ",
+        "dfa", "table", "flat", "width", "cls", "cls_np", "finals", "calls", "guards", "branching", "_edges",
+        "_bytes", "_succ", "_preds",
     )
 
     def __init__(self, dfa: ByteDFA, missing: frozenset[int] = frozenset()) -> None:
@@ -141,11 +141,27 @@ class _Auto:
         branching[list(self.calls)] = True
         branching[list(self.guards)] = True
         self.branching: list[bool] = branching.tolist()
-        # guard states with no other way on: a token may not end there unless a guard passes
-        self.stuck = [q for q in self.guards if q not in self.calls and not self.finals[q] and not (table[q] >= 0).any()]
+        self._preds: list[list[tuple[int, int]]] | None = None
         self._edges: dict[int, dict[int, int]] = {}
         self._bytes: dict[int, int] = {}
         self._succ: dict[int, list[int]] = {}
+
+    def preds(self) -> list[list[tuple[int, int]]]:
+        """Per state, its predecessors ``(state, guard)`` (guard -1: a byte or a call)."""
+        got = self._preds
+        if got is None:
+            got = [[] for _ in range(self.dfa.num_states)]
+            src, col = np.nonzero(self.table >= 0)
+            for s, t in set(zip(src.tolist(), self.table[src, col].tolist())):
+                got[t].append((s, -1))
+            for q, cs in self.calls.items():
+                for _, r in cs:
+                    got[r].append((q, -1))
+            for q, gs in self.guards.items():
+                for g, r in gs:
+                    got[r].append((q, g))
+            self._preds = got
+        return got
 
     def slice_successors(self, k: int) -> list[int]:
         """Per state, where every character of slice ``k`` leads (see :mod:`.slices`)."""
@@ -235,7 +251,7 @@ class PushdownGuide(Guide):
     __slots__ = (
         "network", "max_depth", "_autos", "_stacks", "_stack_ids", "_depths", "_configs", "_config_ids",
         "_walks", "_cis", "_ci_active", "_next", "_firsts", "_dists", "_tails", "_finals_memo", "_trie",
-        "_nchild", "_busy", "_guard_dists", "_dist_vecs", "_shortest", "_bdists", "_bshortest",
+        "_nchild", "_busy", "_guard_dists", "_dist_vecs", "_shortest", "_bdists", "_bshortest", "_dead_memo",
     )
 
     def __init__(
@@ -271,6 +287,7 @@ class PushdownGuide(Guide):
         self._shortest: dict[int, int] = {}
         self._bdists: dict[int, np.ndarray] = {}
         self._bshortest: dict[int, int] = {}
+        self._dead_memo: dict[tuple[int, int], frozenset[int]] = {}
         self._dist_vecs: dict[tuple[int, int], np.ndarray] = {}
         self._next: dict[tuple[int, int], int] = {}
         self._firsts: dict[int, int] = {}
@@ -381,10 +398,32 @@ class PushdownGuide(Guide):
         return None if data >> g & 1 else data | 1 << g
 
     def _stuck(self, sid: int) -> bool:
-        """Whether stack ``sid`` waits on guards that all fail (no output can go on from it)."""
+        """Whether the top frame of stack ``sid`` can no longer finish: every way on passes a
+        guard for a key already written (a key half spelled that only a written key completes)."""
         a, q, _, data = self._stacks[sid]
         auto = self._autos.get(a) or self._auto(a)
-        return q in auto.guards and q in auto.stuck and all(self._guard(a, g, data) is None for g, _ in auto.guards[q])
+        return bool(auto.guards) and q in self._dead(a, data)
+
+    def _dead(self, a: int, data: int) -> frozenset[int]:
+        """States of ``a`` that cannot finish with keys ``data`` written. Backward from the final
+        states, a key guard passable only for a key not written yet. Exact for the objects the
+        compiler writes: past a key's guard, the required keys not yet written can always be
+        written and the object closed, so only the keys written so far block a way."""
+        key = (a, data)
+        got = self._dead_memo.get(key)
+        if got is None:
+            auto = self._auto(a)
+            preds = auto.preds()
+            live = set(np.flatnonzero(auto.dfa.finals).tolist())
+            todo = list(live)
+            while todo:
+                t = todo.pop()
+                for src, g in preds[t]:
+                    if src not in live and (g < 0 or g == CLOSE_GUARD or not data >> g & 1):
+                        live.add(src)
+                        todo.append(src)
+            got = self._dead_memo[key] = frozenset(range(auto.dfa.num_states)) - live
+        return got
 
     @property
     def num_states(self) -> int:
@@ -615,10 +654,10 @@ class PushdownGuide(Guide):
             auto = self._auto(a)
             dists = self._dists
             ids, ends = walk.ids, walk.ends
-            if auto.stuck and ids.size:  # (a token may not end where every guard fails)
-                bad = [p for p in auto.stuck if all(self._guard(a, g, data) is None for g, _ in auto.guards[p])]
-                if bad:
-                    keep = ~np.isin(ends, bad)
+            if auto.guards and ids.size:  # (a token may not end where only written keys go on)
+                dead = self._dead(a, data)
+                if dead:
+                    keep = ~np.isin(ends, list(dead))
                     ids, ends = ids[keep], ends[keep]
             parts = [ids]
             umax = int(self._dist_vec(a, data)[ends].max(initial=0)) if dists is not None else 0

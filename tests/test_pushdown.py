@@ -368,3 +368,23 @@ def test_any_key_order_in_algebra_falls_back_to_the_finite_automaton() -> None:
     guide = structgen.compile_json_schema(schema, vocab, key_order="any")
     assert guide.accepts_bytes(b'{"b": 2, "a": 1}')
     assert not guide.accepts_bytes(b'{"b": 1, "a": 1}')
+
+
+def test_any_key_order_never_leads_into_a_written_key(llama3_tokenizer: Any, llama3_vocabulary: Any) -> None:
+    """No extra keys: after "status" is written, a token spelling '"status' again would be a dead
+    end (its only way on is a key already written), so the mask must not offer it."""
+    schema = {"type": "object", "additionalProperties": False,
+              "properties": {"status": {"type": "string"}, "reason": {"type": "string"}, "stat": {"type": "integer"}}}
+    guide = structgen.compile_json_schema(schema, llama3_vocabulary, key_order="any", extra_properties=True)
+    state = guide.initial_state
+    for t in llama3_tokenizer.encode('{"status":"","reason":"",', add_special_tokens=False):
+        state = guide.next_state(state, t)
+    assert state >= 0
+    allowed = guide.token_mask(state)
+    for text in ('"status', ' "status', '"stat'):
+        ids = llama3_tokenizer.encode(text, add_special_tokens=False)
+        after = guide.advance(state, ids)
+        assert after < 0 or guide.token_mask(after).any(), text
+    spelled = [t for t in np.flatnonzero(allowed).tolist() if (llama3_vocabulary.tokens[t] or b"").strip() in (b'"status', b'"status"')]
+    assert not spelled
+    assert guide.advance(state, llama3_tokenizer.encode('"stat":1}', add_special_tokens=False)) >= 0
