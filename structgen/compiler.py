@@ -167,14 +167,22 @@ def compile_json_schema(
     ``schema`` is a dict, a JSON string or a pydantic model class. ``whitespace`` is the regex
     allowed between JSON tokens (default ``[ ]?``: at most one space, so a small model cannot loop
     on whitespace). Properties come in schema order; ``key_order="any"`` lets the model choose the
-    order of up to five declared keys of an object, and ``extra_properties=True`` lets it add keys
-    that ``additionalProperties`` / ``patternProperties`` allow next to declared ones. Recursive ``$ref`` is unrolled
-    ``max_recursion_depth`` times (an under-approximation: sound, not complete).
+    order of an object's keys (any number of them: the object is an automaton of its own whose
+    frame remembers the keys written), and ``extra_properties=True`` lets it add keys that
+    ``additionalProperties`` / ``patternProperties`` allow next to declared ones.
+
+    The result is a :class:`Guide`, or a :class:`~structgen.pushdown.PushdownGuide` (same API)
+    when the schema has recursion, large sub-schemas used more than once, ``{}`` values or
+    ``key_order="any"`` objects: those pieces become automata of their own that their users call,
+    so recursion is exact (to a nesting depth of 128 frames) and nothing is copied per use.
+    ``max_recursion_depth`` now bounds recursion only where a sub-schema must be one finite
+    automaton (inside ``not``, ``if``, overlapping ``oneOf``, intersections), unrolled that many
+    times (an under-approximation: sound, not complete).
 
     ``extract_from`` (a document or a list of them): string values are verbatim spans of a
     document — every string value, or only those whose schema says ``"x-extract": true`` when
     any does. Object keys are not spans; ``""`` is (use ``minLength: 1``); other string keywords
-    still hold. See :mod:`structgen.spans`.
+    still hold. See :mod:`structgen.spans`. (Spans compile to one flat automaton.)
 
     Raises :class:`SchemaError` for an invalid schema, :class:`SchemaNotSupported` (with the JSON
     pointer) for a keyword structgen cannot enforce exactly, :class:`UnsatisfiableConstraint` when

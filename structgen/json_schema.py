@@ -21,7 +21,8 @@ keyword                                coverage
                                        the value's order, whitespace between tokens; an integer
                                        also as ``1.0`` while that float is exact)
 ``properties`` / ``required``          properties appear in schema order (``key_order="any"``:
-                                       any order for up to 5 declared keys); optional ones may
+                                       any order, any number of keys, in a network; up to 5
+                                       inside the algebra); optional ones may
                                        be left out; required names missing from ``properties``
                                        are emitted with the ``additionalProperties`` schema
 ``additionalProperties``               ``false``: exact. With declared properties, extra keys are
@@ -61,15 +62,19 @@ keyword                                coverage
                                        left
 ``if`` / ``then`` / ``else``           (if ∩ then) ∪ (else minus over-approximated if)
 ``$ref``, ``$defs``, ``definitions``   local references ``#``, ``#/json/pointer``, ``#anchor``;
-                                       a schema is re-entered at most ``max_recursion_depth``
-                                       times, beyond which an optional recursive part (optional
-                                       property, ``anyOf`` branch, array items past
-                                       ``minItems``) is dropped; a schema that needs deeper
-                                       recursion raises
+                                       in a network (:func:`schema_to_network`) a recursive
+                                       target is an automaton that calls itself: exact. Where
+                                       one finite automaton is needed (the algebra, and
+                                       :func:`schema_to_dfa`) a schema is re-entered at most
+                                       ``max_recursion_depth`` times, beyond which an optional
+                                       recursive part (optional property, ``anyOf`` branch,
+                                       array items past ``minItems``) is dropped; a schema that
+                                       needs deeper recursion raises
                                        :class:`CompileBudgetExceeded`. Remote references and an
                                        embedded ``$id`` next to a ``$ref`` are refused
-``{}`` / ``true``                      any JSON value nested at most ``max_recursion_depth``
-                                       levels deep (an under-approximation)
+``{}`` / ``true``                      any JSON value (in a network: an automaton calling
+                                       itself, any depth up to the guide's nesting bound;
+                                       otherwise nested at most ``max_recursion_depth`` levels)
 ``false``                              :class:`UnsatisfiableConstraint`
 ``patternProperties``,                 exact, with the object automaton of
 ``propertyNames``,                     :mod:`structgen.json_objects` (extra keys are written as
