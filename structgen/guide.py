@@ -409,13 +409,25 @@ class Guide:
             self._node_classes = self.dfa.byte_classes[trie.byte]
         return walk_state(self.dfa, self._node_classes, trie, state)
 
-    def _budget_mask(self, state: int, budget: int) -> np.ndarray:
-        key = (state, budget)
+    def _tight_cached(self, key: tuple[int, int]) -> np.ndarray | None:
+        """The cached mask of ``(state, budget)``, if any (most recently used last)."""
         with self._lock:
             mask = self._tight.get(key)
             if mask is not None:
                 self._tight.move_to_end(key)
-                return mask
+            return mask
+
+    def _tight_store(self, key: tuple[int, int], mask: np.ndarray) -> None:
+        with self._lock:
+            self._tight[key] = mask
+            while len(self._tight) > _TIGHT_CACHE_SIZE:
+                self._tight.popitem(last=False)
+
+    def _budget_mask(self, state: int, budget: int) -> np.ndarray:
+        key = (state, budget)
+        mask = self._tight_cached(key)
+        if mask is not None:
+            return mask
         trie = token_trie(self.vocabulary)
         reached = self._walk(state)
         dist = self._distances()
@@ -426,10 +438,7 @@ class Guide:
         if self._finals[state]:
             mask[self._eos] = True
         mask.flags.writeable = False
-        with self._lock:
-            self._tight[key] = mask
-            while len(self._tight) > _TIGHT_CACHE_SIZE:
-                self._tight.popitem(last=False)
+        self._tight_store(key, mask)
         return mask
 
     def allowed_token_ids(self, state: int) -> np.ndarray:

@@ -110,23 +110,17 @@ class _ObjectsMixin:
             return self.budget(self.members(entries), path)  # type: ignore[attr-defined]
         extra = self.extra_member(s, props, names, path, refs) if wants_extra else None
 
-        def finite(order: str = self.key_order) -> str:
+        def finite() -> str:
             # each member once as an automaton: the states below splice them many times
             members = [(self.embed(self.to_dfa(e, path)), r) for e, r in entries]  # type: ignore[attr-defined]
             more = None if extra is None else self.embed(self.to_dfa(extra, path))  # type: ignore[attr-defined]
-            was, self.key_order = self.key_order, order
-            try:
-                return self.budget(self.object_automaton(members, more, min_p, max_p, path), path)  # type: ignore[attr-defined]
-            finally:
-                self.key_order = was
+            return self.budget(self.object_automaton(members, more, min_p, max_p, path), path)  # type: ignore[attr-defined]
 
         if (
             getattr(self, "calls_on", False) and self.key_order == "any" and max_p is None and min_p <= len(required)
             and len(split) <= MAX_GUARDED_KEYS and (len(split) > 1 or extra is not None)
         ):
-            # (the automata algebra gets the object in schema order: there it is a positive side,
-            # what we may write, so fewer orders stay sound and keep the products small)
-            return self.guarded_object(split, extra, lambda: finite("schema"))  # type: ignore[attr-defined]
+            return self.guarded_object(split, extra, finite)  # type: ignore[attr-defined]
         return finite()
 
     def guarded_object(self, split: list[tuple[str, str, bool]], extra: Optional[str], finite: Any) -> str:

@@ -317,29 +317,31 @@ class PushdownGuide(Guide):
         return got
 
     def _stack(self, a: int, q: int, parent: int, data: int = 0) -> int:
+        """The id of the stack ``(a, q, data)`` on top of stack ``parent`` (-1: none)."""
         key = (a, q, parent, data)
         sid = self._stack_ids.get(key)
         if sid is None:
-            with self._lock:
-                sid = self._stack_ids.get(key)
-                if sid is None:
-                    sid = len(self._stacks)
-                    self._stacks.append(key)
-                    self._depths.append(1 if parent < 0 else self._depths[parent] + 1)
-                    self._stack_ids[key] = sid
+            sid = self._intern(self._stacks, self._stack_ids, key)
         return sid
 
     def _config(self, stacks: Iterable[int]) -> int:
+        """The id of the state that is this set of stacks."""
         key = tuple(sorted(set(stacks)))
         cid = self._config_ids.get(key)
         if cid is None:
-            with self._lock:
-                cid = self._config_ids.get(key)
-                if cid is None:
-                    cid = len(self._configs)
-                    self._configs.append(key)
-                    self._config_ids[key] = cid
+            cid = self._intern(self._configs, self._config_ids, key)
         return cid
+
+    def _intern(self, items: list, ids: dict, key: tuple) -> int:
+        with self._lock:
+            got = ids.get(key)
+            if got is None:
+                got = ids[key] = len(items)
+                items.append(key)
+                if items is self._stacks:
+                    parent = key[2]
+                    self._depths.append(1 if parent < 0 else self._depths[parent] + 1)
+        return got  # type: ignore[no-any-return]
 
     def _first(self, k: int) -> int:
         """The bytes a string of automaton ``k`` may start with (256-bit int)."""
@@ -972,11 +974,9 @@ class PushdownGuide(Guide):
 
     def _budget_mask_unlocked(self, state: int, budget: int) -> np.ndarray:
         key = (state, budget)
-        with self._lock:
-            mask = self._tight.get(key)
-            if mask is not None:
-                self._tight.move_to_end(key)
-                return mask
+        mask = self._tight_cached(key)
+        if mask is not None:
+            return mask
         plain = self.token_mask(state)
         self._distances_all()
         ok = np.zeros(self.vocabulary.size, dtype=bool)
@@ -1001,10 +1001,7 @@ class PushdownGuide(Guide):
         if self.is_final(state):
             ok[self._eos] = True
         ok.flags.writeable = False
-        with self._lock:
-            self._tight[key] = ok
-            while len(self._tight) > 1024:
-                self._tight.popitem(last=False)
+        self._tight_store(key, ok)
         return ok
 
     # -- forced text ---------------------------------------------------------------------------
