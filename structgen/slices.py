@@ -128,6 +128,7 @@ def prepare_vocabulary(vocab: Vocabulary) -> None:
     """Build ``vocab``'s token trie and every slice now (about 2 s for Llama-3's 128k tokens),
     so that no mask computation pays for them mid-generation. Servers call it at start-up."""
     token_trie(vocab)
+    vocab.missing_bytes  # noqa: B018  (cached on the vocabulary)
     for k in range(len(SLICES)):
         string_slice(vocab, k)
         _char_edges(k)  # (per process: the slice's one-character automaton)
