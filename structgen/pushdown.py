@@ -39,7 +39,7 @@ import numpy as np
 from .errors import CompileBudgetExceeded, UnsatisfiableConstraint, VocabularyError
 from .fsm import ByteDFA, _distances_to_final
 from .guide import DEFAULT_MASK_CACHE_BYTES, Guide
-from .distance import _token_sets
+from .distance import _single_bytes, _token_sets
 from .index import TokenTrie, _expand, _trie_lookup, token_trie
 from .nfa import CALL_BYTES, CLOSE_GUARD, GUARD_FIRST, call_edges
 from .regex import slotted_regex_to_dfa
@@ -808,11 +808,7 @@ class PushdownGuide(Guide):
                     if c not in queued:
                         queued.add(c)
                         work.append(c)
-        single = {t[0] for t in self.vocabulary.tokens if t is not None and len(t) == 1}
-        self._spells_bytes = all(
-            b in single for k in reach for q in range(self._auto(k).dfa.num_states) for b in self._auto(k).edges(q)
-        ) if sum(self._auto(k).dfa.num_states for k in reach) <= 50_000 else _reads_spelled(
-            [self._auto(k) for k in reach], single)
+        self._spells_bytes = _reads_spelled([self._auto(k) for k in reach], _single_bytes(self.vocabulary))
         for d in out.values():  # (states inside call paths are never reached: their distance stays _INF)
             d.flags.writeable = False
         self._bdists, self._bshortest = out, shortest
@@ -1211,12 +1207,12 @@ def _dijkstra(auto: _Auto, shortest: dict[int, int]) -> np.ndarray:
     return np.array(dist, dtype=np.int64)
 
 
-def _reads_spelled(autos: list[_Auto], single: set[int]) -> bool:
+def _reads_spelled(autos: list[_Auto], single: frozenset[int]) -> bool:
+    """Whether every byte the automata read is a single-byte token (see :mod:`.distance`)."""
     for auto in autos:
-        used = np.flatnonzero((auto.table >= 0).any(axis=0))
-        for b in range(256):
-            if auto.cls[b] in set(used.tolist()) and b not in single:
-                return False
+        read = (auto.table >= 0).any(axis=0)[auto.cls_np]  # per byte
+        if any(read[b] and b not in single for b in range(256)):
+            return False
     return True
 
 
