@@ -242,7 +242,7 @@ CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_to
         ({**CHAT, "response_format": {"type": "regex", "pattern": "(a)\\1"}}, 400, "back-reference"),
         ({**CHAT, "response_format": {"type": "regex", "pattern": "a{"}}, 400, "regex"),
         ({**CHAT, "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": {
-            "type": "object", "properties": {"a": {"type": "string", "pattern": "(?=x)y"}}}}}}, 400, "/properties/a"),
+            "type": "object", "properties": {"a": {"type": "string", "pattern": "(a)\\1"}}}}}}, 400, "/properties/a"),
         ({**CHAT, "response_format": {"type": "yaml"}}, 400, "response_format"),
         ({**CHAT, "temperature": 5}, 400, "temperature"),
         ({**CHAT, "model": "gpt-4o"}, 404, "gpt-4o"),
@@ -279,7 +279,7 @@ def test_extract_from(oai: Any, client: Any) -> None:
 
 def test_bad_input_through_the_openai_client(oai: Any) -> None:
     with pytest.raises(openai.BadRequestError, match="/properties/a"):
-        _chat(oai, "hi", {"type": "json_object", "schema": {"properties": {"a": {"pattern": "(?<=x)"}}}})
+        _chat(oai, "hi", {"type": "json_object", "schema": {"properties": {"a": {"pattern": "(x)\\1"}}}})
 
 
 def test_a_failing_request_does_not_fail_the_others(tiny_llama: tuple[Any, Any]) -> None:

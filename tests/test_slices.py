@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import structgen
 from structgen.fsm import ByteDFA
+from structgen.json_schema import schema_to_dfa
 from structgen.slices import MIXED, SLICES, char_successors, string_slice
 
 from .test_index import reference_mask
@@ -84,7 +85,7 @@ SCHEMAS = [
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_slice_masks_equal_full_walks_on_a_real_vocabulary(schema: dict, smollm2_vocabulary: Any) -> None:
-    guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
+    guide = structgen.Guide(schema_to_dfa(schema), smollm2_vocabulary)  # (the flat guide's slices)
     used = 0
     for s in range(guide.num_states):
         fast = guide._slice_mask(s)
@@ -92,6 +93,37 @@ def test_slice_masks_equal_full_walks_on_a_real_vocabulary(schema: dict, smollm2
             used += 1
             assert (fast == guide._walk_mask(s)).all(), s
     assert used > guide.num_states // 4
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_pushdown_sliced_walks_equal_full_walks(schema: dict, smollm2_vocabulary: Any) -> None:
+    """Root walks of a pushdown guide that use slices find the same tokens, end states and
+    branch nodes as the walk of the whole trie."""
+    from structgen.json_schema import schema_to_network
+    from structgen.pushdown import Network, PushdownGuide
+
+    from structgen import json_schema
+
+    was = json_schema.CALL_THRESHOLD
+    json_schema.CALL_THRESHOLD = 0  # every sub-schema an automaton of its own
+    try:
+        network = schema_to_network(schema)
+    finally:
+        json_schema.CALL_THRESHOLD = was
+    assert isinstance(network, Network)
+    guide = PushdownGuide(network, smollm2_vocabulary)
+    used = 0
+    for k in range(len(network)):
+        auto = guide._auto(k)
+        for q in range(auto.dfa.num_states):
+            sliced = guide._walk_sliced(auto, q)
+            if sliced is None:
+                continue
+            used += 1
+            full = guide._walk_numpy(auto, q)
+            assert dict(zip(sliced.ids.tolist(), sliced.ends.tolist())) == dict(zip(full.ids.tolist(), full.ends.tolist()))
+            assert sorted(sliced.branches) == sorted(full.branches)
+    assert used > 0
 
 
 def test_guide_memory_is_reported_and_bounded() -> None:
