@@ -155,6 +155,7 @@ def compile_json_schema(
     extract_from: Documents | None = None,
     key_order: str = "schema",
     extra_properties: bool = False,
+    dialect: str | None = None,
 ) -> Guide:
     """A guide whose outputs are JSON documents valid under ``schema``.
 
@@ -170,6 +171,10 @@ def compile_json_schema(
     any does. Object keys are not spans; ``""`` is (use ``minLength: 1``); other string keywords
     still hold. See :mod:`structgen.spans`.
 
+    ``dialect`` (``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"``, ``"2020-12"``)
+    reads the schema in that draft whatever its ``$schema`` says; by default ``$schema`` decides,
+    and a schema without one is 2020-12 (see :mod:`structgen.json_dialects`).
+
     Raises :class:`SchemaError` for an invalid schema, :class:`SchemaNotSupported` (with the JSON
     pointer) for a keyword structgen cannot enforce exactly, :class:`UnsatisfiableConstraint` when
     nothing can match.
@@ -181,20 +186,20 @@ def compile_json_schema(
 
     if not isinstance(vocabulary, Vocabulary):
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
-    loaded = load_schema(schema)
+    loaded = load_schema(schema, dialect=dialect)
     text = json.dumps(loaded, sort_keys=True, ensure_ascii=False)
     docs = None if extract_from is None else normalize_documents(extract_from)
 
     def make() -> ByteDFA:
         return schema_to_dfa(
             loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
-            extract_from=docs, key_order=key_order, extra_properties=extra_properties,
+            extract_from=docs, key_order=key_order, extra_properties=extra_properties, dialect=dialect,
         )
 
     title = loaded.get("title") if isinstance(loaded, dict) else None
     spans_key = None if docs is None else documents_key(docs)
     return _guide(
-        ("json", text, whitespace, max_recursion_depth, max_states, spans_key, key_order, extra_properties),
+        ("json", text, whitespace, max_recursion_depth, max_states, spans_key, key_order, extra_properties, dialect),
         vocabulary,
         make,
         f"JSON Schema {title or text[:60]!r}",

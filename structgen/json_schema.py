@@ -120,6 +120,7 @@ from .errors import (
     UnsatisfiableConstraint,
 )
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
+from .json_dialects import dialect_of, metaschema_validator, to_2020_12
 from .nfa import slot_marker
 from .regex import regex_to_dfa
 from .spans import normalize_documents
@@ -166,9 +167,9 @@ _SCHEMA_VALUED = ("items", "additionalProperties", "not", "if", "then", "else", 
                   "unevaluatedItems", "unevaluatedProperties", "contentSchema")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf")
-#: Keywords of older drafts that 2020-12 dropped: ignoring them would silently drop a constraint
-#: their author meant (``dependencies`` of draft 7, ``$recursiveRef`` of 2019-09).
-_LEGACY_KEYWORDS = ("dependencies", "$recursiveRef")
+#: Keywords of older drafts that 2020-12 dropped and that :mod:`structgen.json_dialects` could not
+#: rewrite (a ``$recursiveRef`` that is not a plain reference): refused rather than ignored.
+_LEGACY_KEYWORDS = ("$recursiveRef",)
 _TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 _LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 _UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
@@ -190,8 +191,9 @@ class _TooDeep(CompileBudgetExceeded):
 # Loading
 
 
-def load_schema(schema: Union[dict, bool, str, type]) -> Schema:
-    """Return ``schema`` as a dict or bool, checked against the draft 2020-12 metaschema.
+def load_schema(schema: Union[dict, bool, str, type], *, dialect: Optional[str] = None) -> Schema:
+    """Return ``schema`` as a dict or bool, checked against the metaschema of its dialect
+    (``dialect``, else its ``$schema``, else draft 2020-12: see :mod:`structgen.json_dialects`).
 
     Accepts a dict or bool (returned as is), a JSON string, or a pydantic model class (its
     ``model_json_schema()``; pydantic itself is never imported here). Raises :class:`SchemaError`
@@ -209,7 +211,7 @@ def load_schema(schema: Union[dict, bool, str, type]) -> Schema:
     if not isinstance(schema, (dict, bool)):
         raise SchemaError(f"a JSON Schema is an object or a boolean, got {type(schema).__name__}")
     try:
-        jsonschema.Draft202012Validator.check_schema(schema)
+        metaschema_validator(dialect_of(schema, dialect)).check_schema(schema)
     except jsonschema.exceptions.SchemaError as e:
         if e.validator == "format" and e.validator_value == "regex":
             keyword = "pattern" if e.absolute_path and e.absolute_path[-1] == "pattern" else "patternProperties"
@@ -526,7 +528,7 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
                 if sub.get(key):
                     raise SchemaNotSupported(
                         key, _pointer(tokens + (key,)),
-                        "an older draft's keyword that draft 2020-12 does not define; refused rather than ignored",
+                        "a 2019-09 recursive reference that resolves dynamically (to an outer $recursiveAnchor); refused rather than ignored",
                     )
             base = self._base(tokens)
             if isinstance(sub.get("$id"), str) or not tokens:
@@ -1018,6 +1020,7 @@ def schema_to_regex(
     *,
     whitespace: str = DEFAULT_WHITESPACE,
     max_recursion_depth: int = 3,
+    dialect: Optional[str] = None,
 ) -> str:
     """The regex (full-match, interegular-compatible) of the serialised instances of ``schema``.
 
@@ -1032,6 +1035,10 @@ def schema_to_regex(
         How many times a ``$ref`` may re-enter a schema it is already inside (so a recursive
         schema yields at most ``max_recursion_depth + 1`` nested copies of itself), and how many
         levels of arrays/objects a ``{}`` value may nest.
+    dialect:
+        ``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"`` or ``"2020-12"``: read the
+        schema in that draft, whatever its ``$schema`` says (default: its ``$schema``, else
+        2020-12). Older drafts are rewritten first (:mod:`structgen.json_dialects`).
 
     Raises
     ------
@@ -1044,7 +1051,7 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
-    regex, compiler, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES)
+    regex, compiler, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES, dialect=dialect)
     if compiler.slots:
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
     return regex
@@ -1059,6 +1066,7 @@ def schema_to_dfa(
     extract_from: Union[str, Sequence[str], None] = None,
     key_order: str = "schema",
     extra_properties: bool = False,
+    dialect: Optional[str] = None,
 ) -> ByteDFA:
     """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
     for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
@@ -1078,7 +1086,8 @@ def schema_to_dfa(
     (True, False)
     """
     regex, compiler, spans = _compile_root(
-        schema, whitespace, max_recursion_depth, max_states, extract_from, key_order=key_order, extra_properties=extra_properties
+        schema, whitespace, max_recursion_depth, max_states, extract_from, key_order=key_order,
+        extra_properties=extra_properties, dialect=dialect,
     )
     if spans is None:
         return compiler.to_dfa(regex, "")
@@ -1091,6 +1100,7 @@ def schema_to_dfa(
 def _compile_root(
     schema: Any, whitespace: str, max_recursion_depth: int, max_states: int,
     extract_from: Union[str, Sequence[str], None] = None, *, key_order: str = "schema", extra_properties: bool = False,
+    dialect: Optional[str] = None,
 ) -> tuple[str, "_Compiler", Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
@@ -1100,7 +1110,7 @@ def _compile_root(
         except re.error as e:
             raise RegexSyntaxError(whitespace, e.pos, e.msg) from e
         raise RegexNotSupported(whitespace, "characters other than JSON whitespace (space, \\t, \\n, \\r)")
-    root = load_schema(schema)
+    root = to_2020_12(load_schema(schema, dialect=dialect), dialect)
     spans = None if extract_from is None else SpanStrings(normalize_documents(extract_from), root, max_states=max_states)
     compiler = _Compiler(root, whitespace, max_recursion_depth, spans, key_order=key_order, extra_properties=extra_properties)
     compiler.max_states = max_states
