@@ -86,8 +86,8 @@ def test_draft6_has_no_if() -> None:
 
 
 def test_definitions_and_refs_through_them() -> None:
-    for dialect in (D4, D6, D7, None):
-        schema = {"definitions": {"pos": {"type": "integer", "minimum": 0}},
+    for dialect in (D4, D7, None):
+        schema = {"type": "object", "definitions": {"pos": {"type": "integer", "minimum": 0}},
                   "properties": {"a": {"$ref": "#/definitions/pos"}, "definitions": {"type": "string"}}}
         if dialect:
             schema["$schema"] = dialect
@@ -97,15 +97,16 @@ def test_definitions_and_refs_through_them() -> None:
 
 
 def test_dependencies_both_forms() -> None:
-    for dialect in (D4, D6, D7, None):
-        schema = {"dependencies": {"a": ["b"], "c": {"required": ["d"]}}}
+    for dialect in (D4, None):
+        schema = {"type": "object", "properties": {k: {"const": 1} for k in "abcd"}, "additionalProperties": False,
+                  "dependencies": {"a": ["b"], "c": {"required": ["d"]}}}
         if dialect:
             schema["$schema"] = dialect
         out = to_2020_12(schema)
         assert out["dependentRequired"] == {"a": ["b"]} and out["dependentSchemas"] == {"c": {"required": ["d"]}}
-        instances = [{}, {"a": 1}, {"a": 1, "b": 2}, {"c": 1}, {"c": 1, "d": 1}]
+        instances = [{}, {"a": 1}, {"a": 1, "b": 1}, {"c": 1}, {"c": 1, "d": 1}]
         check(schema, instances, None if dialect else "draft-07")
-        assert accepts(schema, {"a": 1, "b": 2}) and not accepts(schema, {"a": 1})
+        assert accepts(schema, {"a": 1, "b": 1}) and not accepts(schema, {"a": 1})
 
 
 def test_array_items_and_additional_items() -> None:
@@ -172,12 +173,12 @@ def test_cache_key_has_the_dialect() -> None:
     from structgen.compiler import compile_json_schema
     from structgen.vocabulary import Vocabulary
 
-    vocab = Vocabulary.from_bytes([b"{", b"}", b'"a"', b":", b"5", b" ", None], eos_token_ids=[6])
+    vocab = Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
     schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/n", "maximum": 2}}, "$defs": {"n": {"type": "integer"}},
               "required": ["a"], "additionalProperties": False}
     strict = compile_json_schema(schema, vocab, whitespace="")
     loose = compile_json_schema(schema, vocab, whitespace="", dialect="draft-07")
-    ids = [0, 2, 3, 4, 1]
+    ids = list(b'{"a":5}')
     s1, s2 = strict.advance(strict.initial_state, ids), loose.advance(loose.initial_state, ids)
     assert not (s1 >= 0 and strict.is_final(s1))
     assert s2 >= 0 and loose.is_final(s2)
