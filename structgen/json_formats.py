@@ -40,8 +40,10 @@ from .utf8 import complement_intervals
 __all__ = [
     "CHAR",
     "FORMATS",
+    "FREE_STRING_FORMATS",
     "INTEGER",
     "NUMBER",
+    "NUMBER_FORMATS",
     "STRING",
     "compiled_format",
     "compiled_pattern",
@@ -721,6 +723,15 @@ _JSON_POINTER = r'(?:/(?:[^"\\\x00-\x1f/~]|~[01])*)*'
 # draft-handrews-relative-json-pointer-01: a non-negative integer, then "#" or a JSON pointer.
 _RELATIVE_JSON_POINTER = f"(?:0|[1-9][0-9]*)(?:#|{_JSON_POINTER})"
 
+_IDN_HOSTNAME = _HOSTNAME.replace("A-Za-z0-9", "a-z0-9")  # (IDNA 2008 disallows upper case)
+_B64 = "[A-Za-z0-9+/]"
+#: RFC 4648 base64 with padding (OpenAPI's ``byte``).
+_BASE64 = f"(?:{_B64}{{4}})*(?:{_B64}{{2}}==|{_B64}{{3}}=)?"
+# A regex valid in both ECMA-262 and Python: literal characters, ".", simple classes and one
+# quantifier per atom (no escapes: a backslash would need JSON escaping), ^ and $ at the ends.
+_REGEX_ATOM = r'(?:[^"\\\x00-\x1f^$.|?*+()\[\]{}]|\.|\[[A-Za-z0-9_]+\])'
+_REGEX = rf"\^?(?:{_REGEX_ATOM}(?:[*+?]|\{{[0-9]{{1,3}}\}})?)*\$?"
+
 #: Supported ``format`` values and their regexes (exact unless noted in the module docs).
 FORMATS: dict[str, str] = {
     "date": _DATE,
@@ -736,7 +747,20 @@ FORMATS: dict[str, str] = {
     "uri-reference": f"(?:{_URI}|{_RELATIVE_REF})",
     "json-pointer": _JSON_POINTER,
     "relative-json-pointer": _RELATIVE_JSON_POINTER,
+    # under-approximations: ASCII URIs are IRIs, ASCII addresses and lower-case LDH names IDNs
+    "iri": _URI,
+    "iri-reference": f"(?:{_URI}|{_RELATIVE_REF})",
+    "idn-email": _EMAIL,
+    "idn-hostname": _IDN_HOSTNAME,
+    "regex": _REGEX,
+    # OpenAPI
+    "byte": _BASE64,
 }
+#: Formats that constrain no string: OpenAPI's numeric formats (on numbers, ``int32`` /
+#: ``int64`` are bounds: :data:`NUMBER_FORMATS`) and its UI hints.
+FREE_STRING_FORMATS = frozenset({"int32", "int64", "float", "double", "binary", "password"})
+#: Bounds of OpenAPI's integer formats, as ``(minimum, maximum)``.
+NUMBER_FORMATS: dict[str, tuple[int, int]] = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 def format_regex(name: str) -> Optional[str]:

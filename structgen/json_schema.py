@@ -99,10 +99,12 @@ annotations, unknown keywords          ignored, as the specification says — ex
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
 import math
+import warnings
 from typing import Any, Callable, Iterator, Optional, Sequence, Union
 from urllib.parse import unquote, urljoin
 
@@ -111,6 +113,7 @@ import referencing
 from jsonschema import validators as _validators
 
 from .errors import (
+    AnnotationWarning,
     CompileBudgetExceeded,
     ConstraintError,
     RegexNotSupported,
@@ -132,7 +135,9 @@ from .json_numbers import _NumbersMixin
 from .json_formats import (
     CHAR,
     FORMATS,
+    FREE_STRING_FORMATS,
     NUMBER,
+    NUMBER_FORMATS,
     STRING,
     compiled_format,
     compiled_pattern,
@@ -144,7 +149,7 @@ from .json_formats import (
     regex_width,
 )
 
-__all__ = ["DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "load_schema", "schema_to_dfa", "schema_to_regex"]
+__all__ = ["DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "format_annotations", "load_schema", "schema_to_dfa", "schema_to_regex"]
 
 #: At most one space between tokens: enough for readable output, too little to loop on.
 DEFAULT_WHITESPACE = r"[ ]?"
@@ -176,7 +181,7 @@ _UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusive
 
 
 #: Formats whose regex keeps under the RFC's length limit by dropping some long valid values.
-_CAPPED_FORMATS = ("hostname", "email")
+_CAPPED_FORMATS = ("hostname", "email", "idn-hostname", "idn-email")
 
 
 class _MergeClash(SchemaNotSupported):
@@ -415,19 +420,78 @@ def _pattern_properties_keyword(validator: Any, patterns: dict, instance: Any, s
                     yield from validator.descend(value, sub, path=key, schema_path=pattern)
 
 
-def _format_keyword(validator: Any, fmt: str, instance: Any, schema: dict) -> Iterator[Any]:
-    if isinstance(instance, str):
-        if format_regex(fmt) is None:
+def _anchored(regex: str) -> str:
+    """A custom format's regex (ECMA-262, matched against the whole string) as a ``pattern``."""
+    return f"^(?:{regex})$"
+
+
+def _format_keyword(custom: dict[str, str], unknown: str) -> Callable[..., Iterator[Any]]:
+    def keyword(validator: Any, fmt: str, instance: Any, schema: dict) -> Iterator[Any]:
+        if fmt in NUMBER_FORMATS and fmt not in custom and validator.is_type(instance, "number"):
+            lo, hi = NUMBER_FORMATS[fmt]
+            if not lo <= instance <= hi:
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        if not isinstance(instance, str):
+            return
+        if fmt in custom:
+            if not compiled_pattern(_anchored(custom[fmt])).fullmatch(_encoded(instance)):
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        elif format_regex(fmt) is not None:
+            if not compiled_format(fmt).fullmatch(instance):
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        elif fmt not in FREE_STRING_FORMATS and unknown == "error":
             raise SchemaNotSupported("format", "", f"unknown format {fmt!r}")
-        if not compiled_format(fmt).fullmatch(instance):
-            yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+
+    return keyword
 
 
-#: Draft 2020-12 with ``pattern`` and ``format`` read exactly as the regexes we emit read them.
-_Validator = _validators.extend(
-    jsonschema.Draft202012Validator,
-    {"pattern": _pattern_keyword, "patternProperties": _pattern_properties_keyword, "format": _format_keyword},
-)
+@functools.lru_cache(maxsize=32)
+def _validator_class(custom: tuple, unknown: str) -> Any:
+    """Draft 2020-12 with ``pattern`` and ``format`` read exactly as the regexes we emit read
+    them (``custom``: the ``formats=`` option as sorted pairs)."""
+    return _validators.extend(
+        jsonschema.Draft202012Validator,
+        {"pattern": _pattern_keyword, "patternProperties": _pattern_properties_keyword,
+         "format": _format_keyword(dict(custom), unknown)},
+    )
+
+
+def format_annotations(schema: Schema, formats: Optional[dict] = None) -> list[tuple[str, str]]:
+    """``(JSON pointer, name)`` of every ``format`` of a (2020-12) schema that structgen reads as an
+    annotation only: neither built in nor in ``formats``.
+
+    >>> format_annotations({"properties": {"p": {"type": "string", "format": "path"}}})
+    [('/properties/p/format', 'path')]
+    """
+    custom = formats or {}
+    out = []
+    for sub, tokens in _walk(schema):
+        fmt = sub.get("format")
+        if isinstance(fmt, str) and fmt not in custom and fmt not in FORMATS and fmt not in FREE_STRING_FORMATS:
+            out.append((_pointer(tokens + ("format",)), fmt))
+    return out
+
+
+def warn_annotations(schema: Schema, formats: Optional[dict], unknown_formats: str, stacklevel: int = 2) -> None:
+    """An :class:`AnnotationWarning` per unknown ``format`` (with ``unknown_formats="annotate"``)."""
+    _check_format_options(formats, unknown_formats)
+    if unknown_formats == "annotate":
+        for path, fmt in format_annotations(schema, formats):
+            warnings.warn(AnnotationWarning("format", path, fmt), stacklevel=stacklevel + 1)
+
+
+def _check_format_options(formats: Optional[dict], unknown_formats: str) -> dict[str, str]:
+    if unknown_formats not in ("annotate", "error"):
+        raise ValueError(f"unknown_formats must be 'annotate' or 'error', got {unknown_formats!r}")
+    if formats is None:
+        return {}
+    if not isinstance(formats, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in formats.items()):
+        raise TypeError("formats must be a dict of format names to regexes (strings)")
+    return dict(formats)
+
+
+#: The validator of the default options (every known format enforced, unknown ones annotations).
+_Validator = _validator_class((), "annotate")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -491,7 +555,8 @@ def _disjoint_values(a: Optional[list], b: Optional[list]) -> bool:
 class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
     def __init__(
         self, root: Schema, whitespace: str, max_depth: int, spans: Optional[SpanStrings] = None, *,
-        key_order: str = "schema", extra_properties: bool = False,
+        key_order: str = "schema", extra_properties: bool = False, formats: Optional[dict] = None,
+        unknown_formats: str = "annotate",
     ) -> None:
         if key_order not in ("schema", "any"):
             raise ValueError(f"key_order must be 'schema' or 'any', got {key_order!r}")
@@ -501,7 +566,10 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         self.spans = spans  # extract_from: string values restricted to spans of documents
         self.max_depth = max_depth
         self.ws = f"(?:{whitespace})" if whitespace else ""
-        self.validator = _Validator(root, registry=referencing.Registry())  # (no remote retrieval)
+        self.formats = _check_format_options(formats, unknown_formats)
+        self.unknown_formats = unknown_formats
+        validator = _validator_class(tuple(sorted(self.formats.items())), unknown_formats)
+        self.validator = validator(root, registry=referencing.Registry())  # (no remote retrieval)
         self.anchors: dict[str, tuple] = {}  # "base#name" -> tokens
         self._any: Optional[str] = None
         self.max_states = DEFAULT_MAX_STATES
@@ -795,6 +863,10 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         types = list(_TYPES) if t is None else list(dict.fromkeys(_type_set(t) if isinstance(t, str) else t))
         if "number" in types and "integer" in types:
             types.remove("integer")
+        fmt = s.get("format")
+        if fmt in NUMBER_FORMATS and fmt not in self.formats and ("number" in types or "integer" in types):
+            lo, hi = NUMBER_FORMATS[fmt]  # (OpenAPI's int32 / int64: bounds on numbers)
+            s = {**s, "minimum": max(s.get("minimum", lo), lo), "maximum": min(s.get("maximum", hi), hi)}
         builders: dict[str, Callable[[dict, str, tuple], str]] = {
             "object": self.object, "array": self.array, "string": self.string, "number": self.number,
             "integer": self.integer, "boolean": lambda *_: "(?:true|false)", "null": lambda *_: "null",
@@ -904,12 +976,13 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         if hi is not None and lo > hi:
             raise UnsatisfiableConstraint(f"minLength {lo} > maxLength {hi}", path or "/")
         fmt, pattern = s.get("format"), s.get("pattern")
-        if fmt is not None:
-            regex = format_regex(fmt)
-            if regex is None:
-                raise SchemaNotSupported("format", f"{path}/format", f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-            if pattern is not None:
-                raise SchemaNotSupported("pattern", f"{path}/pattern", f"together with format {fmt!r}")
+        regex = None if fmt is None else self.format_body(fmt, f"{path}/format")
+        if regex is not None and pattern is not None:
+            return self.format_and_pattern(regex, fmt, pattern, lo, hi, path)
+        if regex is not None and fmt in self.formats:
+            quoted = f'"(?:{regex})"'
+            return self.with_length(quoted, lo, hi, path, f"format {fmt!r}") if lo or hi is not None else quoted
+        if regex is not None:
             wlo, whi = regex_width(regex)
             if fmt in _CAPPED_FORMATS and (wlo < lo or (hi is not None and (whi is None or whi > hi))):
                 key = "minLength" if wlo < lo else "maxLength"  # (our length cap is tighter than the RFC's)
@@ -934,6 +1007,39 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
                 raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches pattern {pattern!r}", path or "/")
             return f'"{body}"'
         return '"' + quantify(CHAR, lo, hi) + '"'
+
+    def format_body(self, fmt: Any, path: str) -> Optional[str]:
+        """The regex of the string contents of a ``format`` (None: it constrains no string)."""
+        if not isinstance(fmt, str):
+            return None
+        if fmt in self.formats:  # (a custom format: its regex matches the whole decoded string)
+            body = pattern_regex(_anchored(self.formats[fmt]), path=path)
+            if body is None:
+                raise UnsatisfiableConstraint(f"no string matches the regex of format {fmt!r}", path)
+            return body
+        regex = format_regex(fmt)
+        if regex is None and fmt not in FREE_STRING_FORMATS and self.unknown_formats == "error":
+            raise SchemaNotSupported("format", path, f"unknown format {fmt!r}; known: {', '.join(FORMATS)} (or pass formats=)")
+        return regex  # (unknown: an annotation, see format_annotations)
+
+    def format_and_pattern(self, regex: str, fmt: str, pattern: str, lo: int, hi: Optional[int], path: str) -> str:
+        """A string under both a ``format`` and a ``pattern``: the two automata intersected.
+        Built-in formats are under-approximations, so an empty result is a refusal there."""
+        body = pattern_regex(pattern, path=f"{path}/pattern")
+        if body is None:
+            raise UnsatisfiableConstraint(f"no string matches pattern {pattern!r}", path or "/")
+        what = f"format {fmt!r} and pattern {pattern!r}"
+        try:
+            both = self.inter(f'"(?:{regex})"', f'"{body}"', path)
+            if both is None:
+                raise UnsatisfiableConstraint(f"no string matches {what}", path or "/")
+            return self.with_length(both, lo, hi, path, what) if lo or hi is not None else both
+        except UnsatisfiableConstraint:
+            if fmt in self.formats:
+                raise
+            raise SchemaNotSupported(
+                "pattern", f"{path}/pattern", f"no string of structgen's format {fmt!r} matches it (the format's regex leaves some valid strings out)"
+            ) from None
 
     def with_length(self, string: str, lo: int, hi: Optional[int], path: str, what: str) -> str:
         """The strings of the regex ``string`` (quotes included) of ``lo``..``hi`` characters: an
@@ -1021,6 +1127,8 @@ def schema_to_regex(
     whitespace: str = DEFAULT_WHITESPACE,
     max_recursion_depth: int = 3,
     dialect: Optional[str] = None,
+    formats: Optional[dict] = None,
+    unknown_formats: str = "annotate",
 ) -> str:
     """The regex (full-match, interegular-compatible) of the serialised instances of ``schema``.
 
@@ -1039,6 +1147,15 @@ def schema_to_regex(
         ``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"`` or ``"2020-12"``: read the
         schema in that draft, whatever its ``$schema`` says (default: its ``$schema``, else
         2020-12). Older drafts are rewritten first (:mod:`structgen.json_dialects`).
+    formats:
+        Custom formats, ``{name: regex}``: a string with ``"format": name`` must match ``regex``
+        (ECMA-262 syntax, as ``pattern``, matched against the whole string). They are enforced,
+        and take precedence over the built-in formats of the same name.
+    unknown_formats:
+        ``"annotate"`` (default): a ``format`` neither built in nor in ``formats`` constrains
+        nothing, as the specification reads it, and each one raises an
+        :class:`~structgen.errors.AnnotationWarning` naming its JSON pointer. ``"error"``: it
+        raises :class:`SchemaNotSupported` where a string would be compiled under it.
 
     Raises
     ------
@@ -1051,7 +1168,11 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
-    regex, compiler, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES, dialect=dialect)
+    regex, compiler, _ = _compile_root(
+        schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES, dialect=dialect, formats=formats,
+        unknown_formats=unknown_formats,
+    )
+    warn_annotations(compiler.root, formats, unknown_formats)
     if compiler.slots:
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
     return regex
@@ -1067,6 +1188,8 @@ def schema_to_dfa(
     key_order: str = "schema",
     extra_properties: bool = False,
     dialect: Optional[str] = None,
+    formats: Optional[dict] = None,
+    unknown_formats: str = "annotate",
 ) -> ByteDFA:
     """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
     for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
@@ -1085,10 +1208,27 @@ def schema_to_dfa(
     >>> dfa.accepts(b"12"), dfa.accepts(b"9")
     (True, False)
     """
+    dfa, root = _schema_dfa(
+        schema, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
+        extract_from=extract_from, key_order=key_order, extra_properties=extra_properties, dialect=dialect,
+        formats=formats, unknown_formats=unknown_formats,
+    )
+    warn_annotations(root, formats, unknown_formats)
+    return dfa
+
+
+def _schema_dfa(schema: Any, *, whitespace: str, max_recursion_depth: int, max_states: int, extract_from: Any,
+                key_order: str, extra_properties: bool, dialect: Optional[str], formats: Optional[dict],
+                unknown_formats: str) -> tuple[ByteDFA, Schema]:
+    """:func:`schema_to_dfa` without its warnings, and the (2020-12) schema it compiled."""
     regex, compiler, spans = _compile_root(
         schema, whitespace, max_recursion_depth, max_states, extract_from, key_order=key_order,
-        extra_properties=extra_properties, dialect=dialect,
+        extra_properties=extra_properties, dialect=dialect, formats=formats, unknown_formats=unknown_formats,
     )
+    return _finish(regex, compiler, spans, max_states), compiler.root
+
+
+def _finish(regex: str, compiler: "_Compiler", spans: Optional[SpanStrings], max_states: int) -> ByteDFA:
     if spans is None:
         return compiler.to_dfa(regex, "")
     # span strings are placeholders until here (see structgen.spans_json)
@@ -1100,7 +1240,7 @@ def schema_to_dfa(
 def _compile_root(
     schema: Any, whitespace: str, max_recursion_depth: int, max_states: int,
     extract_from: Union[str, Sequence[str], None] = None, *, key_order: str = "schema", extra_properties: bool = False,
-    dialect: Optional[str] = None,
+    dialect: Optional[str] = None, formats: Optional[dict] = None, unknown_formats: str = "annotate",
 ) -> tuple[str, "_Compiler", Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
         raise ValueError(f"max_recursion_depth must be a non-negative int, got {max_recursion_depth!r}")
@@ -1112,7 +1252,10 @@ def _compile_root(
         raise RegexNotSupported(whitespace, "characters other than JSON whitespace (space, \\t, \\n, \\r)")
     root = to_2020_12(load_schema(schema, dialect=dialect), dialect)
     spans = None if extract_from is None else SpanStrings(normalize_documents(extract_from), root, max_states=max_states)
-    compiler = _Compiler(root, whitespace, max_recursion_depth, spans, key_order=key_order, extra_properties=extra_properties)
+    compiler = _Compiler(
+        root, whitespace, max_recursion_depth, spans, key_order=key_order, extra_properties=extra_properties,
+        formats=formats, unknown_formats=unknown_formats,
+    )
     compiler.max_states = max_states
     try:
         regex = compiler.compile(root, "", ("",))  # the root counts as entered once, like a $ref target

@@ -437,10 +437,10 @@ REFUSED = [
     ({"type": "array", "contains": {"type": "integer"}, "unevaluatedItems": False}, "unevaluatedItems", "/unevaluatedItems"),
     ({"$defs": {"a": {"$dynamicAnchor": "a"}}, "items": {"$dynamicRef": "#a"}}, "$dynamicRef", "/items/$dynamicRef"),
     ({"properties": {"a": {"$ref": "https://example.com/schema.json"}}}, "$ref", "/properties/a/$ref"),
-    ({"type": "string", "format": "idn-email"}, "format", "/format"),
+    ({"type": "string", "format": "hostname", "pattern": "^\u00fc"}, "pattern", "/pattern"),
     ({"type": "string", "pattern": "(a)\\1"}, "pattern", "/pattern"),
     ({"type": "string", "format": "hostname", "minLength": 300}, "minLength", "/minLength"),
-    ({"type": "object", "dependencies": {"a": ["b"]}}, "dependencies", "/dependencies"),
+    ({"$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveAnchor": True, "$defs": {"i": {"$id": "i", "$recursiveAnchor": True, "items": {"$recursiveRef": "#"}}}, "items": {"$ref": "i"}}, "$recursiveRef", "/$defs/i/items/$recursiveRef"),
     ({"type": "string", "oneOf": [{"pattern": "a"}, {"pattern": "b"}]}, "oneOf", "/oneOf"),
 ]
 
