@@ -281,6 +281,9 @@ def parse_time(text: str) -> None:
 def test_formats_are_sound(data: st.DataObject) -> None:
     name = data.draw(st.sampled_from(sorted(jf.FORMATS)))
     text = data.draw(st.from_regex(jf.FORMATS[name], fullmatch=True))
+    if name in ("regex", "byte"):  # (checked by their own tests above)
+        return
+    name = {"iri": "uri", "iri-reference": "uri-reference", "idn-email": "email", "idn-hostname": "hostname"}.get(name, name)
     if name == "date":
         datetime.date.fromisoformat(text)
     elif name == "time":
