@@ -17,7 +17,9 @@ read with Python's own regex parser and re-emitted unit by unit: ``"`` becomes `
 ``\\n`` or ``\\u000a``. Where ECMA-262 and Python's ``re`` (what ``jsonschema`` runs) read a construct
 differently, each character set is the intersection of both readings (``\\d`` is ``[0-9]``, ``.``
 excludes CR and U+2028/U+2029), so an accepted string satisfies the pattern under either engine;
-constructs with no exact regular translation raise :class:`SchemaNotSupported`.
+constructs with no exact regular translation raise :class:`SchemaNotSupported`. Unicode property
+classes (``\\p{L}``, ``\\P{Lu}``, ECMA-262 with the ``u`` flag) are expanded into plain classes first
+(:mod:`structgen.unicode_props`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from .errors import SchemaNotSupported
+from .unicode_props import expand_properties
 from .utf8 import complement_intervals
 
 __all__ = [
@@ -237,7 +240,7 @@ _CATEGORIES = {
     _sre.CATEGORY_WORD: ("word", False), _sre.CATEGORY_NOT_WORD: ("word", True),
 }
 _SUPERSET_CATEGORIES = {_sre.CATEGORY_DIGIT, _sre.CATEGORY_WORD}  # Python's set contains ECMA's
-_MAX_CLASS_CHARS = 70_000
+_MAX_CLASS_CHARS = 300_000  # (\p{L} has about 140,000)
 
 
 def _class_char(cp: int) -> str:
@@ -309,7 +312,7 @@ def encode_set(s: Ranges, path: str = "") -> Optional[str]:
 # ---------------------------------------------------------------------------------------------
 # ECMA-262 patterns
 
-_ALLOWED_ESCAPE_LETTERS = set("dDwWsSbBnrtfvxu0")
+_ALLOWED_ESCAPE_LETTERS = set("dDwWsSbBnrtfvxu0pP")  # (\\p{..}: see structgen.unicode_props)
 
 
 def _prescan(pattern: str, path: str) -> None:
@@ -517,6 +520,8 @@ class _Translator:
     def ir(self, item: tuple) -> tuple:
         """('fixed', regex, width) | ('rep', unit, lo, hi) | ('var', regex, lo, hi)."""
         op, av = item
+        if op is _sre.SUBPATTERN and not av[1] and not av[2] and len(av[3]) == 1:
+            return self.ir(av[3][0])  # ("(X*)" is "X*")
         if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and len(av[2]) == 1:
             sub = av[2][0]
             s = _single_set(*sub)
@@ -626,7 +631,7 @@ def _parse(pattern: str, path: str) -> list:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            parsed = _sre_parse.parse(pattern)
+            parsed = _sre_parse.parse(expand_properties(pattern, path))
     except re.error as e:
         raise SchemaNotSupported("pattern", path, f"{pattern!r} is not a Python regex: {e}") from e
     if parsed.state.flags & ~re.UNICODE:

@@ -127,6 +127,7 @@ from .json_dialects import dialect_of, metaschema_validator, to_2020_12
 from .nfa import slot_marker
 from .regex import regex_to_dfa
 from .spans import normalize_documents
+from .unicode_props import regex_syntax_ok
 from .spans_json import SpanStrings
 from .json_algebra import _AlgebraMixin
 from .json_keywords import _KeywordsMixin
@@ -215,14 +216,24 @@ def load_schema(schema: Union[dict, bool, str, type], *, dialect: Optional[str] 
         raise SchemaError(f"expected a dict, a bool, a JSON string or a pydantic model class, got {type(schema).__name__}")
     if not isinstance(schema, (dict, bool)):
         raise SchemaError(f"a JSON Schema is an object or a boolean, got {type(schema).__name__}")
+    validator = metaschema_validator(dialect_of(schema, dialect))
     try:
-        metaschema_validator(dialect_of(schema, dialect)).check_schema(schema)
+        validator.check_schema(schema, format_checker=_metaschema_formats(validator))
     except jsonschema.exceptions.SchemaError as e:
         if e.validator == "format" and e.validator_value == "regex":
             keyword = "pattern" if e.absolute_path and e.absolute_path[-1] == "pattern" else "patternProperties"
             raise SchemaNotSupported(keyword, _pointer(e.absolute_path), f"{e.instance!r} is not a regex Python can read") from e
         raise SchemaError(e.message, _pointer(e.absolute_path)) from e
     return schema
+
+
+@functools.lru_cache(maxsize=None)
+def _metaschema_formats(validator: Any) -> Any:
+    """The metaschema's format checker, with ``regex`` reading ECMA-262's ``\\p{..}`` too."""
+    checker = jsonschema.FormatChecker()
+    checker.checkers = dict(validator.FORMAT_CHECKER.checkers)
+    checker.checks("regex")(regex_syntax_ok)
+    return checker
 
 
 def _pointer(tokens: Any) -> str:
