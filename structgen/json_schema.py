@@ -1,5 +1,8 @@
 """JSON Schema (draft 2020-12) → a regex whose language is the serialisations of the valid instances.
 
+Older drafts (draft-04, -06, -07, 2019-09, by ``$schema`` or ``dialect=``) are first rewritten into
+2020-12 by :mod:`structgen.json_dialects`; the table below is about 2020-12 keywords.
+
 The regex is matched with full-match semantics; between two JSON tokens (after ``{ [ , :`` and
 before ``} ] , :``) it allows one match of the ``whitespace`` regex, so both ``json.dumps(x)`` and
 ``json.dumps(x, separators=(",", ":"))`` (``ensure_ascii=False``) of an instance we cover match.
@@ -32,15 +35,23 @@ keyword                                coverage
 ``items`` / ``prefixItems``            exact, with ``minItems`` / ``maxItems``
 ``minLength`` / ``maxLength``          exact, in code points (an escape is one character)
 ``pattern``                            ECMA-262 search semantics, translated per character (see
-                                       :mod:`structgen.json_formats`); with min/maxLength only
-                                       when exactly combinable, else refused
+                                       :mod:`structgen.json_formats`), ``\\p{..}`` general
+                                       categories included (:mod:`structgen.unicode_props`);
+                                       with min/maxLength exactly combined, or the automata
+                                       intersected; next to ``format``, intersected with it
 ``format``                             date, time, date-time, duration, uuid, ipv4, ipv6,
                                        hostname, email, uri, uri-reference, json-pointer,
-                                       relative-json-pointer (hostname and email are
-                                       under-approximations keeping RFC length limits; quoted
-                                       e-mail local parts, IPvFuture and pointer characters JSON
-                                       escapes are left out);
-                                       any other format is refused
+                                       relative-json-pointer, byte (base64) enforced (hostname
+                                       and email are under-approximations keeping RFC length
+                                       limits; quoted e-mail local parts, IPvFuture and pointer
+                                       characters JSON escapes are left out); iri,
+                                       iri-reference, idn-email, idn-hostname, regex as ASCII
+                                       under-approximations; int32 / int64 bound numbers;
+                                       float, double, binary, password constrain nothing;
+                                       ``formats={name: regex}`` custom formats enforced; any
+                                       other format is an annotation (an
+                                       :class:`~structgen.errors.AnnotationWarning` names it;
+                                       ``unknown_formats="error"`` refuses it)
 ``minimum`` / ``maximum`` / exclusive  exact for integers (digit-range regexes); for numbers
                                        exact on numbers written without exponent (strict
                                        bounds: a fraction has at most 15 digits, see
@@ -91,9 +102,10 @@ keyword                                coverage
                                        to each value; or when at most one item can appear; else
                                        refused
 ``$dynamicRef``                        refused
-annotations, unknown keywords          ignored, as the specification says — except the
-                                       draft 7 / 2019-09 ``dependencies`` and ``$recursiveRef``,
-                                       refused so a meant constraint is not silently lost
+annotations, unknown keywords          ignored, as the specification says — except
+                                       ``dependencies`` and ``definitions`` (read as the older
+                                       drafts meant them) and a ``$recursiveRef`` that is not a
+                                       plain reference (refused, not silently lost)
 =====================================  =========================================================
 """
 
