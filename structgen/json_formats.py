@@ -55,6 +55,7 @@ __all__ = [
     "integer_range",
     "literal",
     "matches_only",
+    "pattern_language_is_python",
     "pattern_regex",
     "quantify",
     "regex_width",
@@ -653,6 +654,38 @@ def pattern_regex(pattern: str, min_length: int = 0, max_length: Optional[int] =
     if not alts:
         return None
     return _alt(alts)
+
+
+def _plain(items: Iterable[tuple]) -> bool:
+    for op, av in items:
+        if op in (_sre.LITERAL, _sre.NOT_LITERAL):
+            continue
+        if op is _sre.IN:
+            if any(iop not in (_sre.LITERAL, _sre.RANGE, _sre.NEGATE) for iop, _ in av):
+                return False
+        elif op is _sre.BRANCH:
+            if not all(_plain(sub) for sub in av[1]):
+                return False
+        elif op is _sre.SUBPATTERN:
+            if av[1] or av[2] or not _plain(av[3]):
+                return False
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT):
+            if not _plain(av[2]):
+                return False
+        elif not (op is _sre.AT and av is _sre.AT_BEGINNING):
+            return False
+    return True
+
+
+def pattern_language_is_python(pattern: str) -> bool:
+    """Whether :func:`pattern_regex` reads ``pattern`` exactly as Python's ``re.search`` does (the
+    engine ``jsonschema`` runs): literals, classes of literals and ranges, groups, alternations,
+    repetitions and ``^`` only (no ``\\d``/``\\w``/``.``, whose readings differ, and no ``$``,
+    which Python also matches before a final newline)."""
+    try:
+        return "\\p" not in pattern and "\\P" not in pattern and _plain(_parse(pattern, ""))
+    except SchemaNotSupported:
+        return False
 
 
 @functools.lru_cache(maxsize=256)
