@@ -16,6 +16,7 @@ from typing import Any
 
 from .compiler import clear_cache, compile_extract, compile_json_schema, compile_regex
 from .errors import (
+    AnnotationWarning,
     CompileBudgetExceeded,
     ConstraintError,
     RegexNotSupported,
@@ -41,6 +42,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "AnnotationWarning",
     "CompileBudgetExceeded",
     "ConstraintError",
     "Guide",

@@ -161,6 +161,9 @@ def compile_json_schema(
     extract_from: Documents | None = None,
     key_order: str = "schema",
     extra_properties: bool = False,
+    dialect: str | None = None,
+    formats: dict[str, str] | None = None,
+    unknown_formats: str = "annotate",
 ) -> Guide:
     """A guide whose outputs are JSON documents valid under ``schema``.
 
@@ -184,6 +187,16 @@ def compile_json_schema(
     any does. Object keys are not spans; ``""`` is (use ``minLength: 1``); other string keywords
     still hold. See :mod:`structgen.spans`. (Spans compile to one flat automaton.)
 
+    ``dialect`` (``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"``, ``"2020-12"``)
+    reads the schema in that draft whatever its ``$schema`` says; by default ``$schema`` decides,
+    and a schema without one is 2020-12 (see :mod:`structgen.json_dialects`).
+
+    ``format``: the built-in formats are enforced; ``formats={"name": regex}`` adds custom ones
+    (ECMA-262 regexes matched against the whole string, enforced). Any other format is an
+    annotation, as the specification reads it: it constrains nothing, and every call warns
+    (:class:`AnnotationWarning`, naming the JSON pointer); ``unknown_formats="error"`` refuses
+    it instead (:class:`SchemaNotSupported`).
+
     Raises :class:`SchemaError` for an invalid schema, :class:`SchemaNotSupported` (with the JSON
     pointer) for a keyword structgen cannot enforce exactly, :class:`UnsatisfiableConstraint` when
     nothing can match.
@@ -191,29 +204,29 @@ def compile_json_schema(
     Example:
         >>> guide = compile_json_schema({"type": "integer", "minimum": 0}, vocab)   # doctest: +SKIP
     """
-    from .json_schema import load_schema, schema_to_dfa, schema_to_network
+    from .json_dialects import to_2020_12
+    from .json_schema import _schema_dfa, load_schema, warn_annotations
 
     if not isinstance(vocabulary, Vocabulary):
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
-    loaded = load_schema(schema)
+    loaded = load_schema(schema, dialect=dialect)
     text = json.dumps(loaded, sort_keys=True, ensure_ascii=False)
     docs = None if extract_from is None else normalize_documents(extract_from)
 
     def make() -> ByteDFA | Network:
-        if docs is None:
-            return schema_to_network(
-                loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
-                key_order=key_order, extra_properties=extra_properties,
-            )
-        return schema_to_dfa(
+        return _schema_dfa(
             loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
-            extract_from=docs, key_order=key_order, extra_properties=extra_properties,
-        )
+            extract_from=docs, key_order=key_order, extra_properties=extra_properties, dialect=dialect,
+            formats=formats, unknown_formats=unknown_formats, network=docs is None,
+        )[0]
 
+    warn_annotations(to_2020_12(loaded, dialect), formats, unknown_formats)  # (on every call, cached or not)
+    formats_key = None if formats is None else tuple(sorted(formats.items()))
     title = loaded.get("title") if isinstance(loaded, dict) else None
     spans_key = None if docs is None else documents_key(docs)
     return _guide(
-        ("json", text, whitespace, max_recursion_depth, max_states, spans_key, key_order, extra_properties),
+        ("json", text, whitespace, max_recursion_depth, max_states, spans_key, key_order, extra_properties, dialect,
+         formats_key, unknown_formats),
         vocabulary,
         make,
         f"JSON Schema {title or text[:60]!r}",

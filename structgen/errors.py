@@ -10,12 +10,15 @@ StructgenError(Exception)
 │   └── UnsatisfiableConstraint                   nothing can match (minItems > maxItems, ...)
 ├── VocabularyError(StructgenError, ValueError)   a token's bytes cannot be recovered, no EOS
 └── CompileBudgetExceeded(StructgenError)         states / recursion over the configured budget (.limit, .path)
+
+AnnotationWarning(UserWarning)                    a keyword read as an annotation only (an unknown format)
 ```
 """
 
 from __future__ import annotations
 
 __all__ = [
+    "AnnotationWarning",
     "CompileBudgetExceeded",
     "ConstraintError",
     "RegexNotSupported",
@@ -114,4 +117,19 @@ class CompileBudgetExceeded(StructgenError):
         super().__init__(
             f"compile budget exceeded{where}: {what} over the limit of {limit}; "
             "simplify the constraint or raise the budget"
+        )
+
+
+class AnnotationWarning(UserWarning):
+    """A keyword that constrains nothing here: an unknown ``format`` is an annotation, as the
+    specification reads it (pass ``formats={name: regex}`` to enforce it, or
+    ``unknown_formats="error"`` to refuse it). ``.keyword``, ``.path`` (a JSON pointer), ``.value``."""
+
+    def __init__(self, keyword: str, path: str, value: object) -> None:
+        self.keyword = keyword
+        self.path = path
+        self.value = value
+        super().__init__(
+            f"{keyword} {value!r} at {path or '/'} is unknown: read as an annotation, the string is not "
+            f"constrained by it (pass formats={{{value!r}: regex}} to enforce it)"
         )

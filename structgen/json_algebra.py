@@ -27,7 +27,7 @@ from typing import Any, Optional
 from .algebra import difference, intersect
 from .errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 from .fsm import ByteDFA
-from .json_formats import CHAR, literal, quantify
+from .json_formats import CHAR, literal, pattern_language_is_python, pattern_regex, quantify
 from .json_numbers import number_bound, safe_digits
 
 __all__ = ["CANON_CHAR", "CANON_STRING", "UNIVERSE_DEPTH"]
@@ -237,7 +237,15 @@ class _AlgebraMixin:
         hi = None if s.get("maxLength") is None else int(s["maxLength"])
         if hi is not None and lo > hi:
             return None
-        return '"' + quantify(CHAR, lo, hi) + '"'  # (pattern and format ignored: a superset)
+        acc: Regex = '"' + quantify(CHAR, lo, hi) + '"'  # (format ignored: a superset)
+        pattern = s.get("pattern")
+        if isinstance(pattern, str) and pattern_language_is_python(pattern):
+            try:
+                body = pattern_regex(pattern)  # (exactly the strings re.search finds it in, every spelling)
+            except SchemaNotSupported:
+                return acc
+            acc = None if body is None else self.inter(acc, f'"{body}"', path)
+        return acc
 
     def over_array(self, s: dict, path: str, refs: tuple) -> Regex:
         u = self.universe()

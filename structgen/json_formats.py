@@ -21,7 +21,9 @@ satisfies the pattern under either engine; ``\\b``/``\\B`` read ECMA's ASCII ``\
 and ``^``/``$`` inside the pattern are written as Python look-arounds over encoded units (a
 look-behind anchored at the string's start, so it only starts on a unit boundary): such a
 translation reads the whole string, and is compiled to its own automaton (:func:`has_assertions`).
-Constructs with no exact regular translation raise :class:`SchemaNotSupported`.
+Unicode property classes (``\\p{L}``, ``\\P{Lu}``, ECMA-262 with the ``u`` flag) are expanded into
+plain classes first (:mod:`structgen.unicode_props`). Constructs with no exact regular translation
+raise :class:`SchemaNotSupported`.
 """
 
 from __future__ import annotations
@@ -39,13 +41,16 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 from .errors import SchemaNotSupported
+from .unicode_props import expand_properties
 from .utf8 import complement_intervals
 
 __all__ = [
     "CHAR",
     "FORMATS",
+    "FREE_STRING_FORMATS",
     "INTEGER",
     "NUMBER",
+    "NUMBER_FORMATS",
     "STRING",
     "compiled_format",
     "compiled_pattern",
@@ -55,6 +60,7 @@ __all__ = [
     "integer_range",
     "literal",
     "matches_only",
+    "pattern_language_is_python",
     "pattern_regex",
     "quantify",
     "regex_width",
@@ -240,7 +246,7 @@ _CATEGORIES = {
     _sre.CATEGORY_WORD: ("word", False), _sre.CATEGORY_NOT_WORD: ("word", True),
 }
 _SUPERSET_CATEGORIES = {_sre.CATEGORY_DIGIT, _sre.CATEGORY_WORD}  # Python's set contains ECMA's
-_MAX_CLASS_CHARS = 70_000
+_MAX_CLASS_CHARS = 300_000  # (\p{L} has about 140,000)
 
 
 def _class_char(cp: int) -> str:
@@ -312,7 +318,7 @@ def encode_set(s: Ranges, path: str = "") -> Optional[str]:
 # ---------------------------------------------------------------------------------------------
 # ECMA-262 patterns
 
-_ALLOWED_ESCAPE_LETTERS = set("dDwWsSbBnrtfvxu0")
+_ALLOWED_ESCAPE_LETTERS = set("dDwWsSbBnrtfvxu0pP")  # (\\p{..}: see structgen.unicode_props)
 
 
 def _prescan(pattern: str, path: str) -> None:
@@ -612,6 +618,8 @@ class _Translator:
     def ir(self, item: tuple) -> tuple:
         """('fixed', regex, width) | ('rep', unit, lo, hi) | ('var', regex, lo, hi)."""
         op, av = item
+        if op is _sre.SUBPATTERN and not av[1] and not av[2] and len(av[3]) == 1:
+            return self.ir(av[3][0])  # ("(X*)" is "X*")
         if op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT) and len(av[2]) == 1:
             sub = av[2][0]
             s = _single_set(*sub)
@@ -721,7 +729,7 @@ def _parse(pattern: str, path: str) -> list:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            parsed = _sre_parse.parse(pattern)
+            parsed = _sre_parse.parse(expand_properties(pattern, path))
     except re.error as e:
         raise SchemaNotSupported("pattern", path, f"{pattern!r} is not a Python regex: {e}") from e
     if parsed.state.flags & ~re.UNICODE:
@@ -756,6 +764,38 @@ class _AutomatonMatcher:
 
     def fullmatch(self, text: str) -> Optional[bool]:
         return True if self.dfa.accepts(text.encode("utf-8", "surrogatepass")) else None
+
+
+def _plain(items: Iterable[tuple]) -> bool:
+    for op, av in items:
+        if op in (_sre.LITERAL, _sre.NOT_LITERAL):
+            continue
+        if op is _sre.IN:
+            if any(iop not in (_sre.LITERAL, _sre.RANGE, _sre.NEGATE) for iop, _ in av):
+                return False
+        elif op is _sre.BRANCH:
+            if not all(_plain(sub) for sub in av[1]):
+                return False
+        elif op is _sre.SUBPATTERN:
+            if av[1] or av[2] or not _plain(av[3]):
+                return False
+        elif op in (_sre.MAX_REPEAT, _sre.MIN_REPEAT):
+            if not _plain(av[2]):
+                return False
+        elif not (op is _sre.AT and av is _sre.AT_BEGINNING):
+            return False
+    return True
+
+
+def pattern_language_is_python(pattern: str) -> bool:
+    """Whether :func:`pattern_regex` reads ``pattern`` exactly as Python's ``re.search`` does (the
+    engine ``jsonschema`` runs): literals, classes of literals and ranges, groups, alternations,
+    repetitions and ``^`` only (no ``\\d``/``\\w``/``.``, whose readings differ, and no ``$``,
+    which Python also matches before a final newline)."""
+    try:
+        return "\\p" not in pattern and "\\P" not in pattern and _plain(_parse(pattern, ""))
+    except SchemaNotSupported:
+        return False
 
 
 @functools.lru_cache(maxsize=256)
@@ -833,6 +873,15 @@ _JSON_POINTER = r'(?:/(?:[^"\\\x00-\x1f/~]|~[01])*)*'
 # draft-handrews-relative-json-pointer-01: a non-negative integer, then "#" or a JSON pointer.
 _RELATIVE_JSON_POINTER = f"(?:0|[1-9][0-9]*)(?:#|{_JSON_POINTER})"
 
+_IDN_HOSTNAME = _HOSTNAME.replace("A-Za-z0-9", "a-z0-9")  # (IDNA 2008 disallows upper case)
+_B64 = "[A-Za-z0-9+/]"
+#: RFC 4648 base64 with padding (OpenAPI's ``byte``).
+_BASE64 = f"(?:{_B64}{{4}})*(?:{_B64}{{2}}==|{_B64}{{3}}=)?"
+# A regex valid in both ECMA-262 and Python: literal characters, ".", simple classes and one
+# quantifier per atom (no escapes: a backslash would need JSON escaping), ^ and $ at the ends.
+_REGEX_ATOM = r'(?:[^"\\\x00-\x1f^$.|?*+()\[\]{}]|\.|\[[A-Za-z0-9_]+\])'
+_REGEX = rf"\^?(?:{_REGEX_ATOM}(?:[*+?]|\{{[0-9]{{1,3}}\}})?)*\$?"
+
 #: Supported ``format`` values and their regexes (exact unless noted in the module docs).
 FORMATS: dict[str, str] = {
     "date": _DATE,
@@ -848,7 +897,20 @@ FORMATS: dict[str, str] = {
     "uri-reference": f"(?:{_URI}|{_RELATIVE_REF})",
     "json-pointer": _JSON_POINTER,
     "relative-json-pointer": _RELATIVE_JSON_POINTER,
+    # under-approximations: ASCII URIs are IRIs, ASCII addresses and lower-case LDH names IDNs
+    "iri": _URI,
+    "iri-reference": f"(?:{_URI}|{_RELATIVE_REF})",
+    "idn-email": _EMAIL,
+    "idn-hostname": _IDN_HOSTNAME,
+    "regex": _REGEX,
+    # OpenAPI
+    "byte": _BASE64,
 }
+#: Formats that constrain no string: OpenAPI's numeric formats (on numbers, ``int32`` /
+#: ``int64`` are bounds: :data:`NUMBER_FORMATS`) and its UI hints.
+FREE_STRING_FORMATS = frozenset({"int32", "int64", "float", "double", "binary", "password"})
+#: Bounds of OpenAPI's integer formats, as ``(minimum, maximum)``.
+NUMBER_FORMATS: dict[str, tuple[int, int]] = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
 
 
 def format_regex(name: str) -> Optional[str]:

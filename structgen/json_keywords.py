@@ -8,11 +8,12 @@ overlapping ``oneOf``, ``dependentRequired`` / ``dependentSchemas`` (unions),
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from typing import Any, Optional
+from typing import Any, Callable, Iterator, Optional
 
 from . import json_schema as _js
-from .errors import SchemaNotSupported, UnsatisfiableConstraint
+from .errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .json_formats import quantify
 
 __all__: list[str] = []
@@ -22,6 +23,38 @@ Schema = Any
 
 class _KeywordsMixin:
     ws: str
+    key_order: str
+    extra_properties: bool
+
+    # -- retries where an under-approximation came out empty ------------------------------------
+
+    @contextlib.contextmanager
+    def widened(self) -> Iterator[None]:
+        """Objects in any key order and with extra keys while inside: both only add valid
+        strings, so whatever is compiled here is still sound (the options are otherwise the
+        user's choice of output style)."""
+        saved = self.key_order, self.extra_properties
+        self.key_order, self.extra_properties = "any", True
+        try:
+            yield
+        finally:
+            self.key_order, self.extra_properties = saved
+
+    def retry_widened(self, attempt: Callable[[], Optional[str]]) -> Optional[str]:
+        """``attempt()``; when it finds nothing (an intersection or a subtraction of our
+        under-approximated languages came out empty), once more :meth:`widened`."""
+        got = attempt()
+        if got is None and not (self.key_order == "any" and self.extra_properties):
+            with self.widened():
+                got = attempt()
+        return got
+
+    def truly_empty(self, s: Schema, path: str, refs: tuple) -> bool:
+        """Whether no instance is valid under ``s``: its over-approximation is empty."""
+        try:
+            return self.over(s, path, refs) is None  # type: ignore[attr-defined]
+        except (ConstraintError, CompileBudgetExceeded):
+            return False
 
     # -- unevaluated* ----------------------------------------------------------------------------
 
@@ -114,19 +147,34 @@ class _KeywordsMixin:
             parts.append(({"$ref": s["$ref"]}, path))
         if _js._clean(rest):
             parts.append((rest, path))
-        acc: Optional[str] = None
-        for sub, where in parts:
-            regex = self.compile(sub, where, refs)
-            acc = regex if acc is None else self.inter(acc, regex, path)
-            if acc is None:
-                raise UnsatisfiableConstraint("the allOf schemas have no serialisation in common", path or "/")
-        assert acc is not None
-        return acc
+        def attempt() -> Optional[str]:
+            acc: Optional[str] = None
+            for i, (sub, where) in enumerate(parts):
+                regex = self.compile(sub, where, refs)  # type: ignore[attr-defined]
+                acc = regex if i == 0 else self.inter(acc, regex, path)  # type: ignore[attr-defined]
+                if acc is None:
+                    return None
+            return acc
+
+        got = self.retry_widened(attempt)
+        if got is None:
+            if self.truly_empty(s, path, refs):
+                raise UnsatisfiableConstraint("the allOf schemas have no instance in common", path or "/")
+            raise SchemaNotSupported(
+                "allOf", f"{path}/allOf" if "allOf" in s else path,
+                "the automata of its schemas (each one an under-approximation) have nothing in common, though the schemas may",
+            )
+        return got
 
     def negation(self, s: dict, path: str, refs: tuple) -> str:
         rest = {k: v for k, v in s.items() if k != "not"}
-        positive = self.positive_in_universe(self.compile(rest or True, path, refs), path)
-        got = self.minus(positive, self.over(s["not"], f"{path}/not", refs), path)
+        negated = self.over(s["not"], f"{path}/not", refs)  # type: ignore[attr-defined]
+
+        def attempt() -> Optional[str]:
+            positive = self.positive_in_universe(self.compile(rest or True, path, refs), path)  # type: ignore[attr-defined]
+            return self.minus(positive, negated, path)  # type: ignore[attr-defined]
+
+        got = self.retry_widened(attempt)
         if got is None:
             raise SchemaNotSupported("not", f"{path}/not", "nothing is left once the negated schema's over-approximation is taken away")
         return got
@@ -183,7 +231,19 @@ class _KeywordsMixin:
         if sum(map(_js._accepts_all, branches)) >= 2:
             raise UnsatisfiableConstraint("two oneOf branches accept everything: no instance matches exactly one", path or "/")
         overs = [self.over(b, f"{path}/oneOf/{i}", refs) for i, b in enumerate(branches)]
-        alts, errors = [], []
+        alts, errors = self.exclusive_branches(rest, branches, overs, path, refs)
+        if not alts and not errors and not (self.key_order == "any" and self.extra_properties):
+            with self.widened():
+                alts, errors = self.exclusive_branches(rest, branches, overs, path, refs)
+        if not alts:
+            if errors:
+                raise self.no_alternative(errors, "no oneOf branch can be satisfied", path)  # type: ignore[attr-defined]
+            raise SchemaNotSupported("oneOf", f"{path}/oneOf", "every branch is covered by the over-approximations of the others")
+        return _js._alt(alts)
+
+    def exclusive_branches(self, rest: dict, branches: list, overs: list, path: str, refs: tuple) -> tuple[list, list]:
+        alts: list = []
+        errors: list = []
         for i, branch in enumerate(branches):
             where = f"{path}/oneOf/{i}"
             try:
@@ -196,11 +256,7 @@ class _KeywordsMixin:
             got = self.minus(positive, others, where)
             if got is not None:
                 alts.append(got)
-        if not alts:
-            if errors:
-                raise self.no_alternative(errors, "no oneOf branch can be satisfied", path)
-            raise SchemaNotSupported("oneOf", f"{path}/oneOf", "every branch is covered by the over-approximations of the others")
-        return _js._alt(alts)
+        return alts, errors
 
     def array_contains(self, s: dict, path: str, refs: tuple) -> str:
         """``contains`` with ``minContains`` / ``maxContains``: the array language intersected with

@@ -1,5 +1,8 @@
 """JSON Schema (draft 2020-12) → a regex whose language is the serialisations of the valid instances.
 
+Older drafts (draft-04, -06, -07, 2019-09, by ``$schema`` or ``dialect=``) are first rewritten into
+2020-12 by :mod:`structgen.json_dialects`; the table below is about 2020-12 keywords.
+
 The regex is matched with full-match semantics; between two JSON tokens (after ``{ [ , :`` and
 before ``} ] , :``) it allows one match of the ``whitespace`` regex, so both ``json.dumps(x)`` and
 ``json.dumps(x, separators=(",", ":"))`` (``ensure_ascii=False``) of an instance we cover match.
@@ -33,15 +36,23 @@ keyword                                coverage
 ``items`` / ``prefixItems``            exact, with ``minItems`` / ``maxItems``
 ``minLength`` / ``maxLength``          exact, in code points (an escape is one character)
 ``pattern``                            ECMA-262 search semantics, translated per character (see
-                                       :mod:`structgen.json_formats`); with min/maxLength only
-                                       when exactly combinable, else refused
+                                       :mod:`structgen.json_formats`), ``\\p{..}`` general
+                                       categories included (:mod:`structgen.unicode_props`);
+                                       with min/maxLength exactly combined, or the automata
+                                       intersected; next to ``format``, intersected with it
 ``format``                             date, time, date-time, duration, uuid, ipv4, ipv6,
                                        hostname, email, uri, uri-reference, json-pointer,
-                                       relative-json-pointer (hostname and email are
-                                       under-approximations keeping RFC length limits; quoted
-                                       e-mail local parts, IPvFuture and pointer characters JSON
-                                       escapes are left out);
-                                       any other format is refused
+                                       relative-json-pointer, byte (base64) enforced (hostname
+                                       and email are under-approximations keeping RFC length
+                                       limits; quoted e-mail local parts, IPvFuture and pointer
+                                       characters JSON escapes are left out); iri,
+                                       iri-reference, idn-email, idn-hostname, regex as ASCII
+                                       under-approximations; int32 / int64 bound numbers;
+                                       float, double, binary, password constrain nothing;
+                                       ``formats={name: regex}`` custom formats enforced; any
+                                       other format is an annotation (an
+                                       :class:`~structgen.errors.AnnotationWarning` names it;
+                                       ``unknown_formats="error"`` refuses it)
 ``minimum`` / ``maximum`` / exclusive  exact for integers (digit-range regexes); for numbers
                                        exact on numbers written without exponent (strict
                                        bounds: a fraction has at most 15 digits, see
@@ -96,19 +107,22 @@ keyword                                coverage
                                        to each value; or when at most one item can appear; else
                                        refused
 ``$dynamicRef``                        refused
-annotations, unknown keywords          ignored, as the specification says — except the
-                                       draft 7 / 2019-09 ``dependencies`` and ``$recursiveRef``,
-                                       refused so a meant constraint is not silently lost
+annotations, unknown keywords          ignored, as the specification says — except
+                                       ``dependencies`` and ``definitions`` (read as the older
+                                       drafts meant them) and a ``$recursiveRef`` that is not a
+                                       plain reference (refused, not silently lost)
 =====================================  =========================================================
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections import OrderedDict
 import re
 import math
+import warnings
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
 from urllib.parse import unquote, urljoin
 
@@ -117,6 +131,7 @@ import referencing
 from jsonschema import validators as _validators
 
 from .errors import (
+    AnnotationWarning,
     CompileBudgetExceeded,
     ConstraintError,
     RegexNotSupported,
@@ -126,9 +141,11 @@ from .errors import (
     UnsatisfiableConstraint,
 )
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
+from .json_dialects import dialect_of, metaschema_validator, to_2020_12
 from .nfa import call_index, call_marker, slot_marker
 from .regex import regex_to_dfa, slotted_regex_to_dfa
 from .spans import normalize_documents
+from .unicode_props import regex_syntax_ok
 from .spans_json import SpanStrings
 from .json_algebra import _AlgebraMixin
 from .json_keywords import _KeywordsMixin
@@ -137,7 +154,9 @@ from .json_numbers import _NumbersMixin
 from .json_formats import (
     CHAR,
     FORMATS,
+    FREE_STRING_FORMATS,
     NUMBER,
+    NUMBER_FORMATS,
     STRING,
     compiled_format,
     compiled_pattern,
@@ -150,7 +169,10 @@ from .json_formats import (
     regex_width,
 )
 
-__all__ = ["DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "load_schema", "schema_to_dfa", "schema_to_network", "schema_to_regex"]
+__all__ = [
+    "DEFAULT_WHITESPACE", "MAX_REGEX_SIZE", "format_annotations", "load_schema", "schema_to_dfa", "schema_to_network",
+    "schema_to_regex",
+]
 
 #: At most one space between tokens: enough for readable output, too little to loop on.
 DEFAULT_WHITESPACE = r"[ ]?"
@@ -246,16 +268,16 @@ _SCHEMA_VALUED = ("items", "additionalProperties", "not", "if", "then", "else", 
                   "unevaluatedItems", "unevaluatedProperties", "contentSchema")
 _SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
 _SCHEMA_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf")
-#: Keywords of older drafts that 2020-12 dropped: ignoring them would silently drop a constraint
-#: their author meant (``dependencies`` of draft 7, ``$recursiveRef`` of 2019-09).
-_LEGACY_KEYWORDS = ("dependencies", "$recursiveRef")
+#: Keywords of older drafts that 2020-12 dropped and that :mod:`structgen.json_dialects` could not
+#: rewrite (a ``$recursiveRef`` that is not a plain reference): refused rather than ignored.
+_LEGACY_KEYWORDS = ("$recursiveRef",)
 _TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
 _LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
 _UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
 
 
 #: Formats whose regex keeps under the RFC's length limit by dropping some long valid values.
-_CAPPED_FORMATS = ("hostname", "email")
+_CAPPED_FORMATS = ("hostname", "email", "idn-hostname", "idn-email")
 
 
 class _MergeClash(SchemaNotSupported):
@@ -270,8 +292,9 @@ class _TooDeep(CompileBudgetExceeded):
 # Loading
 
 
-def load_schema(schema: Union[dict, bool, str, type]) -> Schema:
-    """Return ``schema`` as a dict or bool, checked against the draft 2020-12 metaschema.
+def load_schema(schema: Union[dict, bool, str, type], *, dialect: Optional[str] = None) -> Schema:
+    """Return ``schema`` as a dict or bool, checked against the metaschema of its dialect
+    (``dialect``, else its ``$schema``, else draft 2020-12: see :mod:`structgen.json_dialects`).
 
     Accepts a dict or bool (returned as is), a JSON string, or a pydantic model class (its
     ``model_json_schema()``; pydantic itself is never imported here). Raises :class:`SchemaError`
@@ -288,23 +311,25 @@ def load_schema(schema: Union[dict, bool, str, type]) -> Schema:
         raise SchemaError(f"expected a dict, a bool, a JSON string or a pydantic model class, got {type(schema).__name__}")
     if not isinstance(schema, (dict, bool)):
         raise SchemaError(f"a JSON Schema is an object or a boolean, got {type(schema).__name__}")
-    if _CHECKED.get(id(schema)) is schema:
+    key = (id(schema), dialect)
+    if _CHECKED.get(key) is schema:
         return schema
+    validator = metaschema_validator(dialect_of(schema, dialect))
     try:
-        jsonschema.Draft202012Validator.check_schema(_reached_part(schema))
+        validator.check_schema(_reached_part(schema), format_checker=_metaschema_formats(validator))
     except jsonschema.exceptions.SchemaError as e:
         if e.validator == "format" and e.validator_value == "regex":
             keyword = "pattern" if e.absolute_path and e.absolute_path[-1] == "pattern" else "patternProperties"
             raise SchemaNotSupported(keyword, _pointer(e.absolute_path), f"{e.instance!r} is not a regex Python can read") from e
         raise SchemaError(e.message, _pointer(e.absolute_path)) from e
-    _CHECKED[id(schema)] = schema
+    _CHECKED[key] = schema
     while len(_CHECKED) > 64:
         _CHECKED.popitem(last=False)
     return schema
 
 
 #: Schemas :func:`load_schema` checked lately, by ``id`` (held, so an id is not reused).
-_CHECKED: "OrderedDict[int, Any]" = OrderedDict()
+_CHECKED: "OrderedDict[tuple[int, Optional[str]], Any]" = OrderedDict()
 
 
 def _reached_part(schema: Schema) -> Schema:
@@ -338,6 +363,15 @@ def _reached_part(schema: Schema) -> Schema:
                 return schema
             todo.extend(v for k, v in node.items() if k != "enum" and k != "const")
     return {**{k: v for k, v in schema.items() if k not in maps}, **kept}
+
+
+@functools.lru_cache(maxsize=None)
+def _metaschema_formats(validator: Any) -> Any:
+    """The metaschema's format checker, with ``regex`` reading ECMA-262's ``\\p{..}`` too."""
+    checker = jsonschema.FormatChecker()
+    checker.checkers = dict(validator.FORMAT_CHECKER.checkers)
+    checker.checks("regex")(regex_syntax_ok)
+    return checker
 
 
 def _pointer(tokens: Any) -> str:
@@ -535,19 +569,78 @@ def _pattern_properties_keyword(validator: Any, patterns: dict, instance: Any, s
                     yield from validator.descend(value, sub, path=key, schema_path=pattern)
 
 
-def _format_keyword(validator: Any, fmt: str, instance: Any, schema: dict) -> Iterator[Any]:
-    if isinstance(instance, str):
-        if format_regex(fmt) is None:
+def _anchored(regex: str) -> str:
+    """A custom format's regex (ECMA-262, matched against the whole string) as a ``pattern``."""
+    return f"^(?:{regex})$"
+
+
+def _format_keyword(custom: dict[str, str], unknown: str) -> Callable[..., Iterator[Any]]:
+    def keyword(validator: Any, fmt: str, instance: Any, schema: dict) -> Iterator[Any]:
+        if fmt in NUMBER_FORMATS and fmt not in custom and validator.is_type(instance, "number"):
+            lo, hi = NUMBER_FORMATS[fmt]
+            if not lo <= instance <= hi:
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        if not isinstance(instance, str):
+            return
+        if fmt in custom:
+            if not compiled_pattern(_anchored(custom[fmt])).fullmatch(_encoded(instance)):
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        elif format_regex(fmt) is not None:
+            if not compiled_format(fmt).fullmatch(instance):
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        elif fmt not in FREE_STRING_FORMATS and unknown == "error":
             raise SchemaNotSupported("format", "", f"unknown format {fmt!r}")
-        if not compiled_format(fmt).fullmatch(instance):
-            yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+
+    return keyword
 
 
-#: Draft 2020-12 with ``pattern`` and ``format`` read exactly as the regexes we emit read them.
-_Validator = _validators.extend(
-    jsonschema.Draft202012Validator,
-    {"pattern": _pattern_keyword, "patternProperties": _pattern_properties_keyword, "format": _format_keyword},
-)
+@functools.lru_cache(maxsize=32)
+def _validator_class(custom: tuple, unknown: str) -> Any:
+    """Draft 2020-12 with ``pattern`` and ``format`` read exactly as the regexes we emit read
+    them (``custom``: the ``formats=`` option as sorted pairs)."""
+    return _validators.extend(
+        jsonschema.Draft202012Validator,
+        {"pattern": _pattern_keyword, "patternProperties": _pattern_properties_keyword,
+         "format": _format_keyword(dict(custom), unknown)},
+    )
+
+
+def format_annotations(schema: Schema, formats: Optional[dict] = None) -> list[tuple[str, str]]:
+    """``(JSON pointer, name)`` of every ``format`` of a (2020-12) schema that structgen reads as an
+    annotation only: neither built in nor in ``formats``.
+
+    >>> format_annotations({"properties": {"p": {"type": "string", "format": "path"}}})
+    [('/properties/p/format', 'path')]
+    """
+    custom = formats or {}
+    out = []
+    for sub, tokens in _walk(schema):
+        fmt = sub.get("format")
+        if isinstance(fmt, str) and fmt not in custom and fmt not in FORMATS and fmt not in FREE_STRING_FORMATS:
+            out.append((_pointer(tokens + ("format",)), fmt))
+    return out
+
+
+def warn_annotations(schema: Schema, formats: Optional[dict], unknown_formats: str, stacklevel: int = 2) -> None:
+    """An :class:`AnnotationWarning` per unknown ``format`` (with ``unknown_formats="annotate"``)."""
+    _check_format_options(formats, unknown_formats)
+    if unknown_formats == "annotate":
+        for path, fmt in format_annotations(schema, formats):
+            warnings.warn(AnnotationWarning("format", path, fmt), stacklevel=stacklevel + 1)
+
+
+def _check_format_options(formats: Optional[dict], unknown_formats: str) -> dict[str, str]:
+    if unknown_formats not in ("annotate", "error"):
+        raise ValueError(f"unknown_formats must be 'annotate' or 'error', got {unknown_formats!r}")
+    if formats is None:
+        return {}
+    if not isinstance(formats, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in formats.items()):
+        raise TypeError("formats must be a dict of format names to regexes (strings)")
+    return dict(formats)
+
+
+#: The validator of the default options (every known format enforced, unknown ones annotations).
+_Validator = _validator_class((), "annotate")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -611,7 +704,8 @@ def _disjoint_values(a: Optional[list], b: Optional[list]) -> bool:
 class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
     def __init__(
         self, root: Schema, whitespace: str, max_depth: int, spans: Optional[SpanStrings] = None, *,
-        key_order: str = "schema", extra_properties: bool = False,
+        key_order: str = "schema", extra_properties: bool = False, formats: Optional[dict] = None,
+        unknown_formats: str = "annotate",
     ) -> None:
         if key_order not in ("schema", "any"):
             raise ValueError(f"key_order must be 'schema' or 'any', got {key_order!r}")
@@ -621,7 +715,10 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         self.spans = spans  # extract_from: string values restricted to spans of documents
         self.max_depth = max_depth
         self.ws = f"(?:{whitespace})" if whitespace else ""
-        self.validator = _Validator(root, registry=referencing.Registry())  # (no remote retrieval)
+        self.formats = _check_format_options(formats, unknown_formats)
+        self.unknown_formats = unknown_formats
+        validator = _validator_class(tuple(sorted(self.formats.items())), unknown_formats)
+        self.validator = validator(root, registry=referencing.Registry())  # (no remote retrieval)
         self.anchors: dict[str, tuple] = {}  # "base#name" -> tokens
         self._any: Optional[str] = None
         self.max_states = DEFAULT_MAX_STATES
@@ -664,7 +761,7 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
                 if sub.get(key):
                     raise SchemaNotSupported(
                         key, _pointer(tokens + (key,)),
-                        "an older draft's keyword that draft 2020-12 does not define; refused rather than ignored",
+                        "a 2019-09 recursive reference that resolves dynamically (to an outer $recursiveAnchor); refused rather than ignored",
                     )
             base = self._base(tokens)
             if isinstance(sub.get("$id"), str) or not tokens:
@@ -1055,6 +1152,10 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         types = list(_TYPES) if t is None else list(dict.fromkeys(_type_set(t) if isinstance(t, str) else t))
         if "number" in types and "integer" in types:
             types.remove("integer")
+        fmt = s.get("format")
+        if fmt in NUMBER_FORMATS and fmt not in self.formats and ("number" in types or "integer" in types):
+            lo, hi = NUMBER_FORMATS[fmt]  # (OpenAPI's int32 / int64: bounds on numbers)
+            s = {**s, "minimum": max(s.get("minimum", lo), lo), "maximum": min(s.get("maximum", hi), hi)}
         builders: dict[str, Callable[[dict, str, tuple], str]] = {
             "object": self.object, "array": self.array, "string": self.string, "number": self.number,
             "integer": self.integer, "boolean": lambda *_: "(?:true|false)", "null": lambda *_: "null",
@@ -1178,12 +1279,13 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         if hi is not None and lo > hi:
             raise UnsatisfiableConstraint(f"minLength {lo} > maxLength {hi}", path or "/")
         fmt, pattern = s.get("format"), s.get("pattern")
-        if fmt is not None:
-            regex = format_regex(fmt)
-            if regex is None:
-                raise SchemaNotSupported("format", f"{path}/format", f"unknown format {fmt!r}; known: {', '.join(FORMATS)}")
-            if pattern is not None:
-                raise SchemaNotSupported("pattern", f"{path}/pattern", f"together with format {fmt!r}")
+        regex = None if fmt is None else self.format_body(fmt, f"{path}/format")
+        if regex is not None and pattern is not None:
+            return self.format_and_pattern(regex, fmt, pattern, lo, hi, path)
+        if regex is not None and fmt in self.formats:
+            quoted = f'"(?:{regex})"'
+            return self.with_length(quoted, lo, hi, path, f"format {fmt!r}") if lo or hi is not None else quoted
+        if regex is not None:
             wlo, whi = regex_width(regex)
             if fmt in _CAPPED_FORMATS and (wlo < lo or (hi is not None and (whi is None or whi > hi))):
                 key = "minLength" if wlo < lo else "maxLength"  # (our length cap is tighter than the RFC's)
@@ -1208,6 +1310,39 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
                 raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches pattern {pattern!r}", path or "/")
             return self.quoted(body, path)
         return '"' + quantify(CHAR, lo, hi) + '"'
+
+    def format_body(self, fmt: Any, path: str) -> Optional[str]:
+        """The regex of the string contents of a ``format`` (None: it constrains no string)."""
+        if not isinstance(fmt, str):
+            return None
+        if fmt in self.formats:  # (a custom format: its regex matches the whole decoded string)
+            body = pattern_regex(_anchored(self.formats[fmt]), path=path)
+            if body is None:
+                raise UnsatisfiableConstraint(f"no string matches the regex of format {fmt!r}", path)
+            return body
+        regex = format_regex(fmt)
+        if regex is None and fmt not in FREE_STRING_FORMATS and self.unknown_formats == "error":
+            raise SchemaNotSupported("format", path, f"unknown format {fmt!r}; known: {', '.join(FORMATS)} (or pass formats=)")
+        return regex  # (unknown: an annotation, see format_annotations)
+
+    def format_and_pattern(self, regex: str, fmt: str, pattern: str, lo: int, hi: Optional[int], path: str) -> str:
+        """A string under both a ``format`` and a ``pattern``: the two automata intersected.
+        Built-in formats are under-approximations, so an empty result is a refusal there."""
+        body = pattern_regex(pattern, path=f"{path}/pattern")
+        if body is None:
+            raise UnsatisfiableConstraint(f"no string matches pattern {pattern!r}", path or "/")
+        what = f"format {fmt!r} and pattern {pattern!r}"
+        try:
+            both = self.inter(f'"(?:{regex})"', f'"{body}"', path)
+            if both is None:
+                raise UnsatisfiableConstraint(f"no string matches {what}", path or "/")
+            return self.with_length(both, lo, hi, path, what) if lo or hi is not None else both
+        except UnsatisfiableConstraint:
+            if fmt in self.formats:
+                raise
+            raise SchemaNotSupported(
+                "pattern", f"{path}/pattern", f"no string of structgen's format {fmt!r} matches it (the format's regex leaves some valid strings out)"
+            ) from None
 
     def with_length(self, string: str, lo: int, hi: Optional[int], path: str, what: str) -> str:
         """The strings of the regex ``string`` (quotes included) of ``lo``..``hi`` characters: an
@@ -1294,6 +1429,9 @@ def schema_to_regex(
     *,
     whitespace: str = DEFAULT_WHITESPACE,
     max_recursion_depth: int = 3,
+    dialect: Optional[str] = None,
+    formats: Optional[dict] = None,
+    unknown_formats: str = "annotate",
 ) -> str:
     """The regex (full-match, interegular-compatible) of the serialised instances of ``schema``.
 
@@ -1308,6 +1446,19 @@ def schema_to_regex(
         How many times a ``$ref`` may re-enter a schema it is already inside (so a recursive
         schema yields at most ``max_recursion_depth + 1`` nested copies of itself), and how many
         levels of arrays/objects a ``{}`` value may nest.
+    dialect:
+        ``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"`` or ``"2020-12"``: read the
+        schema in that draft, whatever its ``$schema`` says (default: its ``$schema``, else
+        2020-12). Older drafts are rewritten first (:mod:`structgen.json_dialects`).
+    formats:
+        Custom formats, ``{name: regex}``: a string with ``"format": name`` must match ``regex``
+        (ECMA-262 syntax, as ``pattern``, matched against the whole string). They are enforced,
+        and take precedence over the built-in formats of the same name.
+    unknown_formats:
+        ``"annotate"`` (default): a ``format`` neither built in nor in ``formats`` constrains
+        nothing, as the specification reads it, and each one raises an
+        :class:`~structgen.errors.AnnotationWarning` naming its JSON pointer. ``"error"``: it
+        raises :class:`SchemaNotSupported` where a string would be compiled under it.
 
     Raises
     ------
@@ -1320,7 +1471,11 @@ def schema_to_regex(
     CompileBudgetExceeded
         The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
     """
-    regex, compiler, _ = _compile_root(schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES, regex_only=True)
+    regex, compiler, _ = _compile_root(
+        schema, whitespace, max_recursion_depth, DEFAULT_MAX_STATES, dialect=dialect, formats=formats,
+        unknown_formats=unknown_formats, regex_only=True,
+    )
+    warn_annotations(compiler.root, formats, unknown_formats)
     if compiler.slots:
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
     return regex
@@ -1335,6 +1490,9 @@ def schema_to_dfa(
     extract_from: Union[str, Sequence[str], None] = None,
     key_order: str = "schema",
     extra_properties: bool = False,
+    dialect: Optional[str] = None,
+    formats: Optional[dict] = None,
+    unknown_formats: str = "annotate",
 ) -> ByteDFA:
     """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
     for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
@@ -1353,9 +1511,35 @@ def schema_to_dfa(
     >>> dfa.accepts(b"12"), dfa.accepts(b"9")
     (True, False)
     """
-    regex, compiler, spans = _compile_root(
-        schema, whitespace, max_recursion_depth, max_states, extract_from, key_order=key_order, extra_properties=extra_properties
+    dfa, root = _schema_dfa(
+        schema, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
+        extract_from=extract_from, key_order=key_order, extra_properties=extra_properties, dialect=dialect,
+        formats=formats, unknown_formats=unknown_formats,
     )
+    warn_annotations(root, formats, unknown_formats)
+    return dfa
+
+
+def _schema_dfa(schema: Any, *, whitespace: str, max_recursion_depth: int, max_states: int, extract_from: Any,
+                key_order: str, extra_properties: bool, dialect: Optional[str], formats: Optional[dict],
+                unknown_formats: str, network: bool = False) -> tuple[Any, Schema]:
+    """:func:`schema_to_dfa` (or with ``network=True`` and no documents, :func:`schema_to_network`)
+    without its warnings, and the (2020-12) schema it compiled."""
+    regex, compiler, spans = _compile_root(
+        schema, whitespace, max_recursion_depth, max_states, extract_from, key_order=key_order,
+        extra_properties=extra_properties, dialect=dialect, formats=formats, unknown_formats=unknown_formats,
+        calls=network,
+    )
+    if compiler.callees:
+        from .pushdown import Network
+
+        assert all(c is not None for c in compiler.callees)
+        callees: list[str] = compiler.callees  # type: ignore[assignment]
+        return Network([regex, *callees], compiler.slots, max_states=max_states, required=compiler.required), compiler.root
+    return _finish(regex, compiler, spans, max_states), compiler.root
+
+
+def _finish(regex: str, compiler: "_Compiler", spans: Optional[SpanStrings], max_states: int) -> ByteDFA:
     if spans is None:
         return compiler.to_dfa(regex, "")
     # span strings are placeholders until here (see structgen.spans_json)
@@ -1372,31 +1556,33 @@ def schema_to_network(
     max_states: int = DEFAULT_MAX_STATES,
     key_order: str = "schema",
     extra_properties: bool = False,
+    dialect: Optional[str] = None,
+    formats: Optional[dict] = None,
+    unknown_formats: str = "annotate",
 ) -> Union[ByteDFA, "Network"]:
     """The automata of ``schema`` as a :class:`.pushdown.Network` (a ``$ref`` that recurses, a
-    large sub-schema used more than once and ``{}`` values become automata that their users
-    call), or one :class:`ByteDFA` when nothing is called. Parameters as :func:`schema_to_dfa`;
-    ``max_recursion_depth`` only bounds recursion inside the automata algebra (``not``, ``if``,
-    overlapping ``oneOf``, intersections), which needs finite automata.
+    large sub-schema used more than once, ``{}`` values and ``key_order="any"`` objects become
+    automata that their users call), or one :class:`ByteDFA` when nothing is called. Parameters
+    as :func:`schema_to_dfa`; ``max_recursion_depth`` only bounds recursion inside the automata
+    algebra (``not``, ``if``, overlapping ``oneOf``, intersections), which needs finite automata.
 
     >>> net = schema_to_network({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"})
     >>> len(net.regexes)
     2
     """
-    from .pushdown import Network
-
-    regex, compiler, _ = _compile_root(
-        schema, whitespace, max_recursion_depth, max_states, key_order=key_order, extra_properties=extra_properties, calls=True,
+    compiled, root = _schema_dfa(
+        schema, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
+        extract_from=None, key_order=key_order, extra_properties=extra_properties, dialect=dialect,
+        formats=formats, unknown_formats=unknown_formats, network=True,
     )
-    if not compiler.callees:
-        return compiler.to_dfa(regex, "")
-    assert all(c is not None for c in compiler.callees)
-    return Network([regex, *compiler.callees], compiler.slots, max_states=max_states, required=compiler.required)  # type: ignore[list-item]
+    warn_annotations(root, formats, unknown_formats)
+    return compiled
 
 
 def _compile_root(
     schema: Any, whitespace: str, max_recursion_depth: int, max_states: int,
     extract_from: Union[str, Sequence[str], None] = None, *, key_order: str = "schema", extra_properties: bool = False,
+    dialect: Optional[str] = None, formats: Optional[dict] = None, unknown_formats: str = "annotate",
     calls: bool = False, regex_only: bool = False,
 ) -> tuple[str, "_Compiler", Optional[SpanStrings]]:
     if not isinstance(max_recursion_depth, int) or max_recursion_depth < 0:
@@ -1407,9 +1593,12 @@ def _compile_root(
         except re.error as e:
             raise RegexSyntaxError(whitespace, e.pos, e.msg) from e
         raise RegexNotSupported(whitespace, "characters other than JSON whitespace (space, \\t, \\n, \\r)")
-    root = load_schema(schema)
+    root = to_2020_12(load_schema(schema, dialect=dialect), dialect)
     spans = None if extract_from is None else SpanStrings(normalize_documents(extract_from), root, max_states=max_states)
-    compiler = _Compiler(root, whitespace, max_recursion_depth, spans, key_order=key_order, extra_properties=extra_properties)
+    compiler = _Compiler(
+        root, whitespace, max_recursion_depth, spans, key_order=key_order, extra_properties=extra_properties,
+        formats=formats, unknown_formats=unknown_formats,
+    )
     compiler.max_states = max_states
     compiler.calls_on = calls and spans is None
     compiler.regex_only = regex_only  # (schema_to_regex: no automaton spliced in where a regex will do)

@@ -27,7 +27,10 @@ import structgen
 #: that additionalProperties allows: the run lets the model do both.
 OPTIONS = {"key_order": "any", "extra_properties": True}
 
-SUITE = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "json-schema-test-suite" / "tests" / "draft2020-12"
+SUITES_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "json-schema-test-suite" / "tests"
+SUITE = SUITES_DIR / "draft2020-12"
+#: The draft-07 folder, run with ``dialect="draft-07"`` (a second ratchet).
+SUITE_DRAFT7 = SUITES_DIR / "draft7"
 
 
 @dataclass
@@ -59,11 +62,13 @@ def _accepted(guide: structgen.Guide, tokenizer: Any, data: Any) -> bool:
     return False
 
 
-def run_case(file: str, case: dict[str, Any], vocab: structgen.Vocabulary, tokenizer: Any) -> CaseResult:
+def run_case(
+    file: str, case: dict[str, Any], vocab: structgen.Vocabulary, tokenizer: Any, dialect: str | None = None
+) -> CaseResult:
     result = CaseResult(file, case["description"], "pass")
     start = time.perf_counter()
     try:
-        guide = structgen.compile_json_schema(case["schema"], vocab, **OPTIONS)
+        guide = structgen.compile_json_schema(case["schema"], vocab, dialect=dialect, **OPTIONS)
     except structgen.UnsatisfiableConstraint as e:
         result.outcome = "pass" if not any(t["valid"] for t in case["tests"]) else "unsupported"
         result.error = f"UnsatisfiableConstraint: {e}"
@@ -86,11 +91,14 @@ def run_case(file: str, case: dict[str, Any], vocab: structgen.Vocabulary, token
     return result
 
 
-def run_suite(vocab: structgen.Vocabulary, tokenizer: Any, files: list[Path] | None = None) -> list[CaseResult]:
+def run_suite(
+    vocab: structgen.Vocabulary, tokenizer: Any, files: list[Path] | None = None, dialect: str | None = None
+) -> list[CaseResult]:
+    """Every case of ``files`` (default: the 2020-12 folder), compiled with ``dialect=dialect``."""
     results = []
     for path in files or suite_files():
         for case in json.loads(path.read_text()):
-            results.append(run_case(path.stem, case, vocab, tokenizer))
+            results.append(run_case(path.stem, case, vocab, tokenizer, dialect))
     return results
 
 

@@ -9,8 +9,10 @@ import json
 import re
 import uuid
 from pathlib import Path
+from typing import Any
 
 import interegular
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -249,7 +251,7 @@ def test_every_format_regex_parses() -> None:
         escaped = intersect(regex_to_dfa(regex), regex_to_dfa(r'(?s:.)*["\\\x00-\x1f](?s:.)*'))
         assert escaped.is_empty, name
         assert jf.format_regex(name) == regex
-    assert jf.format_regex("idn-email") is None
+    assert jf.format_regex("uri-template") is None
 
 
 def test_date_is_exact() -> None:
@@ -280,6 +282,9 @@ def parse_time(text: str) -> None:
 def test_formats_are_sound(data: st.DataObject) -> None:
     name = data.draw(st.sampled_from(sorted(jf.FORMATS)))
     text = data.draw(st.from_regex(jf.FORMATS[name], fullmatch=True))
+    if name in ("regex", "byte"):  # (checked by their own tests above)
+        return
+    name = {"iri": "uri", "iri-reference": "uri-reference", "idn-email": "email", "idn-hostname": "hostname"}.get(name, name)
     if name == "date":
         datetime.date.fromisoformat(text)
     elif name == "time":
@@ -393,3 +398,133 @@ def test_json_pointer_formats_in_a_schema() -> None:
     rel = schema_to_dfa({"type": "string", "format": "relative-json-pointer"})
     for text, ok in [('"0"', True), ('"1#"', True), ('"2/a"', True), ('"01"', False), ('"#"', False), ('"-1/a"', False)]:
         assert rel.accepts(text.encode()) is ok, text
+
+
+# --- formats as the specification reads them (issue 15) -------------------------------------------
+
+
+@FAST
+@given(st.from_regex(re.compile(jf.FORMATS["byte"]), fullmatch=True))
+def test_byte_is_base64(text: str) -> None:
+    import base64
+
+    base64.b64decode(text, validate=True)  # (raises on anything else)
+
+
+@FAST
+@given(st.from_regex(re.compile(jf.FORMATS["regex"]), fullmatch=True))
+def test_regex_format_strings_are_regexes_in_both_engines(text: str) -> None:
+    import regex as ecma_like
+
+    re.compile(text)
+    ecma_like.compile(text, ecma_like.V1)  # (the stricter reading of classes: still compiles)
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    assert checker.conforms(text, "regex")
+
+
+@FAST
+@given(st.from_regex(re.compile(jf.FORMATS["idn-hostname"]), fullmatch=True))
+def test_idn_hostname_strings_pass_idna(text: str) -> None:
+    import idna
+
+    idna.encode(text)
+    assert jsonschema.Draft202012Validator.FORMAT_CHECKER.conforms(text, "idn-hostname")
+
+
+@FAST
+@given(st.sampled_from(["iri", "iri-reference", "idn-email"]), st.data())
+def test_under_approximated_formats_are_sound(name: str, data: st.DataObject) -> None:
+    text = data.draw(st.from_regex(re.compile(jf.FORMATS[name]), fullmatch=True))
+    assert jsonschema.Draft202012Validator.FORMAT_CHECKER.conforms(text, name)
+    base = {"iri": "uri", "iri-reference": "uri-reference", "idn-email": "email"}[name]
+    assert re.fullmatch(jf.FORMATS[base], text)  # (an ASCII URI is an IRI, ...)
+
+
+def _accepts(schema: Any, text: str, **kw: Any) -> bool:
+    from structgen.json_schema import schema_to_dfa
+
+    return schema_to_dfa(schema, **kw).accepts(text.encode())
+
+
+def test_unknown_format_is_an_annotation_with_a_warning() -> None:
+    from structgen.errors import AnnotationWarning
+
+    schema = {"type": "object", "properties": {"p": {"type": "string", "format": "path"}}}
+    with pytest.warns(AnnotationWarning, match=r"format 'path' at /properties/p/format") as record:
+        assert _accepts(schema, '{"p": "any thing"}')
+    assert record[0].message.path == "/properties/p/format"  # type: ignore[union-attr]
+    with pytest.raises(SchemaNotSupported) as info:
+        _accepts(schema, '{"p": "x"}', unknown_formats="error")
+    assert info.value.path == "/properties/p/format"
+    with pytest.raises(ValueError, match="unknown_formats"):
+        _accepts(schema, '{"p": "x"}', unknown_formats="ignore")
+
+
+def test_format_annotations_lists_unknown_formats() -> None:
+    from structgen.json_schema import format_annotations
+
+    schema = {"items": {"format": "text"}, "properties": {"a": {"format": "date"}, "b": {"format": "x"}}}
+    assert format_annotations(schema) == [("/properties/b/format", "x"), ("/items/format", "text")] or sorted(
+        format_annotations(schema)
+    ) == [("/items/format", "text"), ("/properties/b/format", "x")]
+    assert format_annotations(schema, {"x": "a", "text": "b"}) == []
+
+
+def test_custom_formats_are_enforced() -> None:
+    import warnings
+
+    arn = r"arn:aws:kms:[a-z0-9-]+:[0-9]{12}:key/[A-Za-z0-9-]+"
+    schema = {"type": "string", "format": "AWS::KMS::Key.Arn"}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (a registered format is not an annotation)
+        assert _accepts(schema, '"arn:aws:kms:us-east-1:123456789012:key/ab-12"', formats={"AWS::KMS::Key.Arn": arn})
+        assert not _accepts(schema, '"arn:aws:kms:us-east-1:1234:key/ab"', formats={"AWS::KMS::Key.Arn": arn})
+        # with lengths and a pattern: the automata are intersected
+        long_schema = {**schema, "maxLength": 44, "pattern": "us-"}
+        assert _accepts(long_schema, '"arn:aws:kms:us-east-1:123456789012:key/ab-12"', formats={"AWS::KMS::Key.Arn": arn})
+        assert not _accepts(long_schema, '"arn:aws:kms:us-east-1:123456789012:key/ab-123"', formats={"AWS::KMS::Key.Arn": arn})
+        assert not _accepts(long_schema, '"arn:aws:kms:eu-west-1:123456789012:key/ab"', formats={"AWS::KMS::Key.Arn": arn})
+        # a custom regex overrides the built-in format of the same name
+        assert _accepts({"type": "string", "format": "date"}, '"tomorrow"', formats={"date": "tomorrow|today"})
+    with pytest.raises(TypeError):
+        _accepts(schema, '"x"', formats={"AWS::KMS::Key.Arn": 1})
+
+
+def test_custom_format_under_enum_is_checked_the_same_way() -> None:
+    schema = {"enum": ["ab", "cd", 3], "format": "two-a"}
+    assert _accepts(schema, '"ab"', formats={"two-a": "a."})
+    assert not _accepts(schema, '"cd"', formats={"two-a": "a."})
+    assert _accepts(schema, "3", formats={"two-a": "a."})
+
+
+def test_openapi_formats() -> None:
+    assert _accepts({"type": "integer", "format": "int32"}, str(2**31 - 1))
+    assert not _accepts({"type": "integer", "format": "int32"}, str(2**31))
+    assert not _accepts({"type": "integer", "format": "int32", "minimum": 5}, "4")
+    assert _accepts({"type": "integer", "format": "int64"}, str(-(2**63)))
+    assert not _accepts({"type": "integer", "format": "int64"}, str(-(2**63) - 1))
+    for name in ("float", "double"):
+        assert _accepts({"type": "number", "format": name}, "1.5e300")
+    for name in ("binary", "password", "int32"):
+        assert _accepts({"type": "string", "format": name}, '"any \\u0000 thing"')
+    assert _accepts({"type": "string", "format": "byte"}, '"YWJjZA=="')
+    assert not _accepts({"type": "string", "format": "byte"}, '"YWJjZA="')
+    assert not _accepts({"enum": [2**40, 1], "format": "int32"}, str(2**40))
+
+
+def test_pattern_with_format_is_an_intersection() -> None:
+    from structgen.errors import UnsatisfiableConstraint
+
+    schema = {"type": "string", "format": "uri", "pattern": "^https://"}
+    assert _accepts(schema, '"https://example.com/a"')
+    assert not _accepts(schema, '"http://example.com/a"')
+    assert not _accepts(schema, '"https://exa mple"')
+    schema = {"type": "string", "format": "date", "pattern": "-02-", "maxLength": 10}
+    assert _accepts(schema, '"2024-02-29"') and not _accepts(schema, '"2023-02-29"') and not _accepts(schema, '"2024-03-01"')
+    # an empty intersection with a built-in (under-approximated) format is a refusal, not "unsatisfiable"
+    with pytest.raises(SchemaNotSupported) as info:
+        _accepts({"type": "string", "format": "hostname", "pattern": "^_"}, '"x"')
+    assert info.value.keyword == "pattern"
+    # with a custom format (exact) it is unsatisfiable
+    with pytest.raises(UnsatisfiableConstraint):
+        _accepts({"type": "string", "format": "digits", "pattern": "^a"}, '"x"', formats={"digits": "[0-9]+"})

@@ -1,0 +1,102 @@
+"""Unicode property classes in JSON Schema patterns (structgen.unicode_props), against the
+``regex`` module's reading of ``\\p{..}`` (ECMA-262 ``u`` semantics for general categories)."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import pytest
+import regex
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from structgen.errors import SchemaNotSupported
+from structgen.json_schema import load_schema, schema_to_dfa
+from structgen.unicode_props import expand_properties, property_set
+
+FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+NAMES = ["L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "N", "Nd", "Nl", "No", "P", "Pd", "S", "Sm", "Sc", "Z", "Zs",
+         "Letter", "Uppercase_Letter", "Decimal_Number", "General_Category=Lu", "gc=N", "ASCII", "Any"]
+AWS_TAG = r"^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$"
+
+
+def contains(ranges: tuple, cp: int) -> bool:
+    return any(a <= cp <= b for a, b in ranges)
+
+
+def assigned(cp: int) -> bool:
+    return unicodedata.category(chr(cp)) != "Cn"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sets_agree_with_the_regex_module(name: str) -> None:
+    positive, negative = property_set(name), property_set(name, True)
+    assert positive is not None and negative is not None
+    p, n = regex.compile(rf"\p{{{name}}}"), regex.compile(rf"\P{{{name}}}")
+    moved = []  # (characters a newer Unicode moved between subcategories of one category)
+    for cp in list(range(0, 0x3400)) + list(range(0x3400, 0x110000, 97)):
+        ch = chr(cp)
+        if 0xD800 <= cp <= 0xDFFF:
+            continue
+        for ours, theirs in ((positive, p), (negative, n)):
+            if contains(ours, cp) and not theirs.fullmatch(ch):
+                major = unicodedata.category(ch)[0]
+                assert len(name) == 2 and regex.fullmatch(rf"\p{{{major}}}", ch), (name, hex(cp))
+                moved.append(cp)
+        if assigned(cp) and name not in ("Any",):
+            assert contains(positive, cp) != contains(negative, cp), (name, hex(cp))
+        elif not assigned(cp) and name not in ("Any", "ASCII"):
+            assert not contains(positive, cp) and not contains(negative, cp)  # (see the module docs)
+    assert len(moved) < 10, [hex(c) for c in moved]
+
+
+@FAST
+@given(st.sampled_from(["Lu", "N", "Z", "L", "P"]), st.booleans(), st.characters(blacklist_categories=("Cs", "Cn")))
+def test_patterns_with_properties_against_regex(name: str, negated: bool, ch: str) -> None:
+    letter = "P" if negated else "p"
+    pattern = rf"^a\{letter}{{{name}}}+$"
+    dfa = schema_to_dfa({"type": "string", "pattern": pattern})
+    text = json.dumps("a" + ch * 2, ensure_ascii=False).encode()
+    if dfa.accepts(text):
+        assert regex.search(pattern, "a" + ch * 2)
+    elif ord(ch) >= 0x20 and ch not in '"\\':  # (raw characters: every one the pattern allows is accepted)
+        assert not regex.search(pattern, "a" + ch * 2)
+
+
+def test_aws_tag_pattern_compiles_and_is_exact_on_samples() -> None:
+    dfa = schema_to_dfa({"type": "string", "pattern": AWS_TAG, "maxLength": 8})
+    samples = ["", "abc", "Ünïcode", "a b", "a\u3000b", "x=1+2@y", "٣٤", "a!", "tab\t", "a\"b", "123456789", "ñ" * 8]
+    for text in samples:
+        want = regex.search(AWS_TAG, text) is not None and len(text) <= 8
+        assert dfa.accepts(json.dumps(text, ensure_ascii=False).encode()) == want, text
+
+
+def test_properties_inside_classes_and_outside() -> None:
+    assert expand_properties("abc") == "abc"
+    assert expand_properties(r"\p{Zl}") == r"[\u2028]"
+    assert expand_properties(r"[a\p{Zp}]") == r"[a\u2029]"
+    dfa = schema_to_dfa({"type": "string", "pattern": r"^[\p{Lu}0-9]+$"})
+    assert dfa.accepts('"AÉ9"'.encode()) and not dfa.accepts(b'"a"')
+
+
+@pytest.mark.parametrize(
+    "pattern", [r"\p{Script=Greek}", r"\p{Cn}", r"[^\p{L}]", r"\p{Bogus}", r"\pL"],
+)
+def test_refused_properties(pattern: str) -> None:
+    with pytest.raises(SchemaNotSupported) as info:
+        schema_to_dfa({"type": "string", "pattern": pattern})
+    assert info.value.keyword == "pattern" and info.value.path == "/pattern"
+
+
+def test_metaschema_check_reads_properties() -> None:
+    load_schema({"type": "string", "pattern": AWS_TAG})
+    load_schema({"patternProperties": {r"^\p{Lu}": {}}})
+    with pytest.raises(SchemaNotSupported):  # (not a regex at all)
+        load_schema({"type": "string", "pattern": r"\p{L}("})
+
+
+def test_pattern_properties_with_properties() -> None:
+    dfa = schema_to_dfa({"type": "object", "patternProperties": {r"^\p{Lu}+$": {"type": "integer"}}, "additionalProperties": False})
+    # (keys written under patterns with classes are printable ASCII: see json_schema's docs)
+    assert dfa.accepts(b'{"AB": 1}') and not dfa.accepts(b'{"ab": 1}') and not dfa.accepts(b'{"AB": "x"}')
