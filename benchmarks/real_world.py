@@ -1,20 +1,19 @@
 """Real-world schemas through the compiler: how many compile, and the refusals by reason.
 
 Run: python benchmarks/real_world.py [--every N] [--timeout S] [--details]
-The corpus is what the installed packages ship: Kubernetes (``kubernetes_validate``, v1.29
-local-strict: each schema bundled with its ``_definitions.json`` as an embedded resource),
-CloudFormation resource schemas (``cfnlint``) and the vendored schemas of ``check_jsonschema``
-(draft-07 and 2020-12). ``--every N`` takes every N-th file of the Kubernetes and CloudFormation
-folders (sorted by name). Each schema is compiled to a byte automaton (``schema_to_dfa``) with a
-time limit; the table counts outcomes: compiled, or the error class with the keyword refused.
+The corpus is what the installed packages ship, loaded by ``realworld_corpus`` (Kubernetes'
+newest local-strict schemas with the definitions they reach, CloudFormation resource schemas,
+the vendored schemas of ``check_jsonschema``). ``--every N`` takes every N-th Kubernetes and
+CloudFormation schema (sorted by name), and every vendored one. Each schema is compiled as
+``compile_json_schema`` compiles it (``schema_to_network``) with a time limit; the table counts
+outcomes: compiled, or the error class with the keyword refused. (``realworld.py`` measures
+masks and walks side by side with the peers; this is the quick census of refusals.)
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import glob
-import json
 import os
 import re
 import signal
@@ -27,31 +26,16 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 
-def _site(package: str) -> str:
-    import importlib.util
-
-    spec = importlib.util.find_spec(package)
-    assert spec is not None and spec.origin is not None, package
-    return os.path.dirname(spec.origin)
-
-
 def corpus(every: int) -> Iterator[tuple[str, str, Any]]:
-    k8s = os.path.join(_site("kubernetes_validate"), "kubernetes-json-schema", "v1.29.0-local-strict")
-    defs = json.load(open(os.path.join(k8s, "_definitions.json")))
-    for path in sorted(glob.glob(os.path.join(k8s, "*.json")))[::every]:
-        name = os.path.basename(path)
-        if name in ("_definitions.json", "all.json"):
-            continue
-        schema = json.load(open(path))
-        if isinstance(schema, dict):  # ("/api/_definitions.json" resolves against the schema's $id)
-            schema = {**schema, "$defs": {**schema.get("$defs", {}), "_definitions": {**defs, "$id": "/api/_definitions.json"}}}
-        yield "kubernetes", name, schema
-    cfn = os.path.join(_site("cfnlint"), "data", "schemas", "resources")
-    for path in sorted(glob.glob(os.path.join(cfn, "*.json")))[::every]:
-        yield "cloudformation", os.path.basename(path), json.load(open(path))
-    vendor = os.path.join(_site("check_jsonschema"), "builtin_schemas", "vendor")
-    for path in sorted(glob.glob(os.path.join(vendor, "*.json"))):
-        yield "check-jsonschema", os.path.basename(path), json.load(open(path))
+    """Every ``every``-th schema of each source of :mod:`realworld_corpus` (sorted by name)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import realworld_corpus as rc
+
+    for source, load in (("kubernetes", rc.load_kubernetes), ("cloudformation", rc.load_cfn),
+                         ("check-jsonschema", rc.load_check_jsonschema)):
+        cases = sorted(load(), key=lambda c: c.name)
+        for case in cases[:: every if source != "check-jsonschema" else 1]:
+            yield source, case.name, case.schema
 
 
 class _Timeout(Exception):
@@ -60,7 +44,7 @@ class _Timeout(Exception):
 
 def outcome(schema: Any, timeout: int) -> str:
     from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, StructgenError
-    from structgen.json_schema import schema_to_dfa
+    from structgen.json_schema import schema_to_network
 
     def alarm(*_: Any) -> None:
         raise _Timeout
@@ -68,7 +52,7 @@ def outcome(schema: Any, timeout: int) -> str:
     signal.signal(signal.SIGALRM, alarm)
     signal.alarm(timeout)
     try:
-        schema_to_dfa(schema)
+        schema_to_network(schema)  # (what compile_json_schema builds: a network, or one automaton)
         return "compiled"
     except _Timeout:
         return "timeout"
