@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import os
 import re
 import signal
 import sys
@@ -88,7 +87,7 @@ def main() -> None:
     print("|---|" + "--:|" * len(sources))
     for r in reasons:
         print(f"| {r} | " + " | ".join(str(counts[s][r]) for s in sources) + " |")
-    print(f"| **schemas** | " + " | ".join(str(sum(counts[s].values())) for s in sources) + " |")
+    print("| **schemas** | " + " | ".join(str(sum(counts[s].values())) for s in sources) + " |")
     print(f"\n({time.perf_counter() - start:.0f} s)")
 
 
