@@ -118,6 +118,7 @@ def metaschema_validator(dialect: str) -> Any:
 
 
 def _join(base: str, ref: str) -> str:
+    """``ref`` resolved against ``base`` (URNs and other opaque bases too)."""
     if ref.startswith("#"):
         return base.split("#")[0] + ref
     if not base or ":" in ref.split("/")[0]:

@@ -124,7 +124,7 @@ import re
 import math
 import warnings
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Optional, Sequence, Union
-from urllib.parse import unquote, urljoin
+from urllib.parse import unquote
 
 import jsonschema
 import referencing
@@ -141,7 +141,7 @@ from .errors import (
     UnsatisfiableConstraint,
 )
 from .fsm import DEFAULT_MAX_STATES, ByteDFA
-from .json_dialects import dialect_of, metaschema_validator, to_2020_12
+from .json_dialects import _join, dialect_of, metaschema_validator, to_2020_12
 from .nfa import call_index, call_marker, slot_marker
 from .regex import regex_to_dfa, slotted_regex_to_dfa
 from .spans import normalize_documents
@@ -1408,15 +1408,6 @@ class _Compiler(_KeywordsMixin, _NumbersMixin, _ObjectsMixin, _AlgebraMixin):
         if unique:
             return self.unique_items(array, _alt(elems + ([tail] if tail is not None else [])), values, path, refs)
         return self.budget(array, path)
-
-
-def _join(base: str, ref: str) -> str:
-    """``ref`` resolved against ``base`` (URNs and other opaque bases too)."""
-    if ref.startswith("#"):
-        return base.split("#")[0] + ref
-    if not base or ":" in ref.split("/")[0]:
-        return ref
-    return urljoin(base, ref)
 
 
 def _alt(parts: Any) -> str:

@@ -384,12 +384,18 @@ class PushdownGuide(Guide):
                 for k, r in calls:
                     if self._first(k) & bit:
                         todo.append(self._stack(k, 0, self._stack(a, r, parent, data)))
-            for g, r in auto.guards.get(q, ()):
-                passed = self._guard(a, g, data)
-                if passed is not None:
-                    todo.append(self._stack(a, r, parent, passed))
+            todo.extend(self._guarded(a, q, parent, data))
             if parent >= 0 and auto.finals[q]:
                 todo.append(parent)
+        return out
+
+    def _guarded(self, a: int, q: int, parent: int, data: int) -> list[int]:
+        """The stacks that the guards of state ``q`` pass to (zero-width steps, same frame)."""
+        out = []
+        for g, r in (self._autos.get(a) or self._auto(a)).guards.get(q, ()):
+            passed = self._guard(a, g, data)
+            if passed is not None:
+                out.append(self._stack(a, r, parent, passed))
         return out
 
     def _guard(self, a: int, g: int, data: int) -> int | None:
@@ -1022,10 +1028,7 @@ class PushdownGuide(Guide):
             if self._depths[sid] < self.max_depth:
                 for k, _ in auto.calls.get(q, ()):
                     out |= self._first(k)
-            for g, r in auto.guards.get(q, ()):
-                passed = self._guard(a, g, data)
-                if passed is not None:
-                    todo.append(self._stack(a, r, parent, passed))
+            todo.extend(self._guarded(a, q, parent, data))
             if parent >= 0 and auto.finals[q]:
                 todo.append(parent)
         return out
