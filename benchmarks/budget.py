@@ -18,7 +18,7 @@ import jsonschema
 import torch
 
 import structgen
-from structgen.generation import generate_text, model_vocabulary
+from structgen.hf.generation import generate_text, model_vocabulary
 
 _LIST = {"type": "array", "items": {"type": "string"}}
 CASES: list[tuple[str, dict[str, Any], str]] = [

@@ -33,7 +33,7 @@ def main() -> None:
     from transformers import AutoTokenizer
 
     import structgen
-    from structgen.models import default_model_dir
+    from structgen.hf.models import default_model_dir
 
     structgen.load_default_model()  # makes sure the converted tokenizer is cached on disk
     tokenizer = AutoTokenizer.from_pretrained(default_model_dir(), local_files_only=True)

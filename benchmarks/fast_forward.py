@@ -7,7 +7,7 @@ Kubernetes-like Deployment, the arguments of a function call and the NER entitie
 text, with the default ``[ ]?`` every gap is a choice the model makes.
 
 For each task: the constrained output with fast-forward off and on (the ``generate_*`` helpers'
-own decode loop, :mod:`structgen.decoding`), and unconstrained greedy ``model.generate`` of the
+own decode loop, :mod:`structgen.hf.decoding`), and unconstrained greedy ``model.generate`` of the
 same number of tokens (EOS suppressed with ``min_new_tokens``). Reports generated tokens, model
 forward passes (the prompt's prefill included), tokens/s and wall time (median of ``--repeats``
 runs after one warm-up), and whether the greedy outputs with and without fast-forward are equal.
@@ -32,8 +32,8 @@ from typing import Any, Callable
 import torch
 
 import structgen
-from structgen.decoding import DecodeStats, decode
-from structgen.generation import _encode_prompt, model_vocabulary
+from structgen.hf.decoding import DecodeStats, decode
+from structgen.hf.generation import _encode_prompt, model_vocabulary
 
 _S = {"type": "string"}
 _LABELS = {

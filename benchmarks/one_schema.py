@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import structgen
-from structgen.slices import prepare_vocabulary
+from structgen.vocab.slices import prepare_vocabulary
 
 SCHEMA = {
     "title": "get_weather arguments",
@@ -77,7 +77,7 @@ def main() -> None:
         us = np.array(ts) * 1e6
         print(f"per token, {name}: {len(ts)} tokens, p50 {np.percentile(us, 50):.0f} µs, p99 {np.percentile(us, 99):.0f} µs, max {us.max():.0f} µs")
     print(f"guide memory after the walk: {guide.memory_bytes / 2**20:.1f} MiB ({len(guide._masks)} masks cached; "
-          f"bounded by mask_cache_bytes, default {structgen.guide.DEFAULT_MASK_CACHE_BYTES // 2**20} MiB)")
+          f"bounded by mask_cache_bytes, default {structgen.guides.dfa_guide.DEFAULT_MASK_CACHE_BYTES // 2**20} MiB)")
 
 
 if __name__ == "__main__":

@@ -27,18 +27,18 @@ from .errors import (
     UnsatisfiableConstraint,
     VocabularyError,
 )
-from .guide import Guide
-from .vocabulary import Vocabulary
+from .guides.dfa_guide import Guide
+from .vocab.vocabulary import Vocabulary
 
 __version__ = "0.1.0"
 
 # Names served lazily so that `import structgen` does not import torch or transformers.
 _LAZY = {
-    "LogitsProcessor": "structgen.logits_processor",
-    "generate_json": "structgen.generation",
-    "generate_pydantic": "structgen.generation",
-    "generate_regex": "structgen.generation",
-    "load_default_model": "structgen.models",
+    "LogitsProcessor": "structgen.hf.logits_processor",
+    "generate_json": "structgen.hf.generation",
+    "generate_pydantic": "structgen.hf.generation",
+    "generate_regex": "structgen.hf.generation",
+    "load_default_model": "structgen.hf.models",
 }
 
 __all__ = [

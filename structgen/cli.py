@@ -181,8 +181,8 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     import transformers
 
     from .compiler import compile_json_schema, compile_regex
-    from .generation import generate_text, model_vocabulary
-    from .models import load_default_model, load_model
+    from .hf.generation import generate_text, model_vocabulary
+    from .hf.models import load_default_model, load_model
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
@@ -237,7 +237,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"the server needs extra packages ({e.name}): pip install 'structgen[server]'") from e
     import transformers
 
-    from .models import DEFAULT_MODEL_NAME, load_default_model, load_model
+    from .hf.models import DEFAULT_MODEL_NAME, load_default_model, load_model
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()

@@ -18,11 +18,13 @@ from typing import Any, Callable, Hashable
 import numpy as np
 
 from .errors import UnsatisfiableConstraint
-from .fsm import DEFAULT_MAX_STATES, ByteDFA
-from .guide import Guide
-from .pushdown import Network, PushdownGuide
-from .spans import Documents, documents_key, extract_dfa, normalize_documents
-from .vocabulary import Vocabulary
+from .automata.dfa import DEFAULT_MAX_STATES, ByteDFA
+from .automata.network import Network
+from .automata.regex import regex_to_dfa
+from .guides.dfa_guide import Guide
+from .guides.pushdown import PushdownGuide
+from .automata.spans import Documents, documents_key, extract_dfa, normalize_documents
+from .vocab.vocabulary import Vocabulary
 
 __all__ = ["compile_extract", "compile_json_schema", "compile_regex", "clear_cache", "set_cache_limits"]
 
@@ -146,7 +148,7 @@ def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEF
     return _guide(
         ("regex", pattern, max_states),
         vocabulary,
-        lambda: ByteDFA.from_regex(pattern, max_states=max_states),
+        lambda: regex_to_dfa(pattern, max_states=max_states),
         f"regex {pattern[:60]!r}",
     )
 
@@ -204,8 +206,8 @@ def compile_json_schema(
     Example:
         >>> guide = compile_json_schema({"type": "integer", "minimum": 0}, vocab)   # doctest: +SKIP
     """
-    from .json_dialects import to_2020_12
-    from .json_schema import _schema_dfa, load_schema, warn_annotations
+    from .json_schema.dialects import to_2020_12
+    from .json_schema.dispatch import _schema_dfa, load_schema, warn_annotations
 
     if not isinstance(vocabulary, Vocabulary):
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")

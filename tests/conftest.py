@@ -34,7 +34,7 @@ def _torch_one_thread() -> None:
 def smollm2_tokenizer() -> Any:
     from transformers import AutoTokenizer
 
-    from structgen.models import default_model_dir
+    from structgen.hf.models import default_model_dir
 
     return AutoTokenizer.from_pretrained(default_model_dir(), local_files_only=True)
 

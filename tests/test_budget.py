@@ -26,7 +26,8 @@ from hypothesis import strategies as st
 
 import structgen
 from structgen.errors import UnsatisfiableConstraint, VocabularyError
-from structgen.fsm import ByteDFA
+from structgen.automata.dfa import ByteDFA
+from structgen.automata.regex import regex_to_dfa
 
 from .engine_utils import drain
 from .test_regex import patterns
@@ -120,7 +121,7 @@ def _bfs_byte_distances(dfa: ByteDFA) -> list[int]:
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pattern=patterns)
 def test_byte_distances_match_a_plain_bfs(pattern: str) -> None:
-    dfa = ByteDFA.from_regex(pattern)
+    dfa = regex_to_dfa(pattern)
     assert dfa.distances.tolist() == _bfs_byte_distances(dfa)
 
 
@@ -166,7 +167,7 @@ def test_exact_distances_without_single_byte_tokens() -> None:
 
 
 def test_exact_distances_have_a_limit(monkeypatch: pytest.MonkeyPatch) -> None:
-    from structgen import distance
+    from structgen.guides import distances as distance
 
     monkeypatch.setattr(distance, "EXACT_LIMIT", 3)
     vocab = structgen.Vocabulary.from_bytes([b"a", b"ab", b"bb", b"c", None], eos_token_ids=[4])
@@ -263,7 +264,7 @@ REGEX_BUDGET = r'\["[a-z]{1,8}"(, "[a-z]{1,8}")*\]'
 
 @pytest.fixture(scope="module")
 def tiny_vocab(tiny_llama: Any) -> structgen.Vocabulary:
-    from structgen.models import eos_token_ids, vocabulary_for
+    from structgen.hf.models import eos_token_ids, vocabulary_for
 
     model, tokenizer = tiny_llama
     return vocabulary_for(tokenizer, eos_token_ids=eos_token_ids(model, tokenizer))
@@ -325,7 +326,7 @@ def test_logits_processor_refuses_a_budget_below_the_minimum(tiny_vocab: Any) ->
 
 
 def test_generate_json_small_budget_is_complete(tiny_llama: Any) -> None:
-    from structgen.generation import model_vocabulary
+    from structgen.hf.generation import model_vocabulary
 
     model, tokenizer = tiny_llama
     guide = structgen.compile_json_schema(SCHEMAS[0], model_vocabulary(model, tokenizer))

@@ -72,7 +72,7 @@ def test_bad_input_exits_2_with_one_line(capsys: pytest.CaptureFixture[str], arg
 
 
 def test_unsupported_schema_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    pytest.importorskip("structgen.json_schema", reason="JSON Schema compiler not available")
+    pytest.importorskip("structgen.json_schema.dispatch", reason="JSON Schema compiler not available")
     schema = json.dumps({"type": "array", "items": {"type": "string"}, "uniqueItems": True})
     assert main(["generate", "prompt", "--schema", schema]) == 2
     assert "uniqueItems" in _one_line_error(capsys.readouterr().err)
@@ -108,7 +108,7 @@ def test_generate_regex_in_process(smollm2: Any, capsys: pytest.CaptureFixture[s
 
 @pytest.mark.model
 def test_generate_grammar_as_a_subprocess(smollm2: Any) -> None:
-    from structgen.models import default_model_dir
+    from structgen.hf.models import default_model_dir
 
     pattern = (GRAMMARS / "yes-no.regex").read_text().strip()
     result = _run(

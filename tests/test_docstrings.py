@@ -7,11 +7,11 @@ import importlib
 
 import pytest
 
-CORE = ["structgen", "structgen.errors", "structgen.regex", "structgen.fsm", "structgen.utf8", "structgen.nfa",
-        "structgen.vocabulary", "structgen.index", "structgen.guide", "structgen.compiler",
-        "structgen.json_schema", "structgen.json_formats", "structgen.json_numbers", "structgen.json_algebra",
-        "structgen.json_objects", "structgen.json_keywords", "structgen.algebra", "structgen.spans", "structgen.spans_json",
-        "structgen.json_dialects", "structgen.unicode_props"]
+CORE = ["structgen", "structgen.errors", "structgen.automata.regex", "structgen.automata.dfa", "structgen.automata.utf8", "structgen.automata.nfa",
+        "structgen.vocab.vocabulary", "structgen.vocab.trie", "structgen.guides.dfa_guide", "structgen.compiler",
+        "structgen.json_schema.dispatch", "structgen.json_schema.formats", "structgen.json_schema.numbers", "structgen.json_schema.universe",
+        "structgen.json_schema.objects", "structgen.json_schema.keywords", "structgen.automata.algebra", "structgen.automata.spans", "structgen.json_schema.spans",
+        "structgen.json_schema.dialects", "structgen.automata.unicode_props"]
 
 
 @pytest.mark.parametrize("name", CORE)

@@ -178,8 +178,8 @@ def test_fast_forward_on_the_tiny_model_is_valid_and_saves_passes(tiny_llama: An
 
 
 def test_forced_tokens_that_do_not_fit_the_budget_fall_back_to_sampling(tiny_llama: Any) -> None:
-    from structgen.decoding import DecodeStats, decode
-    from structgen.generation import model_vocabulary
+    from structgen.hf.decoding import DecodeStats, decode
+    from structgen.hf.generation import model_vocabulary
 
     model, tokenizer = tiny_llama
     vocab = model_vocabulary(model, tokenizer)
@@ -250,8 +250,8 @@ def test_greedy_output_is_the_same_with_and_without_fast_forward(
 
 
 def test_one_forward_pass_for_the_forced_run_matches_one_pass_per_token(tiny_llama: Any) -> None:
-    from structgen.decoding import DecodeStats, decode
-    from structgen.generation import model_vocabulary
+    from structgen.hf.decoding import DecodeStats, decode
+    from structgen.hf.generation import model_vocabulary
 
     model, tokenizer = tiny_llama
     guide = structgen.compile_json_schema(K8S_SCHEMA, model_vocabulary(model, tokenizer), whitespace="")
@@ -271,7 +271,7 @@ def _engine_outputs(model: Any, tokenizer: Any, jobs: list[tuple[list[int], Any,
 
     from structgen.server.engine import Engine, SamplingParams
 
-    vocab = structgen.generation.model_vocabulary(model, tokenizer)
+    vocab = structgen.hf.generation.model_vocabulary(model, tokenizer)
     engine = Engine(model, vocab, max_batch_size=4, tokenizer=tokenizer, fast_forward=fast_forward)
     engine.start()
 
@@ -293,8 +293,8 @@ def _engine_outputs(model: Any, tokenizer: Any, jobs: list[tuple[list[int], Any,
 
 
 def test_engine_rows_fast_forward_different_amounts_in_one_step(tiny_llama: Any) -> None:
-    from structgen.decoding import decode
-    from structgen.generation import model_vocabulary
+    from structgen.hf.decoding import decode
+    from structgen.hf.generation import model_vocabulary
 
     model, tokenizer = tiny_llama
     vocab = model_vocabulary(model, tokenizer)

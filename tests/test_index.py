@@ -10,8 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.fsm import ByteDFA
-from structgen.index import TokenTrie
+from structgen.automata.dfa import ByteDFA
+from structgen.automata.regex import regex_to_dfa
+from structgen.vocab.trie import TokenTrie
 
 from .test_regex import patterns
 
@@ -36,7 +37,7 @@ _BYTES = st.binary(min_size=1, max_size=4) | st.sampled_from(
 @given(pattern=patterns, tokens=st.lists(_BYTES, min_size=1, max_size=40))
 def test_trie_walk_equals_reference(pattern: str, tokens: list[bytes]) -> None:
     vocab = structgen.Vocabulary.from_bytes([*tokens, None], eos_token_ids=[len(tokens)])
-    guide = structgen.Guide(ByteDFA.from_regex(pattern), vocab)
+    guide = structgen.Guide(regex_to_dfa(pattern), vocab)
     for s in range(guide.num_states):
         ref = reference_mask(guide.dfa, vocab, s)
         if not ref.any():

@@ -1,4 +1,4 @@
-"""Older drafts rewritten into 2020-12 (structgen.json_dialects), checked against jsonschema's own
+"""Older drafts rewritten into 2020-12 (structgen.json_schema.dialects), checked against jsonschema's own
 validator of each draft: every instance the automaton accepts is valid under the draft."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import jsonschema
 import pytest
 
 from structgen.errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported
-from structgen.json_dialects import dialect_of, metaschema_validator, to_2020_12
-from structgen.json_schema import load_schema, schema_to_dfa
+from structgen.json_schema.dialects import dialect_of, metaschema_validator, to_2020_12
+from structgen.json_schema.dispatch import load_schema, schema_to_dfa
 
 D4 = "http://json-schema.org/draft-04/schema#"
 D6 = "http://json-schema.org/draft-06/schema#"
@@ -171,7 +171,7 @@ def test_input_is_not_modified() -> None:
 
 def test_cache_key_has_the_dialect() -> None:
     from structgen.compiler import compile_json_schema
-    from structgen.vocabulary import Vocabulary
+    from structgen.vocab.vocabulary import Vocabulary
 
     vocab = Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
     schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/n", "maximum": 2}}, "$defs": {"n": {"type": "integer"}},

@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from structgen import json_formats as jf
-from structgen.algebra import intersect
+from structgen.json_schema import formats as jf
+from structgen.automata.algebra import intersect
 from structgen.errors import SchemaNotSupported
-from structgen.regex import regex_to_dfa
+from structgen.automata.regex import regex_to_dfa
 
 SUITE = Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "json-schema-test-suite" / "tests" / "draft2020-12"
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -390,7 +390,7 @@ def test_well_known_format_values() -> None:
 
 
 def test_json_pointer_formats_in_a_schema() -> None:
-    from structgen.json_schema import schema_to_dfa
+    from structgen.json_schema.dispatch import schema_to_dfa
 
     dfa = schema_to_dfa({"type": "string", "format": "json-pointer"})
     for text, ok in [('""', True), ('"/a~0b/c~1/"', True), ('"/é"', True), ('"a"', False), ('"/a~"', False), ('"/a~2"', False)]:
@@ -441,7 +441,7 @@ def test_under_approximated_formats_are_sound(name: str, data: st.DataObject) ->
 
 
 def _accepts(schema: Any, text: str, **kw: Any) -> bool:
-    from structgen.json_schema import schema_to_dfa
+    from structgen.json_schema.dispatch import schema_to_dfa
 
     return schema_to_dfa(schema, **kw).accepts(text.encode())
 
@@ -461,7 +461,7 @@ def test_unknown_format_is_an_annotation_with_a_warning() -> None:
 
 
 def test_format_annotations_lists_unknown_formats() -> None:
-    from structgen.json_schema import format_annotations
+    from structgen.json_schema.dispatch import format_annotations
 
     schema = {"items": {"format": "text"}, "properties": {"a": {"format": "date"}, "b": {"format": "x"}}}
     assert format_annotations(schema) == [("/properties/b/format", "x"), ("/items/format", "text")] or sorted(

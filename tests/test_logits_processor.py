@@ -16,7 +16,7 @@ transformers = pytest.importorskip("transformers")
 
 import structgen  # noqa: E402
 from structgen import LogitsProcessor, StructgenError  # noqa: E402
-from structgen.models import eos_token_ids, vocabulary_for  # noqa: E402
+from structgen.hf.models import eos_token_ids, vocabulary_for  # noqa: E402
 
 PATTERNS = [
     r"\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])",

@@ -14,8 +14,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.fsm import ByteDFA
-from structgen.json_schema import schema_to_dfa
+from structgen.automata.dfa import ByteDFA
+from structgen.automata.regex import regex_to_dfa
+from structgen.json_schema.dispatch import schema_to_dfa
 
 _ALPHABET = "ab-_ \n"
 
@@ -46,7 +47,7 @@ patterns = st.recursive(_atoms, _extend, max_leaves=8)
 def _compiled(pattern: str) -> ByteDFA:
     """The automaton, or a skipped example where the refusal is the documented one."""
     try:
-        return ByteDFA.from_regex(pattern, max_states=5_000)
+        return regex_to_dfa(pattern, max_states=5_000)
     except structgen.RegexNotSupported as e:
         assert "inside a look-" in str(e), e  # a look-behind in a look-ahead's body, or the reverse
         assume(False)
@@ -89,7 +90,7 @@ EXAMPLES = {
 
 @pytest.mark.parametrize("pattern", EXAMPLES)
 def test_examples(pattern: str) -> None:
-    dfa = ByteDFA.from_regex(pattern)
+    dfa = regex_to_dfa(pattern)
     accepted, rejected = EXAMPLES[pattern]
     for s in accepted:
         assert _fullmatch(pattern, s) and dfa.accepts(s.encode()), s
@@ -109,13 +110,13 @@ def test_examples(pattern: str) -> None:
 )
 def test_refused_constructs_are_named(pattern: str, what: str) -> None:
     with pytest.raises(structgen.RegexNotSupported) as e:
-        ByteDFA.from_regex(pattern)
+        regex_to_dfa(pattern)
     assert what in str(e.value)
 
 
 def test_budget_applies_to_look_arounds() -> None:
     with pytest.raises(structgen.CompileBudgetExceeded):
-        ByteDFA.from_regex(r"[ab]*(?<=a[ab]{8})", max_states=100)  # (512 states)
+        regex_to_dfa(r"[ab]*(?<=a[ab]{8})", max_states=100)  # (512 states)
 
 
 def _walk(guide: structgen.Guide, tokenizer: Any, text: str) -> bool:

@@ -1,4 +1,4 @@
-"""Pushdown guides (structgen.pushdown): networks of automata that call one another.
+"""Pushdown guides (structgen.guides.pushdown): networks of automata that call one another.
 
 The masks, computed frame by frame and shared across stacks, must agree exactly with a token-by-
 token simulation of the pushdown run; recursion must be exact; and on schemas the flat compiler
@@ -20,11 +20,12 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 import structgen
-from structgen import json_schema
+from structgen.json_schema import dispatch as json_schema
 from structgen.errors import VocabularyError
-from structgen.json_schema import schema_to_dfa, schema_to_network
-from structgen.nfa import call_marker as C
-from structgen.pushdown import Network, PushdownGuide
+from structgen.json_schema.dispatch import schema_to_dfa, schema_to_network
+from structgen.automata.markers import call_marker as C
+from structgen.automata.network import Network
+from structgen.guides.pushdown import PushdownGuide
 
 from .json_utils import in_schema_order
 

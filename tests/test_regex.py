@@ -11,8 +11,9 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.fsm import ByteDFA
-from structgen.regex import regex_to_char_fsm
+from structgen.automata.dfa import ByteDFA
+from structgen.automata.regex import regex_to_dfa
+from structgen.automata.char_fsm import char_fsm_to_dfa, regex_to_char_fsm
 
 # ---------------------------------------------------------------------------------------------
 # A grammar of the regex syntax we support, for random patterns.
@@ -72,7 +73,7 @@ def _ascii_twin(pattern: str) -> re.Pattern[str]:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pattern=patterns, data=st.data())
 def test_fsm_agrees_with_python_re(pattern: str, data: st.DataObject) -> None:
-    dfa = ByteDFA.from_regex(pattern)
+    dfa = regex_to_dfa(pattern)
     # Random strings (mostly rejected) and strings drawn from the pattern (accepted).
     for s in data.draw(st.lists(st.text(alphabet=_ALPHABET, max_size=8), max_size=20)):
         assert dfa.accepts(s.encode()) == _py_fullmatch(pattern, s), (pattern, s)
@@ -106,7 +107,7 @@ def _interegular_dfa(pattern: str) -> ByteDFA:
     previous = signal.signal(signal.SIGALRM, give_up)
     signal.setitimer(signal.ITIMER_REAL, 2.0)
     try:
-        return ByteDFA.from_char_fsm(regex_to_char_fsm(pattern))
+        return char_fsm_to_dfa(regex_to_char_fsm(pattern))
     except TimeoutError:
         assume(False)
         raise
@@ -122,7 +123,7 @@ def test_nfa_construction_agrees_with_interegular(flags: str, body: str) -> None
     """The NFA construction builds the same language as interegular's ``to_fsm()``, flags and
     case folding included: canonical numbering of minimal DFAs makes that equal tables."""
     pattern = flags + body
-    ours, theirs = ByteDFA.from_regex(pattern), _interegular_dfa(pattern)
+    ours, theirs = regex_to_dfa(pattern), _interegular_dfa(pattern)
     assert ours.transitions.tolist() == theirs.transitions.tolist(), pattern
     assert ours.byte_classes.tolist() == theirs.byte_classes.tolist(), pattern
     assert ours.finals.tolist() == theirs.finals.tolist(), pattern
@@ -143,14 +144,14 @@ def test_nfa_construction_agrees_with_interegular(flags: str, body: str) -> None
     ],
 )
 def test_flags(pattern: str, accepted: list[str], rejected: list[str]) -> None:
-    dfa = ByteDFA.from_regex(pattern)
+    dfa = regex_to_dfa(pattern)
     assert [dfa.accepts(s.encode()) for s in accepted + rejected] == [True] * len(accepted) + [False] * len(rejected)
     assert (dfa.transitions == _interegular_dfa(pattern).transitions).all()
 
 
 def test_multiline_flag_is_refused_like_interegular() -> None:
     with pytest.raises(structgen.RegexNotSupported, match="multiline"):
-        ByteDFA.from_regex("(?m)a")
+        regex_to_dfa("(?m)a")
 
 
 @pytest.mark.parametrize(
@@ -158,7 +159,7 @@ def test_multiline_flag_is_refused_like_interegular() -> None:
     [("a{0,1000}", 1001), ("(?:a?){3000}", 3001), ("(?:a{0,2}){0,500}", 1001), (".{0,1000}", 8001), ("[a-z]{0,20000}", 20001)],
 )
 def test_long_counted_repetitions_compile(pattern: str, num_states: int) -> None:
-    dfa = ByteDFA.from_regex(pattern)
+    dfa = regex_to_dfa(pattern)
     assert dfa.num_states == num_states
     assert dfa.accepts(b"") and not dfa.accepts(b"a" * (num_states + 10))
 
@@ -174,7 +175,7 @@ def test_long_counted_repetitions_compile(pattern: str, num_states: int) -> None
 )
 def test_compile_budget(pattern: str, max_states: int, what: str) -> None:
     with pytest.raises(structgen.CompileBudgetExceeded) as e:
-        ByteDFA.from_regex(pattern, max_states=max_states)
+        regex_to_dfa(pattern, max_states=max_states)
     assert what in str(e.value) and "over the limit" in str(e.value)
 
 
@@ -183,7 +184,7 @@ def test_compile_budget(pattern: str, max_states: int, what: str) -> None:
 def test_prefixes_of_accepted_strings_stay_alive(pattern: str, s: str) -> None:
     """Every byte prefix of an accepted string (also inside a multi-byte char) has a live state."""
     assume(_py_fullmatch(pattern, s))
-    dfa = ByteDFA.from_regex(pattern)
+    dfa = regex_to_dfa(pattern)
     data = s.encode()
     for k in range(len(data) + 1):
         assert dfa.step(0, data[:k]) >= 0
@@ -206,7 +207,7 @@ def test_prefixes_of_accepted_strings_stay_alive(pattern: str, s: str) -> None:
     ],
 )
 def test_examples(pattern: str, accepted: list[str], rejected: list[str]) -> None:
-    dfa = ByteDFA.from_regex(pattern)
+    dfa = regex_to_dfa(pattern)
     for s in accepted:
         assert dfa.accepts(s.encode()), s
     for s in rejected:
@@ -214,7 +215,7 @@ def test_examples(pattern: str, accepted: list[str], rejected: list[str]) -> Non
 
 
 def test_partial_utf8_lands_in_intermediate_state() -> None:
-    dfa = ByteDFA.from_regex("😀+")
+    dfa = regex_to_dfa("😀+")
     emoji = "😀".encode()
     for k in range(1, 4):
         s = dfa.step(0, emoji[:k])
@@ -222,14 +223,14 @@ def test_partial_utf8_lands_in_intermediate_state() -> None:
     assert dfa.accepts(emoji * 2)
     assert dfa.step(0, emoji[:2] + b"a") == -1
     # Invalid UTF-8 never gets through: overlong encodings, surrogates, stray continuation bytes.
-    anything = ByteDFA.from_regex("(?s).*")
+    anything = regex_to_dfa("(?s).*")
     for bad in (b"\xc0\xaf", b"\xed\xa0\x80", b"\x80", b"\xf4\x90\x80\x80", b"\xff"):
         assert anything.step(0, bad) == -1, bad
 
 
 def test_canonical_numbering_is_stable() -> None:
-    a = ByteDFA.from_regex("(?:ab|ac)*d")
-    b = ByteDFA.from_regex("(?:a(?:b|c))*d")
+    a = regex_to_dfa("(?:ab|ac)*d")
+    b = regex_to_dfa("(?:a(?:b|c))*d")
     assert (a.transitions == b.transitions).all() and (a.byte_classes == b.byte_classes).all()
 
 
@@ -245,7 +246,7 @@ def test_canonical_numbering_is_stable() -> None:
 )
 def test_unsupported_constructs_are_named(pattern: str, construct: str, position: int) -> None:
     with pytest.raises(structgen.RegexNotSupported) as e:
-        ByteDFA.from_regex(pattern)
+        regex_to_dfa(pattern)
     assert construct in str(e.value) and e.value.position == position
     assert isinstance(e.value, structgen.ConstraintError) and isinstance(e.value, ValueError)
 
@@ -258,13 +259,13 @@ def test_syntax_errors_have_positions(pattern: str, position: int | None, reason
     if pattern == "a{":
         # Python reads "a{" as the literal text "a{"; interegular cannot: refused, not misread.
         with pytest.raises(structgen.RegexNotSupported, match="interegular"):
-            ByteDFA.from_regex(pattern)
+            regex_to_dfa(pattern)
         return
     with pytest.raises(structgen.RegexSyntaxError) as e:
-        ByteDFA.from_regex(pattern)
+        regex_to_dfa(pattern)
     assert e.value.position == position and reason in str(e.value) and repr(pattern) in str(e.value)
 
 
 def test_verbose_flag_is_refused() -> None:
     with pytest.raises(structgen.RegexNotSupported, match="verbose"):
-        ByteDFA.from_regex("(?x) a b")
+        regex_to_dfa("(?x) a b")

@@ -14,8 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structgen.errors import SchemaNotSupported, UnsatisfiableConstraint
-from structgen.fsm import ByteDFA
-from structgen.json_schema import schema_to_dfa
+from structgen.automata.dfa import ByteDFA
+from structgen.json_schema.dispatch import schema_to_dfa
 
 ANY = dict(key_order="any", extra_properties=True)
 
@@ -133,7 +133,7 @@ def _has_whole_float(value: object) -> bool:
 
 
 def _subtractable(children: st.SearchStrategy) -> st.SearchStrategy:
-    """Schemas whose over-approximation is exact (see structgen.json_algebra): no schema on
+    """Schemas whose over-approximation is exact (see structgen.json_schema.universe): no schema on
     object *values* (``properties`` / ``additionalProperties``), which a positive side with a
     duplicate key could satisfy after all; ``required`` (a key's presence) is exact."""
     return st.one_of(*_combinators(children, object_values=False))

@@ -285,7 +285,7 @@ def test_bad_input_through_the_openai_client(oai: Any) -> None:
 def test_a_failing_request_does_not_fail_the_others(tiny_llama: tuple[Any, Any]) -> None:
     """A guide that breaks mid-generation fails its own request only (engine-level, tiny model)."""
     import structgen
-    from structgen.generation import model_vocabulary
+    from structgen.hf.generation import model_vocabulary
     from structgen.server.engine import Engine, SamplingParams
 
     model, tokenizer = tiny_llama

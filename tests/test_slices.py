@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.fsm import ByteDFA
-from structgen.json_schema import schema_to_dfa
-from structgen.slices import MIXED, SLICES, char_successors, string_slice
+from structgen.automata.regex import regex_to_dfa
+from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.vocab.slices import MIXED, SLICES, char_successors, string_slice
 
 from .test_index import reference_mask
 
@@ -44,7 +44,7 @@ _TOKENS = st.lists(
 @given(pattern=string_patterns(), tokens=_TOKENS)
 def test_slice_masks_equal_the_reference(pattern: str, tokens: list[bytes]) -> None:
     vocab = structgen.Vocabulary.from_bytes([*tokens, None], eos_token_ids=[len(tokens)])
-    guide = structgen.Guide(ByteDFA.from_regex(pattern), vocab)
+    guide = structgen.Guide(regex_to_dfa(pattern), vocab)
     for s in range(guide.num_states):
         ref = reference_mask(guide.dfa, vocab, s)
         got = guide._slice_mask(s)
@@ -54,13 +54,13 @@ def test_slice_masks_equal_the_reference(pattern: str, tokens: list[bytes]) -> N
 
 
 def test_char_successors_of_a_bounded_string() -> None:
-    dfa = ByteDFA.from_regex('"[^"\\\\\\x00-\\x1f]{0,2}"')
+    dfa = regex_to_dfa('"[^"\\\\\\x00-\\x1f]{0,2}"')
     succ = char_successors(dfa).tolist()
     q1 = dfa.step(0, b'"')
     q2 = succ[q1]
     assert q2 >= 0 and succ[q2] >= 0 and succ[succ[q2]] == -1  # two characters, then only the quote
     assert succ[0] == -1  # before the opening quote no slice character is allowed
-    assert char_successors(ByteDFA.from_regex('"[a-z]*"'))[q1] == MIXED  # letters loop, the rest dies
+    assert char_successors(regex_to_dfa('"[a-z]*"'))[q1] == MIXED  # letters loop, the rest dies
 
 
 def test_slice_membership_and_lengths() -> None:
@@ -99,10 +99,11 @@ def test_slice_masks_equal_full_walks_on_a_real_vocabulary(schema: dict, smollm2
 def test_pushdown_sliced_walks_equal_full_walks(schema: dict, smollm2_vocabulary: Any) -> None:
     """Root walks of a pushdown guide that use slices find the same tokens, end states and
     branch nodes as the walk of the whole trie."""
-    from structgen.json_schema import schema_to_network
-    from structgen.pushdown import Network, PushdownGuide
+    from structgen.json_schema.dispatch import schema_to_network
+    from structgen.automata.network import Network
+    from structgen.guides.pushdown import PushdownGuide
 
-    from structgen import json_schema
+    from structgen.json_schema import dispatch as json_schema
 
     was = json_schema.CALL_THRESHOLD
     json_schema.CALL_THRESHOLD = 0  # every sub-schema an automaton of its own
@@ -128,7 +129,7 @@ def test_pushdown_sliced_walks_equal_full_walks(schema: dict, smollm2_vocabulary
 
 def test_guide_memory_is_reported_and_bounded() -> None:
     vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(32, 127)] + [None], eos_token_ids=[95])
-    guide = structgen.Guide(ByteDFA.from_regex("[a-z]{0,40}"), vocab, mask_cache_bytes=20 * vocab.size)
+    guide = structgen.Guide(regex_to_dfa("[a-z]{0,40}"), vocab, mask_cache_bytes=20 * vocab.size)
     before = guide.memory_bytes
     guide.precompute()
     assert len(guide._masks) == 20 and guide.memory_bytes == before + 20 * vocab.size

@@ -1,4 +1,4 @@
-"""Extract-only spans: outputs are verbatim substrings of the documents (structgen.spans)."""
+"""Extract-only spans: outputs are verbatim substrings of the documents (structgen.automata.spans)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.fsm import ByteDFA
-from structgen.index import SparseWalker, token_trie, walk_state
-from structgen.json_schema import schema_to_dfa
-from structgen.spans import extract_dfa, json_span_dfa, span_dfa
+from structgen.automata.dfa import ByteDFA
+from structgen.vocab.trie import SparseWalker, token_trie, walk_state
+from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.automata.spans import extract_dfa, json_span_dfa, span_dfa
 
 ALPHABET = ["a", "b", " ", '"', "\\", "\n", "\t", "\x01", "\x1f", "/", "é", "😀", "\x7f", "\u2028"]
 documents = st.lists(st.sampled_from(ALPHABET), max_size=24).map("".join)
@@ -255,7 +255,7 @@ def test_sparse_walk_matches_the_dense_walk(smollm2_vocabulary: Any) -> None:
 def test_sparse_walk_without_a_limit_matches_the_dense_walk(smollm2_vocabulary: Any, monkeypatch: Any) -> None:
     """Wide states too (a string's characters: more edges than a trie node has children, and
     the reverse), with the walk allowed to run to the end."""
-    import structgen.index as index
+    import structgen.vocab.trie as index
 
     monkeypatch.setattr(index, "SPARSE_LIMIT", 10**9)
     trie = token_trie(smollm2_vocabulary)

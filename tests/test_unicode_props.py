@@ -1,4 +1,4 @@
-"""Unicode property classes in JSON Schema patterns (structgen.unicode_props), against the
+"""Unicode property classes in JSON Schema patterns (structgen.automata.unicode_props), against the
 ``regex`` module's reading of ``\\p{..}`` (ECMA-262 ``u`` semantics for general categories)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structgen.errors import SchemaNotSupported
-from structgen.json_schema import load_schema, schema_to_dfa
-from structgen.unicode_props import expand_properties, property_set
+from structgen.json_schema.dispatch import load_schema, schema_to_dfa
+from structgen.automata.unicode_props import expand_properties, property_set
 
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = ["L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "N", "Nd", "Nl", "No", "P", "Pd", "S", "Sm", "Sc", "Z", "Zs",

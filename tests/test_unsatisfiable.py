@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
-from structgen.json_schema import schema_to_dfa
+from structgen.json_schema.dispatch import schema_to_dfa
 
 from .test_schema_algebra import SCHEMAS
 

@@ -23,8 +23,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, StreamingResponse
 
 from ..errors import ConstraintError
-from ..generation import model_vocabulary
-from ..slices import prepare_vocabulary
+from ..hf.generation import model_vocabulary
+from ..vocab.slices import prepare_vocabulary
 from .engine import Engine, EngineRequest, Event, SamplingParams
 from .protocol import ChatCompletionRequest, CompletionRequest, GenerateRequest, ResponseFormat
 from .response_format import GuideCompiler, PayloadTooLarge

@@ -39,9 +39,9 @@ from typing import Any, AsyncIterator
 
 import torch
 
-from ..decoding import forward_last
-from ..guide import Guide
-from ..vocabulary import Vocabulary
+from ..hf.decoding import forward_last
+from ..guides.dfa_guide import Guide
+from ..vocab.vocabulary import Vocabulary
 
 __all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
 
@@ -451,7 +451,7 @@ class Engine:
         guide = row.req.guide
         if not self.fast_forward or guide is None or row.done:
             return False
-        from ..decoding import _forced_tokens
+        from ..hf.decoding import _forced_tokens
 
         forced = _forced_tokens(guide, self.tokenizer, row.state)
         if not forced:

@@ -14,8 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..compiler import compile_json_schema, compile_regex
-from ..guide import Guide
-from ..vocabulary import Vocabulary
+from ..guides.dfa_guide import Guide
+from ..vocab.vocabulary import Vocabulary
 from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
 
 __all__ = ["ANY_OBJECT_SCHEMA", "GuideCompiler", "PayloadTooLarge"]

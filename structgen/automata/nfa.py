@@ -1,0 +1,493 @@
+"""interegular's regex AST → byte-level Thompson NFA → byte DFA (subset construction).
+
+This replaces interegular's own ``Pattern.to_fsm()`` (character-level FSM algebra, whose cost
+grows quickly with the pattern) with a construction straight to bytes:
+
+1. **Resolve** the AST: flags are applied and every character group becomes a set of code-point
+   intervals, interpreted exactly as ``to_fsm`` does (see ``_char_set``).
+2. **Templates**: each distinct set is lowered once to UTF-8 byte paths (:mod:`.utf8`). All byte
+   edges come from templates, so 0..255 is partitioned into *byte classes* by their labels.
+3. **Thompson NFA**, built back to front ("then go to ``nxt``"): a set is a copy of its template,
+   ``x{m,n}`` is ``m`` copies then nested optionals ``(x(x(x)?)?)?`` so epsilon closures stay small.
+4. **Subset construction** over byte classes, epsilon closures cached, ``max_states`` enforced.
+
+The result goes through the same trim / minimise / canonical numbering as every :class:`ByteDFA`.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import NamedTuple, Sequence, Union
+
+import numpy as np
+from interegular.patterns import (
+    Pattern,
+    REFlags,
+    Unsupported,
+    _CharGroup,
+    _Concatenation,
+    _NonCapturing,
+    _Repeated,
+)
+
+from ..errors import CompileBudgetExceeded
+from .dfa import ByteDFA, minimal_dfa
+from .markers import SLOT_FIRST, call_index, call_path
+from .lookaround import ANY_BYTES, Look, determinise_with_looks
+from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
+
+__all__ = ["pattern_to_dfa"]
+
+#: The NFA may hold this many states per allowed DFA state before compilation stops.
+NFA_STATES_PER_DFA_STATE = 4
+#: The subset construction may hold this many NFA states in all its sets (DFA states and cached
+#: closures), per allowed DFA state: a bound on its memory.
+SUBSET_ENTRIES_PER_DFA_STATE = 16
+
+Intervals = tuple[tuple[int, int], ...]
+
+
+class _Set(NamedTuple):
+    """One character of the set ``sets[set_id]`` (resolved AST node)."""
+
+    set_id: int
+
+
+class _Cat(NamedTuple):
+    parts: tuple[Node, ...]
+
+
+class _Alt(NamedTuple):
+    options: tuple[Node, ...]
+
+
+class _Embed(NamedTuple):
+    """A whole automaton, ``slots[k]``."""
+
+    k: int
+
+
+class _Rep(NamedTuple):
+    x: Node
+    lo: int
+    hi: int | None  # None: unbounded
+
+
+class _Look(NamedTuple):
+    """A look-around assertion, ``looks[k]`` (it reads nothing)."""
+
+    k: int
+
+
+Node = Union[_Set, _Cat, _Alt, _Rep, _Embed, _Look]
+_EMPTY = _Cat(())
+_ALL_BUT_NEWLINE: Intervals = ((0, 9), (11, MAX_CODE_POINT))
+_ALL: Intervals = ((0, MAX_CODE_POINT),)
+_KNOWN_FLAGS = REFlags.CASE_INSENSITIVE | REFlags.SINGLE_LINE
+
+
+def pattern_to_dfa(pattern: Pattern, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
+    """The minimal canonical :class:`ByteDFA` of an ``interegular.parse_pattern`` result.
+
+    Look-arounds (``_NonCapturing`` nodes) are exact (see :mod:`.lookaround`). Raises
+    ``interegular.patterns.Unsupported`` for what it cannot enforce exactly (the ``(?m)`` flag on a
+    character, a look-behind inside a look-ahead or the reverse) and :class:`CompileBudgetExceeded`
+    when the NFA grows past ``NFA_STATES_PER_DFA_STATE * max_states`` states or the DFA past
+    ``max_states``. ``slots[k]`` is the automaton that :func:`slot_marker` ``(k)`` stands for.
+    """
+    resolver = _Resolver({}, len(slots), slots, max_states)
+    root = resolver.resolve(pattern, REFlags(0))
+    return resolver.compile(root)
+
+
+class _Resolver:
+    """Flags applied, character groups turned into interned code-point interval sets."""
+
+    def __init__(
+        self, sets: dict[Intervals, int], num_slots: int = 0, slots: Sequence[ByteDFA] = (), max_states: int = 0
+    ) -> None:
+        self.sets = sets
+        self.num_slots = num_slots
+        self._memo: dict[tuple[_CharGroup, bool], _Set] = {}
+        # Automata the NFA embeds: the caller's slots, then ours (Σ* for look-around bodies).
+        self.slots: list[ByteDFA] = list(slots)
+        self.max_states = max_states
+        self.templates: list[list[dict[int, int]]] = []
+        # looks[k]: (ahead, negative, automaton of the body: X·Σ* ahead, Σ*·X behind).
+        self.looks: list[Look] = []
+        self.scope: str | None = None  # inside the body of a look-"ahead" / look-"behind"
+        self._anything: _Embed | None = None
+
+    def compile(self, root: Node) -> ByteDFA:
+        """The minimal DFA of a resolved node (its look-arounds' automata already built)."""
+        max_states = self.max_states
+        if len(self.templates) < len(self.sets):  # sets only grow: template the new ones
+            for ivs in itertools.islice(self.sets, len(self.templates), None):
+                self.templates.append(_template(ivs, max_states))
+        templates = self.templates
+        used = sorted(_looks_in(root, set()))
+        class_of, num_classes = _byte_classes(templates, [*self.slots, *(self.looks[k].dfa for k in used)])
+        limit = NFA_STATES_PER_DFA_STATE * max_states
+        slot_sizes = [d.num_states + int(d.finals.sum()) for d in self.slots]
+        size = _nfa_size(root, [len(t) - 1 for t in templates], {}, slot_sizes)
+        if size > limit:
+            raise CompileBudgetExceeded(f"an NFA of {size} states", limit)
+        nfa = _Nfa(
+            [_class_moves(t, class_of, num_classes) for t in templates],
+            [(_dfa_moves(d, class_of, num_classes), d.finals.tolist()) for d in self.slots],
+        )
+        start = nfa.build(root, _Nfa.ACCEPT)
+        if used:
+            looks = {k: self.looks[k] for k in used}
+            table, finals = determinise_with_looks(
+                nfa.moves, nfa.eps, nfa.conds, start, class_of, num_classes, max_states, looks
+            )
+        else:
+            table, finals = _determinise(nfa, start, num_classes, max_states)
+        return minimal_dfa(table, finals, class_of)
+
+    def _look(self, p: _NonCapturing, flags: REFlags) -> _Look:
+        """A look-around: its body compiled now, in its own scope, to the automaton
+        ``X·Σ*`` (ahead: the rest of the input from here) or ``Σ*·X`` (behind: all of it up
+        to here). Look-arounds nested in the body in the same direction see the same input as
+        they would in place; the other direction would need what the body's automaton does not
+        read, so it is refused."""
+        ahead = not p.backwards
+        direction = "ahead" if ahead else "behind"
+        if self.scope is not None and self.scope != direction:
+            raise Unsupported(
+                f"a look-{direction} (or \\b, ^, $) inside a look-{self.scope}: the look-{self.scope}'s "
+                f"automaton reads only the input {'after' if self.scope == 'ahead' else 'before'} its position"
+            )
+        saved, self.scope = self.scope, direction
+        try:
+            body = self.resolve(p.inner, flags)
+        finally:
+            self.scope = saved
+        if self._anything is None:
+            self._anything = _Embed(len(self.slots))
+            self.slots.append(ANY_BYTES)
+        whole = _Cat((body, self._anything) if ahead else (self._anything, body))
+        self.looks.append(Look(ahead, bool(p.negate), self.compile(whole)))
+        return _Look(len(self.looks) - 1)
+
+    def resolve(self, p: object, flags: REFlags) -> Node:
+        if isinstance(p, Pattern):
+            flags = (flags | p.added_flags) & ~p.removed_flags
+            options = [self.resolve(o, flags) for o in p.options]
+            return options[0] if len(options) == 1 else _Alt(tuple(options))
+        if isinstance(p, _Concatenation):
+            parts = [x for x in (self.resolve(x, flags) for x in p.parts) if x != _EMPTY]
+            return parts[0] if len(parts) == 1 else _Cat(tuple(parts))
+        if isinstance(p, _Repeated):
+            if p.max is not None and p.max < p.min:
+                raise Unsupported(f"a repetition {{{p.min},{p.max}}} with max below min")
+            base = self.resolve(p.base, flags)
+            if p.max == 0:  # x{0,0} matches only the empty string
+                return _EMPTY
+            if isinstance(base, _Rep) and base.lo == 0:
+                # (y{0,b}){m,n} is y{0,b*n}: a chain of nullable copies makes closures quadratic.
+                return _Rep(base.x, 0, None if base.hi is None or p.max is None else base.hi * p.max)
+            return _Rep(base, p.min, p.max)
+        if isinstance(p, _CharGroup):
+            if flags & ~_KNOWN_FLAGS:  # only (?m) parses; to_fsm refuses it on a character too
+                raise Unsupported("the multiline flag (?m)")
+            if not p.negated and len(p.chars) == 1:
+                ch = next(iter(p.chars))
+                k = ord(ch) - SLOT_FIRST
+                if 0 <= k < self.num_slots:
+                    return _Embed(k)
+                callee = call_index(ch)
+                if callee is not None:
+                    return _Cat(tuple(self._set(((-1, b),)) for b in call_path(callee)))
+            key = (p, bool(flags & REFlags.CASE_INSENSITIVE))
+            node = self._memo.get(key)
+            if node is None:
+                node = self._memo[key] = self._set(_char_set(p, key[1]))
+            return node
+        if isinstance(p, _NonCapturing):
+            return self._look(p, flags)
+        name = type(p).__name__
+        if name.endswith("__DotCls"):  # interegular's "." (a private class)
+            return self._set(_ALL if flags & REFlags.SINGLE_LINE else _ALL_BUT_NEWLINE)
+        if name.endswith("__EmptyCls"):
+            return _EMPTY
+        raise Unsupported(f"an unknown regex node {name}")
+
+    def _set(self, ivs: Intervals) -> _Set:
+        return _Set(self.sets.setdefault(ivs, len(self.sets)))
+
+
+def _char_set(group: _CharGroup, insensitive: bool) -> Intervals:
+    """The code points of a character group, as interegular's ``_CharGroup.to_fsm`` reads it.
+
+    Case-insensitively a char stands for ``c.lower()`` and ``c.upper()``; a result of more than
+    one character (``"ß".upper() == "SS"``) is never read as one character, so it matches nothing.
+    A negated group is everything else (``\\n`` included).
+    """
+    chars: frozenset[str] = group.chars
+    if insensitive:
+        chars = frozenset({*(c.lower() for c in chars), *(c.upper() for c in chars)})
+    ivs = intervals_of(ord(c) for c in chars if len(c) == 1)
+    if not group.negated:
+        return tuple(ivs)
+    return complement_intervals(ivs)
+
+
+def _looks_in(node: Node, out: set[int]) -> set[int]:
+    """The look-arounds of a resolved node (not those nested in their bodies)."""
+    if isinstance(node, _Look):
+        out.add(node.k)
+    elif isinstance(node, _Cat):
+        for x in node.parts:
+            _looks_in(x, out)
+    elif isinstance(node, _Alt):
+        for x in node.options:
+            _looks_in(x, out)
+    elif isinstance(node, _Rep):
+        _looks_in(node.x, out)
+    return out
+
+
+def _template(ivs: Intervals, max_states: int) -> list[dict[int, int]]:
+    """Byte rows of one character set: state 0 reads it, state 1 is "done" (no row of its own)."""
+    rows: list[dict[int, int]] = [{}, {}]
+    if ivs and ivs[0][0] == -1:  # a raw byte of a call path (see call_marker)
+        rows[0][ivs[0][1]] = 1
+    elif ivs:
+        Utf8Writer(rows, limit=max(max_states, 2)).write(0, [(a, b, 1) for a, b in ivs])
+    return rows
+
+
+def _byte_classes(templates: list[list[dict[int, int]]], slots: Sequence[ByteDFA] = ()) -> tuple[np.ndarray, int]:
+    """Partition 0..255 so that every edge label (bytes of one row to one target) is a union of
+    classes, and every byte class of an embedded automaton too."""
+    labels: set[frozenset[int]] = set()
+    for dfa in slots:
+        classes = dfa.byte_classes.tolist()
+        for c in range(dfa.num_classes):
+            labels.add(frozenset(b for b in range(256) if classes[b] == c))
+    for rows in templates:
+        for row in rows:
+            by_target: dict[int, list[int]] = {}
+            for b, t in row.items():
+                by_target.setdefault(t, []).append(b)
+            labels.update(frozenset(bs) for bs in by_target.values())
+    signature: list[list[int]] = [[] for _ in range(256)]
+    for i, label in enumerate(labels):
+        for b in label:
+            signature[b].append(i)
+    ids: dict[tuple[int, ...], int] = {}
+    class_of = np.array([ids.setdefault(tuple(sig), len(ids)) for sig in signature], dtype=np.int64)
+    return class_of, len(ids)
+
+
+def _nfa_size(node: Node, template_sizes: list[int], memo: dict[int, int], slot_sizes: Sequence[int] = ()) -> int:
+    """The number of states :meth:`_Nfa.build` will add for ``node`` (checked before building)."""
+    got = memo.get(id(node))
+    if got is not None:
+        return got
+    if isinstance(node, _Set):
+        size = template_sizes[node.set_id]
+    elif isinstance(node, _Embed):
+        size = slot_sizes[node.k]
+    elif isinstance(node, _Look):
+        size = 1
+    elif isinstance(node, _Cat):
+        size = sum(_nfa_size(x, template_sizes, memo, slot_sizes) for x in node.parts)
+    elif isinstance(node, _Alt):
+        size = 1 + sum(_nfa_size(x, template_sizes, memo, slot_sizes) for x in node.options)
+    else:
+        s = _nfa_size(node.x, template_sizes, memo, slot_sizes)
+        size = 1 + (node.lo + 1) * s if node.hi is None else node.lo * s + (node.hi - node.lo) * (1 + s)
+    memo[id(node)] = size
+    return size
+
+
+# A state's byte edges, by target: ((target, (class, ...)), ...).
+Moves = tuple[tuple[int, tuple[int, ...]], ...]
+
+
+def _class_moves(rows: list[dict[int, int]], class_of: np.ndarray, num_classes: int) -> list[Moves]:
+    """A template's rows as class-level moves, grouped by target."""
+    first_byte = np.full(num_classes, -1)
+    first_byte[class_of[::-1]] = np.arange(255, -1, -1)
+    out = []
+    for row in rows:
+        by_target: dict[int, list[int]] = {}
+        for c, b in enumerate(first_byte.tolist()):
+            t = row.get(b)
+            if t is not None:
+                by_target.setdefault(t, []).append(c)
+        out.append(tuple((t, tuple(cs)) for t, cs in by_target.items()))
+    return out
+
+
+def _dfa_moves(dfa: ByteDFA, class_of: np.ndarray, num_classes: int) -> list[Moves]:
+    """An embedded automaton's rows as class-level moves to its own states, grouped by target."""
+    first_byte = np.full(num_classes, -1)
+    first_byte[class_of[::-1]] = np.arange(255, -1, -1)
+    cols = dfa.transitions[:, dfa.byte_classes[first_byte]]  # [state, our class]
+    out = []
+    for row in cols.tolist():
+        by_target: dict[int, list[int]] = {}
+        for c, t in enumerate(row):
+            if t >= 0:
+                by_target.setdefault(t, []).append(c)
+        out.append(tuple((t, tuple(cs)) for t, cs in by_target.items()))
+    return out
+
+
+class _Nfa:
+    """Thompson NFA: each state has byte moves (class-level) or epsilon edges, not both.
+
+    Its size is known before it is built (:func:`_nfa_size`), so the budget is checked there."""
+
+    ACCEPT = 0  # the one final state: no edges
+
+    def __init__(self, templates: list[list[Moves]], embedded: Sequence[tuple[list[Moves], list[bool]]] = ()) -> None:
+        self.templates = templates
+        self.embedded = embedded  # (moves per state, finals) of each slot
+        self.moves: list[Moves] = [()]
+        self.eps: list[tuple[int, ...]] = [()]
+        self.conds: dict[int, tuple[int, int]] = {}  # state -> (look k, next): passes if looks[k] holds
+
+    def _hub(self, targets: tuple[int, ...]) -> int:
+        self.moves.append(())
+        self.eps.append(targets)
+        return len(self.moves) - 1
+
+    def _copy(self, k: int, nxt: int) -> int:
+        """A fresh copy of template ``k`` whose "done" state is ``nxt``; returns its start."""
+        tpl = self.templates[k]
+        base = len(self.moves) - 1  # local state j >= 2 becomes base + j; local 0 becomes base + 1
+
+        def where(j: int) -> int:
+            return nxt if j == 1 else base + (j or 1)
+
+        for j, moves in enumerate(tpl):
+            if j != 1:
+                self.moves.append(tuple((where(t), cs) for t, cs in moves))
+                self.eps.append(())
+        return base + 1
+
+    def _embed(self, k: int, nxt: int) -> int:
+        """A fresh copy of embedded automaton ``k``: a state per DFA state, and before each final
+        one a hub that may also leave for ``nxt``; returns the entry of its start state."""
+        rows, finals = self.embedded[k]
+        base = len(self.moves)
+        self.moves.extend([()] * len(rows))
+        self.eps.extend([()] * len(rows))
+        entry = list(range(base, base + len(rows)))
+        for i, final in enumerate(finals):
+            if final:
+                entry[i] = self._hub((base + i, nxt))
+        for i, row in enumerate(rows):
+            self.moves[base + i] = tuple((entry[t], cs) for t, cs in row)
+        return entry[0]
+
+    def build(self, node: Node, nxt: int) -> int:
+        """Add the states of ``node`` followed by ``nxt``; returns its start state."""
+        if isinstance(node, _Set):
+            return self._copy(node.set_id, nxt)
+        if isinstance(node, _Embed):
+            return self._embed(node.k, nxt)
+        if isinstance(node, _Look):
+            self.moves.append(())
+            self.eps.append(())
+            self.conds[len(self.moves) - 1] = (node.k, nxt)
+            return len(self.moves) - 1
+        if isinstance(node, _Cat):
+            for part in reversed(node.parts):
+                nxt = self.build(part, nxt)
+            return nxt
+        if isinstance(node, _Alt):
+            return self._hub(tuple(self.build(o, nxt) for o in node.options))
+        if node.hi is None:
+            loop = self._hub(())
+            self.eps[loop] = (self.build(node.x, loop), nxt)
+            nxt = loop
+        else:
+            end = nxt
+            for _ in range(node.hi - node.lo):  # x{0,k}: (x(x(...)?)?)?, each skip straight to the end
+                nxt = self._hub((self.build(node.x, nxt), end))
+        for _ in range(node.lo):
+            nxt = self.build(node.x, nxt)
+        return nxt
+
+
+StateSet = frozenset[int]
+
+
+def _determinise(nfa: _Nfa, start: int, num_classes: int, max_states: int) -> tuple[np.ndarray, np.ndarray]:
+    """Subset construction over byte classes. A DFA state is the set of NFA states with moves
+    (plus ``ACCEPT``) in an epsilon closure; state 0 is the start."""
+    moves, eps = nfa.moves, nfa.eps
+    work, work_limit = 0, SUBSET_ENTRIES_PER_DFA_STATE * max_states
+    closures: dict[int, StateSet] = {}
+
+    def closure(q: int) -> StateSet:
+        nonlocal work
+        got = closures.get(q)
+        if got is not None:
+            return got
+        out: set[int] = set()
+        seen = {q}
+        stack = [q]
+        while stack:
+            s = stack.pop()
+            done = closures.get(s)
+            if done is not None:  # complete already: no need to walk on
+                out |= done
+            elif eps[s]:
+                for t in eps[s]:
+                    if t not in seen:
+                        seen.add(t)
+                        stack.append(t)
+            elif moves[s] or s == _Nfa.ACCEPT:
+                out.add(s)
+        closures[q] = result = frozenset(out)
+        work += len(result)
+        return result
+
+    first = closure(start)
+    ids: dict[StateSet, int] = {first: 0}
+    order: list[StateSet] = [first]
+    target_ids: dict[tuple[int, ...], int] = {}  # NFA targets of a move -> DFA state
+    rows: list[list[int]] = []
+    for S in order:  # grows while we walk it
+        row = [-1] * num_classes
+        movers = [moves[q] for q in S if moves[q]]
+        groups: Sequence[tuple[tuple[int, ...], Sequence[int]]]
+        if len(movers) == 1:
+            groups = [((t,), cs) for t, cs in movers[0]]
+        else:  # the targets of each class, then the classes of each target list
+            per_class: dict[int, list[int]] = {}
+            for mv in movers:
+                for target, classes in mv:
+                    for c in classes:
+                        per_class.setdefault(c, []).append(target)
+            by_targets: dict[tuple[int, ...], list[int]] = {}
+            for c, targets in per_class.items():
+                by_targets.setdefault(tuple(targets), []).append(c)
+            groups = list(by_targets.items())
+        for ts, cs in groups:
+            i = target_ids.get(ts)
+            if i is None:
+                T = closure(ts[0]) if len(ts) == 1 else frozenset().union(*map(closure, ts))
+                i = ids.get(T)
+                if i is None:
+                    i = ids[T] = len(order)
+                    if i >= max_states:
+                        raise CompileBudgetExceeded("automaton states (before minimisation)", max_states)
+                    work += len(T)
+                    if work > work_limit:  # e.g. (a|b?){5000}: every set holds thousands
+                        raise CompileBudgetExceeded("NFA states held by the subset construction", work_limit)
+                    order.append(T)
+                target_ids[ts] = i
+            for c in cs:
+                row[c] = i
+        rows.append(row)
+    table = np.array(rows, dtype=np.int32).reshape(len(rows), num_classes)
+    finals = np.array([_Nfa.ACCEPT in S for S in order], dtype=bool)
+    return table, finals

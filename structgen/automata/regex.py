@@ -1,0 +1,236 @@
+"""Regex → byte DFA, with `interegular` as the parser and :mod:`structgen.nfa` as the construction.
+
+Patterns use Python `re` syntax with full-match semantics (the whole output must match).
+Constructs no finite automaton enforces exactly raise :class:`RegexNotSupported` naming the
+construct and where it is; syntax errors raise :class:`RegexSyntaxError` with the position Python's
+own parser reports.
+
+Semantics to know:
+
+* ``\\d``, ``\\w``, ``\\s`` (and their negations) are ASCII classes, as with ``re.ASCII`` (and as in
+  JSON Schema's ECMA-262 patterns): ``\\d`` is ``[0-9]``.
+* ``^`` at the very start and ``$`` at the very end mean nothing more (the match is already
+  anchored). Elsewhere they are assertions, as in Python: ``^`` and ``\\A`` hold at the start,
+  ``\\Z`` at the end, ``$`` at the end or before a final ``\\n``. The multiline flag ``(?m)`` is
+  refused.
+* Look-arounds ``(?=X)``, ``(?!X)``, ``(?<=X)``, ``(?<!X)`` (look-behinds of any width, as in the
+  ``regex`` module and ECMA-262) and the word boundaries ``\\b``, ``\\B`` (over the ASCII ``\\w``,
+  as with ``re.ASCII``) are compiled exactly, wherever they sit (see :mod:`structgen.lookaround`).
+  A look-ahead's body may hold look-aheads and a look-behind's look-behinds; the other direction
+  inside a body (``\\b``, ``^`` and ``$`` count as both) raises :class:`RegexNotSupported`.
+* Back-references, conditional groups, possessive quantifiers and atomic groups raise
+  :class:`RegexNotSupported` (back-references are not regular).
+* Lazy quantifiers (``*?``) match the same language as greedy ones and are accepted.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+import interegular
+from interegular.patterns import InvalidSyntax, Pattern, Unsupported
+
+from ..errors import RegexNotSupported, RegexSyntaxError
+from .dfa import DEFAULT_MAX_STATES, ByteDFA
+from .markers import SLOT_FIRST, slot_marker
+from .nfa import pattern_to_dfa
+
+try:  # Python >= 3.11
+    from re import _constants as _sre_c  # type: ignore[attr-defined]
+    from re import _parser as _sre_parse  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _sre_c  # type: ignore[no-redef]
+    import sre_parse as _sre_parse  # type: ignore[no-redef]
+
+__all__ = ["INTEREGULAR_ERRORS", "not_supported", "parse_regex", "regex_to_dfa", "slotted_regex_to_dfa", "strip_anchors"]
+
+# What each unsupported node of Python's regex parser is, for the error message, and the text that
+# marks it in the pattern (to report a position).
+_UNSUPPORTED_OPS: dict[Any, tuple[str, str]] = {
+    _sre_c.GROUPREF: ("a back-reference", r"\\[1-9]|\(\?P="),
+    _sre_c.GROUPREF_EXISTS: ("a conditional group", r"\(\?\("),
+}
+for _name, _desc, _mark in (
+    ("POSSESSIVE_REPEAT", "a possessive quantifier", r"[*+?}]\+"),
+    ("ATOMIC_GROUP", "an atomic group", r"\(\?>"),
+):
+    if hasattr(_sre_c, _name):
+        _UNSUPPORTED_OPS[getattr(_sre_c, _name)] = (_desc, _mark)
+
+# Assertions interegular does not read, spelled as the look-arounds they are (outside classes).
+_WORD = "[0-9A-Za-z_]"
+_ANY = "(?s:.)"
+_ASSERTION_SPELLINGS = {
+    "^": f"(?<!{_ANY})",
+    "\\A": f"(?<!{_ANY})",
+    "$": f"(?=\\n?(?!{_ANY}))",
+    "\\Z": f"(?!{_ANY})",
+    "\\b": f"(?:(?<={_WORD})(?!{_WORD})|(?<!{_WORD})(?={_WORD}))",
+    "\\B": f"(?:(?<={_WORD})(?={_WORD})|(?<!{_WORD})(?!{_WORD}))",
+}
+
+
+def _spell_assertions(pattern: str) -> str:
+    """``pattern`` with ``^ $ \\A \\Z \\b \\B`` written as look-arounds, and each look-around
+    group wrapped in ``(?:...)`` (Python lets one be quantified; interegular does not).
+
+    >>> _spell_assertions(r"a\\Z[$]")
+    'a(?!(?s:.))[$]'
+    """
+    out: list[str] = []
+    closers: list[str] = []  # per open group: what its ")" becomes
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            two = pattern[i : i + 2]
+            out.append(_ASSERTION_SPELLINGS.get(two, two))
+            i += 2
+        elif c == "[":  # a class: copied as is (a leading "]" or "^]" is a literal)
+            j = i + 1
+            if pattern[j : j + 1] == "^":
+                j += 1
+            if pattern[j : j + 1] == "]":
+                j += 1
+            while j < n and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            out.append(pattern[i : j + 1])
+            i = j + 1
+        elif pattern.startswith("(?#", i):
+            j = pattern.find(")", i)
+            j = n if j < 0 else j
+            out.append(pattern[i : j + 1])
+            i = j + 1
+        elif c == "(":
+            look = pattern.startswith(("(?=", "(?!", "(?<=", "(?<!"), i)
+            out.append("(?:(" if look else "(")
+            closers.append("))" if look else ")")
+            i += 1
+        elif c == ")":
+            out.append(closers.pop() if closers else ")")
+            i += 1
+        else:
+            out.append(_ASSERTION_SPELLINGS.get(c, c))
+            i += 1
+    return "".join(out)
+
+
+def strip_anchors(pattern: str) -> str:
+    """Drop a leading ``^`` and a trailing unescaped ``$``: no-ops under full-match semantics.
+
+    >>> strip_anchors(r"^\\d+$"), strip_anchors(r"a\\$")
+    ('\\\\d+', 'a\\\\$')
+    """
+    if pattern.startswith("^"):
+        pattern = pattern[1:]
+    if pattern.endswith("$"):
+        backslashes = len(pattern) - 1 - len(pattern[:-1].rstrip("\\"))
+        if backslashes % 2 == 0:
+            pattern = pattern[:-1]
+    return pattern
+
+
+def _position(pattern: str, marker: str) -> int | None:
+    m = re.search(marker, pattern)
+    return m.start() if m else None
+
+
+def _check_supported(pattern: str, parsed: Any) -> None:
+    """Walk Python's parse tree and refuse what an automaton cannot enforce."""
+    stack = [(parsed, bool(parsed.state.flags & re.MULTILINE))]
+    while stack:
+        node, multiline = stack.pop()
+        for op, av in node if isinstance(node, _sre_parse.SubPattern) else node:
+            if op in _UNSUPPORTED_OPS:
+                what, mark = _UNSUPPORTED_OPS[op]
+                raise RegexNotSupported(pattern, what, _position(pattern, mark))
+            if op is _sre_c.AT and multiline and str(av) in ("AT_BEGINNING", "AT_END"):
+                raise RegexNotSupported(pattern, "'^' or '$' under the multiline flag (?m)", _position(pattern, r"[\^$]"))
+            if op is _sre_c.IN:
+                for item_op, item_av in av:
+                    if item_op is _sre_c.CATEGORY and "UNI" in str(item_av) and "LOC" in str(item_av):
+                        raise RegexNotSupported(pattern, "a locale-dependent class")
+            inner = multiline
+            if op is _sre_c.SUBPATTERN:
+                inner = bool((multiline or av[1] & re.MULTILINE) and not av[2] & re.MULTILINE)
+            # Recurse into every sub-pattern, wherever the parser nests it.
+            for sub in _children(av):
+                stack.append((sub, inner))
+
+
+def _children(av: Any) -> list[Any]:
+    out = []
+    items = av if isinstance(av, (tuple, list)) else (av,)
+    for x in items:
+        if isinstance(x, _sre_parse.SubPattern):
+            out.append(x)
+        elif isinstance(x, (tuple, list)):
+            out.extend(_children(x))
+    return out
+
+
+def parse_regex(pattern: str) -> Pattern:
+    """Validate ``pattern`` and parse it with interegular (full-match semantics, anchors stripped).
+
+    >>> type(parse_regex(r"\\d{4}")).__name__
+    'Pattern'
+    """
+    if not isinstance(pattern, str):
+        raise RegexSyntaxError(repr(pattern), None, f"a pattern must be a str, not {type(pattern).__name__}")
+    try:
+        parsed = _sre_parse.parse(pattern, 0)
+    except re.error as e:
+        raise RegexSyntaxError(pattern, e.pos, e.msg) from e
+    except (OverflowError, RecursionError) as e:
+        raise RegexSyntaxError(pattern, None, str(e)) from e
+    if parsed.state.flags & (re.VERBOSE | re.LOCALE):
+        raise RegexNotSupported(pattern, "the verbose (?x) or locale (?L) flag", _position(pattern, r"\(\?[a-zA-Z]*[xL]"))
+    body = strip_anchors(pattern)
+    try:
+        body_parsed = _sre_parse.parse(body, 0)
+    except re.error as e:  # stripping an anchor can only remove a no-op; report against the original
+        raise RegexSyntaxError(pattern, e.pos, e.msg) from e
+    _check_supported(pattern, body_parsed)
+    try:
+        return interegular.parse_pattern(_spell_assertions(body))
+    except INTEREGULAR_ERRORS as e:
+        raise not_supported(pattern, e) from e
+
+
+def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
+    """The minimal canonical byte DFA of ``pattern`` (built by :mod:`structgen.nfa`); ``slots``
+    are automata that :func:`structgen.nfa.slot_marker` characters in the pattern stand for.
+
+    >>> dfa = regex_to_dfa(r"\\d{4}-\\d{2}")
+    >>> dfa.accepts(b"2024-05"), dfa.accepts(b"2024-5")
+    (True, False)
+    """
+    parsed = parse_regex(pattern)
+    try:
+        return pattern_to_dfa(parsed, max_states=max_states, slots=slots)
+    except INTEREGULAR_ERRORS as e:
+        raise not_supported(pattern, e) from e
+
+
+def slotted_regex_to_dfa(regex: str, slots: Sequence[ByteDFA], *, max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
+    """:func:`regex_to_dfa` of a regex that refers to ``slots`` (a list shared by many regexes)
+    by :func:`structgen.nfa.slot_marker`: only the slots the regex uses are handed over, renumbered."""
+    used = sorted({c for c in regex if SLOT_FIRST <= ord(c) < SLOT_FIRST + len(slots)})
+    local = regex.translate({ord(c): slot_marker(i) for i, c in enumerate(used)}) if used else regex
+    return regex_to_dfa(local, max_states=max_states, slots=[slots[ord(c) - SLOT_FIRST] for c in used])
+
+
+INTEREGULAR_ERRORS = (Unsupported, InvalidSyntax, RecursionError)
+
+
+def not_supported(pattern: str, e: Exception) -> RegexNotSupported:
+    """Our error for one of interegular's (or a recursion limit hit while walking its AST)."""
+    if isinstance(e, InvalidSyntax):
+        # Python accepted the pattern, so this is a gap of interegular's reader, e.g. a bare "{"
+        # that Python reads as a literal.
+        detail = str(e) or r"e.g. an unescaped literal brace; write \{"
+        return RegexNotSupported(pattern, f"syntax interegular cannot read ({detail})")
+    if isinstance(e, RecursionError):
+        return RegexNotSupported(pattern, "nesting too deep for the regex parser")
+    return RegexNotSupported(pattern, str(e) or "an unsupported construct")

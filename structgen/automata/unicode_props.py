@@ -1,0 +1,194 @@
+"""Unicode property classes of ECMA-262 patterns (``u`` flag): ``\\p{L}``, ``\\p{Lu}``,
+``\\p{Letter}``, ``\\p{General_Category=Nd}``, ``\\P{...}``, as code point interval sets.
+
+The sets come from the standard library's Unicode database (:mod:`unicodedata`), built once per
+process (about half a second) and cached. :func:`expand_properties` rewrites a pattern's property
+escapes into plain character classes before :mod:`structgen.json_formats` reads it with Python's
+parser (which has no ``\\p``).
+
+Soundness across Unicode versions: a regex engine with a newer database may assign a character
+our database leaves unassigned (``Cn``). So both ``\\p{X}`` and ``\\P{X}`` are taken among the
+characters *assigned* here (``\\P{L}`` is "assigned and not a letter"): an under-approximation that
+stays sound whichever version the validator has (assigned characters keep their general category
+in practice). ``\\p{Cn}``/``\\p{Unassigned}`` and a property inside a negated class (``[^\\p{L}]``)
+would need the unassigned ones and are refused. Supported: the general categories and their
+groups (short and long names), ``Any``, ``ASCII`` and ``Assigned``; scripts and other binary
+properties are refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+from typing import Optional
+
+from ..errors import SchemaNotSupported
+
+__all__ = ["expand_properties", "property_set"]
+
+Ranges = tuple  # tuple[tuple[int, int], ...], sorted, disjoint, inclusive
+
+_MAX = 0x10FFFF
+_GROUPS = {
+    "L": ("Lu", "Ll", "Lt", "Lm", "Lo"), "LC": ("Lu", "Ll", "Lt"), "M": ("Mn", "Mc", "Me"), "N": ("Nd", "Nl", "No"),
+    "P": ("Pc", "Pd", "Ps", "Pe", "Pi", "Pf", "Po"), "S": ("Sm", "Sc", "Sk", "So"), "Z": ("Zs", "Zl", "Zp"),
+    "C": ("Cc", "Cf", "Cs", "Co"),  # (Cn left out: see the module docs)
+}
+_LONG = {
+    "Letter": "L", "Cased_Letter": "LC", "Uppercase_Letter": "Lu", "Lowercase_Letter": "Ll", "Titlecase_Letter": "Lt",
+    "Modifier_Letter": "Lm", "Other_Letter": "Lo", "Mark": "M", "Combining_Mark": "M", "Nonspacing_Mark": "Mn",
+    "Spacing_Mark": "Mc", "Enclosing_Mark": "Me", "Number": "N", "Decimal_Number": "Nd", "digit": "Nd",
+    "Letter_Number": "Nl", "Other_Number": "No", "Punctuation": "P", "punct": "P", "Connector_Punctuation": "Pc",
+    "Dash_Punctuation": "Pd", "Open_Punctuation": "Ps", "Close_Punctuation": "Pe", "Initial_Punctuation": "Pi",
+    "Final_Punctuation": "Pf", "Other_Punctuation": "Po", "Symbol": "S", "Math_Symbol": "Sm", "Currency_Symbol": "Sc",
+    "Modifier_Symbol": "Sk", "Other_Symbol": "So", "Separator": "Z", "Space_Separator": "Zs", "Line_Separator": "Zl",
+    "Paragraph_Separator": "Zp", "Other": "C", "Control": "Cc", "cntrl": "Cc", "Format": "Cf", "Surrogate": "Cs",
+    "Private_Use": "Co", "Unassigned": "Cn", "L&": "LC",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _categories() -> dict[str, Ranges]:
+    """Every general category's code points, from one pass over the database."""
+    ranges: dict[str, list[list[int]]] = {}
+    category = unicodedata.category
+    last, start = category("\0"), 0
+    for cp in range(1, _MAX + 2):
+        c = category(chr(cp)) if cp <= _MAX else ""
+        if c != last:
+            ranges.setdefault(last, []).append([start, cp - 1])
+            last, start = c, cp
+    return {k: tuple((a, b) for a, b in v) for k, v in ranges.items()}
+
+
+def _union(sets: list[Ranges]) -> Ranges:
+    out: list[list[int]] = []
+    for a, b in sorted(r for s in sets for r in s):
+        if out and a <= out[-1][1] + 1:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return tuple((a, b) for a, b in out)
+
+
+def _minus(a: Ranges, b: Ranges) -> Ranges:
+    out = []
+    j = 0
+    for lo, hi in a:
+        cur = lo
+        while j < len(b) and b[j][1] < cur:
+            j += 1
+        k = j
+        while k < len(b) and b[k][0] <= hi:
+            if b[k][0] > cur:
+                out.append((cur, b[k][0] - 1))
+            cur = max(cur, b[k][1] + 1)
+            k += 1
+        if cur <= hi:
+            out.append((cur, hi))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _assigned() -> Ranges:
+    return _minus(((0, _MAX),), _categories().get("Cn", ()))
+
+
+@functools.lru_cache(maxsize=None)
+def property_set(name: str, negated: bool = False) -> Optional[Ranges]:
+    """The code points ``\\p{name}`` (``\\P{name}`` when ``negated``) matches, among the assigned
+    ones (see the module docs); None for a property this module does not know or refuses.
+
+    >>> property_set("Lu")[:2]
+    ((65, 90), (192, 214))
+    """
+    value = name
+    if "=" in name:
+        key, value = name.split("=", 1)
+        if key not in ("General_Category", "gc"):
+            return None
+    value = _LONG.get(value, value)
+    if value == "Any":
+        return () if negated else ((0, _MAX),)
+    if value == "ASCII":
+        return _minus(((0, _MAX),), ((0, 0x7F),)) if negated else ((0, 0x7F),)
+    cats = _categories()
+    if value == "Assigned":
+        members = _assigned()
+    elif value in _GROUPS:
+        members = _union([cats.get(c, ()) for c in _GROUPS[value]])
+    elif value in cats and value != "Cn":
+        members = cats[value]
+    else:
+        return None
+    return _minus(_assigned(), members) if negated else members
+
+
+_PROPERTY = re.compile(r"\\([pP])\{([A-Za-z_&=]+)\}")
+
+
+def _escape(cp: int) -> str:
+    return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
+
+
+def _class_body(ranges: Ranges) -> str:
+    return "".join(_escape(a) if a == b else f"{_escape(a)}-{_escape(b)}" for a, b in ranges)
+
+
+def expand_properties(pattern: str, path: str = "") -> str:
+    """``pattern`` with every ``\\p{..}`` / ``\\P{..}`` written as a plain character class (in
+    Python syntax, ``\\uXXXX`` escapes); patterns without one come back unchanged.
+
+    >>> expand_properties(r"^\\p{Zl}+$")
+    '^[\\\\u2028]+$'
+    """
+    if "\\p" not in pattern and "\\P" not in pattern:
+        return pattern
+    out: list[str] = []
+    i, in_class, negated = 0, False, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            m = _PROPERTY.match(pattern, i)
+            if m:
+                ranges = property_set(m.group(2), m.group(1) == "P")
+                if ranges is None:
+                    raise SchemaNotSupported("pattern", path, f"the Unicode property {m.group(0)!r} (general categories, Any, ASCII and Assigned are supported)")
+                if in_class and negated:
+                    raise SchemaNotSupported("pattern", path, f"a Unicode property {m.group(0)!r} inside a negated class")
+                body = _class_body(ranges)
+                if in_class:
+                    out.append(body)
+                else:
+                    out.append(f"[{body}]" if ranges else f"[^{_class_body(((0, _MAX),))}]")
+                i = m.end()
+                continue
+            if pattern[i + 1 : i + 2] in ("p", "P"):
+                raise SchemaNotSupported("pattern", path, "\\p or \\P without a {Property} name")
+            out.append(pattern[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            if c == "]":
+                in_class = False
+        elif c == "[":
+            in_class = True
+            negated = pattern[i + 1 : i + 2] == "^"
+            if negated:
+                out.append("[^")
+                i += 2
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def regex_syntax_ok(pattern: str) -> bool:
+    """Whether Python reads ``pattern`` once its property escapes are stood in for (a
+    metaschema ``format: regex`` check that knows ``\\p``)."""
+    try:
+        re.compile(_PROPERTY.sub(lambda m: "\\w", pattern))
+    except re.error:
+        return False
+    return True

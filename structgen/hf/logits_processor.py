@@ -1,0 +1,251 @@
+"""The transformers integration: a ``LogitsProcessor`` that masks every token a :class:`Guide` forbids.
+
+A row's guide state is a function of the tokens generated in that row, so the processor keys
+states by the generated token tuple rather than by row index. That is what makes beam search work
+(beams are reordered between steps) and what lets one processor serve several ``generate`` calls.
+
+With plain ``model.generate`` the model is asked for every token, including those the constraint
+forces: there is no fast-forward on this path (a logits processor can only mask, not append).
+The ``generate_*`` helpers run their own loop that fast-forwards (:mod:`structgen.decoding`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import transformers
+
+from ..errors import StructgenError
+from ..guides.dfa_guide import Guide
+
+__all__ = ["LogitsProcessor"]
+
+# State of a row that has emitted EOS: generation is over for it, transformers pads it.
+_FINISHED = -2
+# States of generated prefixes more than this many tokens shorter than the current length are
+# dropped (they can be recomputed from the start), so memory stays linear in the length.
+_WINDOW = 64
+
+
+#: Most masks one processor keeps on the scores' device (oldest dropped first).
+_MAX_DEVICE_MASKS = 2048
+
+
+class LogitsProcessor(transformers.LogitsProcessor):
+    r"""
+    [`LogitsProcessor`] that constrains generation to the language of a structgen [`Guide`] (a regex
+    or a JSON Schema compiled against the tokenizer's vocabulary): at every step, each row's
+    disallowed tokens get a score of `-inf`, and EOS is allowed exactly when the row's text so far
+    is complete.
+
+    One guide state is kept per generated sequence, so it works with any batch size,
+    `num_return_sequences`, sampling and beam search. On the first call the processor notes the
+    prompt length; on later calls it advances each row by its newly generated tokens. A call whose
+    input does not continue the sequences seen so far (the first call of a new `generate`, a
+    different batch size or prompt) starts afresh, so one processor can be reused for several
+    `generate` calls made one after another; [`~LogitsProcessor.reset`] forces a fresh start. Do
+    not share one instance between concurrent `generate` calls (the `Guide` itself is shareable).
+
+    Rows that have emitted EOS are left alone (transformers pads them). A row whose latest token
+    the guide rejects (another processor or a generation option forced it, e.g. `min_new_tokens`
+    or `forced_eos_token_id`) raises [`StructgenError`]: the processor never forces EOS to hide it.
+
+    Logits wider than the vocabulary (models pad their embedding matrix) have the extra columns
+    masked. Masks are cached per (state, device, width) as boolean tensors on `scores.device`.
+
+    Never truncated: with `max_new_tokens`, masking is budget-aware. A row that has generated `k`
+    tokens has a budget of `max_new_tokens - k` (counting the token being chosen), and a token is
+    allowed only if the output can still reach a complete state within what is left after it
+    (see [`Guide.token_mask`]). So when `generate` stops at `max_new_tokens`, the output is
+    complete and valid. The mask only forbids what cannot finish: far from the end it is the plain
+    mask; near the end, tokens that start something new (another array item, an optional key)
+    drop out as their shortest completion stops fitting, and the model's favourite among the
+    closing continuations is chosen. transformers does not pass the generation config to logits
+    processors, so the budget must be given here (the `generate_*` helpers do it); it must equal
+    the `max_new_tokens` passed to `generate` (a smaller value is safe too).
+
+    Args:
+        guide (`structgen.Guide`):
+            The compiled constraint, built over the vocabulary of the tokenizer that made the
+            prompt. Its vocabulary's EOS ids must include the ids `generate` stops on; pass
+            `eos_token_id=sorted(guide.vocabulary.eos_token_ids)` to `generate` to be sure.
+        max_new_tokens (`int`, *optional*):
+            The generation budget; `None` (the default) masks without regard to length, so output
+            cut off by `max_new_tokens` may be incomplete. Raises [`UnsatisfiableConstraint`]
+            when it is smaller than `guide.min_length()`.
+
+    Examples:
+
+    ```python
+    >>> import structgen
+    >>> from transformers import LogitsProcessorList
+    >>> model, tokenizer = structgen.load_default_model()
+    >>> vocab = structgen.Vocabulary.from_tokenizer(tokenizer)
+    >>> guide = structgen.compile_regex(r"(19|20)\d{2}-\d{2}-\d{2}", vocab)
+    >>> inputs = tokenizer("Bob Marley was born on ", return_tensors="pt")
+    >>> out = model.generate(
+    ...     **inputs,
+    ...     max_new_tokens=16,
+    ...     do_sample=False,
+    ...     logits_processor=LogitsProcessorList([structgen.LogitsProcessor(guide)]),
+    ... )
+    >>> text = vocab.decode(out[0, inputs["input_ids"].shape[1]:].tolist()).decode()
+    >>> len(text), text[4], text[7]
+    (10, '-', '-')
+    ```
+    """
+
+    def __init__(self, guide: Guide, max_new_tokens: int | None = None) -> None:
+        if not isinstance(guide, Guide):
+            raise TypeError(f"LogitsProcessor needs a structgen.Guide, not {type(guide).__name__}")
+        if max_new_tokens is not None:
+            if max_new_tokens < 1:
+                raise ValueError(f"max_new_tokens must be at least 1, got {max_new_tokens}")
+            guide.check_budget(max_new_tokens)
+        self.guide = guide
+        self.max_new_tokens = max_new_tokens
+        self._eos = frozenset(guide.vocabulary.eos_token_ids)
+        self._masks: dict[tuple[int, int | None, torch.device, int], torch.Tensor] = {}
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget the current generation: the next call is taken as the first of a new one."""
+        self._prompt_len: int | None = None
+        self._prompts: set[tuple[int, ...]] = set()
+        self._batch = 0
+        self._pruned_at = 0
+        # generated tokens (after the prompt) -> guide state; () is the initial state.
+        self._states: dict[tuple[int, ...], int] = {}
+
+    def __repr__(self) -> str:
+        budget = f", max_new_tokens={self.max_new_tokens}" if self.max_new_tokens is not None else ""
+        return f"LogitsProcessor({self.guide!r}{budget})"
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        rows = input_ids.tolist()
+        if self._starts_new_generation(rows):
+            self._start(rows)
+        p = self._prompt_len
+        assert p is not None
+        states = [self._state_of(tuple(row[p:]), r) for r, row in enumerate(rows)]
+        self._prune(len(rows[0]) - p)
+
+        width = scores.shape[-1]
+        device = scores.device
+        budget = None if self.max_new_tokens is None else self.max_new_tokens - (len(rows[0]) - p)
+        if len(set(states)) == 1:
+            allowed = self._mask(states[0], budget, device, width).unsqueeze(0)
+        else:
+            allowed = torch.stack([self._mask(s, budget, device, width) for s in states])
+        return scores.masked_fill(~allowed, float("-inf"))
+
+    # -- rows and states -------------------------------------------------------------------
+
+    def _starts_new_generation(self, rows: list[list[int]]) -> bool:
+        p = self._prompt_len
+        if p is None or len(rows) != self._batch or not rows or len(rows[0]) <= p:
+            return True
+        for row in rows:
+            if tuple(row[:p]) not in self._prompts:
+                return True
+            # Within one generation every row continues a sequence seen before (beams may swap
+            # rows, assisted decoding may step back); a prompt that merely extends the last one
+            # does not.
+            if tuple(row[p:-1]) not in self._states:
+                return True
+        return False
+
+    def _start(self, rows: list[list[int]]) -> None:
+        self.reset()
+        self._prompt_len = len(rows[0]) if rows else 0
+        self._prompts = {tuple(row) for row in rows}
+        self._batch = len(rows)
+        self._states[()] = self.guide.initial_state
+
+    def _state_of(self, generated: tuple[int, ...], row: int) -> int:
+        state = self._states.get(generated)
+        if state is not None:
+            return state
+        k = len(generated) - 1
+        while k > 0 and generated[:k] not in self._states:
+            k -= 1
+        state = self._states[generated[:k]]
+        guide = self.guide
+        for i in range(k, len(generated)):
+            token = generated[i]
+            if state == _FINISHED:
+                pass  # padding after EOS
+            elif token in self._eos and guide.is_final(state):
+                state = _FINISHED
+            else:
+                nxt = guide.next_state(state, token)
+                if nxt < 0:
+                    raise StructgenError(self._rejected_message(generated[:i], token, row, state))
+                state = nxt
+            self._states[generated[: i + 1]] = state
+        return state
+
+    def _prune(self, length: int) -> None:
+        if length - self._pruned_at < _WINDOW:
+            return
+        keep = length - _WINDOW
+        self._states = {k: v for k, v in self._states.items() if not k or len(k) >= keep}
+        self._pruned_at = length
+
+    def _rejected_message(self, before: tuple[int, ...], token: int, row: int, state: int) -> str:
+        vocab = self.guide.vocabulary
+        text = vocab.decode(before).decode("utf-8", errors="replace")
+        if 0 <= token < vocab.size:
+            what = "EOS" if token in self._eos else repr(vocab.tokens[token] or b"<special token>")
+        else:
+            what = "outside the vocabulary"
+        allowed = self.guide.allowed_token_ids(state)
+        return (
+            f"row {row} generated token {token} ({what}), which {self.guide!r} does not allow after "
+            f"{text[-80:]!r} ({len(allowed)} tokens were allowed): something other than this processor "
+            "chose it (another logits processor, min_new_tokens, forced or suppressed tokens, an "
+            "assistant model) or the guide was built for a different tokenizer"
+        )
+
+    # -- masks -----------------------------------------------------------------------------
+
+    def _mask(self, state: int, budget: int | None, device: torch.device, width: int) -> torch.Tensor:
+        tight = None
+        if state != _FINISHED and budget is not None:
+            if budget < 1:
+                raise StructgenError(
+                    f"{self!r} was called after {self.max_new_tokens} generated tokens: generate "
+                    "was given a larger max_new_tokens than this processor"
+                )
+            tight = self.guide.effective_budget(state, budget)
+        key = (state, tight, device, width)
+        mask = self._masks.get(key)
+        if mask is not None:
+            return mask
+        size = self.guide.vocabulary.size
+        if state == _FINISHED:
+            mask = torch.ones(width, dtype=torch.bool)
+        else:
+            allowed = self.guide.token_mask(state) if tight is None else self.guide.token_mask(state, budget=tight)
+            if not allowed.any():
+                raise StructgenError(f"state {state} of {self.guide!r} allows no token, not even EOS")
+            if width < size:
+                if allowed[width:].any():
+                    raise StructgenError(
+                        f"the scores have {width} columns but {self.guide!r} allows tokens up to id "
+                        f"{int(allowed.nonzero()[0][-1])}: the guide was built for another tokenizer"
+                    )
+                allowed = allowed[:width]
+            mask = torch.zeros(width, dtype=torch.bool)
+            mask[: len(allowed)] = torch.from_numpy(allowed.copy())
+        mask = mask.to(device)
+        if len(self._masks) >= _MAX_DEVICE_MASKS:  # bounded: the oldest goes first
+            self._masks.pop(next(iter(self._masks)))
+        self._masks[key] = mask
+        return mask
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_masks"] = {}
+        return state

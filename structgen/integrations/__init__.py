@@ -1,0 +1,1 @@
+"""Serving engines other than transformers, each importing its engine lazily (nothing yet)."""

@@ -1,0 +1,268 @@
+"""JSON numbers under bounds and ``multipleOf``: regexes and automata over decimal digits.
+
+Every language here is a set of JSON numbers written **without an exponent** (a sound
+sub-language: ``1e2`` is valid JSON but never emitted when a bound or ``multipleOf`` applies).
+
+Bounds (``minimum`` / ``maximum`` / ``exclusive*``) are compared exactly on the decimal text,
+which equals ``jsonschema``'s comparison of Python numbers because rounding to a float is
+monotone and a bound is the shortest text of its float. Strict bounds could still collapse
+through rounding (``0.10000000000000000001 > 0.1`` but both parse to the same float), so under a
+strict bound a number with a fraction has at most :data:`SAFE_DIGITS` digits; integers are
+compared exactly by Python and keep every digit.
+
+``multipleOf: m`` is a remainder automaton over the digits (:func:`multiple_of_dfa`): ``m`` is
+``M / 10**s``; a number is a multiple when at most ``s`` fraction digits are non-zero and the
+digits, read as the integer ``x * 10**s``, are divisible by ``M``. ``jsonschema`` divides floats
+(``0.3 / 0.1`` is not a whole number there), so a non-integer ``m`` is accepted only when it is a
+binary fraction (``1.5``, ``0.25``: exact as a float, so the division is exact on numbers of at
+most :data:`SAFE_DIGITS` digits); ``0.1`` or ``0.0001`` are refused.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, Optional, Union
+
+from ..errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
+from ..automata.dfa import ByteDFA
+from .formats import NUMBER, _natural_range, integer_range
+
+__all__ = ["SAFE_DIGITS", "decimal_of", "number_bound", "safe_digits", "multiple_of_dfa", "is_binary_fraction", "over_number"]
+
+#: Numbers with a fraction and at most this many digits keep their order and their exactness
+#: through ``float()`` (doubles hold 15 significant decimal digits).
+SAFE_DIGITS = 15
+
+_MAG = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"  # any unsigned number without exponent
+
+
+def decimal_of(v: Union[int, float]) -> Decimal:
+    """The exact decimal that the JSON text of ``v`` spells (floats by their shortest repr)."""
+    return Decimal(v) if isinstance(v, int) else Decimal(repr(float(v)))
+
+
+def _split(d: Decimal) -> tuple[int, str]:
+    """``d >= 0`` as its integer part and its fraction digits without trailing zeros."""
+    sign, digits, exp = d.as_tuple()
+    text = "".join(map(str, digits))
+    if exp >= 0:
+        return int(text + "0" * exp), ""
+    whole, frac = text[:exp] or "0", text[exp:].rjust(-exp, "0")
+    return int(whole), frac.rstrip("0")
+
+
+def _frac(op: str, g: str) -> Optional[str]:
+    """Non-empty fraction digit strings ``f`` with ``0.f op 0.g`` (``None``: none)."""
+    if not g:
+        return {"ge": "[0-9]+", "gt": "[0-9]*[1-9][0-9]*", "le": "0+", "lt": None}[op]
+    d, rest = int(g[0]), g[1:]
+    alts = []
+    if op in ("ge", "gt") and d < 9:
+        alts.append(f"[{d + 1}-9][0-9]*")
+    if op in ("le", "lt") and d > 0:
+        alts.append(f"[0-{d - 1}][0-9]*")
+    inner = _frac(op, rest)  # f = d f' with f' non-empty
+    empty_ok = op in ("ge", "le") if not rest else op in ("le", "lt")  # f = d alone
+    if inner is not None:
+        alts.append(f"{d}(?:{inner})?" if empty_ok else f"{d}{inner}")
+    elif empty_ok:
+        alts.append(str(d))
+    return "(?:" + "|".join(alts) + ")" if alts else None
+
+
+def _mag(op: str, d: Decimal) -> Optional[str]:
+    """Unsigned number texts (no exponent) whose value ``op`` ``d`` (``d >= 0``)."""
+    di, g = _split(d)
+    alts = []
+    if op in ("ge", "gt"):
+        alts.append(f"{_natural_range(di + 1, None)}(?:\\.[0-9]+)?")
+        f = _frac(op, g)
+        if f is not None:
+            alts.append(f"{di}\\.{f}")
+        if op == "ge" and not g:
+            alts.append(str(di))
+    else:
+        if di >= 1:
+            alts.append(f"{_natural_range(0, di - 1)}(?:\\.[0-9]+)?")
+        f = _frac(op, g)
+        if f is not None:
+            alts.append(f"{di}\\.{f}")
+        if op == "le" or g:
+            alts.append(str(di))
+    return "(?:" + "|".join(alts) + ")" if alts else None
+
+
+def _signed(op: str, c: Decimal) -> str:
+    """JSON numbers (no exponent) ``x`` with ``x op c``."""
+    zero = r"-0(?:\.0+)?"
+    if op in ("ge", "gt"):
+        if c > 0 or (c == 0 and op == "gt"):
+            return _mag(op, c) or "[]"
+        if c == 0:
+            return f"(?:{_mag('ge', c)}|{zero})"
+        neg = _mag("le" if op == "ge" else "lt", -c)
+        return f"(?:{_MAG}|-{neg})" if neg else _MAG
+    if c < 0 or (c == 0 and op == "lt"):
+        m = _mag("ge" if op == "le" else "gt", -c)
+        return f"-{m}"
+    if c == 0:
+        return f"(?:{zero}|0(?:\\.0+)?|-{_mag('gt', c)})"
+    pos = _mag(op, c)
+    return f"(?:{pos}|-{_MAG})" if pos else f"-{_MAG}"
+
+
+_OPS = {"minimum": "ge", "exclusiveMinimum": "gt", "maximum": "le", "exclusiveMaximum": "lt"}
+
+
+def number_bound(key: str, value: Union[int, float]) -> str:
+    """The JSON numbers (no exponent) satisfying one bound keyword."""
+    return _signed(_OPS[key], decimal_of(value))
+
+
+def safe_digits() -> str:
+    """JSON numbers without exponent whose fraction, if any, keeps the total digits within
+    :data:`SAFE_DIGITS`; integers of any length."""
+    forms = [r"-?(?:0|[1-9][0-9]*)", rf"-?0\.[0-9]{{1,{SAFE_DIGITS}}}"]
+    for i in range(1, SAFE_DIGITS):
+        forms.append(rf"-?[1-9][0-9]{{{i - 1}}}\.[0-9]{{1,{SAFE_DIGITS - i}}}")
+    return "(?:" + "|".join(forms) + ")"
+
+
+def is_binary_fraction(m: Union[int, float]) -> bool:
+    """Whether the decimal text of ``m`` is exactly its float (so float division by it is exact)."""
+    return Fraction(decimal_of(m)) == Fraction(float(m))
+
+
+def multiple_of_dfa(m: Union[int, float], *, integer: bool, max_states: int) -> ByteDFA:
+    """JSON numbers without exponent that are multiples of ``m`` (``integer``: no fraction)."""
+    d = decimal_of(m)
+    if d <= 0:
+        raise ValueError("multipleOf must be positive")
+    sign, digits, exp = d.normalize().as_tuple()
+    s = max(0, -exp)
+    big_m = int(d * (10**s))
+    if big_m * (s + 3) > max_states:
+        raise CompileBudgetExceeded(f"states of a multipleOf {m} automaton", max_states)
+    ids: dict[tuple, int] = {}
+    rows: list[dict[int, int]] = []
+    finals: list[int] = []
+    todo: list[tuple] = []
+
+    def sid(key: tuple) -> int:
+        if key not in ids:
+            ids[key] = len(rows)
+            rows.append({})
+            todo.append(key)
+        return ids[key]
+
+    def is_final(key: tuple) -> bool:
+        kind = key[0]
+        if kind in ("z", "i"):
+            return key[1] * 10**s % big_m == 0
+        if kind == "f":
+            return key[1] * 10 ** (s - key[2]) % big_m == 0
+        return kind == "t"
+
+    sid(("start", False))
+    digits_b = [ord(str(x)) for x in range(10)]
+    while todo:
+        key = todo.pop()
+        row = rows[ids[key]]
+        kind = key[0]
+        if kind == "start":
+            if not key[1]:
+                row[ord("-")] = sid(("start", True))
+            row[ord("0")] = sid(("z", 0))
+            for x in range(1, 10):
+                row[digits_b[x]] = sid(("i", x % big_m))
+        elif kind in ("z", "i"):
+            if kind == "i":
+                for x in range(10):
+                    row[digits_b[x]] = sid(("i", (key[1] * 10 + x) % big_m))
+            if not integer:
+                row[ord(".")] = sid(("dot", key[1]))
+        elif kind == "dot" or (kind == "f" and key[2] < s):
+            k = 0 if kind == "dot" else key[2]
+            if k < s:
+                for x in range(10):
+                    row[digits_b[x]] = sid(("f", (key[1] * 10 + x) % big_m, k + 1))
+            elif key[1] == 0:  # s == 0: only zeros after the point
+                row[digits_b[0]] = sid(("t",))
+        elif kind == "f":  # k == s
+            if key[1] == 0:
+                row[digits_b[0]] = sid(("t",))
+        elif kind == "t":
+            row[digits_b[0]] = sid(("t",))
+        if is_final(key):
+            finals.append(ids[key])
+    return ByteDFA.from_rows(rows, finals, max_states=max_states)
+
+
+def over_number(v: Union[int, float]) -> str:
+    """Every text without exponent of a number equal to ``v`` (trailing zeros, ``-0``)."""
+    d = decimal_of(v)
+    di, g = _split(abs(d))
+    body = f"{di}\\.{g}0*" if g else f"{di}(?:\\.0+)?"
+    if d == 0:
+        return f"-?{body}"
+    return ("-" if d < 0 else "") + body
+
+
+class _NumbersMixin:
+    """``integer`` and ``number`` schemas (a mixin of ``json_schema._Compiler``)."""
+
+    max_states: int
+
+
+    def integer(self, s: dict, path: str, refs: tuple) -> str:
+        try:
+            bounds = {k: Fraction(s[k]) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s}
+        except (OverflowError, ValueError, TypeError) as e:
+            raise SchemaError(f"a numeric bound is not a finite number: {e}", path) from e
+        lows = [math.ceil(bounds["minimum"])] if "minimum" in bounds else []
+        lows += [math.floor(bounds["exclusiveMinimum"]) + 1] if "exclusiveMinimum" in bounds else []
+        highs = [math.floor(bounds["maximum"])] if "maximum" in bounds else []
+        highs += [math.ceil(bounds["exclusiveMaximum"]) - 1] if "exclusiveMaximum" in bounds else []
+        lo, hi = (max(lows) if lows else None), (min(highs) if highs else None)
+        if lo is not None and hi is not None and lo > hi:
+            described = ", ".join(f"{k} {s[k]}" for k in bounds)
+            raise UnsatisfiableConstraint(f"no integer satisfies {described} (minimum > maximum)", path or "/")
+        regex = integer_range(lo, hi)
+        if "multipleOf" in s and s["multipleOf"] != 1:  # (every integer is a multiple of 1)
+            regex = self.inter(regex, self.multiple_of(s["multipleOf"], True, path), path)
+            if regex is None:
+                raise UnsatisfiableConstraint(f"no integer in range is a multiple of {s['multipleOf']}", path or "/")
+        return regex
+
+    def multiple_of(self, m: Any, integer: bool, path: str) -> str:
+        where = f"{path}/multipleOf"
+        if isinstance(m, float) and not (m.is_integer() or is_binary_fraction(m)):
+            raise SchemaNotSupported("multipleOf", where, f"{m!r} is not a binary fraction (jsonschema divides floats inexactly)")
+        try:
+            dfa = multiple_of_dfa(m, integer=integer, max_states=self.max_states)
+        except CompileBudgetExceeded as e:
+            raise CompileBudgetExceeded(e.what, e.limit, where) from None
+        regex: Optional[str] = self.embed(dfa)
+        if isinstance(m, float) or not integer:  # (floats: exact only within SAFE_DIGITS digits)
+            regex = self.inter(regex, safe_digits(), path)
+        if regex is None:
+            raise UnsatisfiableConstraint(f"no number written without exponent is a multiple of {m}", path or "/")
+        return regex
+
+    def number(self, s: dict, path: str, refs: tuple) -> str:
+        keys = [k for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s]
+        if not keys and "multipleOf" not in s:
+            return NUMBER
+        regex: Optional[str] = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"  # (no exponent: a sound sub-language)
+        for key in keys:
+            regex = self.inter(regex, number_bound(key, s[key]), path)
+        if any(k.startswith("exclusive") for k in keys):
+            regex = self.inter(regex, safe_digits(), path)
+        if "multipleOf" in s:
+            regex = self.inter(regex, self.multiple_of(s["multipleOf"], False, path), path)
+        if regex is None:
+            raise UnsatisfiableConstraint("no number satisfies the bounds" + (" and multipleOf" if "multipleOf" in s else ""), path or "/")
+        return regex
+

@@ -1,0 +1,191 @@
+"""String slices: the free-text tokens of a vocabulary, sorted out once instead of walked per state.
+
+Inside a JSON string almost every token is allowed, so walking the whole token trie there costs
+milliseconds per state (128k tokens on Llama-3). But most tokens are *slice tokens*: whole UTF-8
+characters none of which is ``"``, ``\\`` or a control character. From a state whose every such
+character leads to one same next state (a string body, possibly length-bounded), a slice token of
+``c`` characters is allowed exactly when the chain of next states survives ``c`` characters. So
+a mask there is: the slice tokens of at most ``m`` characters (one precomputed mask per ``m``,
+per vocabulary) plus a walk of the few *rest* tokens (quotes, escapes, partial characters) through
+their own small trie. This is XGrammar's "context-independent tokens" and llguidance's "slicer"
+idea, on a byte DFA:
+
+1. per vocabulary (:func:`string_slice`): which tokens are slice tokens, their lengths in
+   characters, and the trie of the rest;
+2. per automaton (:func:`char_successors`, vectorised over all states): the state every slice
+   character leads to, or -1 if every one dies, or -2 if they disagree (then the slice does not
+   apply and the guide walks the full trie, as before).
+
+Example:
+    >>> import structgen
+    >>> vocab = structgen.Vocabulary.from_bytes([b"a", b"ab", b'"', b"\\xc3", b""], eos_token_ids=[4])
+    >>> sl = string_slice(vocab)
+    >>> sl.is_slice.tolist(), sl.rest.token_ids.tolist()
+    ([True, True, False, False, False], [2, 3])
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import weakref
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..automata.dfa import ByteDFA
+from ..automata.regex import regex_to_dfa
+from .trie import TokenTrie, token_trie
+from .vocabulary import Vocabulary
+
+__all__ = ["SLICES", "StringSlice", "char_successors", "prepare_vocabulary", "string_slice"]
+
+#: The slices, widest first, as one-character regexes: any character of a JSON string but
+#: ``"``, ``\`` and C0 controls; then the classes identifiers, slugs and codes are made of.
+SLICES = (
+    '[^"\\\\\\x00-\\x1f]',
+    "[A-Za-z0-9_]",
+    "[A-Za-z0-9]",
+    "[a-z0-9]",
+    "[a-z]",
+)
+#: The first slice, a JSON string's raw characters.
+SLICE_CHAR = SLICES[0]
+MIXED = -2
+
+
+@dataclass(frozen=True, eq=False)
+class StringSlice:
+    """The slice tokens of one vocabulary (see the module docstring)."""
+
+    is_slice: np.ndarray  # bool [V]
+    by_length: np.ndarray  # int64: ids of slice tokens, sorted by their length in characters
+    lengths: np.ndarray  # int64: the sorted lengths
+    rest: TokenTrie  # trie of the walkable tokens that are not slice tokens
+    _up_to: dict[int, np.ndarray] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def longest(self) -> int:
+        """The most characters in one slice token."""
+        return int(self.lengths[-1]) if self.lengths.size else 0
+
+    def up_to(self, m: int) -> np.ndarray:
+        """Read-only bool mask of the slice tokens of at most ``m`` characters (cached)."""
+        if m >= self.longest:
+            return self.is_slice
+        mask = self._up_to.get(m)
+        if mask is None:
+            mask = np.zeros(self.is_slice.size, dtype=bool)
+            mask[self.by_length[: np.searchsorted(self.lengths, m, side="right")]] = True
+            mask.flags.writeable = False
+            with self._lock:
+                if len(self._up_to) > 256:  # bounded: a few hundred masks of one byte per token
+                    self._up_to.clear()
+                self._up_to[m] = mask
+        return mask
+
+    @classmethod
+    def build(cls, vocab: Vocabulary, char_class: str = SLICE_CHAR) -> "StringSlice":
+        """The tokens of ``vocab`` made of whole characters of ``char_class`` (a regex class)."""
+        is_slice = np.zeros(vocab.size, dtype=bool)
+        lengths = np.zeros(vocab.size, dtype=np.int64)
+        whole = re.compile(f"(?:{char_class})+")
+        for i, tok in enumerate(vocab.tokens):
+            if not tok:
+                continue
+            try:
+                text = tok.decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            if whole.fullmatch(text):
+                is_slice[i] = True
+                lengths[i] = len(text)
+        ids = np.flatnonzero(is_slice)
+        order = np.argsort(lengths[ids], kind="stable")
+        is_slice.flags.writeable = False
+        rest = [i for i, t in enumerate(vocab.tokens) if t and not is_slice[i]]
+        return cls(is_slice, ids[order], lengths[ids][order], token_trie(vocab).restrict(np.array(rest, dtype=np.int64)))
+
+
+_SLICES: "weakref.WeakKeyDictionary[Vocabulary, dict[int, StringSlice]]" = weakref.WeakKeyDictionary()
+_SLICES_LOCK = threading.Lock()
+
+
+def string_slice(vocab: Vocabulary, k: int = 0) -> StringSlice:
+    """The (cached) :class:`StringSlice` of ``SLICES[k]`` over ``vocab``; built once per vocabulary
+    object (on first use: about a second for 128k tokens, most of it the rest trie)."""
+    got = _SLICES.get(vocab, {}).get(k)
+    if got is None:
+        with _SLICES_LOCK:
+            per_vocab = _SLICES.setdefault(vocab, {})
+            got = per_vocab.get(k)
+            if got is None:
+                got = per_vocab[k] = StringSlice.build(vocab, SLICES[k])
+    return got
+
+
+def prepare_vocabulary(vocab: Vocabulary) -> None:
+    """Build ``vocab``'s token trie and every slice now (about 2 s for Llama-3's 128k tokens),
+    so that no mask computation pays for them mid-generation. Servers call it at start-up."""
+    token_trie(vocab)
+    vocab.missing_bytes  # noqa: B018  (cached on the vocabulary)
+    for k in range(len(SLICES)):
+        string_slice(vocab, k)
+        _char_edges(k)  # (per process: the slice's one-character automaton)
+
+
+_CHAR_EDGES: dict[int, tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]]] = {}
+
+
+def _char_edges(k: int) -> tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]]:
+    """The one-character automaton R of ``SLICES[k]`` and, per R state, its edges as (bytes, target)."""
+    got = _CHAR_EDGES.get(k)
+    if got is None:
+        r = regex_to_dfa(SLICES[k])
+        table = r.transitions[:, r.byte_classes]  # [R state, byte]
+        edges = []
+        for row in table:
+            targets = np.unique(row[row >= 0])
+            edges.append([(np.flatnonzero(row == t), int(t)) for t in targets])
+        got = _CHAR_EDGES[k] = (r, edges)
+    return got
+
+
+def char_successors(dfa: ByteDFA, k: int = 0) -> np.ndarray:
+    """For every state: where every character of ``SLICES[k]`` leads (one state), -1 if every one dies,
+    or ``MIXED`` (-2) if they disagree. Vectorised over states; int32 [num_states].
+
+    The single-character automaton R of the slice is acyclic; its states are visited in
+    topological order, carrying for each of our states the state reached so far (or -1/-2).
+    """
+    r, byte_edges = _char_edges(k)
+    n = dfa.num_states
+    trans, ours = dfa.transitions, dfa.byte_classes
+    edges = {s: [(np.unique(ours[bs]), t) for bs, t in out] for s, out in enumerate(byte_edges)}
+    indegree = [0] * r.num_states
+    for s in edges:
+        for _, t in edges[s]:
+            indegree[t] += 1
+    value: dict[int, np.ndarray] = {0: np.arange(n, dtype=np.int32)}
+    ready = [0]
+    final = None
+    while ready:
+        s = ready.pop()
+        v = value[s]
+        if r.finals[s]:
+            final = v
+        alive = v >= 0
+        for cols, t in edges[s]:
+            got = np.where(v == MIXED, MIXED, -1).astype(np.int32)
+            if alive.any():
+                targets = trans[v[alive]][:, cols]
+                same = (targets == targets[:, :1]).all(axis=1)
+                got[alive] = np.where(same, targets[:, 0], MIXED)
+            old = value.get(t)
+            value[t] = got if old is None else np.where(old == got, old, MIXED).astype(np.int32)
+            indegree[t] -= 1
+            if indegree[t] == 0:
+                ready.append(t)
+    assert final is not None
+    return final

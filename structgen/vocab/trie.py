@@ -1,0 +1,286 @@
+"""DFA × vocabulary → token masks.
+
+The vocabulary is flattened once into a breadth-first *token trie* (numpy arrays): every distinct
+token prefix is a node, and the nodes of one depth are contiguous. A state's mask is computed by
+walking the trie level by level from that state, vectorised with numpy: a whole level of nodes is
+stepped at once, and only the children of nodes that are still alive are visited, so a dead byte
+prunes its whole subtree (the idea of lm-format-enforcer's and llguidance's trie walks, done as
+array operations).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..automata.dfa import ByteDFA
+from .vocabulary import Vocabulary
+
+__all__ = ["SparseWalker", "TokenTrie", "token_trie", "walk_nodes", "walk_state"]
+
+
+@dataclass(frozen=True, eq=False)
+class TokenTrie:
+    """The prefix trie of a vocabulary's token byte strings, in breadth-first arrays.
+
+    Node 0 is the root (the empty prefix). ``byte[n]`` is the last byte of node ``n``'s prefix,
+    ``first_child[n]``/``num_children[n]`` give its children (contiguous), and ``token_ids`` /
+    ``token_nodes`` say at which node each walkable token ends.
+    """
+
+    byte: np.ndarray  # uint8 [n_nodes]
+    first_child: np.ndarray  # int64 [n_nodes]
+    num_children: np.ndarray  # int64 [n_nodes]
+    token_ids: np.ndarray  # int64 [n_walk]: ids of tokens with non-empty bytes
+    token_nodes: np.ndarray  # int64 [n_walk]: the node where each ends
+    subtree: np.ndarray  # int64 [n_nodes]: how many nodes lie below each node
+    parent: np.ndarray  # int64 [n_nodes]: each node's parent (0 for the root)
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.byte.shape[0])
+
+    @classmethod
+    def build(cls, vocab: Vocabulary, ids: list[int] | None = None) -> "TokenTrie":
+        """The trie of the tokens ``ids`` (default: every token with bytes)."""
+        if ids is None:
+            ids = [i for i, t in enumerate(vocab.tokens) if t]
+        distinct = sorted({vocab.tokens[i] for i in ids}, key=lambda b: (len(b), b))  # type: ignore[arg-type]
+        # Every prefix of every token is a node; sort by (length, bytes) to get breadth-first order
+        # in which the children of a node are contiguous and sorted by byte.
+        prefixes: set[bytes] = set()
+        for tok in distinct:
+            for k in range(1, len(tok) + 1):
+                prefixes.add(tok[:k])
+        ordered = [b""] + sorted(prefixes, key=lambda b: (len(b), b))
+        node_of = {p: i for i, p in enumerate(ordered)}
+        n = len(ordered)
+        byte = np.zeros(n, dtype=np.uint8)
+        parent = np.zeros(n, dtype=np.int64)
+        for i in range(1, n):
+            p = ordered[i]
+            byte[i] = p[-1]
+            parent[i] = node_of[p[:-1]]
+        token_ids = np.array(ids, dtype=np.int64)
+        token_nodes = np.array([node_of[vocab.tokens[i]] for i in ids], dtype=np.int64)  # type: ignore[index]
+        return cls._assemble(byte, parent, token_ids, token_nodes)
+
+    @classmethod
+    def _assemble(cls, byte: np.ndarray, parent: np.ndarray, token_ids: np.ndarray, token_nodes: np.ndarray) -> "TokenTrie":
+        """The trie from its nodes in breadth-first order (sorted by length, then bytes)."""
+        n = byte.shape[0]
+        num_children = np.bincount(parent[1:], minlength=n).astype(np.int64)
+        # Children of node p are the nodes whose parent is p; they are contiguous in BFS order.
+        first_child = (np.searchsorted(parent[1:], np.arange(n), side="left") + 1).astype(np.int64)
+        below = [0] * n
+        parents = parent.tolist()
+        for i in range(n - 1, 0, -1):  # children come after their parent
+            below[parents[i]] += below[i] + 1
+        return cls(byte, first_child, num_children, token_ids, token_nodes, np.array(below, dtype=np.int64), parent)
+
+    def restrict(self, ids: np.ndarray) -> "TokenTrie":
+        """The trie of only the tokens ``ids`` (a subset of this trie's), cut out of this one
+        with array operations instead of rebuilt from the token bytes."""
+        where = np.full(int(self.token_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
+        where[self.token_ids] = np.arange(self.token_ids.size)
+        pos = where[np.asarray(ids, dtype=np.int64)]
+        if (pos < 0).any():
+            raise ValueError("restrict() needs tokens of this trie")
+        keep = np.zeros(self.num_nodes, dtype=bool)
+        keep[0] = True
+        nodes = np.unique(self.token_nodes[pos])
+        while nodes.size:  # mark every prefix of a kept token
+            nodes = nodes[~keep[nodes]]
+            keep[nodes] = True
+            nodes = np.unique(self.parent[nodes])
+        old = np.flatnonzero(keep)
+        new_id = np.full(self.num_nodes, -1, dtype=np.int64)
+        new_id[old] = np.arange(old.size)
+        parent = new_id[self.parent[old]]
+        parent[0] = 0
+        cut = TokenTrie._assemble(self.byte[old], parent, self.token_ids[pos], new_id[self.token_nodes[pos]])
+        object.__setattr__(cut, "origin", old)  # node i of the cut is node origin[i] of this trie
+        return cut
+
+
+_TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()
+_TRIES_LOCK = threading.Lock()
+
+
+def token_trie(vocab: Vocabulary) -> TokenTrie:
+    """The (cached) trie of ``vocab``; built once per vocabulary object."""
+    trie = _TRIES.get(vocab)
+    if trie is None:
+        with _TRIES_LOCK:
+            trie = _TRIES.get(vocab)
+            if trie is None:
+                trie = TokenTrie.build(vocab)
+                _TRIES[vocab] = trie
+    return trie
+
+
+def _expand(first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """Concatenate the ranges [first[i], first[i] + count[i])."""
+    total = int(count.sum())
+    if total == 0:
+        return np.empty(0, dtype=np.int64)
+    ends = np.cumsum(count)
+    offsets = np.repeat(first - (ends - count), count)
+    return offsets + np.arange(total, dtype=np.int64)
+
+
+#: Below this many remaining trie nodes, the walk finishes in plain Python.
+_SMALL_REST = 48
+
+
+def _walk_small(
+    trans: np.ndarray, node_classes: np.ndarray, trie: TokenTrie, nodes: list[int], states: list[int], out: np.ndarray
+) -> None:
+    first, count = trie.first_child, trie.num_children
+    stack = list(zip(nodes, states))
+    found, reached = [], []
+    while stack:
+        node, s = stack.pop()
+        c0 = int(first[node])
+        for child in range(c0, c0 + int(count[node])):
+            t = int(trans[s, node_classes[child]])
+            if t >= 0:
+                found.append(child)
+                reached.append(t)
+                stack.append((child, t))
+    if found:
+        out[found] = reached
+
+
+def walk_state(dfa: ByteDFA, node_classes: np.ndarray, trie: TokenTrie, state: int) -> np.ndarray:
+    """The DFA state every walkable token reaches from ``state`` (-1 where the token dies).
+
+    Returns an int32 array aligned with ``trie.token_ids``.
+    """
+    return walk_nodes(dfa.transitions, node_classes, trie, state)[trie.token_nodes]
+
+
+def walk_nodes(trans: np.ndarray, node_classes: np.ndarray, trie: TokenTrie, state: int) -> np.ndarray:
+    """The state every trie node's prefix reaches from ``state`` under the table ``trans``
+    (``[state, class]``; -1 where the prefix dies): an int32 array over the trie's nodes."""
+    node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
+    node_state[0] = state
+    frontier = np.array([0], dtype=np.int64)
+    states = np.array([state], dtype=np.int32)
+    first, count = trie.first_child, trie.num_children
+    while frontier.size:
+        if int(trie.subtree[frontier].sum()) <= _SMALL_REST:
+            # A few nodes left (the long tails of "-----" tokens): a per-level numpy step costs
+            # more than a plain walk of all of them.
+            _walk_small(trans, node_classes, trie, frontier.tolist(), states.tolist(), node_state)
+            break
+        parents_of_children = np.repeat(np.arange(frontier.size), count[frontier])
+        children = _expand(first[frontier], count[frontier])
+        if children.size == 0:
+            break
+        nxt = trans[states[parents_of_children], node_classes[children]]
+        alive = nxt >= 0
+        frontier = children[alive]
+        states = nxt[alive]
+        node_state[frontier] = states
+    return node_state
+
+
+#: A sparse walk gives up (for :func:`walk_state`) past this many (trie node, state) pairs.
+SPARSE_LIMIT = 256
+
+
+class SparseWalker:
+    """Token walks for states with few ways on (a span of a document, a literal): a depth-first
+    walk in plain Python along the automaton's edges, looking children up by ``(node, byte)`` in
+    the trie, instead of :func:`walk_state`'s level-by-level numpy pass over the whole trie (whose
+    fixed cost is a few hundred microseconds on a 128k vocabulary). Gives up (``None``) past
+    :data:`SPARSE_LIMIT` pairs, so a wide state costs little more than the numpy walk alone.
+    """
+
+    def __init__(self, dfa: ByteDFA, trie: TokenTrie) -> None:
+        src, cls = np.nonzero(dfa.transitions >= 0)
+        dst = dfa.transitions[src, cls]
+        classes = dfa.byte_classes.astype(np.int64)
+        by_class = np.argsort(classes, kind="stable")  # bytes grouped by class
+        start = np.searchsorted(classes[by_class], np.arange(dfa.num_classes + 1))
+        count = start[cls + 1] - start[cls]
+        idx = _expand(start[cls], count)
+        e_src, e_byte, e_dst = np.repeat(src, count), by_class[idx], np.repeat(dst, count)
+        order = np.lexsort((e_byte, e_src))
+        self.first: list[int] = np.searchsorted(e_src[order], np.arange(dfa.num_states + 1)).tolist()
+        self.byte: list[int] = e_byte[order].tolist()
+        self.target: list[int] = e_dst[order].tolist()
+        self.keys, self.tok_first, self.tok_count, self.tok_ids = _trie_lookup(trie)
+        self._edge_maps: dict[int, dict[int, int]] = {}  # (a cache: racing threads at worst rebuild an entry)
+
+    def walk(self, state: int) -> tuple[np.ndarray, np.ndarray] | None:
+        """``(token ids, next states)`` of every token allowed from ``state``, or ``None``.
+
+        At each (trie node, state) pair it loops over the fewer of the node's children (a range
+        of the sorted keys) and the state's edges: a wide string state meets a narrow trie node
+        and the reverse, and either costs only the small side."""
+        from bisect import bisect_left
+
+        first, byte, target, keys = self.first, self.byte, self.target, self.keys
+        edge_maps = self._edge_maps
+        nodes: list[int] = []
+        states: list[int] = []
+        stack = [(0, state)]
+        while stack:
+            node, s = stack.pop()
+            base = node << 8
+            lo = bisect_left(keys, base)  # the node's children: keys[lo:hi] (node j + 1 is keys[j])
+            hi = bisect_left(keys, base + 256, lo)
+            if hi == lo:
+                continue
+            e0, e1 = first[s], first[s + 1]
+            if hi - lo < e1 - e0:
+                edges = edge_maps.get(s)
+                if edges is None:
+                    if len(edge_maps) >= _EDGE_MAPS:
+                        edge_maps.clear()
+                    edges = edge_maps[s] = dict(zip(byte[e0:e1], target[e0:e1]))
+                for j in range(lo, hi):
+                    t = edges.get(keys[j] & 255)
+                    if t is not None:
+                        nodes.append(j + 1)
+                        states.append(t)
+                        stack.append((j + 1, t))
+            else:
+                for i in range(e0, e1):
+                    key = base | byte[i]
+                    j = bisect_left(keys, key, lo, hi)
+                    if j < hi and keys[j] == key:
+                        nodes.append(j + 1)
+                        states.append(target[i])
+                        stack.append((j + 1, target[i]))
+            if len(nodes) > SPARSE_LIMIT:
+                return None
+        at = np.array(nodes, dtype=np.int64)
+        cnt = self.tok_count[at]
+        ids = self.tok_ids[_expand(self.tok_first[at], cnt)]
+        return ids, np.repeat(np.array(states, dtype=np.int32), cnt)
+
+
+#: Most states whose edges a :class:`SparseWalker` keeps as byte -> target dicts.
+_EDGE_MAPS = 4096
+
+
+def _trie_lookup(trie: TokenTrie) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
+    """Per trie (cached): sorted ``parent << 8 | byte`` keys (node ``i`` is ``keys[i - 1]``: the
+    breadth-first order sorts nodes by parent, then byte) and the token ids ending at each node."""
+    cached = trie.__dict__.get("_lookup")
+    if cached is None:
+        n = trie.num_nodes
+        keys = (trie.parent[1:] << 8) | trie.byte[1:].astype(np.int64)  # (the trie stores each node's parent)
+        assert bool((np.diff(keys) > 0).all()), "trie nodes are not in (parent, byte) order"
+        order = np.argsort(trie.token_nodes, kind="stable")
+        tok_first = np.searchsorted(trie.token_nodes[order], np.arange(n))
+        tok_count = np.bincount(trie.token_nodes, minlength=n).astype(np.int64)
+        cached = (keys.tolist(), tok_first.astype(np.int64), tok_count, trie.token_ids[order])
+        object.__setattr__(trie, "_lookup", cached)
+    return cached  # type: ignore[no-any-return]
