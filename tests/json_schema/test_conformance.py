@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from .conformance_runner import SUITE, SUITE_DRAFT7, run_suite, summary
+from ..support.conformance import SUITE, SUITE_DRAFT7, run_suite, summary
 
 BASELINE = Path(__file__).with_name("conformance_baseline.json")
 BASELINE_DRAFT7 = Path(__file__).with_name("conformance_baseline_draft7.json")

@@ -19,6 +19,8 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .paths import SUITES
 from typing import Any
 
 import structgen
@@ -27,7 +29,7 @@ import structgen
 #: that additionalProperties allows: the run lets the model do both.
 OPTIONS = {"key_order": "any", "extra_properties": True}
 
-SUITES_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "conformance" / "json-schema-test-suite" / "tests"
+SUITES_DIR = SUITES
 SUITE = SUITES_DIR / "draft2020-12"
 #: The draft-07 folder, run with ``dialect="draft-07"`` (a second ratchet).
 SUITE_DRAFT7 = SUITES_DIR / "draft7"

@@ -101,7 +101,7 @@ def test_rejected_text_dies(tokenizer_and_vocab: tuple[Any, structgen.Vocabulary
 
 def test_masks_match_reference_on_real_vocabulary(tokenizer_and_vocab: tuple[Any, structgen.Vocabulary]) -> None:
     """The trie walk against per-token walks over a full real vocabulary (a few states)."""
-    from .test_index import reference_mask
+    from ..support.reference import reference_mask
 
     _, vocab = tokenizer_and_vocab
     guide = structgen.compile_regex(r'"(?:[^"\\]|\\["\\n])*"|[0-9é]+', vocab)

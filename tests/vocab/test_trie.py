@@ -10,22 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.automata.dfa import ByteDFA
 from structgen.automata.regex import regex_to_dfa
 from structgen.vocab.trie import TokenTrie
 
-from .test_regex import patterns
-
-
-def reference_mask(dfa: ByteDFA, vocab: structgen.Vocabulary, state: int) -> np.ndarray:
-    """Per token, walk its bytes through the DFA: allowed iff it never dies."""
-    mask = np.zeros(vocab.size, dtype=bool)
-    for i, tok in enumerate(vocab.tokens):
-        if tok and dfa.step(state, tok) >= 0:
-            mask[i] = True
-    if dfa.finals[state]:
-        mask[list(vocab.eos_token_ids)] = True
-    return mask
+from ..support.reference import reference_mask
+from ..support.strategies import patterns
 
 
 _BYTES = st.binary(min_size=1, max_size=4) | st.sampled_from(

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 import structgen
+from ..support.paths import EXAMPLES
 
 K8S_SCHEMA = {
     "type": "object",
@@ -154,9 +155,8 @@ def _count_forward_passes(model: Any) -> tuple[list[int], Any]:
 
 def _example(name: str) -> dict[str, Any]:
     import runpy
-    from pathlib import Path
 
-    return runpy.run_path(str(Path(__file__).parent.parent / "examples" / f"{name}.py"))
+    return runpy.run_path(str(EXAMPLES / f"{name}.py"))
 
 
 def test_fast_forward_on_the_tiny_model_is_valid_and_saves_passes(tiny_llama: Any) -> None:

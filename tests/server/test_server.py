@@ -17,7 +17,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from .engine_utils import drain
+from ..support.engine import drain
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")

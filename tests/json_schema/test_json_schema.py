@@ -9,7 +9,6 @@ import json
 import re
 import warnings
 import sys
-from pathlib import Path
 from typing import Any
 
 import interegular
@@ -28,6 +27,7 @@ from structgen.errors import (
     UnsatisfiableConstraint,
 )
 from structgen.json_schema.dispatch import CONSTRAINT_KEYWORDS, DEFAULT_WHITESPACE, load_schema, schema_to_dfa, schema_to_regex
+from ..support.paths import SUITES
 
 
 def _patch_hypothesis_jsonschema() -> None:
@@ -54,7 +54,7 @@ def _patch_hypothesis_jsonschema() -> None:
 
 _patch_hypothesis_jsonschema()
 
-SUITE = Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "json-schema-test-suite" / "tests" / "draft2020-12"
+SUITE = SUITES / "draft2020-12"
 HYPOTHESIS = settings(
     max_examples=15,
     deadline=None,

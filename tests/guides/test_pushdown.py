@@ -27,7 +27,7 @@ from structgen.automata.markers import call_marker as C
 from structgen.automata.network import Network
 from structgen.guides.pushdown import PushdownGuide
 
-from .json_utils import in_schema_order
+from ..support.json_order import in_schema_order
 
 TREE = {
     "$defs": {

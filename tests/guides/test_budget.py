@@ -29,8 +29,8 @@ from structgen.errors import UnsatisfiableConstraint, VocabularyError
 from structgen.automata.dfa import ByteDFA
 from structgen.automata.regex import regex_to_dfa
 
-from .engine_utils import drain
-from .test_regex import patterns
+from ..support.engine import drain
+from ..support.strategies import patterns
 
 SCHEMAS: list[dict[str, Any]] = [
     {

@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import jsonschema
 import pytest
 
 from structgen.errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported
 from structgen.json_schema.dialects import dialect_of, metaschema_validator, to_2020_12
 from structgen.json_schema.dispatch import load_schema, schema_to_dfa
+from ..support.paths import SUITES
 
 D4 = "http://json-schema.org/draft-04/schema#"
 D6 = "http://json-schema.org/draft-06/schema#"
@@ -186,9 +186,8 @@ def test_cache_key_has_the_dialect() -> None:
 
 def test_jsonschema_agrees_on_draft7_suite_sample() -> None:
     """A quick differential run over a few draft7 suite files (the full ratchet is test_conformance)."""
-    from pathlib import Path
 
-    suite = Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "json-schema-test-suite" / "tests" / "draft7"
+    suite = SUITES / "draft7"
     if not suite.is_dir():
         pytest.skip("the shared conformance suite is not beside the checkout")
     for name in ("definitions", "dependencies", "items", "additionalItems", "exclusiveMinimum", "ref"):

@@ -15,7 +15,7 @@ from hypothesis_jsonschema import from_schema
 
 import structgen
 
-from .json_utils import in_schema_order
+from ..support.json_order import in_schema_order
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "city": {

