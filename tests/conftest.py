@@ -11,6 +11,17 @@ fixtures, so test modules that need none of them do not pay for torch or transfo
 - ``tiny_llama``: ``(model, tokenizer)``, a random-weight 2-layer Llama over the SmolLM2
   tokenizer, for fast LogitsProcessor tests (its outputs are arbitrary, which is the point);
   ``make_tiny_llama`` builds variants (wider logits, other seeds).
+
+Hypothesis profiles (``python -m pytest --hypothesis-profile NAME``):
+
+- ``ci`` (the default): derandomized, so a run draws the same examples every time and a green
+  suite stays green (a failure is a bug in the code just changed, not a new random draw);
+- ``explore``: fresh random draws on every run and ten times the examples of each test, to keep
+  finding bugs: ``python -m pytest -m "not slow" --hypothesis-profile explore tests``. Every failure
+  it finds is fixed and its example pinned with ``@example`` in the test.
+
+Markers: ``slow`` (end-to-end: the real model, the server, the conformance suites, long property
+runs) are left out by ``python -m pytest -m "not slow"`` (a few minutes); CI runs everything.
 """
 
 from __future__ import annotations
@@ -20,6 +31,30 @@ import shutil
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+#: How many times more examples each property test draws under the ``explore`` profile.
+EXPLORE_FACTOR = 10
+
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+settings.register_profile(
+    "explore", derandomize=False, print_blob=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci")  # (the --hypothesis-profile option, read after this, takes precedence)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under ``explore``, a property test's own ``@settings(max_examples=n)`` becomes ``n`` times
+    :data:`EXPLORE_FACTOR` (a test's explicit settings override a profile's otherwise)."""
+    if settings._current_profile != "explore":  # noqa: SLF001 - hypothesis has no public getter
+        return
+    for item in items:
+        test = getattr(item, "obj", None)
+        own = getattr(test, "_hypothesis_internal_use_settings", None)
+        if own is not None:
+            test._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                own, max_examples=own.max_examples * EXPLORE_FACTOR, derandomize=False
+            )
 
 
 def _torch_one_thread() -> None:
