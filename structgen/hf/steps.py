@@ -122,7 +122,7 @@ def all_allowed(width: int, device: torch.device) -> torch.Tensor:
 
 
 # guide -> {state: final and only EOS may follow}
-_COMPLETES: "weakref.WeakKeyDictionary[Guide, dict[int, bool]]" = weakref.WeakKeyDictionary()
+_COMPLETES: weakref.WeakKeyDictionary[Guide, dict[int, bool]] = weakref.WeakKeyDictionary()
 
 
 def completes(guide: Guide, state: int) -> bool:
@@ -196,7 +196,7 @@ def sample_token(
 
 # guide -> {id(tokenizer): (tokenizer, {state: forced token ids})}; the tokenizer is held so that
 # its id is not reused by another object while the entry lives.
-_FORCED: "weakref.WeakKeyDictionary[Guide, dict[int, tuple[Any, dict[int, list[int]]]]]" = (
+_FORCED: weakref.WeakKeyDictionary[Guide, dict[int, tuple[Any, dict[int, list[int]]]]] = (
     weakref.WeakKeyDictionary())
 
 
@@ -237,7 +237,7 @@ def forced_within(guide: Guide, tokenizer: Any, state: int, left: int, *,
     return list(forced), after
 
 
-_NO_LOGITS_TO_KEEP: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_NO_LOGITS_TO_KEEP: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 def forward_last(model: Any, **inputs: Any) -> Any:
