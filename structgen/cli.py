@@ -36,8 +36,11 @@ REGEX_SUFFIX = ".regex"
 SCHEMA_SUFFIX = ".schema.json"
 
 
-class CliError(Exception):
-    """A usage problem reported as one line with exit status 2."""
+class CliError(ValueError):
+    """A usage problem (a wrong argument value) reported as one line with exit status 2.
+
+    A ``ValueError``, as the error tree has it for a wrong argument of an API call: it is what
+    :func:`read_grammar` raises for a name it does not know."""
 
 
 def grammar_dirs() -> list[Path]:

@@ -8,11 +8,20 @@ StructgenError(Exception)
 │   ├── SchemaError                               not a valid JSON Schema (.path, a JSON pointer)
 │   ├── SchemaNotSupported                        a keyword we do not enforce exactly (.keyword, .path)
 │   └── UnsatisfiableConstraint                   nothing can match (minItems > maxItems, ...)
-├── VocabularyError(StructgenError, ValueError)   a token's bytes cannot be recovered, no EOS
-└── CompileBudgetExceeded(StructgenError)         states / recursion over the configured budget (.limit, .path)
+├── VocabularyError(StructgenError, ValueError)   a token's bytes cannot be recovered, no EOS, a guide
+│                                                 built for another tokenizer than the model's
+├── CompileBudgetExceeded(StructgenError)         states / recursion over the configured budget (.limit, .path)
+├── PayloadTooLarge(StructgenError, ValueError)   a request over the server's size limits (answered with 413)
+├── TokenRejected(StructgenError)                 a generated token the guide does not allow (.token_id, .state)
+└── IncompleteGeneration(StructgenError)          generation stopped before the output was complete
+                                                  (.text, .max_new_tokens)
 
 AnnotationWarning(UserWarning)                    a keyword read as an annotation only (an unknown format)
 ```
+
+Outside the tree, only Python's own errors for a programmer's mistake: ``TypeError`` and
+``ValueError`` for an argument of the wrong type or value, ``AssertionError`` for a broken
+internal invariant (a bug).
 """
 
 from __future__ import annotations
@@ -21,11 +30,14 @@ __all__ = [
     "AnnotationWarning",
     "CompileBudgetExceeded",
     "ConstraintError",
+    "IncompleteGeneration",
+    "PayloadTooLarge",
     "RegexNotSupported",
     "RegexSyntaxError",
     "SchemaError",
     "SchemaNotSupported",
     "StructgenError",
+    "TokenRejected",
     "UnsatisfiableConstraint",
     "VocabularyError",
 ]
@@ -103,7 +115,8 @@ class UnsatisfiableConstraint(ConstraintError):
 
 
 class VocabularyError(StructgenError, ValueError):
-    """The tokenizer cannot be turned into a byte-level vocabulary."""
+    """The tokenizer cannot be turned into a byte-level vocabulary, or a guide does not fit the
+    model it is used with (built over another tokenizer)."""
 
 
 class CompileBudgetExceeded(StructgenError):
@@ -118,6 +131,51 @@ class CompileBudgetExceeded(StructgenError):
             f"compile budget exceeded{where}: {what} over the limit of {limit}; "
             "simplify the constraint or raise the budget"
         )
+
+
+class PayloadTooLarge(StructgenError, ValueError):
+    """A request the server refuses for its size (a schema, a pattern or documents over the
+    configured limit); the HTTP API answers it with status 413."""
+
+
+class TokenRejected(StructgenError):
+    """A generated token that the guide does not allow in the state it was in (``.token_id``,
+    ``.state``): something other than the guide's mask chose it (another logits processor, a
+    generation option, an assistant model), or the guide was built for another tokenizer.
+
+    >>> raise TokenRejected("token 7 is not allowed", token_id=7, state=3)
+    Traceback (most recent call last):
+    structgen.errors.TokenRejected: token 7 is not allowed
+    """
+
+    def __init__(self, message: str, *, token_id: int, state: int) -> None:
+        self.token_id = token_id
+        self.state = state
+        super().__init__(message)
+
+
+class IncompleteGeneration(StructgenError):
+    """Generation stopped (``max_new_tokens``, a stopping criterion) before the output satisfied
+    the constraint. ``.text`` is the cut-off output, ``.max_new_tokens`` the budget it ran into;
+    ``constraint`` (a guide's description) names what it was generated under.
+
+    >>> raise IncompleteGeneration("19", 2, 2, "regex '[0-9]{4}'")
+    Traceback (most recent call last):
+    structgen.errors.IncompleteGeneration: generation hit max_new_tokens=2 before the output was complete ...; raise max_new_tokens
+    """
+
+    def __init__(self, text: str, num_tokens: int, max_new_tokens: int, constraint: str | None = None) -> None:
+        self.text = text
+        self.max_new_tokens = max_new_tokens
+        shown = text if len(text) <= 120 else text[:50] + " ... " + text[-50:]
+        what = constraint or "the constraint"
+        if num_tokens >= max_new_tokens:
+            why = f"generation hit max_new_tokens={max_new_tokens} before the output was complete under {what}"
+            fix = "raise max_new_tokens"
+        else:
+            why = f"generation stopped after {num_tokens} tokens before the output was complete under {what}"
+            fix = "check the stopping criteria passed to generate"
+        super().__init__(f"{why} (it stopped at {shown!r}); {fix}")
 
 
 class AnnotationWarning(UserWarning):

@@ -30,6 +30,16 @@ def test_error_tree() -> None:
         assert issubclass(cls, e.ConstraintError) and issubclass(cls, ValueError)
     assert issubclass(e.VocabularyError, e.StructgenError) and issubclass(e.VocabularyError, ValueError)
     assert issubclass(e.CompileBudgetExceeded, e.StructgenError)
+    assert issubclass(e.PayloadTooLarge, e.StructgenError) and issubclass(e.PayloadTooLarge, ValueError)
+    for cls in (e.TokenRejected, e.IncompleteGeneration):
+        assert issubclass(cls, e.StructgenError) and not issubclass(cls, ValueError)
+    rejected = e.TokenRejected("token 7 is not allowed", token_id=7, state=3)
+    assert (rejected.token_id, rejected.state, str(rejected)) == (7, 3, "token 7 is not allowed")
+    cut = e.IncompleteGeneration("19", 2, 2, "regex '[0-9]{4}'")
+    assert cut.text == "19" and cut.max_new_tokens == 2
+    assert str(cut) == ("generation hit max_new_tokens=2 before the output was complete under regex '[0-9]{4}' "
+                        "(it stopped at '19'); raise max_new_tokens")
+    assert "stopped after 1 tokens" in str(e.IncompleteGeneration("1", 1, 5))
     err = e.SchemaNotSupported("not", "/properties/a")
     assert err.keyword == "not" and err.path == "/properties/a" and "/properties/a" in str(err)
 

@@ -14,28 +14,30 @@ Budgets: forced tokens count against ``max_new_tokens``. With ``budget_aware``, 
 only if the output can still finish in the tokens left after them (``left - len(forced) >=
 guide.distance(state after)``); otherwise the step falls back to sampling one token, which the
 budget-aware mask keeps on a path that finishes.
+
+The pieces of a step (the mask on the logits' device, sampling, forced tokens, the end of the
+output) are :mod:`structgen.hf.steps`'s, shared with the LogitsProcessor and the server engine;
+this module keeps the loop and its KV cache.
 """
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
+from transformers import DynamicCache
 
 from ..guides.dfa_guide import Guide
+from .steps import DeviceMasks, completes, forced_within, forward_last, sample_token
 
 __all__ = ["DecodeStats", "LOOP_OPTIONS", "decode"]
 
 #: ``generate`` keyword arguments this loop understands; any other sends the helpers to ``model.generate``.
 LOOP_OPTIONS = frozenset({"do_sample", "temperature", "top_k", "top_p", "pad_token_id", "eos_token_id"})
 
-# guide -> {id(tokenizer): (tokenizer, {state: forced token ids})}; the tokenizer is held so that
-# its id is not reused by another object while the entry lives.
-_FORCED: "weakref.WeakKeyDictionary[Guide, dict[int, tuple[Any, dict[int, list[int]]]]]" = (
-    weakref.WeakKeyDictionary())
+# The masks of every decode() call, on their devices (guides held weakly).
+_MASKS = DeviceMasks()
 
 
 @dataclass
@@ -47,69 +49,19 @@ class DecodeStats:
     forward_passes: int = 0
 
 
-def _forced_tokens(guide: Guide, tokenizer: Any, state: int) -> list[int]:
-    per_guide = _FORCED.get(guide)
-    if per_guide is None:
-        per_guide = _FORCED.setdefault(guide, {})
-    entry = per_guide.get(id(tokenizer))
-    if entry is None:
-        entry = per_guide.setdefault(id(tokenizer), (tokenizer, {}))
-    cache = entry[1]
-    forced = cache.get(state)
-    if forced is None:
-        forced = cache[state] = guide.forced_tokens(state, tokenizer)
-    return forced
+def _sampling(model: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """``generate``'s sampling options as :func:`sample_token`'s (``do_sample=False``: greedy).
 
-
-def _only_eos(guide: Guide, state: int) -> bool:
-    """A final state from which nothing but EOS may follow: the output is done."""
-    if not guide.is_final(state):
-        return False
-    mask = guide.token_mask(state)
-    return int(np.count_nonzero(mask)) == int(np.count_nonzero(mask[sorted(guide.vocabulary.eos_token_ids)]))
-
-
-def _choose(logits: torch.Tensor, mask: np.ndarray, options: dict[str, Any], generator: Any) -> int:
-    allowed = torch.from_numpy(np.array(mask, dtype=bool)).to(logits.device)
-    width = logits.shape[-1]
-    if width > allowed.shape[0]:  # logits wider than the vocabulary: the extra columns are masked
-        allowed = torch.cat([allowed, allowed.new_zeros(width - allowed.shape[0])])
-    scores = logits.float().masked_fill(~allowed[:width], float("-inf"))
+    When sampling, ``temperature``, ``top_k`` and ``top_p`` not given come from
+    ``model.generation_config``; ``None`` or ``0`` mean no warping, as in ``generate``."""
     if not options.get("do_sample"):
-        return int(torch.argmax(scores))
-    temperature = options.get("temperature") or 1.0
-    scores = scores / temperature
-    top_k = options.get("top_k") or 0
-    if top_k > 0:
-        kth = torch.topk(scores, min(top_k, scores.shape[-1])).values[-1]
-        scores = scores.masked_fill(scores < kth, float("-inf"))
-    top_p = options.get("top_p")
-    if top_p is not None and top_p < 1.0:
-        # transformers' TopPLogitsWarper: drop the least likely tokens whose mass is <= 1 - top_p
-        ordered, index = torch.sort(scores, descending=False)
-        cumulative = ordered.softmax(-1).cumsum(-1)
-        drop = cumulative <= 1 - top_p
-        drop[-1] = False
-        scores = scores.masked_fill(drop.scatter(0, index, drop), float("-inf"))
-    probs = scores.softmax(-1)
-    return int(torch.multinomial(probs, 1, generator=generator))
-
-
-_NO_LOGITS_TO_KEEP: "weakref.WeakSet[Any]" = weakref.WeakSet()
-
-
-def forward_last(model: Any, **inputs: Any) -> Any:
-    """``model(**inputs)`` computing the logits of the last position only (``logits_to_keep=1``:
-    a prefill or a fast-forward chunk of n tokens skips n - 1 vocabulary projections). Models
-    whose ``forward`` does not take ``logits_to_keep`` get a plain call."""
-    if model not in _NO_LOGITS_TO_KEEP:
-        try:
-            return model(**inputs, logits_to_keep=1)
-        except TypeError as e:
-            if "logits_to_keep" not in str(e):
-                raise
-            _NO_LOGITS_TO_KEEP.add(model)
-    return model(**inputs)
+        return {"temperature": 0.0}
+    config = getattr(model, "generation_config", None)
+    chosen = {name: options[name] if name in options else getattr(config, name, None)
+              for name in ("temperature", "top_k", "top_p")}
+    top_p = chosen["top_p"]
+    return {"temperature": chosen["temperature"] or 1.0, "top_k": chosen["top_k"] or 0,
+            "top_p": 1.0 if top_p is None else top_p}
 
 
 def decode(
@@ -137,14 +89,7 @@ def decode(
     and benchmarks: the same tokens, so greedy outputs differ from the one-pass feeding only by
     floating-point rounding of the batched forward pass).
     """
-    from transformers import DynamicCache
-
-    options = dict(options or {})
-    if options.get("do_sample"):
-        config = getattr(model, "generation_config", None)
-        for name in ("temperature", "top_k", "top_p"):
-            if name not in options and config is not None:
-                options[name] = getattr(config, name, None)
+    sampling = _sampling(model, options or {})
     stats = stats if stats is not None else DecodeStats()
     eos = guide.vocabulary.eos_token_ids
     cache = DynamicCache()
@@ -160,15 +105,9 @@ def decode(
         return out.logits[0, -1]
 
     def take_forced(state: int, left: int) -> tuple[list[int], int]:
-        """The forced tokens from ``state`` if they fit in ``left`` tokens, and the state after."""
-        if not fast_forward or left <= 0:
+        if not fast_forward:
             return [], state
-        forced = _forced_tokens(guide, tokenizer, state)
-        if not forced or len(forced) > left:
-            return [], state
-        after = guide.advance(state, forced)
-        if budget_aware and left - len(forced) < guide.distance(after):
-            return [], state
+        forced, after = forced_within(guide, tokenizer, state, left, budget_aware=budget_aware)
         stats.forced_tokens += len(forced)
         return forced, after
 
@@ -182,8 +121,8 @@ def decode(
                 break
             new, state = take_forced(state, left)
             if not new:
-                mask = guide.token_mask(state, budget=left if budget_aware else None)
-                token = _choose(logits, mask, options, None)
+                allowed = _MASKS.mask(guide, state, left if budget_aware else None, logits.device, logits.shape[-1])
+                token = sample_token(logits.float().masked_fill(~allowed, float("-inf")), **sampling)
                 if token in eos:
                     break
                 state = guide.next_state(state, token)
@@ -192,7 +131,7 @@ def decode(
                 more, state = take_forced(state, left - 1)
                 new = [token, *more]
             generated.extend(new)
-            if len(generated) >= max_new_tokens or _only_eos(guide, state):
+            if len(generated) >= max_new_tokens or completes(guide, state):
                 break  # no need to ask the model for what comes after
             if feed_forced_singly:
                 for t in new:

@@ -4,7 +4,7 @@ Each helper compiles the constraint over the model's vocabulary (cached per toke
 under it, decodes the generated tokens through the vocabulary's bytes (exactly what the guide
 checked; no tokenizer clean-up) and stops at EOS.
 
-Generation runs our own decode loop (:mod:`structgen.decoding`) with *fast-forward*
+Generation runs our own decode loop (:mod:`structgen.hf.decoding`) with *fast-forward*
 (``fast_forward=True``, the default): where the constraint leaves only one way on (the next
 required key, the rest of an enum value: :meth:`Guide.forced_tokens`), those tokens are appended
 without sampling and fed to the model in one forward pass. ``fast_forward=False`` runs the same
@@ -33,13 +33,14 @@ import torch
 from transformers import LogitsProcessorList
 
 from ..compiler import DEFAULT_WHITESPACE, compile_json_schema, compile_regex
-from .decoding import LOOP_OPTIONS, decode
-from ..errors import StructgenError
+from ..errors import IncompleteGeneration, StructgenError, TokenRejected
 from ..guides.dfa_guide import Guide
+from ..vocab.vocabulary import Vocabulary
+from .decoding import LOOP_OPTIONS, decode
 from .logits_processor import LogitsProcessor
 from .models import eos_token_ids, vocabulary_for
-from ..vocab.vocabulary import Vocabulary
 
+# IncompleteGeneration lives in structgen.errors; it is re-exported here, where it was first defined.
 __all__ = [
     "IncompleteGeneration",
     "generate_json",
@@ -50,26 +51,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-
-
-class IncompleteGeneration(StructgenError):
-    """Generation stopped (``max_new_tokens``) before the output satisfied the constraint.
-
-    ``.text`` is the cut-off output, ``.max_new_tokens`` the budget it ran into.
-    """
-
-    def __init__(self, text: str, num_tokens: int, max_new_tokens: int, guide: Guide) -> None:
-        self.text = text
-        self.max_new_tokens = max_new_tokens
-        shown = text if len(text) <= 120 else text[:50] + " ... " + text[-50:]
-        what = f"{guide.description or 'the constraint'}"
-        if num_tokens >= max_new_tokens:
-            why = f"generation hit max_new_tokens={max_new_tokens} before the output was complete under {what}"
-            fix = "raise max_new_tokens"
-        else:
-            why = f"generation stopped after {num_tokens} tokens before the output was complete under {what}"
-            fix = "check the stopping criteria passed to generate"
-        super().__init__(f"{why} (it stopped at {shown!r}); {fix}")
 
 
 def model_vocabulary(model: Any, tokenizer: Any) -> Vocabulary:
@@ -251,17 +232,18 @@ def _complete_text(guide: Guide, generated: list[int], max_new_tokens: int) -> s
         if token in eos and guide.is_final(state):
             end = i
             break
-        state = guide.next_state(state, token)
+        before, state = state, guide.next_state(state, token)
         if state < 0:  # cannot happen with our processor first in the list; never return it
             text = guide.vocabulary.decode(generated[:i]).decode("utf-8", errors="replace")
-            raise StructgenError(
+            raise TokenRejected(
                 f"token {token} after {text[-80:]!r} is not allowed by {guide!r}; another logits "
-                "processor or generation option overrode the constraint"
+                "processor or generation option overrode the constraint",
+                token_id=token, state=before,
             )
     data = guide.vocabulary.decode(generated[:end])
     if not guide.is_final(state):
         raise IncompleteGeneration(
-            data.decode("utf-8", errors="replace"), len(generated), max_new_tokens, guide
+            data.decode("utf-8", errors="replace"), len(generated), max_new_tokens, guide.description
         )
     return data.decode("utf-8")
 

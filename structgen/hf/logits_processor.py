@@ -6,18 +6,18 @@ states by the generated token tuple rather than by row index. That is what makes
 
 With plain ``model.generate`` the model is asked for every token, including those the constraint
 forces: there is no fast-forward on this path (a logits processor can only mask, not append).
-The ``generate_*`` helpers run their own loop that fast-forwards (:mod:`structgen.decoding`).
+The ``generate_*`` helpers run their own loop that fast-forwards (:mod:`structgen.hf.decoding`).
+The mask of a step is :class:`~structgen.hf.steps.DeviceMasks`'s, as in that loop and the server.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 import transformers
 
-from ..errors import StructgenError
+from ..errors import StructgenError, TokenRejected
 from ..guides.dfa_guide import Guide
+from .steps import DeviceMasks, all_allowed
 
 __all__ = ["LogitsProcessor"]
 
@@ -26,10 +26,6 @@ _FINISHED = -2
 # States of generated prefixes more than this many tokens shorter than the current length are
 # dropped (they can be recomputed from the start), so memory stays linear in the length.
 _WINDOW = 64
-
-
-#: Most masks one processor keeps on the scores' device (oldest dropped first).
-_MAX_DEVICE_MASKS = 2048
 
 
 class LogitsProcessor(transformers.LogitsProcessor):
@@ -49,7 +45,7 @@ class LogitsProcessor(transformers.LogitsProcessor):
 
     Rows that have emitted EOS are left alone (transformers pads them). A row whose latest token
     the guide rejects (another processor or a generation option forced it, e.g. `min_new_tokens`
-    or `forced_eos_token_id`) raises [`StructgenError`]: the processor never forces EOS to hide it.
+    or `forced_eos_token_id`) raises [`TokenRejected`]: the processor never forces EOS to hide it.
 
     Logits wider than the vocabulary (models pad their embedding matrix) have the extra columns
     masked. Masks are cached per (state, device, width) as boolean tensors on `scores.device`.
@@ -106,7 +102,7 @@ class LogitsProcessor(transformers.LogitsProcessor):
         self.guide = guide
         self.max_new_tokens = max_new_tokens
         self._eos = frozenset(guide.vocabulary.eos_token_ids)
-        self._masks: dict[tuple[int, int | None, torch.device, int], torch.Tensor] = {}
+        self._masks = DeviceMasks()
         self.reset()
 
     def reset(self) -> None:
@@ -181,7 +177,8 @@ class LogitsProcessor(transformers.LogitsProcessor):
             else:
                 nxt = guide.next_state(state, token)
                 if nxt < 0:
-                    raise StructgenError(self._rejected_message(generated[:i], token, row, state))
+                    raise TokenRejected(self._rejected_message(generated[:i], token, row, state),
+                                        token_id=token, state=state)
                 state = nxt
             self._states[generated[: i + 1]] = state
         return state
@@ -211,41 +208,11 @@ class LogitsProcessor(transformers.LogitsProcessor):
     # -- masks -----------------------------------------------------------------------------
 
     def _mask(self, state: int, budget: int | None, device: torch.device, width: int) -> torch.Tensor:
-        tight = None
-        if state != _FINISHED and budget is not None:
-            if budget < 1:
-                raise StructgenError(
-                    f"{self!r} was called after {self.max_new_tokens} generated tokens: generate "
-                    "was given a larger max_new_tokens than this processor"
-                )
-            tight = self.guide.effective_budget(state, budget)
-        key = (state, tight, device, width)
-        mask = self._masks.get(key)
-        if mask is not None:
-            return mask
-        size = self.guide.vocabulary.size
         if state == _FINISHED:
-            mask = torch.ones(width, dtype=torch.bool)
-        else:
-            allowed = self.guide.token_mask(state) if tight is None else self.guide.token_mask(state, budget=tight)
-            if not allowed.any():
-                raise StructgenError(f"state {state} of {self.guide!r} allows no token, not even EOS")
-            if width < size:
-                if allowed[width:].any():
-                    raise StructgenError(
-                        f"the scores have {width} columns but {self.guide!r} allows tokens up to id "
-                        f"{int(allowed.nonzero()[0][-1])}: the guide was built for another tokenizer"
-                    )
-                allowed = allowed[:width]
-            mask = torch.zeros(width, dtype=torch.bool)
-            mask[: len(allowed)] = torch.from_numpy(allowed.copy())
-        mask = mask.to(device)
-        if len(self._masks) >= _MAX_DEVICE_MASKS:  # bounded: the oldest goes first
-            self._masks.pop(next(iter(self._masks)))
-        self._masks[key] = mask
-        return mask
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state["_masks"] = {}
-        return state
+            return all_allowed(width, device)
+        if budget is not None and budget < 1:
+            raise StructgenError(
+                f"{self!r} was called after {self.max_new_tokens} generated tokens: generate "
+                "was given a larger max_new_tokens than this processor"
+            )
+        return self._masks.mask(self.guide, state, budget, device, width)

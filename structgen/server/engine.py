@@ -2,7 +2,9 @@
 
 Requests join the running batch at the next decoding step and leave it the moment they finish.
 Each row keeps its own guide state (an ``int``), sampling settings and random generator; the
-masks of the whole batch are stacked and applied in one ``masked_fill``.
+masks of the whole batch are stacked and applied in one ``masked_fill``. A row's step is
+:mod:`structgen.hf.steps`'s, as in the LogitsProcessor and the one-sequence loop: its mask on the
+logits' device, greedy or top-p sampling, forced tokens within its budget, the end of its output.
 
 KV cache: one ``transformers.DynamicCache`` for the batch, rows left-padded to a common length
 with a 2-D attention mask and explicit position ids (``generate``'s own left-padding scheme).
@@ -32,22 +34,21 @@ import queue
 import random
 import threading
 import time
-import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator
 
 import torch
+from transformers import DynamicCache
 
-from ..hf.decoding import forward_last
+from ..errors import StructgenError, TokenRejected
 from ..guides.dfa_guide import Guide
+from ..hf.steps import DeviceMasks, all_allowed, completes, forced_within, forward_last, sample_token
 from ..vocab.vocabulary import Vocabulary
 
 __all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
 
 log = logging.getLogger("structgen.server")
-#: Most device masks the engine keeps per guide (oldest dropped first).
-_MAX_DEVICE_MASKS = 2048
 
 
 @dataclass(frozen=True)
@@ -180,11 +181,7 @@ class Engine:
         self._inbox: queue.Queue[EngineRequest | None] = queue.Queue()
         self._waiting: deque[EngineRequest] = deque()
         self._batch = _Batch()
-        self._masks: weakref.WeakKeyDictionary[Guide, dict[tuple[int, int | None], torch.Tensor]] = (
-            weakref.WeakKeyDictionary())
-        self._only_eos: weakref.WeakKeyDictionary[Guide, dict[int, bool]] = weakref.WeakKeyDictionary()
-        self._width: int | None = None
-        self._all_true: torch.Tensor | None = None
+        self._masks = DeviceMasks()
         self._thread: threading.Thread | None = None
         self.steps = 0
         self.max_rows_seen = 0
@@ -247,7 +244,7 @@ class Engine:
                             self._fail(row, e)
                     self._batch = _Batch()
         for row in self._batch.rows:
-            row.req._emit(Event(error=RuntimeError("the server is shutting down")))
+            row.req._emit(Event(error=StructgenError("the server is shutting down; the request was not finished")))
 
     def _collect(self) -> bool:
         """Move new requests into ``_waiting``; block when there is nothing to do. False = stop."""
@@ -297,8 +294,6 @@ class Engine:
         ids = torch.tensor([[pad] * (width - n) + r.req.prompt_ids for r, n in zip(joiners, lengths)])
         attention = torch.tensor([[0] * (width - n) + [1] * n for n in lengths])
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
-        from transformers import DynamicCache
-
         cache = DynamicCache()
         try:
             out = forward_last(self.model, input_ids=ids.to(self.device), attention_mask=attention.to(self.device),
@@ -379,43 +374,14 @@ class Engine:
 
     # -- masks and sampling ------------------------------------------------------------------------
 
-    def _mask(self, guide: Guide | None, state: int, width: int, budget: int | None = None) -> torch.Tensor:
-        if guide is None:
-            if self._all_true is None or self._all_true.shape[0] != width:
-                self._all_true = torch.ones(width, dtype=torch.bool, device=self.device)
-            return self._all_true
-        per_guide = self._masks.setdefault(guide, {})
-        tight = guide.effective_budget(state, budget)
-        mask = per_guide.get((state, tight))
-        if mask is None:
-            allowed = guide.token_mask(state) if tight is None else guide.token_mask(state, budget=tight)
-            full = torch.zeros(width, dtype=torch.bool)
-            n = min(width, len(allowed))
-            full[:n] = torch.from_numpy(allowed[:n].copy())
-            if not bool(full.any()):
-                raise RuntimeError(f"state {state} of {guide!r} allows no token the model can produce")
-            if len(per_guide) >= _MAX_DEVICE_MASKS:  # bounded per guide: the oldest goes first
-                per_guide.pop(next(iter(per_guide)))
-            mask = per_guide[(state, tight)] = full.to(self.device)
-        return mask
-
     def _row_budget(self, row: _Row) -> int | None:
         """Tokens this row may still generate, counting the next one (None: not budget-aware)."""
         if not self.budget_aware or row.req.guide is None:
             return None
         return self._budget(len(row.req.prompt_ids), row.req.params) - row.generated
 
-    def _completes(self, guide: Guide, state: int) -> bool:
-        """Final, and nothing but EOS may follow: the constraint is complete, no step needed."""
-        per_guide = self._only_eos.setdefault(guide, {})
-        done = per_guide.get(state)
-        if done is None:
-            done = guide.is_final(state) and set(guide.allowed_token_ids(state).tolist()) <= self._eos
-            per_guide[state] = done
-        return done
-
     def _sample_and_advance(self, rows: list[_Row], logits: torch.Tensor) -> None:
-        width = logits.shape[-1]
+        width, device = logits.shape[-1], logits.device
         masks: list[torch.Tensor] = []
         ok: list[int] = []
         for i, row in enumerate(rows):
@@ -423,21 +389,25 @@ class Engine:
             try:
                 if self._fast_forward(row):  # forced tokens instead of a sampled one (a prompt's start)
                     continue
-                masks.append(self._mask(row.req.guide, row.state, width, self._row_budget(row)))
+                guide = row.req.guide
+                if guide is None:
+                    masks.append(all_allowed(width, device))
+                else:
+                    masks.append(self._masks.mask(guide, row.state, self._row_budget(row), device, width))
                 ok.append(i)
             except Exception as e:  # noqa: BLE001 - this row fails, the others go on
                 self._fail(row, e)
         if not ok:
             return
         if len(ok) != len(rows):
-            logits = logits[torch.tensor(ok, device=logits.device)]
+            logits = logits[torch.tensor(ok, device=device)]
             rows = [rows[i] for i in ok]
         logits = logits.masked_fill(~torch.stack(masks), float("-inf"))
-        chosen = logits.argmax(-1).tolist()
+        chosen = logits.argmax(-1).tolist()  # greedy rows, in one call for the batch
         for i, row in enumerate(rows):
             p = row.req.params
             if p.temperature > 0:
-                chosen[i] = _sample(logits[i], p.temperature, p.top_p, row.generator)
+                chosen[i] = sample_token(logits[i], temperature=p.temperature, top_p=p.top_p, generator=row.generator)
         for row, token in zip(rows, chosen):
             try:
                 self._advance(row, int(token))
@@ -451,22 +421,14 @@ class Engine:
         guide = row.req.guide
         if not self.fast_forward or guide is None or row.done:
             return False
-        from ..hf.decoding import _forced_tokens
-
-        forced = _forced_tokens(guide, self.tokenizer, row.state)
-        if not forced:
-            return False
-        left = min(row.req.params.max_tokens, self.max_context - len(row.req.prompt_ids)) - row.generated
-        if len(forced) > left:
-            return False
-        if self.budget_aware and left - len(forced) < guide.distance(guide.advance(row.state, forced)):
-            return False
+        left = self._budget(len(row.req.prompt_ids), row.req.params) - row.generated
+        forced, _ = forced_within(guide, self.tokenizer, row.state, left, budget_aware=self.budget_aware)
         for token in forced:
             self._advance(row, token)
             self.forced_tokens += 1
             if row.done:
                 break
-        return True
+        return bool(forced)
 
     def _fail(self, row: _Row, error: BaseException) -> None:
         log.warning("request %s failed: %s", row.req.id, error)
@@ -480,8 +442,9 @@ class Engine:
             return
         if guide is not None:
             nxt = guide.next_state(row.state, token)
-            if nxt < 0:
-                raise RuntimeError(f"token {token} is not allowed by {guide!r} (engine bug)")
+            if nxt < 0:  # the mask and forced_within allow only what the guide does: a bug
+                raise TokenRejected(f"request {row.req.id}: token {token} is not allowed by {guide!r} in state "
+                                    f"{row.state} after {row.text[-80:]!r} (engine bug)", token_id=token, state=row.state)
             row.state = nxt
         row.pending.append(token)
         row.generated += 1
@@ -493,7 +456,7 @@ class Engine:
                 row.text = row.text[:cut]
                 self._finish(row, "stop", token, flush=False)
                 return
-        if guide is not None and self._completes(guide, row.state):
+        if guide is not None and completes(guide, row.state):
             self._finish(row, "stop", token)
         elif row.generated >= params.max_tokens or len(row.req.prompt_ids) + row.generated >= self.max_context:
             # Budget-aware masking ends a guided row in a final state: the output is complete.
@@ -525,17 +488,6 @@ def _left_pad(t: torch.Tensor, length: int) -> torch.Tensor:
     shape = list(t.shape)
     shape[dim] = missing
     return torch.cat([t.new_zeros(shape), t], dim)
-
-
-def _sample(logits: torch.Tensor, temperature: float, top_p: float, generator: torch.Generator) -> int:
-    probs = torch.softmax(logits / temperature, -1)
-    if top_p < 1.0:
-        sorted_probs, order = probs.sort(descending=True)
-        cumulative = sorted_probs.cumsum(-1)
-        # keep the smallest prefix whose mass reaches top_p (always at least one token)
-        sorted_probs[(cumulative - sorted_probs) >= top_p] = 0.0
-        probs = torch.zeros_like(probs).scatter_(0, order, sorted_probs)
-    return int(torch.multinomial(probs.cpu(), 1, generator=generator))
 
 
 def _find_stop(text: str, stops: tuple[str, ...], emitted: int) -> int | None:

@@ -1,8 +1,9 @@
-"""Request and response bodies of the HTTP API, as pydantic models.
+"""Request and response bodies of the HTTP API: the requests as pydantic models, the error body.
 
 Requests forbid unknown fields (``extra="forbid"``): a misspelt option is a 400 naming the field,
 not a silently ignored one. Responses follow the OpenAI wire format closely enough that the
-official ``openai`` client parses them unchanged.
+official ``openai`` client parses them unchanged; every error, whatever raised it, is answered
+with :attr:`HTTPProblem.body`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ __all__ = [
     "ChatMessage",
     "CompletionRequest",
     "GenerateRequest",
+    "HTTPProblem",
     "JsonObjectFormat",
     "JsonSchemaFormat",
     "JsonSchemaSpec",
@@ -23,6 +25,27 @@ __all__ = [
     "ResponseFormat",
     "TextFormat",
 ]
+
+
+class HTTPProblem(Exception):
+    """A request the server answers with an error: ``status`` and OpenAI's error body.
+
+    Raised by the endpoints and answered by the app's handler; it never leaves the server (the
+    errors a Python caller sees are those of :mod:`structgen.errors`).
+
+    >>> HTTPProblem(404, "no such model", type_="model_not_found", param="model").body
+    {'error': {'message': 'no such model', 'type': 'model_not_found', 'param': 'model', 'code': 404}}
+    """
+
+    def __init__(self, status: int, message: str, *, type_: str = "invalid_request_error",
+                 param: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.type, self.param = status, message, type_, param
+
+    @property
+    def body(self) -> dict[str, Any]:
+        """The JSON body of the answer (also sent as the last event of a stream that fails)."""
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.status}}
 
 
 class _Strict(BaseModel):

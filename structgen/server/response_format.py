@@ -14,10 +14,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..compiler import compile_json_schema, compile_regex
+from ..errors import PayloadTooLarge
 from ..guides.dfa_guide import Guide
 from ..vocab.vocabulary import Vocabulary
 from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
 
+# PayloadTooLarge lives in structgen.errors; it is re-exported here, where it was first defined.
 __all__ = ["ANY_OBJECT_SCHEMA", "GuideCompiler", "PayloadTooLarge"]
 
 # ``{"type": "json_object"}``: any JSON object, at any depth (a pushdown guide whose "any value"
@@ -28,10 +30,6 @@ ANY_OBJECT_DEPTH = 3
 
 # Guides with at most this many states get every mask computed in the compile pool.
 _PRECOMPUTE_STATES = 64
-
-
-class PayloadTooLarge(ValueError):
-    """A schema or pattern over the server's size limit (answered with 413)."""
 
 
 class GuideCompiler:

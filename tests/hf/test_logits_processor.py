@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
 import structgen  # noqa: E402
-from structgen import LogitsProcessor, StructgenError  # noqa: E402
+from structgen import LogitsProcessor, StructgenError, TokenRejected, VocabularyError  # noqa: E402
 from structgen.hf.models import eos_token_ids, vocabulary_for  # noqa: E402
 
 PATTERNS = [
@@ -250,8 +250,9 @@ def test_rejects_a_forced_invalid_token(tiny_llama: Any, vocab: structgen.Vocabu
     letter = vocab.tokens.index(b"x")
     ids, mask = _prompt(tokenizer, ["Year:"])
     processors = transformers.LogitsProcessorList([LogitsProcessor(guide), _ForceToken(letter, ids.shape[1])])
-    with pytest.raises(StructgenError, match=r"generated token \d+ \(b'x'\), which <Guide regex .* does not allow"):
+    with pytest.raises(TokenRejected, match=r"generated token \d+ \(b'x'\), which <Guide regex .* does not allow") as info:
         model.generate(input_ids=ids, attention_mask=mask, logits_processor=processors, max_new_tokens=4, pad_token_id=PAD)
+    assert info.value.token_id == letter and isinstance(info.value, StructgenError)
 
 
 def test_rejects_eos_before_the_output_is_complete(vocab: structgen.Vocabulary) -> None:
@@ -261,7 +262,7 @@ def test_rejects_eos_before_the_output_is_complete(vocab: structgen.Vocabulary) 
     processor = LogitsProcessor(guide)
     processor(torch.tensor([[9]]), torch.zeros((1, vocab.size)))
     processor(torch.tensor([[9, one]]), torch.zeros((1, vocab.size)))
-    with pytest.raises(StructgenError, match=r"token \d+ \(EOS\).* after '1'"):
+    with pytest.raises(TokenRejected, match=r"token \d+ \(EOS\).* after '1'"):
         processor(torch.tensor([[9, one, eos]]), torch.zeros((1, vocab.size)))
 
 
@@ -280,7 +281,7 @@ def test_a_state_no_token_can_continue_raises() -> None:
 def test_narrower_logits_than_a_guide_needs_raise() -> None:
     vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b"c", None], eos_token_ids=[3])
     guide = structgen.compile_regex(r"c", vocab)
-    with pytest.raises(StructgenError, match="scores have 2 columns"):
+    with pytest.raises(VocabularyError, match="scores have 2 columns"):
         LogitsProcessor(guide)(torch.tensor([[0]]), torch.zeros((1, 2)))
 
 
