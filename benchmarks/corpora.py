@@ -355,7 +355,8 @@ def self_check() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description="The benchmark corpora: schemas per source, or --check the loaders.")
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.corpora",
+                                 description="The benchmark corpora: schemas per source, or --check the loaders.")
     ap.add_argument("--check", action="store_true", help="check the loaders (each source whose package is installed)")
     args = ap.parse_args(argv)
     if args.check:

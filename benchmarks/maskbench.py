@@ -157,7 +157,7 @@ def table(results: dict[str, dict[str, Any]], n_schemas: int, n_instances: int) 
 
 
 def main(argv: list[str] | None = None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.maskbench", description=__doc__.split("\n")[0])
     ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, from: " + ", ".join(ENGINES))
     ap.add_argument("--limit", type=int, default=None, help="only the first N schemas (sorted by file name)")
     ap.add_argument("--timeout", type=float, default=60.0, help="per-compile budget in seconds (default 60)")

