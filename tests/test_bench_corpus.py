@@ -1,18 +1,21 @@
-"""The mask-benchmark corpus is itself right: valid instances validate, invalid ones do not (no model)."""
+"""The mask-benchmark corpus is itself right: valid instances validate, invalid ones do not (no model).
+
+It reads the corpus' data files only; the benchmarks' code is never imported by a test (the loaders of
+the real-world corpora check themselves: ``python -m benchmarks.corpora --check``).
+"""
 
 from __future__ import annotations
 
-import json
-import os
-
 import datetime
+import json
 import re
 
 import jsonschema
 import pytest
 
-CORPUS = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "corpus")
-FILES = sorted(f for f in os.listdir(CORPUS) if f.endswith(".json"))
+from .support.paths import CORPUS
+
+FILES = sorted(p.name for p in CORPUS.glob("*.json"))
 
 # jsonschema checks date-time, uri and hostname only with optional packages, and email barely (an "@");
 # check them here, strictly enough for the corpus: RFC 3339 date-time, an absolute URI, an RFC 1123
@@ -50,8 +53,7 @@ def test_corpus_size() -> None:
 
 @pytest.mark.parametrize("name", FILES)
 def test_case(name: str) -> None:
-    with open(os.path.join(CORPUS, name), encoding="utf-8") as f:
-        case = json.load(f)
+    case = json.loads((CORPUS / name).read_text(encoding="utf-8"))
     assert set(case) == {"schema", "valid", "invalid"}
     assert len(case["valid"]) >= 3 and len(case["invalid"]) >= 3
     cls = jsonschema.validators.validator_for(case["schema"], default=jsonschema.Draft202012Validator)
