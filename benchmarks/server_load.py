@@ -3,7 +3,9 @@
 Starts the server in-process on a free loopback port (twice: continuous batching with
 ``--max-batch-size 32``, then ``--max-batch-size 1``), and for 1, 8 and 32 concurrent clients sends
 streamed chat requests constrained by a regex, each generating exactly ``--max-tokens`` tokens
-(the regex cannot complete sooner), and prints a table.
+(the regex cannot complete sooner), and prints a table. Budget-aware masking is off
+(``ServerConfig(budget_aware=False)``): with it on, the server answers 400 to a ``max_tokens`` below
+what the regex needs, and a regex that cannot complete is what makes every request cost the same.
 
     python -m benchmarks.server_load [--max-tokens 32] [--requests-per-client 2] [--threads 1]
 """
@@ -87,7 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     model, tokenizer = load_default_model()
     rows: list[tuple[int, int, dict[str, float]]] = []
     for batch in (32, 1):
-        app = create_app(model, tokenizer, ServerConfig(max_batch_size=batch))
+        app = create_app(model, tokenizer, ServerConfig(max_batch_size=batch, budget_aware=False))
         port = _free_port()
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
         thread = threading.Thread(target=server.run, daemon=True)
