@@ -1,8 +1,8 @@
 """The mask-benchmark corpus is itself right: valid instances validate, invalid ones do not (no model).
 
-It reads the corpus' data files only: the benchmarks' code is never imported by a test (checked
-below, with no ``sys.path`` edits either); the loaders of the real-world corpora check themselves,
-``python -m benchmarks.corpora --check``.
+It reads the corpus' data files only: no test imports the benchmarks' code, and neither the tests nor
+the benchmarks edit the import path (both checked below). The loaders of the real-world corpora check
+themselves: ``python -m benchmarks.corpora --check``.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def test_tests_never_import_benchmarks(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", _python_files("tests", "benchmarks"), ids=lambda p: str(p.relative_to(ROOT)))
-def test_no_sys_path_edits(path: Path) -> None:
+def test_no_import_path_edits(path: Path) -> None:
     # scripts run as `python -m benchmarks.NAME` from the root; tests import through packages
     tree = ast.parse(path.read_text(encoding="utf-8"))
     assert not [n.lineno for n in ast.walk(tree)
