@@ -1,6 +1,6 @@
 """Never truncated: complete, valid JSON within max_new_tokens, with budget-aware masking on vs off.
 
-Run: python benchmarks/budget.py
+Run: python -m benchmarks.budget
 Greedy SmolLM2-135M-Instruct (the embedded default model) on three schemas (NER entities, a city
 with its districts, a person) at max_new_tokens 32, 64 and 128. Each generation runs twice under
 the same guide: with budget-aware masking (the default of the ``generate_*`` helpers) and without
@@ -10,6 +10,7 @@ out). Prints a Markdown table: whether each output parsed as JSON and validated 
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 from typing import Any
@@ -18,6 +19,7 @@ import jsonschema
 import torch
 
 import structgen
+from benchmarks.harness import markdown_table
 from structgen.hf.generation import generate_text, model_vocabulary
 
 _LIST = {"type": "array", "items": {"type": "string"}}
@@ -84,7 +86,8 @@ def run_one(model: Any, tokenizer: Any, schema: dict[str, Any], prompt: str, bud
     return True, text
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(prog="python -m benchmarks.budget", description=__doc__.splitlines()[0]).parse_args(argv)
     torch.set_num_threads(1)
     model, tokenizer = structgen.load_default_model()
     rows = []
@@ -98,14 +101,11 @@ def main() -> None:
                 totals[aware] += ok
                 cells.append("valid" if ok else "**cut off**")
                 print(f"# {name} @ {budget} aware={aware}: {'OK' if ok else 'FAIL'} {text[:300]!r}", flush=True)
-            rows.append(f"| {name} | {budget} | {cells[0]} | {cells[1]} |")
+            rows.append([name, str(budget), *cells])
     n = len(CASES) * len(BUDGETS)
     print()
-    print("| schema | max_new_tokens | budget-aware off | budget-aware on (default) |")
-    print("|---|---:|---|---|")
-    print("\n".join(rows))
-    print(f"| **parseable and valid** | | **{totals[False]}/{n} ({100 * totals[False] / n:.0f}%)** "
-          f"| **{totals[True]}/{n} ({100 * totals[True] / n:.0f}%)** |")
+    rows.append(["**parseable and valid**", "", *(f"**{totals[aware]}/{n} ({100 * totals[aware] / n:.0f}%)**" for aware in (False, True))])
+    print(markdown_table(["schema", "max_new_tokens", "budget-aware off", "budget-aware on (default)"], rows, "lrll"))
     print(f"\n({2 * n} greedy generations in {time.perf_counter() - t0:.0f} s)")
 
 

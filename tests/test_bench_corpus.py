@@ -1,18 +1,24 @@
-"""The mask-benchmark corpus is itself right: valid instances validate, invalid ones do not (no model)."""
+"""The mask-benchmark corpus is itself right: valid instances validate, invalid ones do not (no model).
+
+It reads the corpus' data files only: no test imports the benchmarks' code, and neither the tests nor
+the benchmarks edit the import path (both checked below). The loaders of the real-world corpora check
+themselves: ``python -m benchmarks.corpora --check``.
+"""
 
 from __future__ import annotations
 
-import json
-import os
-
+import ast
 import datetime
+import json
 import re
+from pathlib import Path
 
 import jsonschema
 import pytest
 
-CORPUS = os.path.join(os.path.dirname(__file__), "..", "benchmarks", "corpus")
-FILES = sorted(f for f in os.listdir(CORPUS) if f.endswith(".json"))
+from .support.paths import CORPUS, ROOT
+
+FILES = sorted(p.name for p in CORPUS.glob("*.json"))
 
 # jsonschema checks date-time, uri and hostname only with optional packages, and email barely (an "@");
 # check them here, strictly enough for the corpus: RFC 3339 date-time, an absolute URI, an RFC 1123
@@ -50,8 +56,7 @@ def test_corpus_size() -> None:
 
 @pytest.mark.parametrize("name", FILES)
 def test_case(name: str) -> None:
-    with open(os.path.join(CORPUS, name), encoding="utf-8") as f:
-        case = json.load(f)
+    case = json.loads((CORPUS / name).read_text(encoding="utf-8"))
     assert set(case) == {"schema", "valid", "invalid"}
     assert len(case["valid"]) >= 3 and len(case["invalid"]) >= 3
     cls = jsonschema.validators.validator_for(case["schema"], default=jsonschema.Draft202012Validator)
@@ -63,3 +68,24 @@ def test_case(name: str) -> None:
     for i, inst in enumerate(case["invalid"]):
         assert not validator.is_valid(inst), f"invalid[{i}] is accepted: {inst!r}"
     assert len({json.dumps(v, sort_keys=True) for v in case["invalid"]}) == len(case["invalid"]), "duplicate invalid instances"
+
+
+def _python_files(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", _python_files("tests"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_tests_never_import_benchmarks(path: Path) -> None:
+    # the benchmarks may import tests.support (the conformance runner), never the reverse
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    imported += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0]
+    assert not [m for m in imported if m == "benchmarks" or m.startswith("benchmarks.")]
+
+
+@pytest.mark.parametrize("path", _python_files("tests", "benchmarks"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_import_path_edits(path: Path) -> None:
+    # scripts run as `python -m benchmarks.NAME` from the root; tests import through packages
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    assert not [n.lineno for n in ast.walk(tree)
+                if isinstance(n, ast.Attribute) and n.attr == "path" and isinstance(n.value, ast.Name) and n.value.id == "sys"]

@@ -2,7 +2,7 @@
 
 Fails on any invalid instance accepted, and on any case that passed in the committed baseline
 (`tests/conformance_baseline.json`) and no longer does. Regenerate the baseline and the README
-table with `python benchmarks/conformance.py --update` (`--draft7 --update` for
+table with `python -m benchmarks.conformance --update` (`--draft7 --update` for
 `tests/conformance_baseline_draft7.json`). The draft 7 test runs the keyword files in
 `DRAFT7_FILES` (those the dialect rewrite touches, a few minutes of CI); the benchmark runs them all.
 """

@@ -1,4 +1,4 @@
-"""Real-world JSON Schemas for the benchmark of issue 14, loaded from packages on PyPI (nothing copied here).
+"""The schema corpora of the benchmarks: ``benchmarks/corpus/`` and schemas from packages on PyPI.
 
 Sources (``SOURCES``), each a function returning ``[Case]`` sorted by name:
 
@@ -15,14 +15,17 @@ Sources (``SOURCES``), each a function returning ``[Case]`` sorted by name:
   ``Properties``, always an object, but say so only through ``properties`` (without it ``[]`` and ``-161``
   validate, and instances say nothing about the resource).
 - ``check-jsonschema``: the vendored schemas of ``check-jsonschema`` (``builtin_schemas/vendor/*.json``).
-- ``corpus``: ``benchmarks/corpus/`` (54 hand-written schemas), with their valid instances.
+- ``corpus``: ``benchmarks/corpus/`` (54 hand-written schemas), with their valid and invalid instances.
 
-``sample(cases, n)`` takes a deterministic sample by a hash of the case name.
+Nothing is copied here: the packages (the ``bench`` extra) are read where they are installed.
+``sample(cases, n)`` takes a deterministic sample by a hash of the case name. The loaders check
+themselves: ``python -m benchmarks.corpora --check`` (or ``python -m benchmarks.realworld --check``)
+runs :func:`self_check`, each source's checks when its package is installed.
 """
 
 from __future__ import annotations
 
-import copy
+import argparse
 import hashlib
 import importlib.util
 import json
@@ -31,7 +34,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from benchmarks.harness import CORPUS_DIR
 
 
 class SourceMissing(RuntimeError):
@@ -44,6 +47,7 @@ class Case:
     source: str
     schema: dict[str, Any]
     instances: list[Any] = field(default_factory=list)  # known-valid instances (corpus only)
+    invalid: list[Any] = field(default_factory=list)  # known-invalid instances (corpus only)
 
 
 def package_dir(module: str, pip_name: str) -> str:
@@ -178,12 +182,13 @@ def load_check_jsonschema() -> list[Case]:
 # ------------------------------------------------------------------ benchmarks/corpus
 
 
-def load_corpus(folder: str = os.path.join(HERE, "corpus")) -> list[Case]:
+def load_corpus(folder: str | os.PathLike[str] = CORPUS_DIR) -> list[Case]:
+    """The ``{"schema", "valid", "invalid"}`` files of ``folder``, sorted by file name."""
     cases = []
     for f in sorted(os.listdir(folder)):
         if f.endswith(".json"):
             case = _load(os.path.join(folder, f))
-            cases.append(Case(f[:-5], "corpus", case["schema"], list(case.get("valid", []))))
+            cases.append(Case(f[:-5], "corpus", case["schema"], list(case.get("valid", [])), list(case.get("invalid", []))))
     return cases
 
 
@@ -229,5 +234,140 @@ def resolve_pointer(root: Any, ref: str) -> Any:
     return node
 
 
-def deepcopy_case(case: Case) -> Case:
-    return Case(case.name, case.source, copy.deepcopy(case.schema), list(case.instances))
+# ------------------------------------------------------------------ self-check (python -m benchmarks.corpora --check)
+
+
+class CheckFailed(AssertionError):
+    """A corpus loader broke one of :func:`self_check`'s expectations."""
+
+
+def _expect(ok: bool, what: str) -> None:
+    if not ok:
+        raise CheckFailed(what)
+
+
+def _expect_refs_resolve(case: Case) -> None:
+    for ref in local_refs(case.schema):
+        _expect(ref.startswith("#/"), f"{case.name}: $ref {ref!r} is not local")
+        resolve_pointer(case.schema, ref)  # raises KeyError when it does not resolve
+
+
+def check_kubernetes_bundles_only_reachable_definitions() -> None:
+    cases = load_kubernetes()
+    _expect(len(cases) >= 500, f"only {len(cases)} kubernetes schemas")
+    _expect(all(isinstance(c.schema, dict) for c in cases), "a kubernetes schema is not an object")
+    for c in sample(cases, 60):
+        _expect_refs_resolve(c)
+        _expect("$id" not in c.schema, f"{c.name} keeps its $id")
+    deployment = next(c for c in cases if c.name == "deployment-apps-v1")
+    _expect_refs_resolve(deployment)
+    defs = deployment.schema["$defs"]
+    _expect("io.k8s.api.core.v1.PodSpec" in defs, "a Deployment's bundle lacks PodSpec")
+    _expect("io.k8s.api.batch.v1.JobSpec" not in defs, "a Deployment's bundle holds JobSpec, which it cannot reach")
+    # nothing unused is bundled: every definition is the target of some $ref
+    referenced = {r.split("/")[-1] for r in local_refs(deployment.schema)}
+    _expect(set(defs) == referenced, f"unreferenced definitions bundled: {sorted(set(defs) - referenced)}")
+
+
+def check_kubernetes_bundle_all() -> None:
+    folder = kubernetes_dir()
+    definitions = _load(os.path.join(folder, "_definitions.json"))["$defs"]
+    schema = _load(os.path.join(folder, "secret-v1.json"))
+    small = bundle_kubernetes(schema, definitions)
+    full = bundle_kubernetes(schema, definitions, bundle_all=True)
+    _expect(len(small["$defs"]) < 10 < len(full["$defs"]) == len(definitions),
+            f"bundles of {len(small['$defs'])} and {len(full['$defs'])} of {len(definitions)} definitions")
+    _expect_refs_resolve(Case("secret-v1", "kubernetes", full))
+
+
+def check_cfn_deduplicated() -> None:
+    cases = load_cfn()
+    _expect(len(cases) >= 500, f"only {len(cases)} cfn schemas")
+    _expect(all(isinstance(c.schema, dict) for c in cases), "a cfn schema is not an object")
+    names = [c.name for c in cases]
+    _expect(len(names) == len(set(names)), "duplicate cfn resource names")
+    _expect("AWS::S3::Bucket" in names, "AWS::S3::Bucket is missing")
+    _expect(all("handlers" not in c.schema and c.schema["type"] == "object" for c in cases),
+            "a cfn schema keeps its handlers or is not typed object")
+    for c in sample(cases, 60):
+        _expect_refs_resolve(c)
+
+
+def check_check_jsonschema() -> None:
+    cases = load_check_jsonschema()
+    _expect(len(cases) >= 15, f"only {len(cases)} vendored schemas")
+    _expect(all(isinstance(c.schema, dict) for c in cases), "a vendored schema is not an object")
+    _expect("github-workflows" in [c.name for c in cases], "github-workflows is missing")
+
+
+def check_local_corpus() -> None:
+    cases = load_corpus()
+    _expect(len(cases) >= 50, f"only {len(cases)} corpus schemas")
+    _expect(all(isinstance(c.schema, dict) and c.instances and c.invalid for c in cases),
+            "a corpus file without schema, valid or invalid instances")
+
+
+def check_sample_is_deterministic_and_bounded() -> None:
+    cases = load_corpus()
+    a, b = sample(cases, 10), sample(list(reversed(cases)), 10)
+    _expect([c.name for c in a] == [c.name for c in b] and len(a) == 10, "sample depends on the order")
+    _expect(len(sample(cases, None)) == len(cases) == len(sample(cases, 10_000)), "sample drops cases")
+
+
+def check_missing_package_is_a_clear_error() -> None:
+    try:
+        package_dir("no_such_module_for_structgen_checks", "no-such-package")
+    except SourceMissing as e:
+        _expect("pip install no-such-package" in str(e), f"unhelpful message: {e}")
+    else:
+        raise CheckFailed("a missing package raised nothing")
+
+
+#: (check, the module it needs or None, that module's pip name)
+CHECKS: list[tuple[Callable[[], None], str | None, str]] = [
+    (check_kubernetes_bundles_only_reachable_definitions, "kubernetes_validate", "kubernetes-validate"),
+    (check_kubernetes_bundle_all, "kubernetes_validate", "kubernetes-validate"),
+    (check_cfn_deduplicated, "cfnlint", "cfn-lint"),
+    (check_check_jsonschema, "check_jsonschema", "check-jsonschema"),
+    (check_local_corpus, None, ""),
+    (check_sample_is_deterministic_and_bounded, None, ""),
+    (check_missing_package_is_a_clear_error, None, ""),
+]
+
+
+def self_check() -> int:
+    """Run :data:`CHECKS` (those whose package is installed), print one line each; the number that failed."""
+    failed = 0
+    for fn, module, pip_name in CHECKS:
+        name = fn.__name__
+        if module is not None and importlib.util.find_spec(module) is None:
+            print(f"skipped {name}: {pip_name} is not installed (it comes with the 'bench' extra)")
+            continue
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - every failure is reported, then counted
+            failed += 1
+            print(f"FAILED {name}: {type(e).__name__}: {e}")
+        else:
+            print(f"ok {name}")
+    print(f"{len(CHECKS)} checks, {failed} failed")
+    return failed
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m benchmarks.corpora",
+                                 description="The benchmark corpora: schemas per source, or --check the loaders.")
+    ap.add_argument("--check", action="store_true", help="check the loaders (each source whose package is installed)")
+    args = ap.parse_args(argv)
+    if args.check:
+        return 1 if self_check() else 0
+    for name, load in SOURCES.items():
+        try:
+            print(f"{name}: {len(load())} schemas")
+        except SourceMissing as e:
+            print(f"{name}: {e}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
