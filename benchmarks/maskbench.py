@@ -111,7 +111,7 @@ def instance_text(value: Any, schema: Any) -> str:
 class StructgenEngine:
     def __init__(self, tok: Any) -> None:
         import structgen
-        from structgen.vocab.slices import prepare_vocabulary
+        from structgen.vocab.index import prepare_vocabulary
 
         self.sg = structgen
         self.vocab = structgen.Vocabulary.from_tokenizer(tok, eos_token_ids=[eos_id(tok)])

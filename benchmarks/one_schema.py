@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 import structgen
-from structgen.vocab.slices import prepare_vocabulary
+from structgen.vocab.index import prepare_vocabulary
 
 SCHEMA = {
     "title": "get_weather arguments",

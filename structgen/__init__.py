@@ -27,7 +27,7 @@ from .errors import (
     UnsatisfiableConstraint,
     VocabularyError,
 )
-from .guides.dfa_guide import Guide
+from .guides.base import Guide
 from .vocab.vocabulary import Vocabulary
 
 __version__ = "0.1.0"

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 
 __all__ = ["DecodeStats", "LOOP_OPTIONS", "decode"]
 

@@ -35,7 +35,7 @@ from transformers import LogitsProcessorList
 from ..compiler import DEFAULT_WHITESPACE, compile_json_schema, compile_regex
 from .decoding import LOOP_OPTIONS, decode
 from ..errors import StructgenError
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 from .logits_processor import LogitsProcessor
 from .models import eos_token_ids, vocabulary_for
 from ..vocab.vocabulary import Vocabulary

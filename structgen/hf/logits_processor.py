@@ -17,7 +17,7 @@ import torch
 import transformers
 
 from ..errors import StructgenError
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 
 __all__ = ["LogitsProcessor"]
 

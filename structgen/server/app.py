@@ -24,7 +24,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from ..errors import ConstraintError
 from ..hf.generation import model_vocabulary
-from ..vocab.slices import prepare_vocabulary
+from ..vocab.index import prepare_vocabulary
 from .engine import Engine, EngineRequest, Event, SamplingParams
 from .protocol import ChatCompletionRequest, CompletionRequest, GenerateRequest, ResponseFormat
 from .response_format import GuideCompiler, PayloadTooLarge

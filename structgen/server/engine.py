@@ -40,7 +40,7 @@ from typing import Any, AsyncIterator
 import torch
 
 from ..hf.decoding import forward_last
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 from ..vocab.vocabulary import Vocabulary
 
 __all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
