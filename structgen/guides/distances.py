@@ -187,15 +187,6 @@ class NetworkDistances:
         self.per_automaton()
         return self._spelled
 
-    def require_spelled(self) -> None:
-        """Raise :class:`VocabularyError` where token budgets cannot be guaranteed."""
-        self.per_automaton()
-        if not self._spelled:
-            raise VocabularyError(
-                f"{self.index.vocabulary!r} has no single-byte token for some byte the constraint reads, "
-                "so token budgets cannot be guaranteed for a pushdown guide"
-            )
-
     def per_automaton(self) -> dict[int, np.ndarray]:
         """Per automaton (every one the root reaches), tokens that surely take each state to a
         final state (a shortest byte path spelled with the longest tokens along it), a call

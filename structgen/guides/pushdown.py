@@ -26,6 +26,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..automata.network import Network
+from ..errors import VocabularyError
 from ..vocab.vocabulary import Vocabulary
 from .base import DEFAULT_MASK_CACHE_BYTES, Guide
 from .distances import NetworkDistances
@@ -200,7 +201,11 @@ class PushdownGuide(Guide):
         """Tokens that surely finish ``state`` (bytes along a shortest completion, each byte a
         token: see :meth:`.Guide.min_length`)."""
         self._check_state(state)
-        self._dists.require_spelled()
+        if not self._dists.spells_every_byte:
+            raise VocabularyError(
+                f"{self.vocabulary!r} has no single-byte token for some byte the constraint reads, "
+                "so token budgets cannot be guaranteed for a pushdown guide"
+            )
         tail = self._dists.tail
         return min(tail(s) for s in self._stacks.configs[state])
 

@@ -2,7 +2,8 @@
 
 A :class:`VocabularyIndex` holds what guides need from a :class:`~.vocabulary.Vocabulary` beyond
 its token bytes: the token trie (with its lookups), the string slices, the single-byte tokens,
-the token byte strings and their prefixes, the longest token. Each part is built on first use,
+the token byte strings and their prefixes, the longest token (the bytes no token holds are the
+vocabulary's own :attr:`~.vocabulary.Vocabulary.missing_bytes`). Each part is built on first use,
 once, under the index's lock, and then shared by every guide over that vocabulary;
 :func:`prepare_vocabulary` builds them all now (servers call it at start-up, so that no request
 pays for them mid-generation). :func:`index_of` is the one cache of per-tokenizer data: one index
@@ -35,40 +36,36 @@ _T = TypeVar("_T")
 
 class VocabularyIndex:
     """The per-tokenizer data of one vocabulary, built lazily and thread-safely (see the module
-    docstring). Get it with :func:`index_of`; it holds the vocabulary only weakly, so the one
-    cache of indexes never keeps a vocabulary alive."""
+    docstring). Get it with :func:`index_of`. It keeps the vocabulary's token tuple, not the
+    vocabulary, so that the one cache of indexes (keyed weakly by vocabulary) never keeps a
+    vocabulary alive. (:attr:`.Vocabulary.missing_bytes` is the vocabulary's own, computed once.)"""
 
-    __slots__ = ("_vocabulary", "_lock", "_built", "_slices", "__weakref__")
+    __slots__ = ("tokens", "_name", "_lock", "_built", "_slices")
 
     def __init__(self, vocabulary: Vocabulary) -> None:
-        self._vocabulary = weakref.ref(vocabulary)
+        self.tokens = vocabulary.tokens
+        self._name = vocabulary.name or "unnamed"
         self._lock = threading.RLock()  # (re-entrant: a slice is cut out of the trie)
         self._built: dict[str, Any] = {}
         self._slices: dict[int, StringSlice] = {}
 
     def __repr__(self) -> str:
-        return f"<VocabularyIndex of {self.vocabulary!r}: {', '.join(sorted(self._built)) or 'nothing built yet'}>"
+        built = ", ".join(sorted(self._built)) or "nothing built yet"
+        return f"<VocabularyIndex of {self._name} ({len(self.tokens)} tokens): {built}>"
 
-    @property
-    def vocabulary(self) -> Vocabulary:
-        vocab = self._vocabulary()
-        if vocab is None:
-            raise ReferenceError("the vocabulary of this index was garbage-collected")
-        return vocab
-
-    def _once(self, name: str, build: Callable[[Vocabulary], _T]) -> _T:
+    def _once(self, name: str, build: Callable[[tuple[bytes | None, ...]], _T]) -> _T:
         got = self._built.get(name)
         if got is None:
             with self._lock:
                 got = self._built.get(name)
                 if got is None:
-                    got = self._built[name] = build(self.vocabulary)
+                    got = self._built[name] = build(self.tokens)
         return got  # type: ignore[no-any-return]
 
     @property
     def trie(self) -> TokenTrie:
         """The breadth-first trie of every token with bytes."""
-        return self._once("trie", TokenTrie.build)
+        return self._once("trie", TokenTrie.from_tokens)
 
     def string_slice(self, k: int = 0) -> StringSlice:
         """The :class:`~.slices.StringSlice` of ``SLICES[k]`` (about a second for 128k tokens,
@@ -78,13 +75,13 @@ class VocabularyIndex:
             with self._lock:
                 got = self._slices.get(k)
                 if got is None:
-                    got = self._slices[k] = StringSlice.build(self.vocabulary, self.trie, SLICES[k])
+                    got = self._slices[k] = StringSlice.build(self.tokens, self.trie, SLICES[k])
         return got
 
     @property
     def single_bytes(self) -> frozenset[int]:
         """The bytes that are a token on their own."""
-        return self._once("single_bytes", lambda v: frozenset(t[0] for t in v.tokens if t is not None and len(t) == 1))
+        return self._once("single_bytes", lambda tokens: frozenset(t[0] for t in tokens if t is not None and len(t) == 1))
 
     @property
     def token_bytes(self) -> frozenset[bytes]:
@@ -97,9 +94,9 @@ class VocabularyIndex:
         return self._token_sets()[1]
 
     def _token_sets(self) -> tuple[frozenset[bytes], frozenset[bytes]]:
-        def build(vocab: Vocabulary) -> tuple[frozenset[bytes], frozenset[bytes]]:
-            tokens = frozenset(t for t in vocab.tokens if t)
-            return tokens, frozenset(t[:k] for t in tokens for k in range(1, len(t) + 1))
+        def build(tokens: tuple[bytes | None, ...]) -> tuple[frozenset[bytes], frozenset[bytes]]:
+            words = frozenset(t for t in tokens if t)
+            return words, frozenset(t[:k] for t in words for k in range(1, len(t) + 1))
 
         return self._once("token_sets", build)
 
@@ -107,9 +104,9 @@ class VocabularyIndex:
     def proper_prefixes(self) -> frozenset[bytes]:
         """Byte strings that are a proper prefix of some token (a longer token starts with them)."""
 
-        def build(vocab: Vocabulary) -> frozenset[bytes]:
+        def build(tokens: tuple[bytes | None, ...]) -> frozenset[bytes]:
             out: set[bytes] = set()
-            for tok in vocab.tokens:
+            for tok in tokens:
                 if tok:
                     out.update(tok[:k] for k in range(1, len(tok)))
             return frozenset(out)
@@ -119,18 +116,13 @@ class VocabularyIndex:
     @property
     def longest_token(self) -> int:
         """The most bytes in one token."""
-        return self._once("longest_token", lambda v: max((len(t) for t in v.tokens if t), default=0))
-
-    @property
-    def missing_bytes(self) -> frozenset[int]:
-        """Bytes that no token contains (:attr:`.Vocabulary.missing_bytes`)."""
-        return self.vocabulary.missing_bytes
+        return self._once("longest_token", lambda tokens: max((len(t) for t in tokens if t), default=0))
 
     def prepare(self) -> "VocabularyIndex":
-        """Build every part now (about 2 s for Llama-3's 128k tokens); returns ``self``."""
+        """Build every part now (about 3 s for Llama-3's 128k tokens); returns ``self``."""
         trie = self.trie
         trie.lookup, trie.num_children_list, trie.depth_starts  # noqa: B018  (derived on first use)
-        self.missing_bytes, self.single_bytes, self.token_bytes, self.proper_prefixes, self.longest_token  # noqa: B018
+        self.single_bytes, self.token_bytes, self.proper_prefixes, self.longest_token  # noqa: B018
         for k in range(len(SLICES)):
             self.string_slice(k)
             slice_automaton(k)  # (per process: the slice's one-character automaton)
@@ -153,8 +145,10 @@ def index_of(vocab: Vocabulary) -> VocabularyIndex:
 
 
 def prepare_vocabulary(vocab: Vocabulary) -> VocabularyIndex:
-    """Build everything derived from ``vocab`` now (:meth:`VocabularyIndex.prepare`), so that no
-    mask computation pays for it mid-generation. Servers call it at start-up."""
+    """Build everything derived from ``vocab`` now (:meth:`VocabularyIndex.prepare`, and the
+    vocabulary's own :attr:`~.Vocabulary.missing_bytes`), so that no mask computation pays for it
+    mid-generation. Servers call it at start-up."""
+    vocab.missing_bytes  # noqa: B018  (computed once, kept by the vocabulary)
     return index_of(vocab).prepare()
 
 

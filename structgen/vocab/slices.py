@@ -32,13 +32,13 @@ import re
 import threading
 from dataclasses import dataclass, field
 from functools import cache
+from typing import Sequence
 
 import numpy as np
 
 from ..automata.dfa import ByteDFA
 from ..automata.regex import regex_to_dfa
 from .trie import TokenTrie
-from .vocabulary import Vocabulary
 
 __all__ = ["MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successors", "slice_automaton"]
 
@@ -88,13 +88,13 @@ class StringSlice:
         return mask
 
     @classmethod
-    def build(cls, vocab: Vocabulary, trie: TokenTrie, char_class: str = SLICE_CHAR) -> "StringSlice":
-        """The tokens of ``vocab`` made of whole characters of ``char_class`` (a regex class);
-        ``trie`` is the vocabulary's token trie, the rest trie is cut out of it."""
-        is_slice = np.zeros(vocab.size, dtype=bool)
-        lengths = np.zeros(vocab.size, dtype=np.int64)
+    def build(cls, tokens: Sequence[bytes | None], trie: TokenTrie, char_class: str = SLICE_CHAR) -> "StringSlice":
+        """The tokens (a vocabulary's) made of whole characters of ``char_class`` (a regex class);
+        ``trie`` is the trie of all of them, the rest trie is cut out of it."""
+        is_slice = np.zeros(len(tokens), dtype=bool)
+        lengths = np.zeros(len(tokens), dtype=np.int64)
         whole = re.compile(f"(?:{char_class})+")
-        for i, tok in enumerate(vocab.tokens):
+        for i, tok in enumerate(tokens):
             if not tok:
                 continue
             try:
@@ -107,7 +107,7 @@ class StringSlice:
         ids = np.flatnonzero(is_slice)
         order = np.argsort(lengths[ids], kind="stable")
         is_slice.flags.writeable = False
-        rest = [i for i, t in enumerate(vocab.tokens) if t and not is_slice[i]]
+        rest = [i for i, t in enumerate(tokens) if t and not is_slice[i]]
         return cls(is_slice, ids[order], lengths[ids][order], trie.restrict(np.array(rest, dtype=np.int64)))
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property
-from typing import NamedTuple
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
@@ -90,10 +90,15 @@ class TokenTrie:
 
     @classmethod
     def build(cls, vocab: Vocabulary, ids: list[int] | None = None) -> "TokenTrie":
-        """The trie of the tokens ``ids`` (default: every token with bytes)."""
+        """The trie of the tokens ``ids`` of ``vocab`` (default: every token with bytes)."""
+        return cls.from_tokens(vocab.tokens, ids)
+
+    @classmethod
+    def from_tokens(cls, tokens: Sequence[bytes | None], ids: list[int] | None = None) -> "TokenTrie":
+        """The trie of ``tokens[i]`` for the ids ``ids`` (default: every token with bytes)."""
         if ids is None:
-            ids = [i for i, t in enumerate(vocab.tokens) if t]
-        distinct = sorted({vocab.tokens[i] for i in ids}, key=lambda b: (len(b), b))  # type: ignore[arg-type]
+            ids = [i for i, t in enumerate(tokens) if t]
+        distinct = sorted({tokens[i] for i in ids}, key=lambda b: (len(b), b))  # type: ignore[arg-type]
         # Every prefix of every token is a node; sort by (length, bytes) to get breadth-first order
         # in which the children of a node are contiguous and sorted by byte.
         prefixes: set[bytes] = set()
@@ -110,7 +115,7 @@ class TokenTrie:
             byte[i] = p[-1]
             parent[i] = node_of[p[:-1]]
         token_ids = np.array(ids, dtype=np.int64)
-        token_nodes = np.array([node_of[vocab.tokens[i]] for i in ids], dtype=np.int64)  # type: ignore[index]
+        token_nodes = np.array([node_of[tokens[i]] for i in ids], dtype=np.int64)  # type: ignore[index]
         return cls._assemble(byte, parent, token_ids, token_nodes)
 
     @classmethod
