@@ -135,7 +135,7 @@ def instance_text(value: Any, schema: Any) -> str:
 class StructgenEngine:
     def __init__(self, tok: Any, *, validator_grade: bool = False) -> None:
         import structgen
-        from structgen.vocab.slices import prepare_vocabulary
+        from structgen.vocab.index import prepare_vocabulary
 
         self.sg = structgen
         self.options: dict[str, Any] = {"key_order": "any", "extra_properties": True} if validator_grade else {}

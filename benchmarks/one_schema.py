@@ -16,7 +16,7 @@ import numpy as np
 
 import structgen
 from benchmarks.harness import llama3_tokenizer
-from structgen.vocab.slices import prepare_vocabulary
+from structgen.vocab.index import prepare_vocabulary
 
 SCHEMA = {
     "title": "get_weather arguments",

@@ -30,7 +30,7 @@ from .errors import (
     UnsatisfiableConstraint,
     VocabularyError,
 )
-from .guides.dfa_guide import Guide
+from .guides.base import Guide
 from .vocab.vocabulary import Vocabulary
 
 from ._moved import install as _install_moved_modules

@@ -21,7 +21,8 @@ from .errors import UnsatisfiableConstraint
 from .automata.dfa import DEFAULT_MAX_STATES, ByteDFA
 from .automata.network import Network
 from .automata.regex import regex_to_dfa
-from .guides.dfa_guide import Guide
+from .guides.base import Guide
+from .guides.dfa_guide import DfaGuide
 from .guides.pushdown import PushdownGuide
 from .automata.spans import Documents, documents_key, extract_dfa, normalize_documents
 from .vocab.vocabulary import Vocabulary
@@ -125,7 +126,7 @@ def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Call
                 f"{description} needs bytes that no token of {vocab!r} contains "
                 f"({', '.join(hex(b) for b in sorted(missing)[:8])}...)"
             )
-        return Guide(lifted, vocab, description=description)
+        return DfaGuide(lifted, vocab, description=description)
 
     return _GUIDES.get_or_make(key + (vocab.fingerprint, id(vocab)), make_guide)
 

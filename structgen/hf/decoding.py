@@ -28,7 +28,7 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 from .steps import DeviceMasks, completes, forced_within, forward_last, sample_token
 
 __all__ = ["DecodeStats", "LOOP_OPTIONS", "decode"]

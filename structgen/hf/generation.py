@@ -34,7 +34,7 @@ from transformers import LogitsProcessorList
 
 from ..compiler import DEFAULT_WHITESPACE, compile_json_schema, compile_regex
 from ..errors import IncompleteGeneration, StructgenError, TokenRejected
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 from ..vocab.vocabulary import Vocabulary
 from .decoding import LOOP_OPTIONS, decode
 from .logits_processor import LogitsProcessor

@@ -16,7 +16,7 @@ import torch
 import transformers
 
 from ..errors import StructgenError, TokenRejected
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 from .steps import DeviceMasks, all_allowed
 
 __all__ = ["LogitsProcessor"]

@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from ..errors import VocabularyError
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 
 __all__ = ["DeviceMasks", "all_allowed", "completes", "forced_within", "forward_last", "sample_token"]
 

@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse
 
 from ..errors import ConstraintError, PayloadTooLarge
 from ..hf.generation import model_vocabulary
-from ..vocab.slices import prepare_vocabulary
+from ..vocab.index import prepare_vocabulary
 from .engine import Engine
 from .protocol import HTTPProblem
 from .response_format import GuideCompiler

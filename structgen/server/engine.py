@@ -42,7 +42,7 @@ import torch
 from transformers import DynamicCache
 
 from ..errors import StructgenError, TokenRejected
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 from ..hf.steps import DeviceMasks, all_allowed, completes, forced_within, forward_last, sample_token
 from ..vocab.vocabulary import Vocabulary
 

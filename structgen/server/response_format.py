@@ -15,7 +15,7 @@ from typing import Any
 
 from ..compiler import compile_json_schema, compile_regex
 from ..errors import PayloadTooLarge
-from ..guides.dfa_guide import Guide
+from ..guides.base import Guide
 from ..vocab.vocabulary import Vocabulary
 from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
 

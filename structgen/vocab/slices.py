@@ -10,16 +10,18 @@ per vocabulary) plus a walk of the few *rest* tokens (quotes, escapes, partial c
 their own small trie. This is XGrammar's "context-independent tokens" and llguidance's "slicer"
 idea, on a byte DFA:
 
-1. per vocabulary (:func:`string_slice`): which tokens are slice tokens, their lengths in
-   characters, and the trie of the rest;
+1. per vocabulary (:meth:`StringSlice.build`, kept by the vocabulary's
+   :class:`~.index.VocabularyIndex`): which tokens are slice tokens, their lengths in characters,
+   and the trie of the rest;
 2. per automaton (:func:`char_successors`, vectorised over all states): the state every slice
    character leads to, or -1 if every one dies, or -2 if they disagree (then the slice does not
    apply and the guide walks the full trie, as before).
 
 Example:
     >>> import structgen
+    >>> from structgen.vocab.index import index_of
     >>> vocab = structgen.Vocabulary.from_bytes([b"a", b"ab", b'"', b"\\xc3", b""], eos_token_ids=[4])
-    >>> sl = string_slice(vocab)
+    >>> sl = index_of(vocab).string_slice(0)
     >>> sl.is_slice.tolist(), sl.rest.token_ids.tolist()
     ([True, True, False, False, False], [2, 3])
 """
@@ -28,17 +30,17 @@ from __future__ import annotations
 
 import re
 import threading
-import weakref
 from dataclasses import dataclass, field
+from functools import cache
+from typing import Sequence
 
 import numpy as np
 
 from ..automata.dfa import ByteDFA
 from ..automata.regex import regex_to_dfa
-from .trie import TokenTrie, token_trie
-from .vocabulary import Vocabulary
+from .trie import TokenTrie
 
-__all__ = ["SLICES", "StringSlice", "char_successors", "prepare_vocabulary", "string_slice"]
+__all__ = ["MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successors", "slice_automaton"]
 
 #: The slices, widest first, as one-character regexes: any character of a JSON string but
 #: ``"``, ``\`` and C0 controls; then the classes identifiers, slugs and codes are made of.
@@ -86,12 +88,13 @@ class StringSlice:
         return mask
 
     @classmethod
-    def build(cls, vocab: Vocabulary, char_class: str = SLICE_CHAR) -> "StringSlice":
-        """The tokens of ``vocab`` made of whole characters of ``char_class`` (a regex class)."""
-        is_slice = np.zeros(vocab.size, dtype=bool)
-        lengths = np.zeros(vocab.size, dtype=np.int64)
+    def build(cls, tokens: Sequence[bytes | None], trie: TokenTrie, char_class: str = SLICE_CHAR) -> "StringSlice":
+        """The tokens (a vocabulary's) made of whole characters of ``char_class`` (a regex class);
+        ``trie`` is the trie of all of them, the rest trie is cut out of it."""
+        is_slice = np.zeros(len(tokens), dtype=bool)
+        lengths = np.zeros(len(tokens), dtype=np.int64)
         whole = re.compile(f"(?:{char_class})+")
-        for i, tok in enumerate(vocab.tokens):
+        for i, tok in enumerate(tokens):
             if not tok:
                 continue
             try:
@@ -104,52 +107,21 @@ class StringSlice:
         ids = np.flatnonzero(is_slice)
         order = np.argsort(lengths[ids], kind="stable")
         is_slice.flags.writeable = False
-        rest = [i for i, t in enumerate(vocab.tokens) if t and not is_slice[i]]
-        return cls(is_slice, ids[order], lengths[ids][order], token_trie(vocab).restrict(np.array(rest, dtype=np.int64)))
+        rest = [i for i, t in enumerate(tokens) if t and not is_slice[i]]
+        return cls(is_slice, ids[order], lengths[ids][order], trie.restrict(np.array(rest, dtype=np.int64)))
 
 
-_SLICES: "weakref.WeakKeyDictionary[Vocabulary, dict[int, StringSlice]]" = weakref.WeakKeyDictionary()
-_SLICES_LOCK = threading.Lock()
-
-
-def string_slice(vocab: Vocabulary, k: int = 0) -> StringSlice:
-    """The (cached) :class:`StringSlice` of ``SLICES[k]`` over ``vocab``; built once per vocabulary
-    object (on first use: about a second for 128k tokens, most of it the rest trie)."""
-    got = _SLICES.get(vocab, {}).get(k)
-    if got is None:
-        with _SLICES_LOCK:
-            per_vocab = _SLICES.setdefault(vocab, {})
-            got = per_vocab.get(k)
-            if got is None:
-                got = per_vocab[k] = StringSlice.build(vocab, SLICES[k])
-    return got
-
-
-def prepare_vocabulary(vocab: Vocabulary) -> None:
-    """Build ``vocab``'s token trie and every slice now (about 2 s for Llama-3's 128k tokens),
-    so that no mask computation pays for them mid-generation. Servers call it at start-up."""
-    token_trie(vocab)
-    vocab.missing_bytes  # noqa: B018  (cached on the vocabulary)
-    for k in range(len(SLICES)):
-        string_slice(vocab, k)
-        _char_edges(k)  # (per process: the slice's one-character automaton)
-
-
-_CHAR_EDGES: dict[int, tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]]] = {}
-
-
-def _char_edges(k: int) -> tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]]:
-    """The one-character automaton R of ``SLICES[k]`` and, per R state, its edges as (bytes, target)."""
-    got = _CHAR_EDGES.get(k)
-    if got is None:
-        r = regex_to_dfa(SLICES[k])
-        table = r.transitions[:, r.byte_classes]  # [R state, byte]
-        edges = []
-        for row in table:
-            targets = np.unique(row[row >= 0])
-            edges.append([(np.flatnonzero(row == t), int(t)) for t in targets])
-        got = _CHAR_EDGES[k] = (r, edges)
-    return got
+@cache
+def slice_automaton(k: int) -> tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]]:
+    """The one-character automaton R of ``SLICES[k]`` and, per R state, its edges as (bytes, target)
+    (built once per process)."""
+    r = regex_to_dfa(SLICES[k])
+    table = r.transitions[:, r.byte_classes]  # [R state, byte]
+    edges = []
+    for row in table:
+        targets = np.unique(row[row >= 0])
+        edges.append([(np.flatnonzero(row == t), int(t)) for t in targets])
+    return r, edges
 
 
 def char_successors(dfa: ByteDFA, k: int = 0) -> np.ndarray:
@@ -159,7 +131,7 @@ def char_successors(dfa: ByteDFA, k: int = 0) -> np.ndarray:
     The single-character automaton R of the slice is acyclic; its states are visited in
     topological order, carrying for each of our states the state reached so far (or -1/-2).
     """
-    r, byte_edges = _char_edges(k)
+    r, byte_edges = slice_automaton(k)
     n = dfa.num_states
     trans, ours = dfa.transitions, dfa.byte_classes
     edges = {s: [(np.unique(ours[bs]), t) for bs, t in out] for s, out in enumerate(byte_edges)}

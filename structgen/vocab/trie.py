@@ -10,16 +10,26 @@ array operations).
 
 from __future__ import annotations
 
-import threading
-import weakref
+from bisect import bisect_left
 from dataclasses import dataclass
+from functools import cached_property
+from typing import NamedTuple, Sequence
 
 import numpy as np
 
 from ..automata.dfa import ByteDFA
 from .vocabulary import Vocabulary
 
-__all__ = ["SparseWalker", "TokenTrie", "token_trie", "walk_nodes", "walk_state"]
+__all__ = ["SPARSE_LIMIT", "SparseWalker", "TokenTrie", "TrieLookup", "expand_ranges", "walk_nodes", "walk_state"]
+
+
+class TrieLookup(NamedTuple):
+    """A trie's nodes as sorted keys, and the tokens that end at each node (see :attr:`TokenTrie.lookup`)."""
+
+    keys: list[int]  # parent << 8 | byte of node i + 1, ascending
+    tok_first: np.ndarray  # int64 [n_nodes]: where node n's tokens start in tok_ids
+    tok_count: np.ndarray  # int64 [n_nodes]: how many tokens end at node n
+    tok_ids: np.ndarray  # int64: token ids, grouped by the node they end at
 
 
 @dataclass(frozen=True, eq=False)
@@ -28,7 +38,12 @@ class TokenTrie:
 
     Node 0 is the root (the empty prefix). ``byte[n]`` is the last byte of node ``n``'s prefix,
     ``first_child[n]``/``num_children[n]`` give its children (contiguous), and ``token_ids`` /
-    ``token_nodes`` say at which node each walkable token ends.
+    ``token_nodes`` say at which node each walkable token ends. A trie cut out of a larger one
+    (:meth:`restrict`) knows where each of its nodes came from: node ``i`` is node ``origin[i]``
+    of the larger trie (``None`` for a trie built from token bytes).
+
+    The lookups the walks need (:attr:`lookup`, :attr:`num_children_list`,
+    :attr:`depth_starts`) are derived on first use and kept with the trie.
     """
 
     byte: np.ndarray  # uint8 [n_nodes]
@@ -38,17 +53,52 @@ class TokenTrie:
     token_nodes: np.ndarray  # int64 [n_walk]: the node where each ends
     subtree: np.ndarray  # int64 [n_nodes]: how many nodes lie below each node
     parent: np.ndarray  # int64 [n_nodes]: each node's parent (0 for the root)
+    origin: np.ndarray | None = None  # int64 [n_nodes]: the node of the larger trie (restrict)
 
     @property
     def num_nodes(self) -> int:
         return int(self.byte.shape[0])
 
+    @cached_property
+    def lookup(self) -> TrieLookup:
+        """Sorted ``parent << 8 | byte`` keys (node ``i`` is ``keys[i - 1]``: the breadth-first
+        order sorts nodes by parent, then byte) and the token ids ending at each node."""
+        n = self.num_nodes
+        keys = (self.parent[1:] << 8) | self.byte[1:].astype(np.int64)
+        assert bool((np.diff(keys) > 0).all()), "trie nodes are not in (parent, byte) order"
+        order = np.argsort(self.token_nodes, kind="stable")
+        tok_first = np.searchsorted(self.token_nodes[order], np.arange(n))
+        tok_count = np.bincount(self.token_nodes, minlength=n).astype(np.int64)
+        return TrieLookup(keys.tolist(), tok_first.astype(np.int64), tok_count, self.token_ids[order])
+
+    @cached_property
+    def num_children_list(self) -> list[int]:
+        """:attr:`num_children` as a Python list (read per node by the plain-Python walks)."""
+        return self.num_children.tolist()  # type: ignore[no-any-return]
+
+    @cached_property
+    def depth_starts(self) -> list[int]:
+        """Where each depth's nodes begin in the breadth-first order (one more entry than depths)."""
+        depth = np.zeros(self.num_nodes, dtype=np.int64)
+        while True:  # (one round per depth level)
+            nxt = depth[self.parent] + 1
+            nxt[0] = 0
+            if np.array_equal(nxt, depth):
+                break
+            depth = nxt
+        return np.searchsorted(depth, np.arange(int(depth.max(initial=0)) + 2)).tolist()  # type: ignore[no-any-return]
+
     @classmethod
     def build(cls, vocab: Vocabulary, ids: list[int] | None = None) -> "TokenTrie":
-        """The trie of the tokens ``ids`` (default: every token with bytes)."""
+        """The trie of the tokens ``ids`` of ``vocab`` (default: every token with bytes)."""
+        return cls.from_tokens(vocab.tokens, ids)
+
+    @classmethod
+    def from_tokens(cls, tokens: Sequence[bytes | None], ids: list[int] | None = None) -> "TokenTrie":
+        """The trie of ``tokens[i]`` for the ids ``ids`` (default: every token with bytes)."""
         if ids is None:
-            ids = [i for i, t in enumerate(vocab.tokens) if t]
-        distinct = sorted({vocab.tokens[i] for i in ids}, key=lambda b: (len(b), b))  # type: ignore[arg-type]
+            ids = [i for i, t in enumerate(tokens) if t]
+        distinct = sorted({tokens[i] for i in ids}, key=lambda b: (len(b), b))  # type: ignore[arg-type]
         # Every prefix of every token is a node; sort by (length, bytes) to get breadth-first order
         # in which the children of a node are contiguous and sorted by byte.
         prefixes: set[bytes] = set()
@@ -65,11 +115,14 @@ class TokenTrie:
             byte[i] = p[-1]
             parent[i] = node_of[p[:-1]]
         token_ids = np.array(ids, dtype=np.int64)
-        token_nodes = np.array([node_of[vocab.tokens[i]] for i in ids], dtype=np.int64)  # type: ignore[index]
+        token_nodes = np.array([node_of[tokens[i]] for i in ids], dtype=np.int64)  # type: ignore[index]
         return cls._assemble(byte, parent, token_ids, token_nodes)
 
     @classmethod
-    def _assemble(cls, byte: np.ndarray, parent: np.ndarray, token_ids: np.ndarray, token_nodes: np.ndarray) -> "TokenTrie":
+    def _assemble(
+        cls, byte: np.ndarray, parent: np.ndarray, token_ids: np.ndarray, token_nodes: np.ndarray,
+        origin: np.ndarray | None = None,
+    ) -> "TokenTrie":
         """The trie from its nodes in breadth-first order (sorted by length, then bytes)."""
         n = byte.shape[0]
         num_children = np.bincount(parent[1:], minlength=n).astype(np.int64)
@@ -79,7 +132,7 @@ class TokenTrie:
         parents = parent.tolist()
         for i in range(n - 1, 0, -1):  # children come after their parent
             below[parents[i]] += below[i] + 1
-        return cls(byte, first_child, num_children, token_ids, token_nodes, np.array(below, dtype=np.int64), parent)
+        return cls(byte, first_child, num_children, token_ids, token_nodes, np.array(below, dtype=np.int64), parent, origin)
 
     def restrict(self, ids: np.ndarray) -> "TokenTrie":
         """The trie of only the tokens ``ids`` (a subset of this trie's), cut out of this one
@@ -101,28 +154,10 @@ class TokenTrie:
         new_id[old] = np.arange(old.size)
         parent = new_id[self.parent[old]]
         parent[0] = 0
-        cut = TokenTrie._assemble(self.byte[old], parent, self.token_ids[pos], new_id[self.token_nodes[pos]])
-        object.__setattr__(cut, "origin", old)  # node i of the cut is node origin[i] of this trie
-        return cut
+        return TokenTrie._assemble(self.byte[old], parent, self.token_ids[pos], new_id[self.token_nodes[pos]], origin=old)
 
 
-_TRIES: "weakref.WeakKeyDictionary[Vocabulary, TokenTrie]" = weakref.WeakKeyDictionary()
-_TRIES_LOCK = threading.Lock()
-
-
-def token_trie(vocab: Vocabulary) -> TokenTrie:
-    """The (cached) trie of ``vocab``; built once per vocabulary object."""
-    trie = _TRIES.get(vocab)
-    if trie is None:
-        with _TRIES_LOCK:
-            trie = _TRIES.get(vocab)
-            if trie is None:
-                trie = TokenTrie.build(vocab)
-                _TRIES[vocab] = trie
-    return trie
-
-
-def _expand(first: np.ndarray, count: np.ndarray) -> np.ndarray:
+def expand_ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     """Concatenate the ranges [first[i], first[i] + count[i])."""
     total = int(count.sum())
     if total == 0:
@@ -178,7 +213,7 @@ def walk_nodes(trans: np.ndarray, node_classes: np.ndarray, trie: TokenTrie, sta
             _walk_small(trans, node_classes, trie, frontier.tolist(), states.tolist(), node_state)
             break
         parents_of_children = np.repeat(np.arange(frontier.size), count[frontier])
-        children = _expand(first[frontier], count[frontier])
+        children = expand_ranges(first[frontier], count[frontier])
         if children.size == 0:
             break
         nxt = trans[states[parents_of_children], node_classes[children]]
@@ -208,13 +243,13 @@ class SparseWalker:
         by_class = np.argsort(classes, kind="stable")  # bytes grouped by class
         start = np.searchsorted(classes[by_class], np.arange(dfa.num_classes + 1))
         count = start[cls + 1] - start[cls]
-        idx = _expand(start[cls], count)
+        idx = expand_ranges(start[cls], count)
         e_src, e_byte, e_dst = np.repeat(src, count), by_class[idx], np.repeat(dst, count)
         order = np.lexsort((e_byte, e_src))
         self.first: list[int] = np.searchsorted(e_src[order], np.arange(dfa.num_states + 1)).tolist()
         self.byte: list[int] = e_byte[order].tolist()
         self.target: list[int] = e_dst[order].tolist()
-        self.keys, self.tok_first, self.tok_count, self.tok_ids = _trie_lookup(trie)
+        self.keys, self.tok_first, self.tok_count, self.tok_ids = trie.lookup
         self._edge_maps: dict[int, dict[int, int]] = {}  # (a cache: racing threads at worst rebuild an entry)
 
     def walk(self, state: int) -> tuple[np.ndarray, np.ndarray] | None:
@@ -223,8 +258,6 @@ class SparseWalker:
         At each (trie node, state) pair it loops over the fewer of the node's children (a range
         of the sorted keys) and the state's edges: a wide string state meets a narrow trie node
         and the reverse, and either costs only the small side."""
-        from bisect import bisect_left
-
         first, byte, target, keys = self.first, self.byte, self.target, self.keys
         edge_maps = self._edge_maps
         nodes: list[int] = []
@@ -262,25 +295,10 @@ class SparseWalker:
                 return None
         at = np.array(nodes, dtype=np.int64)
         cnt = self.tok_count[at]
-        ids = self.tok_ids[_expand(self.tok_first[at], cnt)]
+        ids = self.tok_ids[expand_ranges(self.tok_first[at], cnt)]
         return ids, np.repeat(np.array(states, dtype=np.int32), cnt)
 
 
 #: Most states whose edges a :class:`SparseWalker` keeps as byte -> target dicts.
 _EDGE_MAPS = 4096
 
-
-def _trie_lookup(trie: TokenTrie) -> tuple[list[int], np.ndarray, np.ndarray, np.ndarray]:
-    """Per trie (cached): sorted ``parent << 8 | byte`` keys (node ``i`` is ``keys[i - 1]``: the
-    breadth-first order sorts nodes by parent, then byte) and the token ids ending at each node."""
-    cached = trie.__dict__.get("_lookup")
-    if cached is None:
-        n = trie.num_nodes
-        keys = (trie.parent[1:] << 8) | trie.byte[1:].astype(np.int64)  # (the trie stores each node's parent)
-        assert bool((np.diff(keys) > 0).all()), "trie nodes are not in (parent, byte) order"
-        order = np.argsort(trie.token_nodes, kind="stable")
-        tok_first = np.searchsorted(trie.token_nodes[order], np.arange(n))
-        tok_count = np.bincount(trie.token_nodes, minlength=n).astype(np.int64)
-        cached = (keys.tolist(), tok_first.astype(np.int64), tok_count, trie.token_ids[order])
-        object.__setattr__(trie, "_lookup", cached)
-    return cached  # type: ignore[no-any-return]

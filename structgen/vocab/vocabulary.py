@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Iterable, Sequence
 
 from ..errors import VocabularyError
@@ -92,18 +93,14 @@ class Vocabulary:
             f"eos={sorted(self.eos_token_ids)}, fingerprint={self.fingerprint[:12]})"
         )
 
-    @property
+    @cached_property
     def missing_bytes(self) -> frozenset[int]:
-        """Bytes that no token contains: output can never hold them."""
-        cached = self.__dict__.get("_missing_bytes")
-        if cached is None:
-            present: set[int] = set()
-            for tok in self.tokens:
-                if tok:
-                    present.update(tok)
-            cached = frozenset(range(256)) - present
-            object.__setattr__(self, "_missing_bytes", cached)
-        return cached
+        """Bytes that no token contains: output can never hold them (computed once)."""
+        present: set[int] = set()
+        for tok in self.tokens:
+            if tok:
+                present.update(tok)
+        return frozenset(range(256)) - present
 
     def decode(self, token_ids: Iterable[int]) -> bytes:
         """The bytes a sequence of token ids spells (special tokens and EOS spell nothing)."""

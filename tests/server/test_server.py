@@ -292,7 +292,7 @@ def test_a_failing_request_does_not_fail_the_others(tiny_llama: tuple[Any, Any])
     vocab = model_vocabulary(model, tokenizer)
     good = structgen.compile_regex("[ab]{6}", vocab)
 
-    class Broken(structgen.Guide):
+    class Broken(structgen.guides.DfaGuide):
         __slots__ = ()
 
         def token_mask(self, state: int) -> Any:

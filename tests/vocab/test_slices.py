@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 import structgen
 from structgen.automata.regex import regex_to_dfa
 from structgen.json_schema.dispatch import schema_to_dfa
-from structgen.vocab.slices import MIXED, SLICES, char_successors, string_slice
+from structgen.guides.dfa_guide import DfaGuide
+from structgen.vocab.index import string_slice
+from structgen.vocab.slices import MIXED, SLICES, char_successors
 
 from ..support.reference import reference_mask
 
@@ -44,7 +46,7 @@ _TOKENS = st.lists(
 @given(pattern=string_patterns(), tokens=_TOKENS)
 def test_slice_masks_equal_the_reference(pattern: str, tokens: list[bytes]) -> None:
     vocab = structgen.Vocabulary.from_bytes([*tokens, None], eos_token_ids=[len(tokens)])
-    guide = structgen.Guide(regex_to_dfa(pattern), vocab)
+    guide = DfaGuide(regex_to_dfa(pattern), vocab)
     for s in range(guide.num_states):
         ref = reference_mask(guide.dfa, vocab, s)
         got = guide._slice_mask(s)
@@ -85,7 +87,7 @@ SCHEMAS = [
 
 @pytest.mark.parametrize("schema", SCHEMAS)
 def test_slice_masks_equal_full_walks_on_a_real_vocabulary(schema: dict, smollm2_vocabulary: Any) -> None:
-    guide = structgen.Guide(schema_to_dfa(schema), smollm2_vocabulary)  # (the flat guide's slices)
+    guide = DfaGuide(schema_to_dfa(schema), smollm2_vocabulary)  # (the flat guide's slices)
     used = 0
     for s in range(guide.num_states):
         fast = guide._slice_mask(s)
@@ -115,13 +117,13 @@ def test_pushdown_sliced_walks_equal_full_walks(schema: dict, smollm2_vocabulary
     guide = PushdownGuide(network, smollm2_vocabulary)
     used = 0
     for k in range(len(network)):
-        auto = guide._auto(k)
+        auto = guide._view.auto(k)
         for q in range(auto.dfa.num_states):
-            sliced = guide._walk_sliced(auto, q)
+            sliced = guide._frames.sliced_walk(auto, q)
             if sliced is None:
                 continue
             used += 1
-            full = guide._walk_numpy(auto, q)
+            full = guide._frames.full_walk(auto, q)
             assert dict(zip(sliced.ids.tolist(), sliced.ends.tolist())) == dict(zip(full.ids.tolist(), full.ends.tolist()))
             assert sorted(sliced.branches) == sorted(full.branches)
     assert used > 0
@@ -129,7 +131,7 @@ def test_pushdown_sliced_walks_equal_full_walks(schema: dict, smollm2_vocabulary
 
 def test_guide_memory_is_reported_and_bounded() -> None:
     vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(32, 127)] + [None], eos_token_ids=[95])
-    guide = structgen.Guide(regex_to_dfa("[a-z]{0,40}"), vocab, mask_cache_bytes=20 * vocab.size)
+    guide = DfaGuide(regex_to_dfa("[a-z]{0,40}"), vocab, mask_cache_bytes=20 * vocab.size)
     before = guide.memory_bytes
     guide.precompute()
     assert len(guide._masks) == 20 and guide.memory_bytes == before + 20 * vocab.size

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import structgen
 from structgen.automata.regex import regex_to_dfa
+from structgen.guides.dfa_guide import DfaGuide
 from structgen.vocab.trie import TokenTrie
 
 from ..support.reference import reference_mask
@@ -26,7 +27,7 @@ _BYTES = st.binary(min_size=1, max_size=4) | st.sampled_from(
 @given(pattern=patterns, tokens=st.lists(_BYTES, min_size=1, max_size=40))
 def test_trie_walk_equals_reference(pattern: str, tokens: list[bytes]) -> None:
     vocab = structgen.Vocabulary.from_bytes([*tokens, None], eos_token_ids=[len(tokens)])
-    guide = structgen.Guide(regex_to_dfa(pattern), vocab)
+    guide = DfaGuide(regex_to_dfa(pattern), vocab)
     for s in range(guide.num_states):
         ref = reference_mask(guide.dfa, vocab, s)
         if not ref.any():

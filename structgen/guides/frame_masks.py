@@ -1,0 +1,368 @@
+"""Masks across frames: the tokens a pushdown guide allows, computed per frame and shared.
+
+For a frame ``(a, q)`` (automaton ``a`` in state ``q``, with frame data) and a trie node ``n``
+(the prefix of a token read so far), :meth:`FrameMasks.frame` is
+
+- the tokens below ``n`` that are accepted *without leaving frame a*: read by ``a``'s own byte
+  edges, or entering callees (and returning) on the way, and
+- the trie nodes where ``a`` can return to its caller with bytes of the token still unread.
+
+Both depend only on ``(a, q, n, data)``, never on the stack below, so they are computed once and
+shared by every state of the guide (XGrammar's context-independent tokens, llguidance's trie
+walk); a state's mask is the union of its top frame's tokens and, for each return node, the
+caller's frame tokens from that node (a token like ``"},`` returns twice): :meth:`FrameMasks.collect`.
+
+A frame's tokens come from a walk of the token trie inside one automaton (:class:`TokenWalk`):
+depth-first in plain Python where the state has few edges or the walk starts below the root,
+through a string slice where every slice character leads one way, else level by level with numpy.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+
+import numpy as np
+
+from ..vocab.index import VocabularyIndex
+from ..vocab.slices import MIXED, SLICES
+from ..vocab.trie import TokenTrie, expand_ranges
+from .distances import NetworkDistances
+from .network_view import AutomatonView, NetworkView
+from .stacks import StackTable
+
+__all__ = ["FrameMasks", "FrameTokens", "TokenWalk"]
+
+#: A root walk in plain Python gives up (for the numpy walk) past this many trie nodes.
+SPARSE_ROOT_LIMIT = 2048
+#: Cached walks and frame analyses per guide before the cache is cleared.
+FRAME_CACHE = 200_000
+#: Frames with this many tokens keep them as a bool array too.
+BOOLS_FROM = 2048
+
+_EMPTY_IDS = np.empty(0, dtype=np.int64)
+
+
+class TokenWalk:
+    """Tokens below a trie node read inside one automaton from one state."""
+
+    __slots__ = ("ids", "ends", "branches")
+
+    def __init__(self, ids: np.ndarray, ends: np.ndarray, branches: list[tuple[int, int]]) -> None:
+        self.ids = ids  # token ids accepted (their bytes all read by the automaton's own edges)
+        self.ends = ends  # the state each ends in
+        self.branches = branches  # (trie node, state) where a call or a return may start
+
+
+class FrameTokens:
+    """The tokens of a frame from a trie node (see the module docstring)."""
+
+    __slots__ = ("ids", "pops", "umax", "_bools")
+
+    def __init__(self, ids: np.ndarray, pops: tuple[int, ...], umax: int) -> None:
+        self.ids = ids
+        self.pops = pops  # trie nodes where the frame may return with bytes left
+        self.umax = umax  # an upper bound on the distance (within the frame) after any of ids
+        self._bools: np.ndarray | None = None
+
+    def add_to(self, mask: np.ndarray) -> None:
+        """Set this frame's tokens in ``mask`` (a large set is kept as a bool array: OR-ing
+        128k bools beats scattering 100k ids)."""
+        if self.ids.size < BOOLS_FROM:
+            mask[self.ids] = True
+            return
+        bools = self._bools
+        if bools is None:
+            bools = np.zeros(mask.shape[0], dtype=bool)
+            bools[self.ids] = True
+            self._bools = bools
+        np.logical_or(mask, bools, out=mask)
+
+
+class FrameMasks:
+    """The walks and frame tokens of one pushdown guide, cached. Callers hold the guide's lock
+    (``busy``): frames under computation are tracked to cut call cycles that read no byte."""
+
+    __slots__ = ("view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_bounded")
+
+    def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex) -> None:
+        self.view = view
+        self.stacks = stacks
+        self.distances = distances
+        self.index = index
+        self._trie: TokenTrie | None = None
+        self._walks: dict[tuple[int, int, int], TokenWalk] = {}
+        self._frames: dict[tuple[int, int, int, int], FrameTokens] = {}
+        self._active: set[tuple[int, int, int, int]] = set()
+        self._bounded = False  # whether the cached frames carry distance bounds (umax)
+
+    @property
+    def memory_bytes(self) -> int:
+        """Approximate bytes held by the cached frames and walks."""
+        frames = sum(f.ids.nbytes + 64 for f in self._frames.values())
+        return frames + sum(w.ids.nbytes * 2 + 64 for w in self._walks.values())
+
+    @property
+    def trie(self) -> TokenTrie:
+        """The vocabulary's token trie."""
+        trie = self._trie
+        if trie is None:
+            trie = self._trie = self.index.trie
+        return trie
+
+    # -- walks inside one automaton ------------------------------------------------------------
+
+    def walk(self, a: int, q: int, node: int) -> TokenWalk:
+        """The tokens below ``node`` read by automaton ``a`` from state ``q`` (cached)."""
+        key = (a, q, node)
+        got = self._walks.get(key)
+        if got is None:
+            auto = self.view.auto(a)
+            got = None
+            if node or len(auto.edges(q)) <= 16:
+                got = self.sparse_walk(auto, q, node, 0 if node else SPARSE_ROOT_LIMIT)
+            if got is None:
+                got = self.sliced_walk(auto, q)
+            if got is None:
+                got = self.full_walk(auto, q)
+            if len(self._walks) >= FRAME_CACHE:
+                self._walks.clear()
+            self._walks[key] = got
+        return got
+
+    def sparse_walk(self, auto: AutomatonView, q: int, node: int, limit: int) -> TokenWalk | None:
+        """Depth-first from ``node`` in state ``q``, looping over the fewer of a trie node's
+        children and the state's edges (as :class:`~structgen.vocab.trie.SparseWalker`);
+        ``None`` past ``limit`` visited nodes (0: no limit)."""
+        trie = self.trie
+        nchild = trie.num_children_list
+        keys, tok_first, tok_count, tok_ids = trie.lookup
+        branching = auto.branching
+        nodes: list[int] = []
+        states: list[int] = []
+        branches: list[tuple[int, int]] = []
+        if branching[q] and nchild[node]:
+            branches.append((node, q))
+        stack = [(node, q)]
+        while stack:
+            n, s = stack.pop()
+            if not nchild[n]:
+                continue
+            base = n << 8
+            lo = bisect_left(keys, base)
+            hi = lo + nchild[n]
+            edges = auto.edges(s)
+            if not edges:
+                continue
+            found: list[tuple[int, int]] = []
+            if hi - lo < len(edges):
+                for j in range(lo, hi):
+                    t = edges.get(keys[j] & 255)
+                    if t is not None:
+                        found.append((j + 1, t))
+            else:
+                for b, t in edges.items():
+                    key = base | b
+                    j = bisect_left(keys, key, lo, hi)
+                    if j < hi and keys[j] == key:
+                        found.append((j + 1, t))
+            for child, t in found:
+                nodes.append(child)
+                states.append(t)
+                stack.append((child, t))
+                if branching[t] and nchild[child]:
+                    branches.append((child, t))
+            if limit and len(nodes) > limit:
+                return None
+        if not nodes:
+            return TokenWalk(_EMPTY_IDS, np.empty(0, dtype=np.int32), branches)
+        at = np.array(nodes, dtype=np.int64)
+        cnt = tok_count[at]
+        ids = tok_ids[expand_ranges(tok_first[at], cnt)]
+        return TokenWalk(ids, np.repeat(np.array(states, dtype=np.int32), cnt), branches)
+
+    def sliced_walk(self, auto: AutomatonView, q: int) -> TokenWalk | None:
+        """A root walk from a state where every character of a slice leads one way (a string
+        body): the slice tokens from the vocabulary's precomputed slice, the rest walked in its
+        own small trie (see :mod:`structgen.vocab.slices`). ``None`` where no slice applies, or
+        where a state along the slice's chain may call or return."""
+        branching = auto.branching
+        for k in range(len(SLICES)):
+            succ = auto.slice_successors(k)
+            first = succ[q]
+            if first == MIXED or first < 0:
+                continue
+            sl = self.index.string_slice(k)
+            chain = [q]  # chain[c]: the state after c slice characters
+            while len(chain) <= sl.longest:
+                nxt = succ[chain[-1]]
+                if nxt < 0:
+                    break
+                if nxt == MIXED or branching[nxt]:
+                    chain = []
+                    break
+                chain.append(nxt)
+                if nxt == chain[-2]:  # a loop: every length leads here
+                    break
+            if not chain:
+                continue
+            looping = len(chain) > 1 and chain[-1] == chain[-2]
+            m = sl.longest if looping else len(chain) - 1
+            count = int(np.searchsorted(sl.lengths, m, side="right"))
+            ids = sl.by_length[:count]
+            lengths = np.minimum(sl.lengths[:count], len(chain) - 1)
+            ends = np.array(chain, dtype=np.int32)[lengths]
+            rest = sl.rest
+            node_state = _node_states(auto, rest, q)
+            at = node_state[rest.token_nodes]
+            ok = at >= 0
+            trie = self.trie
+            assert rest.origin is not None  # (the rest trie is cut out of the full one)
+            alive = np.flatnonzero(node_state >= 0)
+            full = rest.origin[alive]
+            br = np.asarray(branching)[node_state[alive]] & (trie.num_children[full] > 0)
+            branches = list(zip(full[br].tolist(), node_state[alive[br]].tolist()))
+            return TokenWalk(
+                np.concatenate([ids, rest.token_ids[ok]]), np.concatenate([ends, at[ok]]).astype(np.int32), branches
+            )
+        return None
+
+    def full_walk(self, auto: AutomatonView, q: int) -> TokenWalk:
+        """The whole trie, level by level (as :func:`~structgen.vocab.trie.walk_state`)."""
+        trie = self.trie
+        node_state = _node_states(auto, trie, q)
+        at = node_state[trie.token_nodes]
+        ok = at >= 0
+        alive = np.flatnonzero(node_state >= 0)
+        br = alive[np.asarray(auto.branching)[node_state[alive]] & (trie.num_children[alive] > 0)]
+        return TokenWalk(trie.token_ids[ok], at[ok], list(zip(br.tolist(), node_state[br].tolist())))
+
+    # -- frames --------------------------------------------------------------------------------
+
+    def frame(self, a: int, q: int, node: int, data: int = 0) -> FrameTokens:
+        """The tokens of frame ``(a, q, data)`` from trie node ``node`` (cached)."""
+        if not self._bounded and self.distances.ready:
+            self._frames.clear()  # (frames computed without distances carry no bound)
+            self._bounded = True
+        key = (a, q, node, data)
+        got = self._frames.get(key)
+        if got is not None:
+            return got
+        if key in self._active:  # a call cycle that reads no byte: nothing new down this way
+            return FrameTokens(_EMPTY_IDS, (), 0)
+        self._active.add(key)
+        try:
+            got = self._frame(a, q, node, data)
+        finally:
+            self._active.discard(key)
+        if len(self._frames) >= FRAME_CACHE:
+            self._frames.clear()
+        self._frames[key] = got
+        return got
+
+    def _frame(self, a: int, q: int, node: int, data: int) -> FrameTokens:
+        view, dist = self.view, self.distances
+        walk = self.walk(a, q, node)
+        auto = view.auto(a)
+        bounded = dist.ready
+        ids, ends = walk.ids, walk.ends
+        if auto.guards and ids.size:  # (a token may not end where only written keys go on)
+            dead = view.dead_states(a, data)
+            if dead:
+                keep = ~np.isin(ends, list(dead))
+                ids, ends = ids[keep], ends[keep]
+        parts = [ids]
+        umax = int(dist.dist_vec(a, data)[ends].max(initial=0)) if bounded else 0
+        pops: list[int] = []
+        for m, p in walk.branches:
+            if auto.finals[p]:
+                pops.append(m)
+            for k, r in auto.calls.get(p, ()):
+                callee = self.frame(k, 0, m)
+                parts.append(callee.ids)
+                back = dist.dist(a, r, data) if bounded else 0
+                umax = max(umax, callee.umax + back) if callee.ids.size else umax
+                for m2 in callee.pops:
+                    rest = self.frame(a, r, m2, data)
+                    parts.append(rest.ids)
+                    if rest.ids.size:
+                        umax = max(umax, rest.umax)
+                    pops.extend(rest.pops)
+            for g, r in auto.guards.get(p, ()):
+                passed = view.pass_guard(a, g, data)
+                if passed is not None:  # (zero-width: the same frame goes on with new data)
+                    rest = self.frame(a, r, m, passed)
+                    parts.append(rest.ids)
+                    if rest.ids.size:
+                        umax = max(umax, rest.umax)
+                    pops.extend(rest.pops)
+        ids = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
+        return FrameTokens(ids, tuple(dict.fromkeys(pops)), umax)
+
+    def collect(self, sid: int, node: int, parts: list[FrameTokens], seen: set[tuple[int, int]]) -> None:
+        """Add to ``parts`` the frames whose tokens make up stack ``sid``'s mask from ``node``:
+        its top frame's, and its caller's from every node where the top frame may return."""
+        if (sid, node) in seen:
+            return
+        seen.add((sid, node))
+        a, q, parent, data = self.stacks.stacks[sid]
+        frame = self.frame(a, q, node, data)
+        parts.append(frame)
+        if parent >= 0:
+            for m in frame.pops:
+                self.collect(parent, m, parts, seen)
+
+    def farthest(self, sid: int, node: int, seen: dict[tuple[int, int], int]) -> int:
+        """An upper bound on the distance after any token read from stack ``sid`` from ``node``."""
+        key = (sid, node)
+        if key in seen:
+            return seen[key]
+        seen[key] = 0
+        a, q, parent, data = self.stacks.stacks[sid]
+        frame = self.frame(a, q, node, data)
+        below = 0 if parent < 0 else self.distances.tail(parent)
+        out = frame.umax + below if frame.ids.size else 0
+        if parent >= 0:
+            for m in frame.pops:
+                out = max(out, self.farthest(parent, m, seen))
+        seen[key] = out
+        return out
+
+    def single_path_tokens(self, walk: TokenWalk) -> np.ndarray:
+        """Per token of ``walk`` (from the root): whether no branch node lies strictly above its
+        end, so that reading it inside the automaton is its only path."""
+        if not walk.branches:
+            return np.ones(walk.ids.size, dtype=bool)
+        trie = self.trie
+        branch = np.zeros(trie.num_nodes, dtype=bool)
+        branch[[m for m, _ in walk.branches]] = True
+        tainted = np.zeros(trie.num_nodes, dtype=bool)
+        depth_start = trie.depth_starts
+        for d in range(1, len(depth_start) - 1):
+            lo, hi = depth_start[d], depth_start[d + 1]
+            par = trie.parent[lo:hi]
+            tainted[lo:hi] = tainted[par] | branch[par]
+        where = np.full(int(trie.token_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
+        where[trie.token_ids] = trie.token_nodes
+        return ~tainted[where[walk.ids]]
+
+
+def _node_states(auto: AutomatonView, trie: TokenTrie, q: int) -> np.ndarray:
+    """The state every trie node's prefix reaches from ``q`` in ``auto`` (-1: dead)."""
+    trans = auto.table
+    cls = auto.cls_np
+    node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
+    node_state[0] = q
+    frontier = np.array([0], dtype=np.int64)
+    states = np.array([q], dtype=np.int32)
+    first, count, byte = trie.first_child, trie.num_children, trie.byte
+    while frontier.size:
+        cnt = count[frontier]
+        children = expand_ranges(first[frontier], cnt)
+        if children.size == 0:
+            break
+        nxt = trans[np.repeat(states, cnt), cls[byte[children]]]
+        alive = nxt >= 0
+        frontier = children[alive]
+        states = nxt[alive]
+        node_state[frontier] = states
+    return node_state

@@ -1,0 +1,157 @@
+"""The states of a pushdown guide: hash-consed stacks of frames, and the step of one byte.
+
+A *stack* is a persistent linked list of frames ``(automaton, state, parent stack, frame data)``,
+hash-consed so equal stacks are one ``int`` and stacks share their tails (XGrammar's persistent
+stack tree). A guide *state* is a set of stacks (a byte may both continue a number and end it,
+or start two ``anyOf`` branches that call different automata), hash-consed again into the ``int``
+the public API hands out. Reading a byte (:meth:`StackTable.step`) follows every stack: the top
+frame reads it with its own edges, enters a callee that can start with it (a push), passes a key
+guard (zero-width, the frame data changes), or returns to the caller from a final state (a pop).
+
+Example:
+    >>> from structgen.automata.markers import call_marker
+    >>> from structgen.automata.network import Network
+    >>> from structgen.guides.network_view import NetworkView
+    >>> table = StackTable(NetworkView(Network([call_marker(1), r"\\[\\]"], []), frozenset()), max_depth=8)
+    >>> after = table.step(table.configs[0], ord("["))   # "[" enters automaton 1
+    >>> [table.stacks[sid][:2] for sid in after], table.depths[after[0]]
+    ([(1, 1)], 2)
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Iterable, Sequence
+
+from .network_view import NetworkView
+
+__all__ = ["StackTable"]
+
+#: A stack: (automaton, state, parent stack id or -1, frame data).
+StackEntry = tuple[int, int, int, int]
+
+
+class StackTable:
+    """Every stack and state of one pushdown guide made so far (states are made as generation
+    reaches them), and the byte step between them. Interning is thread-safe."""
+
+    __slots__ = ("view", "max_depth", "stacks", "depths", "configs", "_stack_ids", "_config_ids", "_lock")
+
+    def __init__(self, view: NetworkView, max_depth: int) -> None:
+        self.view = view
+        self.max_depth = max_depth
+        self._lock = threading.Lock()
+        self.stacks: list[StackEntry] = []  # stack id -> its top frame and parent
+        self._stack_ids: dict[StackEntry, int] = {}
+        self.depths: list[int] = []  # stack id -> its number of frames
+        self.configs: list[tuple[int, ...]] = []  # state -> its stacks, sorted
+        self._config_ids: dict[tuple[int, ...], int] = {}
+        self.config([self.stack(0, 0, -1)])  # state 0: the root automaton at its start
+
+    @property
+    def memory_bytes(self) -> int:
+        """Approximate bytes held by the interned stacks and states."""
+        return 120 * (len(self.stacks) + len(self.configs))
+
+    def stack(self, a: int, q: int, parent: int, data: int = 0) -> int:
+        """The id of the stack ``(a, q, data)`` on top of stack ``parent`` (-1: none)."""
+        key = (a, q, parent, data)
+        sid = self._stack_ids.get(key)
+        if sid is None:
+            with self._lock:
+                sid = self._stack_ids.get(key)
+                if sid is None:
+                    sid = self._stack_ids[key] = len(self.stacks)
+                    self.stacks.append(key)
+                    self.depths.append(1 if parent < 0 else self.depths[parent] + 1)
+        return sid
+
+    def config(self, stacks: Iterable[int]) -> int:
+        """The id of the state that is this set of stacks."""
+        key = tuple(sorted(set(stacks)))
+        cid = self._config_ids.get(key)
+        if cid is None:
+            with self._lock:
+                cid = self._config_ids.get(key)
+                if cid is None:
+                    cid = self._config_ids[key] = len(self.configs)
+                    self.configs.append(key)
+        return cid
+
+    def step(self, stacks: Iterable[int], b: int) -> list[int]:
+        """The stacks after reading byte ``b`` (calls and returns taken as needed)."""
+        view = self.view
+        out: list[int] = []
+        seen: set[int] = set()
+        todo = list(stacks)
+        bit = 1 << b
+        while todo:
+            sid = todo.pop()
+            if sid in seen:
+                continue
+            seen.add(sid)
+            a, q, parent, data = self.stacks[sid]
+            auto = view.autos.get(a) or view.auto(a)
+            t = auto.flat[q * auto.width + auto.cls[b]]
+            if t >= 0:
+                out.append(self.stack(a, t, parent, data))
+            calls = auto.calls.get(q)
+            if calls and self.depths[sid] < self.max_depth:
+                for k, r in calls:
+                    if view.first_bytes(k) & bit:
+                        todo.append(self.stack(k, 0, self.stack(a, r, parent, data)))
+            todo.extend(self.guarded(a, q, parent, data))
+            if parent >= 0 and auto.finals[q]:
+                todo.append(parent)
+        return out
+
+    def guarded(self, a: int, q: int, parent: int, data: int) -> list[int]:
+        """The stacks that the guards of state ``q`` pass to (zero-width steps, same frame)."""
+        view = self.view
+        out = []
+        for g, r in (view.autos.get(a) or view.auto(a)).guards.get(q, ()):
+            passed = view.pass_guard(a, g, data)
+            if passed is not None:
+                out.append(self.stack(a, r, parent, passed))
+        return out
+
+    def is_stuck(self, sid: int) -> bool:
+        """Whether the top frame of stack ``sid`` can no longer finish: every way on passes a
+        guard for a key already written (a key half spelled that only a written key completes)."""
+        a, q, _, data = self.stacks[sid]
+        view = self.view
+        auto = view.autos.get(a) or view.auto(a)
+        return bool(auto.guards) and q in view.dead_states(a, data)
+
+    def is_final(self, sid: int) -> bool:
+        """Whether every frame of stack ``sid`` may end (the output may end here)."""
+        stacks, view = self.stacks, self.view
+        while True:
+            a, q, parent, _ = stacks[sid]
+            if not view.auto(a).finals[q]:
+                return False
+            if parent < 0:
+                return True
+            sid = parent
+
+    def next_bytes(self, stacks: Sequence[int]) -> int:
+        """The bytes that can come next from these stacks (a 256-bit int)."""
+        view = self.view
+        out = 0
+        seen: set[int] = set()
+        todo = list(stacks)
+        while todo:
+            sid = todo.pop()
+            if sid in seen:
+                continue
+            seen.add(sid)
+            a, q, parent, data = self.stacks[sid]
+            auto = view.auto(a)
+            out |= auto.byte_set(q)
+            if self.depths[sid] < self.max_depth:
+                for k, _ in auto.calls.get(q, ()):
+                    out |= view.first_bytes(k)
+            todo.extend(self.guarded(a, q, parent, data))
+            if parent >= 0 and auto.finals[q]:
+                todo.append(parent)
+        return out

@@ -1,0 +1,162 @@
+"""Everything derived from one vocabulary, owned in one place (XGrammar's ``TokenizerInfo``).
+
+A :class:`VocabularyIndex` holds what guides need from a :class:`~.vocabulary.Vocabulary` beyond
+its token bytes: the token trie (with its lookups), the string slices, the single-byte tokens,
+the token byte strings and their prefixes, the longest token (the bytes no token holds are the
+vocabulary's own :attr:`~.vocabulary.Vocabulary.missing_bytes`). Each part is built on first use,
+once, under the index's lock, and then shared by every guide over that vocabulary;
+:func:`prepare_vocabulary` builds them all now (servers call it at start-up, so that no request
+pays for them mid-generation). :func:`index_of` is the one cache of per-tokenizer data: one index
+per vocabulary object, dropped with it.
+
+Example:
+    >>> import structgen
+    >>> vocab = structgen.Vocabulary.from_bytes([b"a", b"ab", b'"', b""], eos_token_ids=[3])
+    >>> index = index_of(vocab)
+    >>> index is index_of(vocab), index.trie.num_nodes, index.longest_token
+    (True, 4, 2)
+    >>> sorted(index.proper_prefixes), sorted(index.single_bytes)
+    ([b'a'], [34, 97])
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any, Callable, TypeVar
+
+from .slices import SLICES, StringSlice, slice_automaton
+from .trie import TokenTrie
+from .vocabulary import Vocabulary
+
+__all__ = ["VocabularyIndex", "index_of", "prepare_vocabulary", "string_slice", "token_trie"]
+
+_T = TypeVar("_T")
+
+
+class VocabularyIndex:
+    """The per-tokenizer data of one vocabulary, built lazily and thread-safely (see the module
+    docstring). Get it with :func:`index_of`. It keeps the vocabulary's token tuple, not the
+    vocabulary, so that the one cache of indexes (keyed weakly by vocabulary) never keeps a
+    vocabulary alive. (:attr:`.Vocabulary.missing_bytes` is the vocabulary's own, computed once.)"""
+
+    __slots__ = ("tokens", "_name", "_lock", "_built", "_slices")
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        self.tokens = vocabulary.tokens
+        self._name = vocabulary.name or "unnamed"
+        self._lock = threading.RLock()  # (re-entrant: a slice is cut out of the trie)
+        self._built: dict[str, Any] = {}
+        self._slices: dict[int, StringSlice] = {}
+
+    def __repr__(self) -> str:
+        built = ", ".join(sorted(self._built)) or "nothing built yet"
+        return f"<VocabularyIndex of {self._name} ({len(self.tokens)} tokens): {built}>"
+
+    def _once(self, name: str, build: Callable[[tuple[bytes | None, ...]], _T]) -> _T:
+        got = self._built.get(name)
+        if got is None:
+            with self._lock:
+                got = self._built.get(name)
+                if got is None:
+                    got = self._built[name] = build(self.tokens)
+        return got  # type: ignore[no-any-return]
+
+    @property
+    def trie(self) -> TokenTrie:
+        """The breadth-first trie of every token with bytes."""
+        return self._once("trie", TokenTrie.from_tokens)
+
+    def string_slice(self, k: int = 0) -> StringSlice:
+        """The :class:`~.slices.StringSlice` of ``SLICES[k]`` (about a second for 128k tokens,
+        most of it the rest trie)."""
+        got = self._slices.get(k)
+        if got is None:
+            with self._lock:
+                got = self._slices.get(k)
+                if got is None:
+                    got = self._slices[k] = StringSlice.build(self.tokens, self.trie, SLICES[k])
+        return got
+
+    @property
+    def single_bytes(self) -> frozenset[int]:
+        """The bytes that are a token on their own."""
+        return self._once("single_bytes", lambda tokens: frozenset(t[0] for t in tokens if t is not None and len(t) == 1))
+
+    @property
+    def token_bytes(self) -> frozenset[bytes]:
+        """The distinct byte strings of the walkable tokens."""
+        return self._token_sets()[0]
+
+    @property
+    def token_prefixes(self) -> frozenset[bytes]:
+        """Every non-empty prefix of a token (whole tokens included)."""
+        return self._token_sets()[1]
+
+    def _token_sets(self) -> tuple[frozenset[bytes], frozenset[bytes]]:
+        def build(tokens: tuple[bytes | None, ...]) -> tuple[frozenset[bytes], frozenset[bytes]]:
+            words = frozenset(t for t in tokens if t)
+            return words, frozenset(t[:k] for t in words for k in range(1, len(t) + 1))
+
+        return self._once("token_sets", build)
+
+    @property
+    def proper_prefixes(self) -> frozenset[bytes]:
+        """Byte strings that are a proper prefix of some token (a longer token starts with them)."""
+
+        def build(tokens: tuple[bytes | None, ...]) -> frozenset[bytes]:
+            out: set[bytes] = set()
+            for tok in tokens:
+                if tok:
+                    out.update(tok[:k] for k in range(1, len(tok)))
+            return frozenset(out)
+
+        return self._once("proper_prefixes", build)
+
+    @property
+    def longest_token(self) -> int:
+        """The most bytes in one token."""
+        return self._once("longest_token", lambda tokens: max((len(t) for t in tokens if t), default=0))
+
+    def prepare(self) -> "VocabularyIndex":
+        """Build every part now (about 3 s for Llama-3's 128k tokens); returns ``self``."""
+        trie = self.trie
+        trie.lookup, trie.num_children_list, trie.depth_starts  # noqa: B018  (derived on first use)
+        self.single_bytes, self.token_bytes, self.proper_prefixes, self.longest_token  # noqa: B018
+        for k in range(len(SLICES)):
+            self.string_slice(k)
+            slice_automaton(k)  # (per process: the slice's one-character automaton)
+        return self
+
+
+_INDEXES: "weakref.WeakKeyDictionary[Vocabulary, VocabularyIndex]" = weakref.WeakKeyDictionary()
+_INDEXES_LOCK = threading.Lock()
+
+
+def index_of(vocab: Vocabulary) -> VocabularyIndex:
+    """The :class:`VocabularyIndex` of ``vocab``: one per vocabulary object, made on first use."""
+    got = _INDEXES.get(vocab)
+    if got is None:
+        with _INDEXES_LOCK:
+            got = _INDEXES.get(vocab)
+            if got is None:
+                got = _INDEXES[vocab] = VocabularyIndex(vocab)
+    return got
+
+
+def prepare_vocabulary(vocab: Vocabulary) -> VocabularyIndex:
+    """Build everything derived from ``vocab`` now (:meth:`VocabularyIndex.prepare`, and the
+    vocabulary's own :attr:`~.Vocabulary.missing_bytes`), so that no mask computation pays for it
+    mid-generation. Servers call it at start-up."""
+    vocab.missing_bytes  # noqa: B018  (computed once, kept by the vocabulary)
+    return index_of(vocab).prepare()
+
+
+def token_trie(vocab: Vocabulary) -> TokenTrie:
+    """Shorthand for ``index_of(vocab).trie``."""
+    return index_of(vocab).trie
+
+
+def string_slice(vocab: Vocabulary, k: int = 0) -> StringSlice:
+    """Shorthand for ``index_of(vocab).string_slice(k)``."""
+    return index_of(vocab).string_slice(k)
