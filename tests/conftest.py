@@ -44,8 +44,12 @@ settings.load_profile("ci")  # (the --hypothesis-profile option, read after this
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Under ``explore``, a property test's own ``@settings(max_examples=n)`` becomes ``n`` times
-    :data:`EXPLORE_FACTOR` (a test's explicit settings override a profile's otherwise)."""
+    """Tests of the real model are ``slow`` too. Under ``explore``, a property test's own
+    ``@settings(max_examples=n)`` becomes ``n`` times :data:`EXPLORE_FACTOR` (a test's explicit
+    settings override a profile's otherwise)."""
+    for item in items:
+        if item.get_closest_marker("model") is not None:
+            item.add_marker(pytest.mark.slow)
     if settings._current_profile != "explore":  # noqa: SLF001 - hypothesis has no public getter
         return
     for item in items:

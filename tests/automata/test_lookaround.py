@@ -178,6 +178,7 @@ def _accepted(dfa: ByteDFA, instance: Any) -> bool:
     return dfa.accepts(json.dumps(instance, ensure_ascii=False, separators=(",", ":")).encode())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", _JSON_PATTERNS)
 @settings(max_examples=120, deadline=None)
 @given(strings=st.lists(_INSTANCES, min_size=5, max_size=5))

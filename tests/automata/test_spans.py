@@ -120,6 +120,7 @@ def _checked_values(schema: dict, value: Any) -> list[str]:
     return []  # (anyOf: either branch; checked against the branches below)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("k", range(len(SCHEMAS)))
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(doc=documents, rng=st.randoms(use_true_random=False))
@@ -159,6 +160,7 @@ def test_non_spans_are_rejected_and_keys_are_free() -> None:
         assert not dfa.accepts(bad.encode()), bad
 
 
+@pytest.mark.slow
 def test_marked_mode_enum_and_any_value() -> None:
     doc = "red green"
     dfa = schema_to_dfa({"enum": ["red", "blue", 1]}, extract_from=doc)

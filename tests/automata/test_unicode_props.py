@@ -29,6 +29,7 @@ def assigned(cp: int) -> bool:
     return unicodedata.category(chr(cp)) != "Cn"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_sets_agree_with_the_regex_module(name: str) -> None:
     positive, negative = property_set(name), property_set(name, True)
@@ -51,6 +52,7 @@ def test_sets_agree_with_the_regex_module(name: str) -> None:
     assert len(moved) < 10, [hex(c) for c in moved]
 
 
+@pytest.mark.slow
 @FAST
 @given(st.sampled_from(["Lu", "N", "Z", "L", "P"]), st.booleans(), st.characters(blacklist_categories=("Cs", "Cn")))
 def test_patterns_with_properties_against_regex(name: str, negated: bool, ch: str) -> None:

@@ -362,6 +362,7 @@ def test_any_key_order_budgets_finish_required_keys() -> None:
     _check_walks(guide, seed=5, walks=15, steps=25)
 
 
+@pytest.mark.slow
 def test_any_key_order_in_algebra_falls_back_to_the_finite_automaton() -> None:
     vocab = _byte_vocab()
     schema = {"not": {"type": "object", "properties": {"a": {"const": 1}, "b": {"const": 1}}, "required": ["a", "b"]},
