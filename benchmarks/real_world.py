@@ -43,7 +43,7 @@ class _Timeout(Exception):
 
 def outcome(schema: Any, timeout: int) -> str:
     from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, StructgenError
-    from structgen.json_schema.dispatch import schema_to_network
+    from structgen.json_schema import schema_to_network
 
     def alarm(*_: Any) -> None:
         raise _Timeout

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable
@@ -206,31 +205,27 @@ def compile_json_schema(
     Example:
         >>> guide = compile_json_schema({"type": "integer", "minimum": 0}, vocab)   # doctest: +SKIP
     """
-    from .json_schema.dialects import to_2020_12
-    from .json_schema.dispatch import _schema_dfa, load_schema, warn_annotations
+    # (imported here, not at the top: ``import structgen`` stays without jsonschema until a schema is compiled)
+    from .json_schema.api import compile_schema, prepare
+    from .json_schema.loading import warn_annotations
+    from .json_schema.options import SchemaOptions
 
     if not isinstance(vocabulary, Vocabulary):
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
-    loaded = load_schema(schema, dialect=dialect)
-    text = json.dumps(loaded, sort_keys=True, ensure_ascii=False)
+    options = SchemaOptions(
+        whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
+        extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
+        unknown_formats=unknown_formats,
+    )
+    root, text = prepare(schema, options)  # (loaded and rewritten into 2020-12 once, on every call)
     docs = None if extract_from is None else normalize_documents(extract_from)
-
-    def make() -> ByteDFA | Network:
-        return _schema_dfa(
-            loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
-            extract_from=docs, key_order=key_order, extra_properties=extra_properties, dialect=dialect,
-            formats=formats, unknown_formats=unknown_formats, network=docs is None,
-        )[0]
-
-    warn_annotations(to_2020_12(loaded, dialect), formats, unknown_formats)  # (on every call, cached or not)
-    formats_key = None if formats is None else tuple(sorted(formats.items()))
-    title = loaded.get("title") if isinstance(loaded, dict) else None
+    warn_annotations(root, options)  # (on every call, cached or not)
+    title = root.get("title") if isinstance(root, dict) else None
     spans_key = None if docs is None else documents_key(docs)
     return _guide(
-        ("json", text, whitespace, max_recursion_depth, max_states, spans_key, key_order, extra_properties, dialect,
-         formats_key, unknown_formats),
+        ("json", text, options.cache_key(), spans_key),
         vocabulary,
-        make,
+        lambda: compile_schema(root, options, docs, network=docs is None),
         f"JSON Schema {title or text[:60]!r}",
     )
 

@@ -47,7 +47,7 @@ import jsonschema
 
 from ..errors import SchemaNotSupported
 
-__all__ = ["DIALECTS", "dialect_of", "metaschema_validator", "to_2020_12"]
+__all__ = ["DIALECTS", "dialect_of", "join_uri", "metaschema_validator", "to_2020_12"]
 
 #: Dialect names, oldest first; ``dialect=`` also takes ``"draft7"``, ``"7"`` or a ``$schema`` URI.
 DIALECTS = ("draft-04", "draft-06", "draft-07", "2019-09", "2020-12")
@@ -117,7 +117,7 @@ def metaschema_validator(dialect: str) -> Any:
     return _VALIDATORS[_name(dialect, "")]
 
 
-def _join(base: str, ref: str) -> str:
+def join_uri(base: str, ref: str) -> str:
     """``ref`` resolved against ``base`` (URNs and other opaque bases too)."""
     if ref.startswith("#"):
         return base.split("#")[0] + ref
@@ -178,7 +178,7 @@ class _Rewriter:
         dialect = self.node_dialect(node, dialect)
         own = self.own_id(node, dialect)
         if own is not None:
-            base = _join(base, own).split("#")[0]
+            base = join_uri(base, own).split("#")[0]
         if own is not None or not tokens:
             self.resources.setdefault(base, (node, dialect))
         if node.get("$recursiveAnchor") is True:
@@ -195,7 +195,7 @@ class _Rewriter:
         dialect = self.node_dialect(node, dialect)
         own = self.own_id(node, dialect)
         if own is not None:
-            base = _join(base, own).split("#")[0]
+            base = join_uri(base, own).split("#")[0]
             resource = node
         older = dialect != "2020-12"
         rewritten_children = {}
@@ -272,10 +272,10 @@ class _Rewriter:
         doc, hash_, fragment = ref.partition("#")
         if not fragment.startswith("/"):
             return ref
-        target = resource if not doc else self.resources.get(_join(base, doc).split("#")[0], (None, ""))[0]
+        target = resource if not doc else self.resources.get(join_uri(base, doc).split("#")[0], (None, ""))[0]
         if target is None:
             return ref  # (not in this schema: the compiler refuses it)
-        dialect = self.resources.get(_join(base, doc).split("#")[0], (None, self.dialect))[1] if doc else self.dialect
+        dialect = self.resources.get(join_uri(base, doc).split("#")[0], (None, self.dialect))[1] if doc else self.dialect
         tokens = fragment[1:].split("/")
         out = []
         node: Any = target

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from structgen.errors import SchemaNotSupported, UnsatisfiableConstraint
 from structgen.automata.dfa import ByteDFA
-from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.json_schema import schema_to_dfa
 
 ANY = dict(key_order="any", extra_properties=True)
 
