@@ -16,7 +16,7 @@ stands for the empty language.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Optional, Protocol
+from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
 
 import referencing
 
@@ -167,7 +167,7 @@ class Context:
         return self.as_regex(difference(self.to_dfa(a, path), self.to_dfa(b, path), max_states=self.options.max_states))
 
     @staticmethod
-    def unite(parts: list[Regex], path: str = "") -> Regex:
+    def unite(parts: Sequence[Regex], path: str = "") -> Regex:
         kept = [p for p in dict.fromkeys(parts) if p is not None]
         if not kept:
             return None

@@ -146,7 +146,7 @@ def _single_set(op: object, av: object, either: bool = False) -> Optional[Ranges
     if op is not sre.IN:
         return None
     negate = bool(av) and av[0][0] is sre.NEGATE
-    if not either and not negate and all(iop is not sre.CATEGORY or iav in SUPERSETCATEGORIES for iop, iav in av):
+    if not either and not negate and all(iop is not sre.CATEGORY or iav in SUPERSET_CATEGORIES for iop, iav in av):
         # Python's \d and \w contain ECMA's: the intersection is the ECMA reading
         py_needed = False
     else:

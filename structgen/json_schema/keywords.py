@@ -14,7 +14,7 @@ import itertools
 from typing import Optional
 
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
-from .context import Context
+from .context import Context, Regex
 from .ops import Schema, TooDeep, accepts_all, clean, conj, no_alternative
 from .regex_text import alt
 
@@ -159,7 +159,7 @@ class Keywords:
         """(if ∩ then) ∪ (¬if ∩ else), the ¬ as a subtraction of the over-approximated ``if``."""
         rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
         cond = s["if"]
-        alts = []
+        alts: list[Regex] = []
         try:
             alts.append(self.ctx.compiler.compile(conj(rest, conj(cond, s.get("then", True))), path, refs))
         except (UnsatisfiableConstraint, TooDeep):

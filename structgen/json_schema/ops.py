@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator, Union
+from typing import Any, Iterator, Sequence, Union
 
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 
@@ -59,7 +59,7 @@ class TooDeep(CompileBudgetExceeded):
     """Recursion went past ``max_recursion_depth``; dropped where the recursive part is optional."""
 
 
-def no_alternative(errors: list[Exception], message: str, path: str) -> Exception:
+def no_alternative(errors: Sequence[Exception], message: str, path: str) -> Exception:
     """The error to raise when every alternative failed with ``errors``: recursion that went too
     deep first (a budget, not a property of the schema), else the one error, else ``message``."""
     for e in errors:

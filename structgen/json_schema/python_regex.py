@@ -39,7 +39,8 @@ def parse_items(regex: str) -> Any:
 
 def width(items: Iterable[tuple]) -> tuple[int, Optional[int]]:
     """Fewest and most characters (None: unbounded) the parsed items match."""
-    lo, hi = 0, 0
+    lo: int = 0
+    hi: Optional[int] = 0
     for op, av in items:
         a: int
         b: Optional[int]

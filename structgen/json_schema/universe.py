@@ -170,7 +170,7 @@ class Universe:
     def over_typed(self, s: dict, path: str, refs: tuple) -> Regex:
         t = s.get("type")
         types = ["null", "boolean", "number", "string", "array", "object"] if t is None else ([t] if isinstance(t, str) else list(t))
-        parts = []
+        parts: list[Regex] = []
         for name in dict.fromkeys(types):
             if name in ("null", "boolean"):
                 parts.append("null" if name == "null" else "(?:true|false)")
