@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..automata.dfa import ByteDFA
-from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
+from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .arrays import count_items
 from .context import Context, Regex
 from .ecma_pattern import pattern_language_is_python, pattern_regex
@@ -33,10 +33,13 @@ from .numbers import number_bound, over_number, safe_digits
 from .ops import clean, encoded
 from .regex_text import CANON_STRING, CHAR, PLAIN_INTEGER_VALUE, PLAIN_NUMBER, literal, quantify
 
-__all__ = ["UNIVERSE_DEPTH", "Universe"]
+__all__ = ["MAX_ONEOF_BRANCHES", "UNIVERSE_DEPTH", "Universe"]
 
 #: Nesting depth of the canonical universe (deeper positive strings are dropped before a subtraction).
 UNIVERSE_DEPTH = 6
+#: The over-approximation of a ``oneOf`` with at most this many branches leaves out what two
+#: branches accept (one intersection per pair).
+MAX_ONEOF_BRANCHES = 6
 
 #: The canonical universe's automaton, per whitespace regex (the same for every schema).
 _UNIVERSES: dict[str, ByteDFA] = {}
@@ -127,6 +130,8 @@ class Universe:
         for key in ("anyOf", "oneOf"):
             if key in s:
                 acc = self.ctx.inter(acc, self.ctx.unite([self.over(b, f"{path}/{key}/{i}", refs) for i, b in enumerate(s[key])], path), path)
+        if "oneOf" in s:
+            acc = self.ctx.minus(acc, self.in_two_branches(s["oneOf"], path, refs), path)
         if "not" in s:
             try:
                 inner = self.ctx.compiler.compile(s["not"], f"{path}/not", refs)
@@ -144,6 +149,23 @@ class Universe:
             branch = self.ctx.unite([self.ctx.inter(cond_over, then, path), self.ctx.minus(otherwise, cond, path)], path)
             acc = self.ctx.inter(acc, branch, path)
         return acc
+
+    def in_two_branches(self, branches: list, path: str, refs: tuple) -> Regex:
+        """Instances valid for sure under two ``oneOf`` branches (the union of the pairwise
+        intersections of their languages), which ``oneOf`` rejects: subtracted from its
+        over-approximation. Beyond :data:`MAX_ONEOF_BRANCHES` branches, or where a branch does not
+        compile, less is subtracted (still a superset)."""
+        if len(branches) > MAX_ONEOF_BRANCHES:
+            return None
+        ctx = self.ctx
+        langs: list[Regex] = []
+        for i, b in enumerate(branches):
+            try:
+                langs.append(ctx.compiler.compile(b, f"{path}/oneOf/{i}", refs))
+            except (ConstraintError, CompileBudgetExceeded):
+                langs.append(None)  # (nothing valid for sure: subtracting less keeps a superset)
+        pairs = [ctx.inter(a, b, path) for i, a in enumerate(langs) for b in langs[i + 1 :]]
+        return ctx.unite(pairs, path)
 
     def over_value(self, v: Any) -> str:
         w = self.ctx.ws

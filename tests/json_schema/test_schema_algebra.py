@@ -157,6 +157,11 @@ EXACT_SCHEMAS = st.recursive(
 # issue 19: maxContains 0 below the default minContains 1 makes "contains" fail on every array, so
 # "not" accepts every array (the over-approximation of "contains" counted one item at least)
 @example({"not": {"contains": {"type": "integer"}, "maxContains": 0}}, [[2, [0]], [2], [], [[0]], 5])
+# found by the same test while taking the compiler apart: 0 is valid under both inner branches, so
+# the inner oneOf rejects it and "not" must accept it (its over-approximation now leaves out what
+# two branches accept)
+@example({"anyOf": [{"type": "string"}, {"oneOf": [{"contains": {"multipleOf": 3}, "maxContains": 0},
+                                                   {"oneOf": [{"maxLength": 0}, {"enum": [0]}]}]}]}, [0, 1, "", [3], None])
 def test_accept_iff_valid_within_the_canonical_form(schema: dict, instances: list) -> None:
     """Complete, not only sound: a canonical instance (json.dumps spelling, keys in any order,
     no exponent, no whole float) is accepted exactly when jsonschema calls it valid. Object
@@ -179,7 +184,7 @@ def test_accept_iff_valid_within_the_canonical_form(schema: dict, instances: lis
         assert accepts(dfa, value) == validator.is_valid(value), (schema, value)
 
 
-# -- the count of contains under not ---------------------------------------------------------
+# -- contains counts and oneOf under not -----------------------------------------------------
 
 CONTAINS_COUNTS = [
     {"not": {"contains": {"type": "integer"}, "maxContains": 0}},  # bounds crossed: no array valid
@@ -188,18 +193,21 @@ CONTAINS_COUNTS = [
     {"not": {"contains": {"type": "integer"}, "minContains": 2}},  # arrays with at most one integer
     {"not": {"contains": {"type": "integer"}, "minContains": 0, "maxContains": 1}},
     {"type": "array", "not": {"contains": {"const": 1}, "minContains": 2, "maxContains": 3}},
+    {"not": {"oneOf": [{"maxLength": 0}, {"enum": [0]}]}},  # 0 is under both branches: oneOf fails on it
+    {"not": {"oneOf": [{"type": "array"}, {"maxItems": 1}, {"contains": {"const": 1}}]}},
 ]
-ARRAYS = [[], [2], [2, [0]], [[0]], ["a"], [1, 2], [1, 2, 3], [1, 1, 1, 1], ["a", 1, "b"], [[1], [2]], 5, "a", {}]
+UNDER_NOT = [0, "", None, [], [2], [2, [0]], [[0]], ["a"], [1, 2], [1, 2, 3], [1, 1, 1, 1], ["a", 1, "b"], [[1], [2]], 5, "a", {}]
 
 
 @pytest.mark.parametrize("schema", CONTAINS_COUNTS)
-def test_not_of_a_contains_count_accepts_exactly_the_valid_instances(schema: dict) -> None:
+def test_not_of_a_contains_count_or_a_one_of_accepts_exactly_the_valid_instances(schema: dict) -> None:
     """The over-approximation of ``contains`` counts at least ``minContains`` items in its own
     over-approximation and at most ``maxContains`` in its language, and covers no array when
-    ``maxContains`` is below ``minContains``: ``not`` of it is exact here."""
+    ``maxContains`` is below ``minContains``; that of ``oneOf`` leaves out what two branches
+    accept: ``not`` of them is exact here."""
     dfa = schema_to_dfa(schema, **ANY)
     validator = jsonschema.Draft202012Validator(schema)
-    for value in ARRAYS:
+    for value in UNDER_NOT:
         assert accepts(dfa, value) == validator.is_valid(value), (schema, value)
     assert_sound(schema, dfa, 0)
 
