@@ -123,6 +123,7 @@ class Keywords:
             parts.append(({"$ref": s["$ref"]}, path))
         if clean(rest):
             parts.append((rest, path))
+
         def attempt() -> Optional[str]:
             acc: Optional[str] = None
             for i, (sub, where) in enumerate(parts):
@@ -143,6 +144,7 @@ class Keywords:
         return got
 
     def negation(self, s: dict, path: str, refs: tuple) -> str:
+        """``not``: the rest of ``s`` (made canonical) minus the over-approximated negated schema."""
         rest = {k: v for k, v in s.items() if k != "not"}
         negated = self.ctx.compiler.over(s["not"], f"{path}/not", refs)
 
@@ -218,6 +220,8 @@ class Keywords:
         return alt(alts)
 
     def exclusive_branches(self, rest: dict, branches: list, overs: list, path: str, refs: tuple) -> tuple[list, list]:
+        """(each branch that is left minus the others' over-approximations ``overs``, the errors
+        of the branches that cannot be satisfied)."""
         alts: list = []
         errors: list = []
         for i, branch in enumerate(branches):

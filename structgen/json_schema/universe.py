@@ -1,5 +1,6 @@
-"""Schema keywords that need automaton algebra: ``not``, ``if``/``then``/``else``, overlapping
-``oneOf``, ``allOf`` that does not merge, ``contains`` with ``maxContains``.
+"""The canonical universe, and over-approximations in it: what the keywords that subtract a
+language (``not``, ``if``/``then``/``else``, overlapping ``oneOf``, ``contains`` with
+``maxContains``: :mod:`.keywords`, :mod:`.arrays`) take away.
 
 Subtracting a language is sound only if what is subtracted *covers* every valid instance. So the
 compiler has a second mode, :meth:`Universe.over`: an **over-approximation** — a regex whose
@@ -17,7 +18,10 @@ under the schema (it may hold more; ignoring a keyword is always allowed there).
 
 A positive language ``A`` minus the over-approximation ``O`` of a schema ``X`` is then
 ``(A ∩ U) \\ O``: each string left is valid under ``A``'s schema, canonical, and — being outside
-``O`` — not valid under ``X``.
+``O`` — not valid under ``X``. Where it helps, an over-approximation also leaves out what is valid
+*for sure* (a language the compiler wrote, sound by construction): ``not`` takes away its schema's
+language, ``oneOf`` what two branches accept, ``maxContains`` arrays with more items of the
+language of ``contains``.
 """
 
 from __future__ import annotations
@@ -56,11 +60,11 @@ class Universe:
     # -- the canonical universe ----------------------------------------------------------------
 
     def universe(self) -> str:
+        """The canonical universe ``U`` (one automaton per whitespace regex, shared by compiles)."""
         cached = self._universe
         if cached is None:
             dfa = _UNIVERSES.get(self.ctx.ws)
             if dfa is None:
-                w = self.ctx.ws
                 scalars = f"null|true|false|{PLAIN_NUMBER}|{CANON_STRING}"
                 value = f"(?:{scalars})"
                 for _ in range(UNIVERSE_DEPTH):
@@ -70,6 +74,7 @@ class Universe:
         return cached
 
     def array_of(self, item: str, lo: int = 0, hi: Optional[int] = None) -> str:
+        """Arrays of ``lo``..``hi`` items from the regex ``item``."""
         w = self.ctx.ws
         sep = f"{w},{w}"
         if hi == 0:
@@ -78,6 +83,7 @@ class Universe:
         return rf"\[{w}{body}{w}\]" if lo > 0 else rf"\[{w}(?:{body}{w})?\]"
 
     def object_of(self, key: str, value: str, lo: int = 0) -> str:
+        """Objects of at least ``lo`` members ``key: value``."""
         w = self.ctx.ws
         member = f"{key}{w}:{w}{value}"
         sep = f"{w},{w}"
@@ -93,6 +99,7 @@ class Universe:
         return rf"\{{{w}(?:{any_member}{sep})*{key}{w}:{w}{value}(?:{sep}{any_member})*{w}\}}"
 
     def positive_in_universe(self, regex: str, path: str) -> str:
+        """``regex ∩ U``: the side a subtraction starts from (:class:`UnsatisfiableConstraint` if empty)."""
         got = self.ctx.inter(regex, self.universe(), path)
         if got is None:
             raise UnsatisfiableConstraint("no canonical serialisation is left to subtract from", path or "/")
