@@ -175,7 +175,7 @@ def compile_json_schema(
     frame remembers the keys written), and ``extra_properties=True`` lets it add keys that
     ``additionalProperties`` / ``patternProperties`` allow next to declared ones.
 
-    The result is a :class:`Guide`, or a :class:`~structgen.pushdown.PushdownGuide` (same API)
+    The result is a :class:`Guide`, or a :class:`~structgen.guides.pushdown.PushdownGuide` (same API)
     when the schema has recursion, large sub-schemas used more than once, ``{}`` values or
     ``key_order="any"`` objects: those pieces become automata of their own that their users call,
     so recursion is exact (to a nesting depth of 128 frames) and nothing is copied per use.
@@ -186,11 +186,11 @@ def compile_json_schema(
     ``extract_from`` (a document or a list of them): string values are verbatim spans of a
     document — every string value, or only those whose schema says ``"x-extract": true`` when
     any does. Object keys are not spans; ``""`` is (use ``minLength: 1``); other string keywords
-    still hold. See :mod:`structgen.spans`. (Spans compile to one flat automaton.)
+    still hold. See :mod:`structgen.json_schema.spans`. (Spans compile to one flat automaton.)
 
     ``dialect`` (``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"``, ``"2020-12"``)
     reads the schema in that draft whatever its ``$schema`` says; by default ``$schema`` decides,
-    and a schema without one is 2020-12 (see :mod:`structgen.json_dialects`).
+    and a schema without one is 2020-12 (see :mod:`structgen.json_schema.dialects`).
 
     ``format``: the built-in formats are enforced; ``formats={"name": regex}`` adds custom ones
     (ECMA-262 regexes matched against the whole string, enforced). Any other format is an

@@ -20,8 +20,8 @@ from .python_regex import sre
 from .regex_text import CHAR, literal
 
 __all__ = [
-    "DOT", "ECMA", "FULL", "Ranges", "complement", "chars", "encode_set", "intersect", "norm",
-    "python_category", "size", "union", "write_class",
+    "CATEGORIES", "DOT", "ECMA", "FULL", "SUPERSET_CATEGORIES", "Ranges", "chars", "complement", "contains",
+    "encode_set", "intersect", "norm", "python_category", "size", "union", "write_class",
 ]
 
 _MAX = 0x10FFFF
@@ -117,7 +117,7 @@ def write_class(s: Ranges, negate: bool) -> str:
 
 _MUST_ESCAPE = norm([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)])
 _SHORT_ESCAPES = {0x22: '"', 0x5C: "\\\\", 0x2F: "/", 0x08: "b", 0x0C: "f", 0x0A: "n", 0x0D: "r", 0x09: "t"}
-# Surrogates have no UTF-8 form (and a raw one in a structgen regex marks a slot: see nfa.py).
+# Surrogates have no UTF-8 form (and a raw one in a structgen regex marks a slot: see structgen.automata.markers).
 _MUST_ESCAPE_OR_SURROGATE = union(_MUST_ESCAPE, ((0xD800, 0xDFFF),))
 
 

@@ -48,7 +48,7 @@ from .regex_text import CHAR, alt, quantify
 __all__ = ["compiled_pattern", "has_assertions", "pattern_language_is_python", "pattern_regex"]
 
 
-_ALLOWED_ESCAPE_LETTERS = set("dDwWsSbBnrtfvxu0pP")  # (\\p{..}: see structgen.unicode_props)
+_ALLOWED_ESCAPE_LETTERS = set("dDwWsSbBnrtfvxu0pP")  # (\\p{..}: see structgen.automata.unicode_props)
 
 
 def _prescan(pattern: str, path: str) -> None:

@@ -17,8 +17,11 @@ declared name (extra keys are written canonically, as ``json.dumps`` escapes, so
 inequality is key inequality). Extra keys may repeat among themselves (a regular language cannot
 forbid it); ``json.loads`` keeps the last, whose value is valid too, and for counting an object's
 size extras count as at most one toward ``minProperties``. With ``patternProperties``, extra keys
-are printable ASCII (where ECMA and Python regexes agree). Key order "any" is used while the
-object has at most :data:`MAX_ANY_ORDER_KEYS` declared keys; beyond that, schema order.
+hold no control characters, and next to patterns with classes they are printable ASCII (where
+ECMA and Python regexes agree). Key order "any" is used while the object has at most
+:data:`MAX_ANY_ORDER_KEYS` declared keys; beyond that, schema order. In a network, an object in
+any key order is rather an automaton of its own whose frame remembers the keys written
+(:meth:`Objects.guarded_object`).
 """
 
 from __future__ import annotations
@@ -128,7 +131,7 @@ class Objects:
 
     def guarded_object(self, split: list[tuple[str, str, bool]], extra: Optional[str], finite: Callable[[], str]) -> str:
         """An object whose keys come in any order, any number of them: one automaton of its own
-        (its frame remembers the keys written, see :mod:`structgen.pushdown`), each declared key
+        (its frame remembers the keys written, see :mod:`structgen.guides.pushdown`), each declared key
         behind the guard "not written yet", ``}`` behind "every required key written". For the
         automata algebra, which needs a finite automaton, ``finite()`` builds today's version."""
         w = self.ctx.ws
