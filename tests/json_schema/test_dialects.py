@@ -10,7 +10,7 @@ import pytest
 
 from structgen.errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported
 from structgen.json_schema.dialects import dialect_of, metaschema_validator, to_2020_12
-from structgen.json_schema.dispatch import load_schema, schema_to_dfa
+from structgen.json_schema import load_schema, schema_to_dfa
 from ..support.paths import SUITES
 
 D4 = "http://json-schema.org/draft-04/schema#"

@@ -26,7 +26,7 @@ from structgen.errors import (
     SchemaNotSupported,
     UnsatisfiableConstraint,
 )
-from structgen.json_schema.dispatch import CONSTRAINT_KEYWORDS, DEFAULT_WHITESPACE, load_schema, schema_to_dfa, schema_to_regex
+from structgen.json_schema import CONSTRAINT_KEYWORDS, DEFAULT_WHITESPACE, load_schema, schema_to_dfa, schema_to_regex
 from ..support.paths import SUITES
 
 

@@ -10,12 +10,12 @@ import random
 
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from structgen.errors import SchemaNotSupported, UnsatisfiableConstraint
 from structgen.automata.dfa import ByteDFA
-from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.json_schema import schema_to_dfa
 
 ANY = dict(key_order="any", extra_properties=True)
 
@@ -154,6 +154,14 @@ EXACT_SCHEMAS = st.recursive(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(EXACT_SCHEMAS, st.lists(INSTANCES.filter(lambda v: not _has_whole_float(v)), min_size=5, max_size=10))
+# issue 19: maxContains 0 below the default minContains 1 makes "contains" fail on every array, so
+# "not" accepts every array (the over-approximation of "contains" counted one item at least)
+@example({"not": {"contains": {"type": "integer"}, "maxContains": 0}}, [[2, [0]], [2], [], [[0]], 5])
+# found by the same test while taking the compiler apart: 0 is valid under both inner branches, so
+# the inner oneOf rejects it and "not" must accept it (its over-approximation now leaves out what
+# two branches accept)
+@example({"anyOf": [{"type": "string"}, {"oneOf": [{"contains": {"multipleOf": 3}, "maxContains": 0},
+                                                   {"oneOf": [{"maxLength": 0}, {"enum": [0]}]}]}]}, [0, 1, "", [3], None])
 def test_accept_iff_valid_within_the_canonical_form(schema: dict, instances: list) -> None:
     """Complete, not only sound: a canonical instance (json.dumps spelling, keys in any order,
     no exponent, no whole float) is accepted exactly when jsonschema calls it valid. Object
@@ -174,6 +182,34 @@ def test_accept_iff_valid_within_the_canonical_form(schema: dict, instances: lis
         raise
     for value in instances:
         assert accepts(dfa, value) == validator.is_valid(value), (schema, value)
+
+
+# -- contains counts and oneOf under not -----------------------------------------------------
+
+CONTAINS_COUNTS = [
+    {"not": {"contains": {"type": "integer"}, "maxContains": 0}},  # bounds crossed: no array valid
+    {"not": {"contains": {"type": "integer"}, "minContains": 3, "maxContains": 2}},
+    {"not": {"contains": {"type": "integer"}, "maxContains": 1}},  # arrays with two integers or more
+    {"not": {"contains": {"type": "integer"}, "minContains": 2}},  # arrays with at most one integer
+    {"not": {"contains": {"type": "integer"}, "minContains": 0, "maxContains": 1}},
+    {"type": "array", "not": {"contains": {"const": 1}, "minContains": 2, "maxContains": 3}},
+    {"not": {"oneOf": [{"maxLength": 0}, {"enum": [0]}]}},  # 0 is under both branches: oneOf fails on it
+    {"not": {"oneOf": [{"type": "array"}, {"maxItems": 1}, {"contains": {"const": 1}}]}},
+]
+UNDER_NOT = [0, "", None, [], [2], [2, [0]], [[0]], ["a"], [1, 2], [1, 2, 3], [1, 1, 1, 1], ["a", 1, "b"], [[1], [2]], 5, "a", {}]
+
+
+@pytest.mark.parametrize("schema", CONTAINS_COUNTS)
+def test_not_of_a_contains_count_or_a_one_of_accepts_exactly_the_valid_instances(schema: dict) -> None:
+    """The over-approximation of ``contains`` counts at least ``minContains`` items in its own
+    over-approximation and at most ``maxContains`` in its language, and covers no array when
+    ``maxContains`` is below ``minContains``; that of ``oneOf`` leaves out what two branches
+    accept: ``not`` of them is exact here."""
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for value in UNDER_NOT:
+        assert accepts(dfa, value) == validator.is_valid(value), (schema, value)
+    assert_sound(schema, dfa, 0)
 
 
 # -- exactness on fragments ------------------------------------------------------------------

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
-from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.json_schema import schema_to_dfa
 
 from .test_schema_algebra import SCHEMAS
 
