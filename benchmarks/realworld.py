@@ -161,7 +161,15 @@ def random_walks(eng: WalkingStructgen, handle: Any, job: dict[str, Any]) -> dic
 
 
 def walk_instances(eng: Any, handle: Any, job: dict[str, Any]) -> dict[str, Any]:
-    """Every instance walked, timing each mask + commit; an exception is an error after compile."""
+    """Every instance walked, timing each mask + commit; an exception is an error after compile.
+
+    >>> class Raises:  # an engine whose second step fails
+    ...     def walk(self, handle, ids, times):
+    ...         times.append(1e-6)
+    ...         raise RuntimeError("over budget")
+    >>> walk_instances(Raises(), None, {"instances": [[5, 6]]})["errors"]
+    [{'instance': 0, 'token': 1, 'error': 'RuntimeError: over budget'}]
+    """
     times: list[float] = []
     accepted, errors = [], []
     for i, ids in enumerate(job["instances"]):
@@ -427,9 +435,10 @@ def profile(args: argparse.Namespace, sources: list[str], log: Callable[[str], N
 def self_check() -> int:
     """The corpus loaders' checks, then the examples in the docstrings of the report and the harness."""
     failed = corpora.self_check()
-    for module in (realworld_report, sys.modules["benchmarks.harness"]):
+    for module in (realworld_report, sys.modules[__name__], sys.modules["benchmarks.harness"]):
         r = doctest.testmod(module)
-        print(f"{'ok' if not r.failed else 'FAILED'} doctests of {module.__name__}: {r.attempted} examples, {r.failed} failed")
+        name = MODULE if module.__name__ == "__main__" else module.__name__
+        print(f"{'ok' if not r.failed else 'FAILED'} doctests of {name}: {r.attempted} examples, {r.failed} failed")
         failed += bool(r.failed)
     return failed
 

@@ -46,7 +46,11 @@ SLOW_COMPILE_S = 1.0  # compile + first mask over 1 s
 
 
 def fmt_ratio(r: float) -> str:
-    """``fmt_ratio(12.34)`` is ``'12×'``, ``fmt_ratio(0.0234)`` is ``'0.023×'``, ``fmt_ratio(1234)`` is ``'1,234×'``."""
+    """A ratio with two significant digits below 10, whole numbers from 10 on.
+
+    >>> [fmt_ratio(x) for x in (0.0234, 1.5, 12.34, 1234.5)]
+    ['0.023×', '1.5×', '12×', '1,234×']
+    """
     if r >= 10:
         return f"{r:,.0f}×"
     return f"{r:.2g}×"
@@ -66,7 +70,15 @@ def whole_cost(rec: dict[str, Any], limit: float, walk_limit: float) -> float | 
 
 
 def errors_after_compile(recs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every exception raised after a compile returned: ``{"schema", "where", "error"}``."""
+    """Every exception raised after a compile returned: ``{"schema", "where", "error"}``.
+
+    >>> errors_after_compile([
+    ...     {"key": "s/a", "outcome": "budget", "stage": "first mask", "error": "CompileBudgetExceeded: states"},
+    ...     {"key": "s/b", "outcome": "budget", "stage": "compile", "error": "CompileBudgetExceeded: states"},
+    ...     {"key": "s/c", "outcome": "compiled", "errors": [{"instance": 2, "token": 7, "error": "KeyError: 3"}]}])
+    [{'schema': 's/a', 'where': 'first mask', 'error': 'CompileBudgetExceeded: states'}, \
+{'schema': 's/c', 'where': 'instance 2, token 7', 'error': 'KeyError: 3'}]
+    """
     out = []
     for r in recs:
         if r["outcome"] in ("refused", "budget") and r.get("stage") == "first mask":
@@ -120,7 +132,13 @@ def summarise(recs: list[dict[str, Any]], limit: float, walk_limit: float,
 
 
 def common_keys(records: dict[str, list[dict[str, Any]]]) -> set[str]:
-    """The schemas every engine compiled and walked, accepting every instance without an error (like with like)."""
+    """The schemas every engine compiled and walked, accepting every instance without an error (like with like).
+
+    >>> ok = {"outcome": "compiled", "walked": True, "rejected": [], "errors": []}
+    >>> sorted(common_keys({"x": [{**ok, "key": "a"}, {**ok, "key": "b"}, {**ok, "key": "c"}],
+    ...                     "y": [{**ok, "key": "a"}, {**ok, "key": "b", "rejected": [0]}, {"key": "c", "outcome": "timeout"}]}))
+    ['a']
+    """
     def clean(r: dict[str, Any]) -> bool:
         return r["outcome"] == "compiled" and r["walked"] and not r["rejected"] and not r["errors"]
 
