@@ -372,6 +372,8 @@ def compare(args: argparse.Namespace, engines: list[str], sources: list[str], lo
         numbers["like_with_like"] = summaries(records, walks, common, args)
         print(f"### Like with like: the {len(common)} schemas every engine compiled and accepted every instance of\n\n"
               + engine_table(numbers["like_with_like"]) + "\n")
+    elif len(records) > 1:
+        print("### Like with like: no schema that every engine compiled and accepted every instance of\n")
     for src in sources:
         print(f"### {src} ({sum(j['source'] == src for j in jobs)} schemas)\n\n" + engine_table(numbers["by_source"][src]) + "\n")
     print("### Summary\n\n" + summary_table(numbers["by_source"] | {"all": numbers["all"]}) + "\n")
