@@ -12,7 +12,8 @@ import collections
 import re
 import signal
 import time
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from benchmarks import corpora
 from benchmarks.harness import markdown_table

@@ -36,7 +36,8 @@ What counts (``docs/benchmarks.md`` defines the columns the same way):
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from benchmarks.harness import fmt_ms, fmt_us, markdown_table, percentile
 
