@@ -4,8 +4,9 @@ Run each one from the repository root as a module, ``python -m benchmarks.NAME [
 (``--help`` lists the options):
 
 - ``maskbench``: the mask corpus (``benchmarks/corpus/``) through structgen and the peer engines;
-- ``realworld``: real-world schemas from PyPI packages, side by side with the peers; ``--census``
-  counts compile outcomes only, ``--check`` checks the corpus loaders;
+- ``realworld``: real-world schemas from PyPI packages, side by side with the peers (its tables:
+  ``realworld_report``); ``--profile NAME`` profiles structgen on one schema; ``--census`` counts
+  compile outcomes only (``census``), ``--check`` checks the corpus loaders and the report;
 - ``one_schema``: compile and per-token mask times of one schema on Llama-3;
 - ``spans``: extract-only spans against document size;
 - ``budget``: budget-aware masking on and off (SmolLM2);

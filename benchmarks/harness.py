@@ -126,26 +126,51 @@ def instance_text(value: Any, schema: Any) -> str:
 
 
 # ------------------------------------------------------------------ engines (run inside a worker)
-# Each wrapper: __init__(tok) once per vocabulary (not timed as TTFM); compile(schema) -> handle,
-# the first mask included; walk(handle, ids, times) -> accepted, appending one time (s) per token.
+# Each wrapper: __init__(tok) once per vocabulary (not timed as TTFM); build(schema) -> handle (the
+# engine's compile call alone); first_mask(handle) (the first mask, raising on an engine error);
+# compile(schema) = both; walk(handle, ids, times) -> accepted, appending one time (s) per token
+# (mask + commit), raising when the engine fails (not when it rejects a token).
 # ``validator_grade=True`` compiles to accept what a validator accepts (keys in any order, extra
 # properties where the schema allows them), as the real-world benchmark needs.
 
 
-class StructgenEngine:
-    def __init__(self, tok: Any, *, validator_grade: bool = False) -> None:
+class _Engine:
+    def build(self, schema: Any) -> Any:
+        raise NotImplementedError
+
+    def first_mask(self, handle: Any) -> None:
+        raise NotImplementedError
+
+    def compile(self, schema: Any) -> Any:
+        """``build`` then ``first_mask``: schema -> first mask (TTFM)."""
+        handle = self.build(schema)
+        self.first_mask(handle)
+        return handle
+
+
+#: structgen's ``compile_json_schema`` options: ``defaults`` (none) or ``validator`` (accept what a validator does).
+STRUCTGEN_OPTIONS: dict[str, dict[str, Any]] = {
+    "defaults": {},
+    "validator": {"key_order": "any", "extra_properties": True},
+}
+
+
+class StructgenEngine(_Engine):
+    def __init__(self, tok: Any, *, validator_grade: bool = False, options: dict[str, Any] | None = None) -> None:
         import structgen
         from structgen.vocab.index import prepare_vocabulary
 
         self.sg = structgen
-        self.options: dict[str, Any] = {"key_order": "any", "extra_properties": True} if validator_grade else {}
+        grade = STRUCTGEN_OPTIONS["validator" if validator_grade else "defaults"]
+        self.options: dict[str, Any] = dict(grade if options is None else options)
         self.vocab = structgen.Vocabulary.from_tokenizer(tok, eos_token_ids=[llama3_eos(tok)])
         prepare_vocabulary(self.vocab)  # trie and slices, once per vocabulary, like the peers' tokenizer info
 
-    def compile(self, schema: Any) -> Any:
-        g = self.sg.compile_json_schema(schema, self.vocab, **self.options)
+    def build(self, schema: Any) -> Any:
+        return self.sg.compile_json_schema(schema, self.vocab, **self.options)
+
+    def first_mask(self, g: Any) -> None:
         g.token_mask(g.initial_state)
-        return g
 
     def walk(self, g: Any, ids: list[int], times: list[float]) -> bool:
         pc = time.perf_counter
@@ -153,14 +178,15 @@ class StructgenEngine:
         for t in ids:
             a = pc()
             ok = bool(g.token_mask(s)[t])
-            s = g.next_state(s, t)
+            if ok:
+                s = g.next_state(s, t)
             times.append(pc() - a)
             if not ok or s < 0:
                 return False
         return g.is_final(s)
 
 
-class XgrammarEngine:
+class XgrammarEngine(_Engine):
     def __init__(self, tok: Any, *, validator_grade: bool = False) -> None:
         import xgrammar as xgr
 
@@ -171,10 +197,11 @@ class XgrammarEngine:
         self.compiler = xgr.GrammarCompiler(self.info, max_threads=1, cache_enabled=False)
         self.bitmask = xgr.allocate_token_bitmask(1, self.info.vocab_size)
 
-    def compile(self, schema: Any) -> Any:
-        cg = self.compiler.compile_json_schema(json.dumps(schema), **self.options)
+    def build(self, schema: Any) -> Any:
+        return self.compiler.compile_json_schema(json.dumps(schema), **self.options)
+
+    def first_mask(self, cg: Any) -> None:
         self.xgr.GrammarMatcher(cg).fill_next_token_bitmask(self.bitmask)
-        return cg
 
     def walk(self, cg: Any, ids: list[int], times: list[float]) -> bool:
         pc = time.perf_counter
@@ -190,7 +217,7 @@ class XgrammarEngine:
         return bool(m.accept_token(self.eos))
 
 
-class LlguidanceEngine:
+class LlguidanceEngine(_Engine):
     def __init__(self, tok: Any, *, validator_grade: bool = False) -> None:  # its defaults are validator-grade
         import llguidance
         import llguidance.hf
@@ -200,15 +227,17 @@ class LlguidanceEngine:
         self.tok = llguidance.hf.from_tokenizer(tok, eos_token=llama3_eos(tok))
         self.bitmask = lnp.allocate_token_bitmask(1, self.tok.vocab_size)
 
-    def compile(self, schema: Any) -> Any:
+    def build(self, schema: Any) -> Any:
         grammar = self.ll.LLMatcher.grammar_from_json_schema(schema)
         m = self.ll.LLMatcher(self.tok, grammar, log_level=0)
         if m.is_error():
             raise ValueError(m.get_error())
+        return m
+
+    def first_mask(self, m: Any) -> None:
         self.lnp.fill_next_token_bitmask(m, self.bitmask, 0)
         if m.is_error():
             raise ValueError(m.get_error())
-        return m
 
     def walk(self, m0: Any, ids: list[int], times: list[float]) -> bool:
         pc = time.perf_counter
@@ -217,6 +246,8 @@ class LlguidanceEngine:
         for t in ids:
             a = pc()
             fill(m, bm, 0)
+            if m.is_error():  # the mask itself failed (a limit of the engine): an error, not a rejection
+                raise RuntimeError(f"llguidance: {m.get_error()}")
             ok = m.consume_token(t)
             times.append(pc() - a)
             if not ok or m.is_error():
@@ -224,7 +255,7 @@ class LlguidanceEngine:
         return bool(m.is_accepting())
 
 
-class OutlinesCoreEngine:
+class OutlinesCoreEngine(_Engine):
     def __init__(self, tok: Any, *, validator_grade: bool = False) -> None:  # (it has no such option)
         import outlines_core
         from outlines_core.json_schema import build_regex_from_schema
@@ -241,11 +272,11 @@ class OutlinesCoreEngine:
         self.vocab = outlines_core.Vocabulary(llama3_eos(tok), by_bytes)
         self.mask = np.zeros((len(tok) + 31) // 32, dtype=np.int32)
 
-    def compile(self, schema: Any) -> Any:
-        index = self.oc.Index(self.build_regex(json.dumps(schema)), self.vocab)
-        g = self.oc.Guide(index)
-        g.write_mask_into(self.mask.ctypes.data, self.mask.size, 4)
-        return index
+    def build(self, schema: Any) -> Any:
+        return self.oc.Index(self.build_regex(json.dumps(schema)), self.vocab)
+
+    def first_mask(self, index: Any) -> None:
+        self.oc.Guide(index).write_mask_into(self.mask.ctypes.data, self.mask.size, 4)
 
     def walk(self, index: Any, ids: list[int], times: list[float]) -> bool:
         pc = time.perf_counter
@@ -279,8 +310,9 @@ def make_engine(name: str, tok: Any, *, validator_grade: bool = False) -> Any:
 
 # ------------------------------------------------------------------ workers: the protocol
 # One JSON message per line. The worker says {"ready": setup s} (or {"setup_error"}), then for each
-# job it reads: {"compiling": name}, then {"compiled": TTFM s} or {"error": ...}, then after a
-# compile {"done": name, ...} with what the script's ``finish`` measured.
+# job it reads: {"compiling": name}, then {"compiled": TTFM s, "build": compile call s} or
+# {"error": ..., "stage": "compile" | "first mask"}, then after a compile {"done": name, ...} with
+# what the script's ``finish`` measured.
 
 
 def _default_error(e: Exception) -> dict[str, Any]:
@@ -290,7 +322,8 @@ def _default_error(e: Exception) -> dict[str, Any]:
 def serve_jobs(setup: Callable[[], Any], finish: Callable[[Any, Any, dict[str, Any]], dict[str, Any]],
                describe_error: Callable[[Exception], dict[str, Any]] = _default_error) -> None:
     """The worker's loop: ``setup()`` builds the engine once, then each job on stdin is compiled
-    (timed: TTFM) and handed to ``finish(engine, handle, job)``, whose dict goes back with "done"."""
+    (timed: the compile call alone, and with the first mask: TTFM) and handed to
+    ``finish(engine, handle, job)``, whose dict goes back with "done"."""
     out = sys.stdout
 
     def send(msg: dict[str, Any]) -> None:
@@ -308,13 +341,17 @@ def serve_jobs(setup: Callable[[], Any], finish: Callable[[Any, Any, dict[str, A
     for line in sys.stdin:
         job = json.loads(line)
         send({"compiling": job["name"]})
+        stage = "compile"
         a = time.perf_counter()
         try:
-            handle = eng.compile(job["schema"])
+            handle = eng.build(job["schema"])
+            b = time.perf_counter()
+            stage = "first mask"
+            eng.first_mask(handle)
         except Exception as e:  # noqa: BLE001 - an unsupported schema is a result, not a crash
-            send(describe_error(e))
+            send({**describe_error(e), "stage": stage})
             continue
-        send({"compiled": time.perf_counter() - a})
+        send({"compiled": time.perf_counter() - a, "build": b - a})
         send({"done": job["name"], **finish(eng, handle, job)})
 
 

@@ -1,8 +1,10 @@
-"""Real-world schema benchmark (issue 14): structgen, llguidance and xgrammar on schemas from PyPI packages.
+"""Real-world schema benchmark (issues 14 and 20): structgen, llguidance and xgrammar on schemas from PyPI packages.
 
 Run:  python -m benchmarks.realworld [--sample 20] [--sources kubernetes,cfn,check-jsonschema,corpus]
                                      [--engines structgen,llguidance,xgrammar] [--timeout 20] [--walks 3]
-                                     [--gen-timeout 6] [--bundle-all] [--json OUT]
+                                     [--structgen-options defaults|validator] [--gen-timeout 6]
+                                     [--bundle-all] [--json OUT]
+      python -m benchmarks.realworld --profile SCHEMA_NAME [--sources ...] [--walks 3] [--structgen-options ...]
       python -m benchmarks.realworld --census [--every 10] [--timeout 20] [--details]
       python -m benchmarks.realworld --check
 
@@ -10,72 +12,79 @@ The corpus (:mod:`benchmarks.corpora`): Kubernetes resource schemas (kubernetes-
 ``_definitions.json`` refs bundled as local ``$defs``), CloudFormation resource schemas (cfn-lint), the
 schemas check-jsonschema vendors, and ``benchmarks/corpus/``; ``--sample N`` per source, deterministic.
 
-Instances, per schema (at most ``--walks`` of each kind):
+Instances, per schema (at most ``--walks`` of each kind), made before anything is timed:
   (a) ``hypothesis-jsonschema`` instances (``from_schema``, derandomised, bounded by ``--gen-timeout`` in a
       worker process; for ``corpus``, the valid instances of its files), kept only when ``jsonschema``
       (with its format checker, ``pattern`` with ASCII classes as in ECMA-262) says valid; serialised with ``json.dumps`` (default separators,
       ``ensure_ascii=False``: raw UTF-8 rather than escapes) with object keys in schema order, tokenised with the Llama-3 tokenizer;
-  (b) structgen's own random walks: from the initial state, sample a token allowed by ``token_mask`` (30%:
+  (b) structgen's own random walks, in a worker of their own that ends before the timed runs (so no engine
+      starts with warm masks): from the initial state, sample a token allowed by ``token_mask`` (30%:
       among tokens made of ``"}],`` only, so values end; 40%: among one-byte tokens; else uniformly) until a final state or
       ``--walk-tokens``; the output is checked with ``jsonschema``. An output that is not valid JSON or not
       valid under the schema is a SOUNDNESS BUG (printed loudly, with the schema and the output). Valid
       walk outputs become instances for every engine.
 
-Per source and engine: compiled / refused (grouped into reasons: exception class + keyword or normalised
-message) / budget errors (``CompileBudgetExceeded``) / timeouts; TTFM (schema → first mask, compile
-included) p50/p90/p99/max over compiled schemas; TBM (next-token mask + advance, per token) p50/p99/p99.9/max
-over the instance walks; valid instances rejected; structgen's guide memory (``Guide.memory_bytes`` after the
-walks). structgen is compiled validator-grade: ``key_order="any", extra_properties=True``; xgrammar with
-``strict_mode=False`` (extra properties allowed where the schema allows them), llguidance with its defaults.
+Then each engine, in a fresh worker process with one thread, compiles each schema (timed: the compile call,
+then the first mask) and walks every instance token by token (timed: mask + commit, per token). Per source,
+over all sources, and over the schemas every engine compiled and accepted every instance of (like with
+like), :mod:`benchmarks.realworld_report` reports: compile and compile + first mask p50/p90/p99/max (a
+timeout counts as ``--timeout``) and the schemas over 1 s; the whole cost of a schema (compile + every mask
++ commit of its instances) p50/p90 and summed; mask + commit p50/p90/p99/p99.9/max; the steps over 1 ms and
+their share of all mask time; errors raised after compile returned (must be 0); valid instances rejected;
+structgen's guide memory (``Guide.memory_bytes`` after the walks); each time's ratio to llguidance's.
+structgen compiles with ``--structgen-options``: ``defaults`` (``compile_json_schema(schema, vocab)``, as
+issue 20's held-out table) or ``validator`` (``key_order="any", extra_properties=True``); xgrammar with
+``strict_mode=False, any_order=True``, llguidance with its defaults.
 
-Each engine runs in its own worker process with one thread (:mod:`benchmarks.harness`); a compile over
-``--timeout`` or a worker that dies (out of memory, crash) costs that schema only: a fresh worker takes the
-next one.
+A compile over ``--timeout`` or a worker that dies (out of memory, crash) costs that schema only: a fresh
+worker takes the next one.
 
-``--census`` is the quick census of refusals: no peers, no tokenizer, no walks. Every ``--every``-th
-Kubernetes and CloudFormation schema (sorted by name) and every vendored one is compiled as
-``compile_json_schema`` compiles it (``schema_to_network``), each under ``--timeout`` (an alarm in this
-process), and a table counts the outcomes: compiled, or the error class with the keyword refused.
-``--details`` lists every schema that did not compile.
-
-``--check`` checks the corpus loaders (:func:`benchmarks.corpora.self_check`).
+``--profile NAME`` (structgen only): cProfile of compile + first mask + every mask of that schema's instances
+(made as above; NAME is ``name`` or ``source/name``), the 25 functions with the most time of their own.
+``--census`` is the quick census of refusals (:mod:`benchmarks.census`). ``--check`` checks the corpus
+loaders (:func:`benchmarks.corpora.self_check`) and runs the examples of the report's docstrings.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
+import cProfile
+import difflib
+import doctest
 import json
+import pstats
 import random
-import re
-import signal
 import sys
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from benchmarks import corpora
+from benchmarks import census as census_mod
+from benchmarks import corpora, realworld_report
 from benchmarks.harness import (
-    EngineUnavailable, StructgenEngine, Worker, fmt_ms, fmt_us, in_schema_order, llama3_tokenizer, make_engine,
-    markdown_table, percentile, reason_of, run_jobs, serve_jobs,
+    STRUCTGEN_OPTIONS, EngineUnavailable, StructgenEngine, Worker, fmt_ms, fmt_us, in_schema_order, llama3_tokenizer,
+    make_engine, reason_of, run_jobs, serve_jobs,
 )
 from benchmarks.instances import first_error, generate_instances, validator
-from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, StructgenError
-from structgen.json_schema import schema_to_network
+from benchmarks.realworld_report import common_keys, engine_table, notes, summarise, summary_table
+from structgen.errors import CompileBudgetExceeded
 
 ENGINES = ("structgen", "llguidance", "xgrammar")
+WALKER = "structgen-walks"  # the worker that samples structgen's random walks (not timed)
 CLOSERS = frozenset(b'"}],')
+MODULE = "benchmarks.realworld"  # the engines' workers run this script again, with --worker ENGINE
 
 
 # ------------------------------------------------------------------ engines (inside a worker)
 
 
 class WalkingStructgen(StructgenEngine):
-    """structgen compiled validator-grade, which also samples random walks of its own guides."""
+    """structgen, which also samples random walks of its own guides."""
 
-    def __init__(self, tok: Any) -> None:
-        super().__init__(tok, validator_grade=True)
+    def __init__(self, tok: Any, options: dict[str, Any]) -> None:
+        super().__init__(tok, options=options)
         toks = self.vocab.tokens
         # the walk's bias: tokens that close a string / container or end a value, and one-byte tokens
         self.closers = np.array([t is not None and len(t) > 0 and all(b in CLOSERS for b in t) for t in toks], dtype=bool)
@@ -83,36 +92,40 @@ class WalkingStructgen(StructgenEngine):
         self.eos = np.array(sorted(self.vocab.eos_token_ids), dtype=np.int64)
 
     def random_walk(self, g: Any, rng: random.Random, max_tokens: int) -> dict[str, Any]:
-        """Sample allowed tokens until a final state; ``status``: final / unfinished / dead-end."""
+        """Sample allowed tokens until a final state; ``status``: final / unfinished / dead-end / raised."""
         s, ids = g.initial_state, []
-        while not g.is_final(s):
-            if len(ids) >= max_tokens:
-                return {"ids": ids, "status": "unfinished"}
-            mask = g.token_mask(s).copy()
-            mask[self.eos] = False
-            r = rng.random()
-            allowed = np.flatnonzero(mask & self.closers) if r < 0.3 else np.flatnonzero(mask & self.single) if r < 0.7 else []
-            if not len(allowed):
-                allowed = np.flatnonzero(mask)
-            if not len(allowed):
-                return {"ids": ids, "status": "dead-end"}
-            t = int(allowed[rng.randrange(len(allowed))])
-            s = g.next_state(s, t)
-            ids.append(t)
-            if s < 0:
-                return {"ids": ids, "status": "next_state -1 on a masked-in token"}
+        try:
+            while not g.is_final(s):
+                if len(ids) >= max_tokens:
+                    return {"ids": ids, "status": "unfinished"}
+                mask = g.token_mask(s).copy()
+                mask[self.eos] = False
+                r = rng.random()
+                allowed = np.flatnonzero(mask & self.closers) if r < 0.3 else np.flatnonzero(mask & self.single) if r < 0.7 else []
+                if not len(allowed):
+                    allowed = np.flatnonzero(mask)
+                if not len(allowed):
+                    return {"ids": ids, "status": "dead-end"}
+                t = int(allowed[rng.randrange(len(allowed))])
+                s = g.next_state(s, t)
+                ids.append(t)
+                if s < 0:
+                    return {"ids": ids, "status": "next_state -1 on a masked-in token"}
+        except Exception as e:  # noqa: BLE001 - an error after compile: counted, never hidden
+            return {"ids": ids, "status": "raised", "error": f"{type(e).__name__}: {str(e)[:300]}"}
         return {"ids": ids, "status": "final"}
 
     def text(self, ids: list[int]) -> str:
         return b"".join(self.vocab.tokens[t] for t in ids).decode("utf-8", errors="replace")
 
-    def memory(self, g: Any) -> int:
-        return int(g.memory_bytes)
 
-
-def setup_engine(engine: str) -> Any:
+def setup_engine(engine: str, options: str) -> Any:
     tok = llama3_tokenizer()
-    return WalkingStructgen(tok) if engine == "structgen" else make_engine(engine, tok, validator_grade=True)
+    if engine == WALKER:
+        return WalkingStructgen(tok, STRUCTGEN_OPTIONS[options])
+    if engine == "structgen":
+        return StructgenEngine(tok, options=STRUCTGEN_OPTIONS[options])
+    return make_engine(engine, tok, validator_grade=True)
 
 
 def describe_error(e: Exception) -> dict[str, Any]:
@@ -121,7 +134,7 @@ def describe_error(e: Exception) -> dict[str, Any]:
             "budget": isinstance(e, CompileBudgetExceeded)}
 
 
-def random_walks(eng: WalkingStructgen, handle: Any, job: dict[str, Any]) -> list[dict[str, Any]]:
+def random_walks(eng: WalkingStructgen, handle: Any, job: dict[str, Any]) -> dict[str, Any]:
     """``job["walks"]`` random walks, each checked with ``jsonschema`` when it ends in a final state."""
     rng = random.Random(job["name"])
     verr = ""
@@ -145,249 +158,155 @@ def random_walks(eng: WalkingStructgen, handle: Any, job: dict[str, Any]) -> lis
                 except Exception as e:  # noqa: BLE001 - the validator itself failing (unresolvable ref, ...)
                     w["unchecked"] = f"{type(e).__name__}: {str(e)[:200]}"
         walks.append(w)
-    return walks
+    return {"walks": walks}
 
 
 def walk_instances(eng: Any, handle: Any, job: dict[str, Any]) -> dict[str, Any]:
-    """structgen's random walks first (the valid ones join the instances), then every instance walked."""
-    walks = random_walks(eng, handle, job) if job.get("walks") and isinstance(eng, WalkingStructgen) else []
-    instances = list(job["instances"])
-    instances += [w["ids"] for w in walks if w["status"] == "final" and not w.get("invalid") and not w.get("unchecked")]
+    """Every instance walked, timing each mask + commit; an exception is an error after compile.
+
+    >>> class Raises:  # an engine whose second step fails
+    ...     def walk(self, handle, ids, times):
+    ...         times.append(1e-6)
+    ...         raise RuntimeError("over budget")
+    >>> walk_instances(Raises(), None, {"instances": [[5, 6]]})["errors"]
+    [{'instance': 0, 'token': 1, 'error': 'RuntimeError: over budget'}]
+    """
     times: list[float] = []
-    accepted = []
-    for ids in instances:
+    accepted, errors = [], []
+    for i, ids in enumerate(job["instances"]):
+        mine: list[float] = []
         try:
-            accepted.append(eng.walk(handle, ids, times))
-        except Exception:  # noqa: BLE001 - an engine raising on a token = rejected
+            accepted.append(eng.walk(handle, ids, mine))
+        except Exception as e:  # noqa: BLE001 - counted (and listed) as an error after compile
             accepted.append(False)
-    mem = eng.memory(handle) if isinstance(eng, WalkingStructgen) else None
-    return {"tbm": times, "accepted": accepted, "walks": walks, "memory": mem}
+            errors.append({"instance": i, "token": len(mine), "error": f"{type(e).__name__}: {str(e)[:300]}"})
+        times.extend(mine)
+    mem = int(handle.memory_bytes) if isinstance(eng, StructgenEngine) else None
+    return {"tbm": times, "accepted": accepted, "errors": errors, "memory": mem}
 
 
-def worker(engine: str) -> None:
-    serve_jobs(lambda: setup_engine(engine), walk_instances, describe_error)
+def worker(engine: str, options: str) -> None:
+    finish = random_walks if engine == WALKER else walk_instances
+    serve_jobs(lambda: setup_engine(engine, options), finish, describe_error)
 
 
 # ------------------------------------------------------------------ parent
 
 
-MODULE = "benchmarks.realworld"  # the engines' workers run this script again, with --worker ENGINE
+def walk_status(w: dict[str, Any]) -> str:
+    """valid / invalid / unchecked for a finished walk, else its own status."""
+    if w["status"] != "final":
+        return str(w["status"])
+    return "invalid" if w.get("invalid") else "unchecked" if w.get("unchecked") else "valid"
 
 
-def new_stats() -> dict[str, Any]:
-    return {"schemas": 0, "compiled": 0, "refused": {}, "budget": 0, "timeout": 0, "died": 0, "walk_timeout": 0,
-            "ttfm": [], "tbm": [], "instances": 0, "rejected": [], "memory": [], "walks": {}, "soundness": [],
-            "unchecked": 0, "per_schema": {}}
-
-
-def run_engine(engine: str, jobs: list[dict[str, Any]], timeout: float, log: Callable[[str], None],
-               extra: dict[str, list[list[int]]], memory_bytes: int = 0) -> dict[str, dict[str, Any]] | None:
-    """Per source: the engine's stats. ``extra`` (name -> token ids) is filled by structgen's valid walks."""
-    by_source: dict[str, dict[str, Any]] = {}
-    # structgen runs first: its valid walks, in ``extra``, are every later engine's instances too
-    payloads = [dict(job, instances=job["instances"] + extra.get(job["key"], []),
-                     walks=job["walks"] if engine == "structgen" else 0) for job in jobs]
+def run_random_walks(jobs: list[dict[str, Any]], args: argparse.Namespace, log: Callable[[str], None],
+                     memory_bytes: int) -> dict[str, list[dict[str, Any]]]:
+    """structgen's random walks of every schema it compiles (key -> walks), in a worker that is then stopped."""
+    payloads = [{k: v for k, v in job.items() if k != "instances"} | {"walks": args.walks, "walk_tokens": args.walk_tokens}
+                for job in jobs]
+    out: dict[str, list[dict[str, Any]]] = {}
 
     def start() -> Worker:
-        return Worker(MODULE, "--worker", engine, memory_bytes=memory_bytes)
+        return Worker(MODULE, "--worker", WALKER, "--structgen-options", args.structgen_options, memory_bytes=memory_bytes)
+
+    for r in run_jobs(start, payloads, args.timeout, walk_timeout=max(10 * args.timeout, 120)):
+        key = r.job["key"]
+        if r.status == "walk_timeout":
+            out[key] = [{"status": "timed out", "ids": [], "text": ""}]
+        if r.done is None:  # not compiled: the timed run reports why
+            log(f"random walks {key}: {r.status}")
+            continue
+        out[key] = r.done["walks"]
+        for w in out[key]:
+            status = walk_status(w)
+            if status not in ("valid", "unfinished", "unchecked", "raised"):
+                log(f"!!! SOUNDNESS BUG structgen {key}: {status} {w.get('invalid')} output={w['text'][:300]!r}")
+            elif status == "raised":
+                log(f"!!! structgen raised after compile in a random walk of {key}: {w['error']}")
+        log(f"random walks {key}: " + ", ".join(walk_status(w) for w in out[key]))
+    return out
+
+
+def run_engine(engine: str, jobs: list[dict[str, Any]], args: argparse.Namespace, log: Callable[[str], None],
+               memory_bytes: int) -> list[dict[str, Any]] | None:
+    """The engine's records (see :mod:`benchmarks.realworld_report`), one per job; None if it is not installed."""
+    recs: list[dict[str, Any]] = []
+
+    def start() -> Worker:
+        return Worker(MODULE, "--worker", engine, "--structgen-options", args.structgen_options, memory_bytes=memory_bytes)
 
     try:
-        for r in run_jobs(start, payloads, timeout, walk_timeout=max(10 * timeout, 120)):
+        for r in run_jobs(start, jobs, args.timeout, walk_timeout=walk_limit(args)):
             job = r.job
-            st = by_source.setdefault(job["source"], new_stats())
-            st["schemas"] += 1
-            rec: dict[str, Any] = {}
-            st["per_schema"][job["name"]] = rec
+            rec: dict[str, Any] = {"key": job["key"], "source": job["source"], "name": job["name"]}
+            recs.append(rec)
             if r.status in ("timeout", "died"):
-                st[r.status] += 1
                 rec["outcome"] = r.status
                 log(f"{engine} {job['key']}: {r.status}")
                 continue
             msg = r.message
             assert msg is not None
             if r.status == "error":
-                rec.update(outcome="budget" if msg["budget"] else "refused", error=msg["error"], reason=msg["reason"])
-                if msg["budget"]:
-                    st["budget"] += 1
-                else:
-                    st["refused"].setdefault(msg["reason"], []).append(job["name"])
-                log(f"{engine} {job['key']}: {msg['error'][:150]}")
+                rec.update(outcome="budget" if msg["budget"] else "refused", error=msg["error"], reason=msg["reason"],
+                           stage=msg.get("stage", "compile"))
+                log(f"{engine} {job['key']}: {rec['stage']}: {msg['error'][:150]}")
                 continue
-            st["compiled"] += 1
-            st["ttfm"].append(msg["compiled"])
-            rec.update(outcome="compiled", ttfm=msg["compiled"])
-            done = r.done
-            if done is None:  # walk_timeout
-                st["walk_timeout"] += 1
-                rec["walk"] = "timed out / worker died"
+            rec.update(outcome="compiled", compile=msg["build"], ttfm=msg["compiled"], walked=r.done is not None,
+                       tbm=[], instances=len(job["instances"]), rejected=[], errors=[], memory=None)
+            if r.done is None:  # walk_timeout
                 log(f"{engine} {job['key']}: walks timed out / worker died")
                 continue
-            st["tbm"].extend(done["tbm"])
-            st["instances"] += len(done["accepted"])
-            rej = [i for i, a in enumerate(done["accepted"]) if not a]
-            if rej:
-                st["rejected"].append((job["name"], rej))
-            if done["memory"] is not None:
-                st["memory"].append(done["memory"])
-            rec.update(tokens=len(done["tbm"]), instances=len(done["accepted"]), rejected=rej, memory=done["memory"],
-                       tbm_max=max(done["tbm"], default=0.0))
-            for wk in done["walks"]:
-                status = wk["status"]
-                if status == "final":
-                    status = "invalid" if wk.get("invalid") else "unchecked" if wk.get("unchecked") else "valid"
-                st["walks"][status] = st["walks"].get(status, 0) + 1
-                if status == "valid":
-                    extra.setdefault(job["key"], []).append(wk["ids"])
-                if status not in ("valid", "unfinished", "unchecked"):
-                    st["soundness"].append({"schema": job["key"], "status": status, "error": wk.get("invalid"), "output": wk["text"]})
-                    log(f"!!! SOUNDNESS BUG {engine} {job['key']}: {status} {wk.get('invalid')} output={wk['text'][:300]!r}")
-            rec["walks"] = [{k: v for k, v in wk.items() if k != "ids"} for wk in done["walks"]]
-            log(f"{engine} {job['key']}: TTFM {1e3 * msg['compiled']:.1f} ms, {len(done['tbm'])} tokens"
-                + (f", rejected {rej}" if rej else ""))
+            done = r.done
+            raised = {e["instance"] for e in done["errors"]}
+            rec.update(tbm=done["tbm"], instances=len(done["accepted"]), errors=done["errors"], memory=done["memory"],
+                       rejected=[i for i, a in enumerate(done["accepted"]) if not a and i not in raised])
+            log(f"{engine} {job['key']}: compile {1e3 * rec['compile']:.1f} ms, + first mask {1e3 * rec['ttfm']:.1f} ms, "
+                f"{len(done['tbm'])} steps" + (f", rejected {rec['rejected']}" if rec["rejected"] else "")
+                + (f", RAISED {done['errors']}" if done["errors"] else ""))
     except EngineUnavailable as e:
         log(f"{engine}: skipped ({e})")
         return None
-    return by_source
+    return recs
 
 
-# ------------------------------------------------------------------ tables
+def walk_limit(args: argparse.Namespace) -> float:
+    """Seconds the walks of one schema may take (after that, the schema counts as walked for that long)."""
+    return max(10 * args.timeout, 120)
 
 
-def _ms(x: float | None) -> str:
-    return "—" if x is None else fmt_ms(1e3 * x)
+def random_walk_cell(walks: dict[str, list[dict[str, Any]]], keys: set[str]) -> str:
+    """The "valid / invalid / unfinished / raised" cell of structgen's random walks over the schemas ``keys``."""
+    counts: dict[str, int] = {}
+    for k in keys:
+        for w in walks.get(k, []):
+            counts[walk_status(w)] = counts.get(walk_status(w), 0) + 1
+    bad = sum(v for s, v in counts.items() if s not in ("valid", "unfinished", "unchecked", "raised", "timed out"))
+    cell = f"{counts.get('valid', 0)} / {bad} / {counts.get('unfinished', 0)} / {counts.get('raised', 0)}"
+    extra = [f"+{counts[s]} {s}" for s in ("unchecked", "timed out") if counts.get(s)]
+    return cell + (f" ({', '.join(extra)})" if extra else "")
 
 
-def _us(x: float | None) -> str:
-    return "—" if x is None else fmt_us(1e6 * x)
+def summaries(records: dict[str, list[dict[str, Any]]], walks: dict[str, list[dict[str, Any]]], keys: set[str] | None,
+              args: argparse.Namespace) -> dict[str, dict[str, Any]]:
+    """Each engine's numbers over the schemas in ``keys`` (None: all); structgen's include its random walks."""
+    out = {}
+    for e, recs in records.items():
+        mine = [r for r in recs if keys is None or r["key"] in keys]
+        chosen = {r["key"] for r in mine}
+        walk_errors = [{"schema": k, "error": w["error"]} for k in sorted(chosen) for w in walks.get(k, [])
+                       if w["status"] == "raised"] if e == "structgen" else []
+        out[e] = summarise(mine, args.timeout, walk_limit(args), walk_errors)
+        if e == "structgen":
+            out[e]["random_walks"] = random_walk_cell(walks, chosen)
+    return out
 
 
-def _mib(x: float | None) -> str:
-    return "—" if x is None else f"{x / 2**20:,.1f} MiB"
-
-
-def source_table(src: str, res: dict[str, dict[str, dict[str, Any]]]) -> str:
-    engines = [e for e in res if src in res[e]]
-    st = {e: res[e][src] for e in engines}
-    n = next(iter(st.values()))["schemas"] if st else 0
-    rows: list[tuple[str, list[str]]] = [
-        ("compiled", [f"{s['compiled']}/{n}" for s in st.values()]),
-        ("refused", [str(sum(len(v) for v in s["refused"].values())) for s in st.values()]),
-        ("budget errors", [str(s["budget"]) for s in st.values()]),
-        ("timeouts (worker died)", [f"{s['timeout']} ({s['died']})" for s in st.values()]),
-    ]
-    for q in (50, 90, 99, 100):
-        rows.append((f"TTFM {'max' if q == 100 else f'p{q}'}", [_ms(percentile(s["ttfm"], q)) for s in st.values()]))
-    for q in (50, 99, 99.9, 100):
-        rows.append((f"TBM {'max' if q == 100 else f'p{q}'}", [_us(percentile(s["tbm"], q)) for s in st.values()]))
-    rows.append(("tokens timed", [f"{len(s['tbm']):,}" for s in st.values()]))
-    rows.append(("valid instances rejected", [f"{sum(len(r) for _, r in s['rejected'])}/{s['instances']}" for s in st.values()]))
-    rows.append(("walks timed out", [str(s["walk_timeout"]) for s in st.values()]))
-    if "structgen" in st:
-        s = st["structgen"]
-        rows.append(("guide memory p50 / max", [f"{_mib(percentile(s['memory'], 50))} / {_mib(percentile(s['memory'], 100))}" if e == "structgen" else "—" for e in engines]))
-        wk = s["walks"]
-        rows.append(("random walks valid / invalid / unfinished", [
-            f"{wk.get('valid', 0)} / {sum(v for k, v in wk.items() if k not in ('valid', 'unfinished', 'unchecked'))}"
-            f" / {wk.get('unfinished', 0)}" + (f" (+{wk['unchecked']} unchecked)" if wk.get("unchecked") else "")
-            if e == "structgen" else "—" for e in engines]))
-    table = markdown_table(["", *engines], ([label, *cells] for label, cells in rows), "l" + "r" * len(engines))
-    notes = []
-    for e, s in st.items():
-        for reason, names in sorted(s["refused"].items(), key=lambda kv: -len(kv[1])):
-            notes.append(f"- {e} refused {len(names)}: `{reason}` ({', '.join(names[:4])}{', …' if len(names) > 4 else ''})")
-        for name, rej in s["rejected"][:8]:
-            notes.append(f"- {e} rejected valid instance(s) {rej} of {name}")
-        if len(s["rejected"]) > 8:
-            notes.append(f"- {e}: {len(s['rejected']) - 8} more schemas with rejected valid instances")
-    return f"### {src} ({n} schemas)\n\n" + table + ("\n\n" + "\n".join(notes) if notes else "")
-
-
-def summary_table(res: dict[str, dict[str, dict[str, Any]]], sources: list[str]) -> str:
-    rows = []
-    for src in sources:
-        for e, by_source in res.items():
-            s = by_source.get(src)
-            if s is None:
-                continue
-            rows.append([src, e, f"{s['compiled']}/{s['schemas']}", str(sum(len(v) for v in s["refused"].values())),
-                         str(s["budget"]), str(s["timeout"]), _ms(percentile(s["ttfm"], 50)), _ms(percentile(s["ttfm"], 99)),
-                         _us(percentile(s["tbm"], 50)), _us(percentile(s["tbm"], 99.9)),
-                         f"{sum(len(r) for _, r in s['rejected'])}/{s['instances']}",
-                         str(len(s["soundness"])) if e == "structgen" else "—"])
-    head = ["source", "engine", "compiled", "refused", "budget", "timeouts", "TTFM p50", "TTFM p99", "TBM p50",
-            "TBM p99.9", "valid rejected", "unsound walks"]
-    return "### Summary\n\n" + markdown_table(head, rows, "ll" + "r" * 10)
-
-
-# ------------------------------------------------------------------ census (--census)
-
-CENSUS_SOURCES = ("kubernetes", "cfn", "check-jsonschema")
-CENSUS_LABELS = {"cfn": "cloudformation"}  # (the census' tables have always said so)
-
-
-class _Timeout(Exception):
-    pass
-
-
-def census_cases(every: int, sources: list[str]) -> Iterator[tuple[str, str, Any]]:
-    """(source, name, schema): every ``every``-th schema of each source (sorted by name), every vendored one."""
-    for source in sources:
-        cases = sorted(corpora.SOURCES[source](), key=lambda c: c.name)
-        for case in cases[:: every if source != "check-jsonschema" else 1]:
-            yield CENSUS_LABELS.get(source, source), case.name, case.schema
-
-
-def outcome(schema: Any, timeout: float) -> str:
-    """How compiling ``schema`` ends: "compiled", "timeout", or the error class (and the keyword refused)."""
-
-    def alarm(*_: Any) -> None:
-        raise _Timeout
-
-    signal.signal(signal.SIGALRM, alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        schema_to_network(schema)  # (what compile_json_schema builds: a network, or one automaton)
-        return "compiled"
-    except _Timeout:
-        return "timeout"
-    except SchemaNotSupported as e:
-        return f"SchemaNotSupported {e.keyword}"
-    except CompileBudgetExceeded as e:
-        return "CompileBudgetExceeded " + re.sub(r"[0-9]+", "N", e.what)
-    except StructgenError as e:
-        return type(e).__name__
-    except RecursionError:
-        return "RecursionError"
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-
-
-def census(every: int, timeout: float, sources: list[str], details: bool) -> None:
-    """Print the census table: per source, how many schemas ended in each outcome."""
-    counts: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
-    start = time.perf_counter()
-    for source, name, schema in census_cases(every, sources):
-        got = outcome(schema, timeout)
-        counts[source][got] += 1
-        counts["all"][got] += 1
-        if details and got != "compiled":
-            print(f"  {source} {name}: {got}", flush=True)
-    reasons = sorted(counts["all"], key=lambda r: (-counts["all"][r], r))
-    columns = [s for s in counts if s != "all"] + ["all"]
-    rows = [[r, *(str(counts[s][r]) for s in columns)] for r in reasons]
-    rows.append(["**schemas**", *(str(sum(counts[s].values())) for s in columns)])
-    print(markdown_table(["outcome", *columns], rows, "l" + "r" * len(columns)))
-    print(f"\n({time.perf_counter() - start:.0f} s)")
-
-
-# ------------------------------------------------------------------ main
-
-
-def compare(args: argparse.Namespace, engines: list[str], sources: list[str], log: Callable[[str], None]) -> None:
-    """The side-by-side run: load and sample the corpus, generate instances, run each engine, print the tables."""
-    memory_bytes = int(args.memory_gb * 2**30)
-    t_start = time.perf_counter()
+def prepare(args: argparse.Namespace, sources: list[str], log: Callable[[str], None], memory_bytes: int,
+            only: str | None = None) -> tuple[list[dict[str, Any]], dict[str, Any], dict[str, list[str]], list[str]]:
+    """Load and sample the corpus (or the schema ``only``), make the instances: (jobs, generated, texts, sources)."""
     cases: list[corpora.Case] = []
+    known: list[str] = []
     for src in sources:
         try:
             load = corpora.SOURCES[src]
@@ -395,15 +314,18 @@ def compare(args: argparse.Namespace, engines: list[str], sources: list[str], lo
         except corpora.SourceMissing as e:
             log(f"source {src} skipped: {e}")
             continue
-        chosen = corpora.sample(loaded, args.sample or None)
+        known += [f"{c.source}/{c.name}" for c in loaded]
+        chosen = [c for c in loaded if only in (c.name, f"{c.source}/{c.name}")] if only else corpora.sample(loaded, args.sample or None)
         log(f"source {src}: {len(chosen)} of {len(loaded)} schemas")
         cases.extend(chosen)
-    sources = [s for s in sources if any(c.source == s for c in cases)]
+    if only and len(cases) != 1:
+        close = difflib.get_close_matches(only, known, n=5, cutoff=0.5)
+        found = ", ".join(f"{c.source}/{c.name}" for c in cases)
+        raise SystemExit(f"--profile {only!r}: " + (f"several schemas match ({found}); name one as source/name" if cases
+                         else f"no schema of {', '.join(sources)} is named so" + (f" (close: {', '.join(close)})" if close else "")))
     gen = generate_instances(cases, args.walks, args.gen_timeout, log, memory_bytes) if args.walks else {}
     tok = llama3_tokenizer()
-    jobs = []
-    texts: dict[str, list[str]] = {}  # the hypothesis / corpus instances, for --json
-    dropped = 0
+    jobs, texts, dropped = [], {}, 0
     for c in cases:
         ids_list = []
         for value in gen.get(f"{c.source}/{c.name}", {}).get("instances", []):
@@ -416,38 +338,112 @@ def compare(args: argparse.Namespace, engines: list[str], sources: list[str], lo
                 dropped += 1
         texts[f"{c.source}/{c.name}"] = [tok.decode(ids) for ids in ids_list]
         jobs.append({"key": f"{c.source}/{c.name}", "name": c.name, "source": c.source, "schema": c.schema,
-                     "instances": ids_list, "walks": args.walks, "walk_tokens": args.walk_tokens})
-    log(f"instances ready ({sum(len(j['instances']) for j in jobs)}, {dropped} over --max-tokens dropped) "
-        f"after {time.perf_counter() - t_start:.0f} s")
-    results: dict[str, dict[str, dict[str, Any]]] = {}
-    extra: dict[str, list[list[int]]] = {}
+                     "instances": ids_list})
+    walks = run_random_walks(jobs, args, log, memory_bytes) if args.walks else {}
+    for job in jobs:  # structgen's valid walks are instances for every engine
+        job["instances"] += [w["ids"] for w in walks.get(job["key"], []) if walk_status(w) == "valid"]
+    log(f"instances ready ({sum(len(j['instances']) for j in jobs)}, {dropped} over --max-tokens dropped)")
+    return jobs, {"generated": gen, "walks": walks}, texts, [s for s in sources if any(c.source == s for c in cases)]
+
+
+def compare(args: argparse.Namespace, engines: list[str], sources: list[str], log: Callable[[str], None]) -> None:
+    """The side-by-side run: instances first, then each engine on every schema; print the tables."""
+    memory_bytes = int(args.memory_gb * 2**30)
+    t_start = time.perf_counter()
+    jobs, made, texts, sources = prepare(args, sources, log, memory_bytes)
+    gen, walks = made["generated"], made["walks"]
+    records: dict[str, list[dict[str, Any]]] = {}
     walls = {}
     for e in engines:
         t0 = time.perf_counter()
-        r = run_engine(e, jobs, args.timeout, log, extra, memory_bytes)
+        r = run_engine(e, jobs, args, log, memory_bytes)
         walls[e] = time.perf_counter() - t0
         if r is not None:
-            results[e] = r
+            records[e] = r
         log(f"{e}: done in {walls[e]:.0f} s")
+    numbers = {"all": summaries(records, walks, None, args),
+               "by_source": {src: summaries(records, walks, {j["key"] for j in jobs if j["source"] == src}, args)
+                             for src in sources}}
+    common = common_keys(records) if len(records) > 1 else set()
     print(f"## Real-world schemas: {', '.join(sources)} (sample {args.sample or 'all'} per source, "
-          f"timeout {args.timeout:g} s, {args.walks} instances + {args.walks} walks per schema)\n")
+          f"timeout {args.timeout:g} s, {args.walks} instances + {args.walks} walks per schema, "
+          f"structgen {args.structgen_options})\n")
+    print(f"### All sources ({len(jobs)} schemas)\n\n" + engine_table(numbers["all"]) + "\n")
+    if common:
+        numbers["like_with_like"] = summaries(records, walks, common, args)
+        print(f"### Like with like: the {len(common)} schemas every engine compiled and accepted every instance of\n\n"
+              + engine_table(numbers["like_with_like"]) + "\n")
+    elif len(records) > 1:
+        print("### Like with like: no schema that every engine compiled and accepted every instance of\n")
     for src in sources:
-        print(source_table(src, results) + "\n")
-    print(summary_table(results, sources) + "\n")
-    unsound = [b for r in results.values() for s in r.values() for b in s["soundness"]]
+        print(f"### {src} ({sum(j['source'] == src for j in jobs)} schemas)\n\n" + engine_table(numbers["by_source"][src]) + "\n")
+    print("### Summary\n\n" + summary_table(numbers["by_source"] | {"all": numbers["all"]}) + "\n")
+    lines = notes(records, numbers["all"])
+    if lines:
+        print("\n".join(lines) + "\n")
+    unsound = [(k, w) for k, ws in walks.items() for w in ws
+               if walk_status(w) not in ("valid", "unfinished", "unchecked", "raised", "timed out")]
     if unsound:
         print(f"### !!! {len(unsound)} SOUNDNESS BUG(S): random walks whose output is not valid\n")
-        for b in unsound:
-            print(f"- `{b['schema']}` ({b['status']}): {b['error']}\n  output: `{b['output'][:500]}`")
+        for k, w in unsound:
+            print(f"- `{k}` ({walk_status(w)}): {w.get('invalid')}\n  output: `{w['text'][:500]}`")
         print()
-    ngen = sum(1 for c in cases if gen.get(f"{c.source}/{c.name}", {}).get("instances"))
-    print(f"hypothesis-jsonschema instances for {ngen}/{len(cases)} schemas; wall time "
-          + ", ".join(f"{e} {t:.0f} s" for e, t in walls.items()) + f"; total {time.perf_counter() - t_start:.0f} s.")
+    ngen = sum(1 for v in gen.values() if v.get("instances"))
+    print(f"Times: a timeout counts as {args.timeout:g} s, walks over their limit as {walk_limit(args):g} s; "
+          f"ratios (×) are engine / {realworld_report.BASELINE}. hypothesis-jsonschema instances for {ngen}/{len(jobs)} "
+          f"schemas; wall time " + ", ".join(f"{e} {t:.0f} s" for e, t in walls.items())
+          + f"; total {time.perf_counter() - t_start:.0f} s.")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"args": vars(args), "results": results, "walls": walls, "instance_texts": texts,
-                       "instances": {k: v.get("error") for k, v in gen.items()}},
+            json.dump({"args": vars(args), "numbers": numbers, "records": records, "walls": walls,
+                       "random_walks": {k: [{x: y for x, y in w.items() if x != "ids"} for w in ws] for k, ws in walks.items()},
+                       "instance_texts": texts, "instances": {k: v.get("error") for k, v in gen.items()}},
                       fh, indent=1, default=str)
+
+
+def profile(args: argparse.Namespace, sources: list[str], log: Callable[[str], None]) -> None:
+    """cProfile of structgen's compile + first mask + every mask of one schema's instances (top 25 by own time)."""
+    jobs, _, _, _ = prepare(args, sources, log, int(args.memory_gb * 2**30), only=args.profile)
+    job = jobs[0]
+    eng = StructgenEngine(llama3_tokenizer(), options=STRUCTGEN_OPTIONS[args.structgen_options])
+    times: list[float] = []
+    accepted: list[bool] = []
+    prof, pc = cProfile.Profile(), time.perf_counter
+    stamps = [pc()]
+    prof.enable()
+    try:  # compile, first mask, then every instance; an exception ends the run and is printed
+        g = eng.build(job["schema"])
+        stamps.append(pc())
+        eng.first_mask(g)
+        stamps.append(pc())
+        for ids in job["instances"]:
+            accepted.append(eng.walk(g, ids, times))
+        error = ""
+    except Exception as e:  # noqa: BLE001 - printed with the profile of what ran
+        error = f"\n\n**{['compile', 'first mask', 'walk'][len(stamps) - 1]} raised** {type(e).__name__}: {e}"
+    finally:
+        prof.disable()
+    memory = f"; guide memory {g.memory_bytes / 2**20:,.1f} MiB" if len(stamps) > 1 else ""
+    stamps += [pc()] * (4 - len(stamps))
+    a, b, c, d = stamps
+    print(f"## Profile of structgen ({args.structgen_options}) on `{job['key']}`\n\n"
+          f"Under the profiler (cProfile slows Python code down, often about 2×): compile {fmt_ms(1e3 * (b - a))}, "
+          f"first mask {fmt_ms(1e3 * (c - b))}, {len(times):,} masks + commits of {len(accepted)}/{len(job['instances'])} "
+          f"instances {fmt_ms(1e3 * sum(times))} (max {fmt_us(1e6 * max(times, default=0.0))}), in all "
+          f"{fmt_ms(1e3 * (d - a))}; accepted {sum(accepted)}/{len(accepted)}{memory}" + error + "\n\n```")
+    pstats.Stats(prof, stream=sys.stdout).strip_dirs().sort_stats("tottime").print_stats(25)
+    print("```")
+
+
+def self_check() -> int:
+    """The corpus loaders' checks, then the examples in the docstrings of the report and the harness."""
+    failed = corpora.self_check()
+    for module in (realworld_report, sys.modules[__name__], sys.modules["benchmarks.harness"]):
+        r = doctest.testmod(module)
+        name = MODULE if module.__name__ == "__main__" else module.__name__
+        print(f"{'ok' if not r.failed else 'FAILED'} doctests of {name}: {r.attempted} examples, {r.failed} failed")
+        failed += bool(r.failed)
+    return failed
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -456,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sources", default=None,
                     help=f"comma-separated, from: {known} (default: all; --census: all but corpus)")
     ap.add_argument("--engines", default=",".join(ENGINES), help="comma-separated, from: " + ", ".join(ENGINES))
+    ap.add_argument("--structgen-options", default="defaults", choices=tuple(STRUCTGEN_OPTIONS),
+                    help="structgen's compile options: defaults (none, as issue 20's held-out table) or validator "
+                         "(key_order='any', extra_properties=True); the peers keep theirs (default: defaults)")
     ap.add_argument("--sample", type=int, default=20, help="schemas per source, a deterministic sample (default 20: about 20 min on 2 shared cores; 0: all)")
     ap.add_argument("--timeout", type=float, default=20.0, help="per-compile budget in seconds (default 20)")
     ap.add_argument("--walks", type=int, default=3, help="hypothesis instances and random walks per schema (default 3)")
@@ -467,35 +466,37 @@ def main(argv: list[str] | None = None) -> int:
                     help="address-space limit per worker process, GiB (default 8; 0: none): over it, the schema counts as died")
     ap.add_argument("--json", default=None, help="write the raw results here")
     ap.add_argument("--quiet", action="store_true")
+    ap.add_argument("--profile", default=None, metavar="SCHEMA_NAME",
+                    help="structgen only: cProfile of compile + every mask of this schema (name or source/name)")
     ap.add_argument("--census", action="store_true", help="only count compile outcomes (structgen, no tokenizer, no walks)")
     ap.add_argument("--every", type=int, default=10, help="--census: every N-th Kubernetes and CloudFormation schema (default 10)")
     ap.add_argument("--details", action="store_true", help="--census: list every schema that did not compile")
-    ap.add_argument("--check", action="store_true", help="check the corpus loaders, then exit (1 on a failure)")
+    ap.add_argument("--check", action="store_true", help="check the corpus loaders and the report's examples, then exit (1 on a failure)")
     ap.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
-        worker(args.worker)
+        worker(args.worker, args.structgen_options)
         return 0
     if args.check:
-        return 1 if corpora.self_check() else 0
-    default_sources = CENSUS_SOURCES if args.census else tuple(corpora.SOURCES)
+        return 1 if self_check() else 0
+    default_sources = census_mod.CENSUS_SOURCES if args.census else tuple(corpora.SOURCES)
     sources = [s.strip() for s in args.sources.split(",") if s.strip()] if args.sources else list(default_sources)
     engines = [e.strip() for e in args.engines.split(",") if e.strip()]
     for bad, choices in ((set(engines) - set(ENGINES), ENGINES), (set(sources) - set(corpora.SOURCES), tuple(corpora.SOURCES))):
         if bad:
             ap.error(f"unknown {sorted(bad)}; choose from {choices}")
     if args.census:
-        census(args.every, args.timeout, sources, args.details)
+        census_mod.census(args.every, args.timeout, sources, args.details)
         return 0
-    if "structgen" in engines:  # its random walks become the peers' instances: it goes first
-        engines.remove("structgen")
-        engines.insert(0, "structgen")
 
     def log(s: str) -> None:
         if not args.quiet:
             print(s, file=sys.stderr, flush=True)
 
-    compare(args, engines, sources, log)
+    if args.profile:
+        profile(args, sources, log)
+    else:
+        compare(args, engines, sources, log)
     return 0
 
 
