@@ -282,13 +282,13 @@ class LogitAdjustments:
 
     With ``c[j]`` the number of times token ``j`` was generated so far (sampled or forced) and
     ``seen[j]`` whether it is in the prompt or was generated, each step's logits ``l`` become, in
-    this order:
+    vLLM's order:
 
+    - ``l[j] + logit_bias[j]`` (OpenAI's ``logit_bias``: token id -> bias, -100 to 100);
     - ``repetition_penalty`` (vLLM's and transformers', CTRL's): where ``seen[j]``,
       ``l[j] / p`` if ``l[j] > 0`` else ``l[j] * p`` (``1.0``: off; above 1 discourages repeats);
     - ``l[j] - c[j] * frequency_penalty - (c[j] > 0) * presence_penalty`` (OpenAI's formula;
-      ``0.0``: off; positive values discourage repeats);
-    - ``l[j] + logit_bias[j]`` (OpenAI's ``logit_bias``: token id -> bias, -100 to 100).
+      ``0.0``: off; positive values discourage repeats).
 
     The mask comes after: a bias or penalty only reorders the tokens the constraint allows; a
     token the constraint forbids stays forbidden whatever its bias.
@@ -370,16 +370,16 @@ def adjust_logits(scores: torch.Tensor, adjustments: list[LogitAdjustments],
         if history is None:
             raise ValueError(f"row {i} has logit adjustments but no token history")
         row = out[i]
-        if adj.repetition_penalty != 1:
-            p = adj.repetition_penalty
-            row = torch.where(history.seen, torch.where(row > 0, row / p, row * p), row)
-        if adj.frequency_penalty or adj.presence_penalty:
-            row = row - history.counts * adj.frequency_penalty - (history.counts > 0).float() * adj.presence_penalty
         if adj.logit_bias:
             ids = [t for t, _ in adj.logit_bias if t < row.shape[-1]]
             if ids:
                 bias = torch.tensor([b for t, b in adj.logit_bias if t < row.shape[-1]], device=row.device)
                 row = row.index_add(0, torch.tensor(ids, device=row.device), bias)
+        if adj.repetition_penalty != 1:
+            p = adj.repetition_penalty
+            row = torch.where(history.seen, torch.where(row > 0, row / p, row * p), row)
+        if adj.frequency_penalty or adj.presence_penalty:
+            row = row - history.counts * adj.frequency_penalty - (history.counts > 0).float() * adj.presence_penalty
         out[i] = row
     return out
 
