@@ -150,10 +150,10 @@ async def _check_key(request: Request, call_next: Callable[[Request], Awaitable[
 
 
 async def _count(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
-    """Count every answer by route (the path template, or "other") and status, for ``/metrics``."""
+    """Count every answer by endpoint (a path the app serves, or "other") and status, for ``/metrics``."""
     response = await call_next(request)
-    route = request.scope.get("route")
-    endpoint = getattr(route, "path", None) or "other"
+    path = request.url.path
+    endpoint = path if any(getattr(r, "path", None) == path for r in request.app.routes) else "other"
     request.app.state.metrics.requests.labels(endpoint=endpoint, status=str(response.status_code)).inc()
     return response
 
