@@ -145,7 +145,9 @@ async def collect(request: Request, handles: list[EngineRequest]) -> list[tuple[
     first, 500 if one fails."""
 
     async def one(h: EngineRequest) -> tuple[str, Event, list[Any]]:
-        text, entries, last = [], [], None
+        text: list[str] = []
+        entries: list[Any] = []
+        last = None
         async for last in h:
             text.append(last.text)
             entries.extend(last.logprobs)
