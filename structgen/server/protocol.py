@@ -143,7 +143,7 @@ class StreamOptions(_Strict):
     """``stream_options``: ``include_usage`` adds a last chunk with the token counts;
     ``include_obfuscation`` is accepted (this server adds no obfuscation padding)."""
 
-    include_usage: bool = False
+    include_usage: Optional[bool] = False
     include_obfuscation: Optional[bool] = None
 
 
