@@ -176,6 +176,7 @@ def compile_json_schema(
     dialect: str | None = None,
     formats: dict[str, str] | None = None,
     unknown_formats: str = "annotate",
+    unknown_keywords: str = "annotate",
 ) -> Guide:
     """A guide whose outputs are JSON documents valid under ``schema``.
 
@@ -209,6 +210,11 @@ def compile_json_schema(
     (:class:`AnnotationWarning`, naming the JSON pointer); ``unknown_formats="error"`` refuses
     it instead (:class:`SchemaNotSupported`).
 
+    A keyword that no JSON Schema vocabulary defines is an annotation too (it constrains
+    nothing); one edit away from a keyword that constrains (``"propertes"``), it warns
+    (:class:`UnknownKeywordWarning`, naming the JSON pointer and the keyword it is close to).
+    ``unknown_keywords="error"`` refuses every unknown keyword (:class:`SchemaNotSupported`).
+
     Raises :class:`SchemaError` for an invalid schema, :class:`SchemaNotSupported` (with the JSON
     pointer) for a keyword structgen cannot enforce exactly, :class:`UnsatisfiableConstraint` when
     nothing can match.
@@ -226,7 +232,7 @@ def compile_json_schema(
     options = SchemaOptions(
         whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
         extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
-        unknown_formats=unknown_formats,
+        unknown_formats=unknown_formats, unknown_keywords=unknown_keywords,
     )
     root, text = prepare(schema, options)  # (loaded and rewritten into 2020-12 once, on every call)
     docs = None if extract_from is None else normalize_documents(extract_from)
