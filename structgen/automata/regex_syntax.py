@@ -68,7 +68,9 @@ POSIX_CLASSES: dict[str, Ranges] = {
 # Anything this module may rewrite; a pattern without a match is returned as it is (the regexes
 # structgen writes itself are long and never need it). A false alarm only costs a scan.
 _CANDIDATES = re.compile(
-    r"(?<!\\)(?:\\\\)*\\[pPuUN]|\(\?#|\[:|--|&&|~~|\|\||\[\^?\]|\[\^?(?:[^\]\\]|\\.)*\[", re.DOTALL
+    r"(?<!\\)(?:\\\\)*\\[pPuUN]|\(\?#|\[:|--|&&|~~|\|\||\\[dDwWsS]-|-\\[dDwWsS]|\[\^?\]"
+    r"|\[\^?(?:[^\]\\]|\\.)*\[",
+    re.DOTALL,
 )
 _POSIX = re.compile(r"\[:(\^?)([A-Za-z]+):\]")
 _HEX = "0123456789abcdefABCDEF"
@@ -254,20 +256,21 @@ class _Rewriter:
                 break
             start = j
             j, text, single, posix = self.class_item(j, negated, range_end=False)
-            if posix is not None and posix[1]:
-                complements.append((posix[0], start))
-                first = False
-                continue
-            if p[j : j + 1] == "-" and j + 1 < n and p[j + 1] != "]":  # a range
-                if not single:
-                    raise RegexSyntaxError(p, j, "a range needs one character at each end")
-                end_at = j + 1
-                j, end_text, end_single, _ = self.class_item(end_at, negated, range_end=True)
-                if not end_single:
-                    raise RegexSyntaxError(p, end_at, "a range needs one character at each end")
-                text = f"{text}-{end_text}"
-            items.append((text, j))
+            self.add_item(items, complements, text, posix, start)
             first = False
+            if p[j : j + 1] == "-" and j + 1 < n and p[j + 1] != "]":
+                if not single:  # (the regex module reads a "-" next to a set as a literal)
+                    items.append(("\\-", j))
+                    j += 1
+                    continue
+                end_at = j + 1
+                j, end_text, end_single, end_posix = self.class_item(end_at, negated, range_end=True)
+                if end_single:  # a range: its start joins its end
+                    text = items.pop()[0]
+                    items.append((f"{text}-{end_text}", start))
+                else:
+                    items.append(("\\-", end_at - 1))
+                    self.add_item(items, complements, end_text, end_posix, end_at)
         end = j + 1
         if complements:
             if items:
@@ -289,6 +292,16 @@ class _Rewriter:
             self.put(text, at)
         self.put("]", j)
         return end
+
+    @staticmethod
+    def add_item(
+        items: list[tuple[str, int]], complements: list[tuple[Ranges, int]], text: str,
+        posix: Optional[tuple[Ranges, bool]], at: int,
+    ) -> None:
+        if posix is not None and posix[1]:
+            complements.append((posix[0], at))
+        else:
+            items.append((text, at))
 
     def class_item(
         self, j: int, negated_class: bool, range_end: bool
@@ -315,8 +328,6 @@ class _Rewriter:
                     raise RegexSyntaxError(
                         p, j, f"unknown POSIX class [:{name}:] (known: {', '.join(sorted(POSIX_CLASSES))})"
                     )
-                if range_end:
-                    raise RegexSyntaxError(p, j, "a range needs one character at each end")
                 ranges = POSIX_CLASSES[name]
                 return m.end(), _ranges_text(ranges), False, (ranges, m.group(1) == "^")
             return j + 1, "\\[", True, None
