@@ -235,4 +235,4 @@ def not_supported(pattern: str, e: Exception) -> RegexNotSupported:
         return RegexNotSupported(pattern, f"syntax interegular cannot read ({detail})")
     if isinstance(e, RecursionError):
         return RegexNotSupported(pattern, "nesting too deep for the regex parser")
-    return RegexNotSupported(pattern, str(e) or "an unsupported construct")
+    return RegexNotSupported(pattern, f"a construct the regex parser does not implement ({str(e).rstrip('.') or 'unknown'})")

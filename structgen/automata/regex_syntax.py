@@ -20,7 +20,8 @@ interegular read.
 * inside a class, a literal ``[`` and doubled ``&& ~~ || --`` (Python warns that a future
   version may read them as set operations; both ``re`` and the ``regex`` module read them as
   literals today), escaped so that no ``FutureWarning`` leaks;
-* comments ``(?#...)``, dropped (interegular cannot read them).
+* comments ``(?#...)``, dropped (interegular cannot read them); the ASCII flag ``(?a)``, dropped
+  (``\\d \\w \\s`` are ASCII classes here anyway), and the Unicode flag ``(?u)``, refused.
 
 Everything else is copied as it is. Positions in the rewritten text map back to the pattern's
 (:class:`Spelled`), so syntax errors name the user's position.
@@ -68,10 +69,11 @@ POSIX_CLASSES: dict[str, Ranges] = {
 # Anything this module may rewrite; a pattern without a match is returned as it is (the regexes
 # structgen writes itself are long and never need it). A false alarm only costs a scan.
 _CANDIDATES = re.compile(
-    r"(?<!\\)(?:\\\\)*\\[pPuUN]|\(\?#|\[:|--|&&|~~|\|\||\\[dDwWsS]-|-\\[dDwWsS]|\[\^?\]"
+    r"(?<!\\)(?:\\\\)*\\[pPuUN]|\(\?#|\(\?[iLmsux]*[au]|\[:|--|&&|~~|\|\||\\[dDwWsS]-|-\\[dDwWsS]|\[\^?\]"
     r"|\[\^?(?:[^\]\\]|\\.)*\[",
     re.DOTALL,
 )
+_FLAGS = re.compile(r"\(\?([aiLmsux]*[au][aiLmsux]*)(?:-([imsx]+))?([:)])")
 _POSIX = re.compile(r"\[:(\^?)([A-Za-z]+):\]")
 _HEX = "0123456789abcdefABCDEF"
 _OCTAL = "01234567"
@@ -143,6 +145,8 @@ class _Rewriter:
                 i = self.escape_outside(i)
             elif c == "[":
                 i = self.char_class(i)
+            elif _FLAGS.match(p, i):
+                i = self.flags(i)
             elif p.startswith("(?#", i):  # a comment: dropped, as Python's parser drops it
                 end = p.find(")", i)
                 if end < 0:  # unterminated: left for Python's parser to report
@@ -153,6 +157,21 @@ class _Rewriter:
                 self.copy(i, i + 1)
                 i += 1
         return Spelled("".join(self.out), self.pieces)
+
+    def flags(self, i: int) -> int:
+        """A flag group: ``a`` (ASCII classes: what ``\\d \\w \\s`` are here anyway) dropped;
+        ``u`` (Unicode classes) refused."""
+        m = _FLAGS.match(self.pattern, i)
+        assert m is not None
+        on, off, end = m.group(1), m.group(2) or "", m.group(3)
+        if "u" in on:
+            raise RegexNotSupported(
+                self.pattern, "the Unicode flag (?u) (\\d \\w \\s are ASCII classes here, as with (?a))", i
+            )
+        on = on.replace("a", "")
+        if on or off or end == ":":
+            self.put(f"(?{on}{'-' + off if off else ''}{end}", i)
+        return m.end()
 
     # -- escapes -------------------------------------------------------------------------------
 

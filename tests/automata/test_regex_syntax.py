@@ -98,6 +98,8 @@ def test_posix_classes_as_the_regex_module_reads_them_with_ascii(name: str) -> N
         ("[]a]+", ["]a"], ["b"]),
         ("[^]a]", ["b"], ["]", "a"]),
         ("a(?#[[:x:]] a comment)b", ["ab"], ["a b"]),
+        (r"(?a)\w+(?a:\d)", ["ab1"], ["\xe9\xe91"]),  # (ASCII classes: what \d \w \s are anyway)
+        (r"(?ai)A(?a-i:b)", ["ab"], ["aB"]),
     ],
 )
 def test_class_spellings_python_warns_about(pattern: str, accepted: list[str], rejected: list[str]) -> None:
@@ -113,6 +115,7 @@ def test_class_spellings_python_warns_about(pattern: str, accepted: list[str], r
     "pattern, error, message, position",
     [
         (r"\ud800", structgen.RegexNotSupported, r"surrogate code point \\ud800", 0),
+        (r"x(?u)\w", structgen.RegexNotSupported, r"the Unicode flag \(\?u\) \(\\d \\w \\s are ASCII", 1),
         (r"a[\udc00-\udfff]", structgen.RegexNotSupported, "UTF-8 text cannot contain one", 2),
         (r"\p{Han}+", structgen.RegexNotSupported, r"Unicode property \\p\{Han\} .*scripts and other properties are not", 0),
         (r"[^\p{L}]", structgen.RegexNotSupported, r"inside a negated class \(write \\P", 2),
