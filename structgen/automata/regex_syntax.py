@@ -66,13 +66,22 @@ POSIX_CLASSES: dict[str, Ranges] = {
     "xdigit": ((0x30, 0x39), (0x41, 0x46), (0x61, 0x66)),
 }
 
-# Anything this module may rewrite; a pattern without a match is returned as it is (the regexes
+# Anything this module may rewrite (a pattern without any is returned as it is: the regexes
 # structgen writes itself are long and never need it). A false alarm only costs a scan.
-_CANDIDATES = re.compile(
-    r"(?<!\\)(?:\\\\)*\\[pPuUN]|\(\?#|\(\?[iLmsux]*[au]|\[:|--|&&|~~|\|\||\\[dDwWsS]-|-\\[dDwWsS]|\[\^?\]"
-    r"|\[\^?(?:[^\]\\]|\\.)*\[",
-    re.DOTALL,
-)
+_ESCAPE_CANDIDATES = re.compile(r"\\[pPuUN]|\\[dDwWsS]-|-\\[dDwWsS]")
+_TEXT_CANDIDATES = re.compile(r"\[:|\[\^?\]|\[\^?[^\]]*\[|\(\?#|\(\?[iLmsux]*[au]|--|&&|~~|\|\|")
+_ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
+
+
+def _may_need_rewriting(pattern: str) -> bool:
+    if "\\" in pattern:
+        pattern = pattern.replace("\\\\", "")  # (an escaped backslash never starts an escape)
+        if _ESCAPE_CANDIDATES.search(pattern):
+            return True
+        pattern = _ESCAPED_CHAR.sub("", pattern)  # (an escaped character is a literal)
+    return _TEXT_CANDIDATES.search(pattern) is not None
+
+
 _FLAGS = re.compile(r"\(\?([aiLmsux]*[au][aiLmsux]*)(?:-([imsx]+))?([:)])")
 _POSIX = re.compile(r"\[:(\^?)([A-Za-z]+):\]")
 _HEX = "0123456789abcdefABCDEF"
@@ -104,7 +113,7 @@ def plain_syntax(pattern: str) -> Spelled:
     >>> plain_syntax(r"\\p{Zl}|\\N{EM DASH}").text
     '[\\u2028]|—'
     """
-    if _CANDIDATES.search(pattern) is None:
+    if not _may_need_rewriting(pattern):
         return Spelled(pattern)
     return _Rewriter(pattern).run()
 
