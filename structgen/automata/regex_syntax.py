@@ -4,7 +4,8 @@ interegular read.
 
 :func:`plain_syntax` is the first step of :func:`structgen.automata.regex.parse_regex`. It rewrites
 
-* ``\\uXXXX``, ``\\UXXXXXXXX`` and ``\\N{NAME}`` (Python ``re`` escapes interegular does not read)
+* ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\N{NAME}`` and octal escapes (Python ``re`` escapes interegular
+  does not read, or misreads: ``\\0``)
   into the character itself (``\\xHH`` for code points up to U+00FF); a surrogate code point has
   no UTF-8 form and raises :class:`RegexNotSupported`;
 * ``\\p{..}`` / ``\\P{..}`` (also ``\\pL``, ``\\p{^L}``, loose names such as ``\\p{letter}``), as the
@@ -68,7 +69,7 @@ POSIX_CLASSES: dict[str, Ranges] = {
 
 # Anything this module may rewrite (a pattern without any is returned as it is: the regexes
 # structgen writes itself are long and never need it). A false alarm only costs a scan.
-_ESCAPE_CANDIDATES = re.compile(r"\\[pPuUN]|\\[dDwWsS]-|-\\[dDwWsS]")
+_ESCAPE_CANDIDATES = re.compile(r"\\[pPuUN0-7]|\\[dDwWsS]-|-\\[dDwWsS]")
 _TEXT_CANDIDATES = re.compile(r"\[:|\[\^?\]|\[\^?[^\]]*\[|\(\?#|\(\?[iLmsux]*[au]|--|&&|~~|\|\|")
 _ESCAPED_CHAR = re.compile(r"\\.", re.DOTALL)
 
@@ -184,11 +185,18 @@ class _Rewriter:
 
     # -- escapes -------------------------------------------------------------------------------
 
-    def code_point(self, i: int) -> tuple[Optional[int], int]:
-        """The code point of a ``\\u``, ``\\U`` or ``\\N{..}`` escape at ``i`` and its end; None
-        for any other escape, and for a malformed one (Python's parser then reports it)."""
+    def code_point(self, i: int, in_class: bool) -> tuple[Optional[int], int]:
+        """The code point of a ``\\u``, ``\\U``, ``\\N{..}`` or octal escape at ``i`` and its end;
+        None for any other escape, and for a malformed one (Python's parser then reports it)."""
         p = self.pattern
         kind = p[i + 1 : i + 2]
+        if kind and kind in _OCTAL:  # (as Python reads them: \0, \0NN, \NNN; inside a class \N too)
+            j = i + 1
+            while j < min(len(p), i + 4) and p[j] in _OCTAL:
+                j += 1
+            if (in_class or kind == "0" or j == i + 4) and int(p[i + 1 : j], 8) <= 0o377:
+                return int(p[i + 1 : j], 8), j
+            return None, i + 2
         if kind in ("u", "U"):
             size = 4 if kind == "u" else 8
             digits = p[i + 2 : i + 2 + size]
@@ -227,7 +235,7 @@ class _Rewriter:
             ranges, end = self.property(i, negated_class=False)
             self.put(_class_text(ranges, False), i)
             return end
-        cp, end = self.code_point(i)
+        cp, end = self.code_point(i, in_class=False)
         if cp is None:
             end = self.escape_end(i, in_class=False)
             self.copy(i, end)
@@ -343,7 +351,7 @@ class _Rewriter:
             if kind in ("p", "P"):
                 ranges, end = self.property(j, negated_class)
                 return end, _ranges_text(ranges), False, None
-            cp, end = self.code_point(j)
+            cp, end = self.code_point(j, in_class=True)
             if cp is not None:
                 return end, _char(cp), True, None
             end = self.escape_end(j, in_class=True)

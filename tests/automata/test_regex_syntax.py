@@ -45,10 +45,11 @@ def _ascii() -> int:
         r"[\u005d\u002d]+",  # "]" and "-" by escape: still literals inside a class
         r"a\u007b\u0032\u007d|\u002e",  # braces, a digit and "." by escape: still literals
         r"[^\u0000-\u007f]",
+        r"\0|\012\101|[\0-\11]",  # octal, as Python reads it (interegular misread a bare \0)
     ],
 )
 def test_unicode_escapes_are_read_as_python_reads_them(pattern: str) -> None:
-    strings = list(_SAMPLE) + ["\xe9\xe9", "\u3042\u4e00", "AZ", "]-", "a{2}", ".", "\xe9\u2014", "a"]
+    strings = list(_SAMPLE) + ["\xe9\xe9", "\u3042\u4e00", "AZ", "]-", "a{2}", ".", "\xe9\u2014", "a", "\0", "\nA", "\x08"]
     _agree(pattern, strings, _ascii())
 
 
