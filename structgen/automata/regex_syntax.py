@@ -4,10 +4,10 @@ interegular read.
 
 :func:`plain_syntax` is the first step of :func:`structgen.automata.regex.parse_regex`. It rewrites
 
-* ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\N{NAME}`` and octal escapes (Python ``re`` escapes interegular
-  does not read, or misreads: ``\\0``)
-  into the character itself (``\\xHH`` for code points up to U+00FF); a surrogate code point has
-  no UTF-8 form and raises :class:`RegexNotSupported`;
+* ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\N{NAME}`` and octal escapes (Python ``re`` escapes that
+  interegular does not read, or misreads: ``\\0``) into the character itself (``\\xHH`` up to
+  U+00FF, letters aside); a surrogate code point has no UTF-8 form and raises
+  :class:`RegexNotSupported`;
 * ``\\p{..}`` / ``\\P{..}`` (also ``\\pL``, ``\\p{^L}``, loose names such as ``\\p{letter}``), as the
   ``regex`` module reads them (Unicode, whatever the ASCII classes ``\\d \\w \\s`` do), into a
   character class, through :mod:`structgen.automata.unicode_props`: general categories, ``Any``,
