@@ -27,6 +27,7 @@ from .errors import (
     SchemaNotSupported,
     StructgenError,
     TokenRejected,
+    UnknownKeywordWarning,
     UnsatisfiableConstraint,
     VocabularyError,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "SchemaNotSupported",
     "StructgenError",
     "TokenRejected",
+    "UnknownKeywordWarning",
     "UnsatisfiableConstraint",
     "Vocabulary",
     "VocabularyError",

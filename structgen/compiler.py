@@ -20,6 +20,7 @@ from .errors import UnsatisfiableConstraint
 from .automata.dfa import DEFAULT_MAX_STATES, ByteDFA
 from .automata.network import Network
 from .automata.regex import regex_to_dfa
+from .automata.regex_emptiness import why_no_match
 from .guides.base import Guide
 from .guides.dfa_guide import DfaGuide
 from .guides.pushdown import PushdownGuide
@@ -103,17 +104,25 @@ def _collector_paused() -> Any:
             gc.enable()
 
 
-def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str) -> Guide:
+def _guide(
+    key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str,
+    why_empty: Callable[[], str] | None = None,
+) -> Guide:
     with _collector_paused():
-        return _guide_unpaused(key, vocab, make_dfa, description)
+        return _guide_unpaused(key, vocab, make_dfa, description, why_empty)
 
 
-def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str) -> Guide:
+def _guide_unpaused(
+    key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str,
+    why_empty: Callable[[], str] | None = None,
+) -> Guide:
     dfa = _DFAS.get_or_make(key, make_dfa)
 
     def make_guide() -> Guide:
         if isinstance(dfa, Network):
             return PushdownGuide(dfa, vocab, description=description)
+        if dfa.is_empty:  # (no string at all, whatever the vocabulary: say why, if we can)
+            raise UnsatisfiableConstraint(f"no string matches {description}" + (f": {why_empty()}" if why_empty else ""))
         lifted = dfa
         missing = vocab.missing_bytes
         if missing:
@@ -150,6 +159,7 @@ def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEF
         vocabulary,
         lambda: regex_to_dfa(pattern, max_states=max_states),
         f"regex {pattern[:60]!r}",
+        lambda: why_no_match(pattern, max_states=max_states),
     )
 
 
@@ -166,6 +176,7 @@ def compile_json_schema(
     dialect: str | None = None,
     formats: dict[str, str] | None = None,
     unknown_formats: str = "annotate",
+    unknown_keywords: str = "annotate",
 ) -> Guide:
     """A guide whose outputs are JSON documents valid under ``schema``.
 
@@ -199,6 +210,11 @@ def compile_json_schema(
     (:class:`AnnotationWarning`, naming the JSON pointer); ``unknown_formats="error"`` refuses
     it instead (:class:`SchemaNotSupported`).
 
+    A keyword that no JSON Schema vocabulary defines is an annotation too (it constrains
+    nothing); one edit away from a keyword that constrains (``"propertes"``), it warns
+    (:class:`UnknownKeywordWarning`, naming the JSON pointer and the keyword it is close to).
+    ``unknown_keywords="error"`` refuses every unknown keyword (:class:`SchemaNotSupported`).
+
     Raises :class:`SchemaError` for an invalid schema, :class:`SchemaNotSupported` (with the JSON
     pointer) for a keyword structgen cannot enforce exactly, :class:`UnsatisfiableConstraint` when
     nothing can match.
@@ -216,7 +232,7 @@ def compile_json_schema(
     options = SchemaOptions(
         whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
         extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
-        unknown_formats=unknown_formats,
+        unknown_formats=unknown_formats, unknown_keywords=unknown_keywords,
     )
     root, text = prepare(schema, options)  # (loaded and rewritten into 2020-12 once, on every call)
     docs = None if extract_from is None else normalize_documents(extract_from)

@@ -17,6 +17,8 @@ StructgenError(Exception)
                                                   (.text, .max_new_tokens)
 
 AnnotationWarning(UserWarning)                    a keyword read as an annotation only (an unknown format)
+└── UnknownKeywordWarning                         an unknown keyword one edit from one that constrains
+                                                  ("propertes": did you mean "properties"?)
 ```
 
 Outside the tree, only Python's own errors for a programmer's mistake: ``TypeError`` and
@@ -38,6 +40,7 @@ __all__ = [
     "SchemaNotSupported",
     "StructgenError",
     "TokenRejected",
+    "UnknownKeywordWarning",
     "UnsatisfiableConstraint",
     "VocabularyError",
 ]
@@ -191,3 +194,26 @@ class AnnotationWarning(UserWarning):
             f"{keyword} {value!r} at {path or '/'} is unknown: read as an annotation, the string is not "
             f"constrained by it (pass formats={{{value!r}: regex}} to enforce it)"
         )
+
+
+class UnknownKeywordWarning(AnnotationWarning):
+    """A schema keyword that no JSON Schema vocabulary defines, one edit away from a keyword that
+    constrains: the specification reads it as an annotation, so it constrains nothing, and it is
+    probably misspelt. ``.keyword`` (as written), ``.path`` (its JSON pointer), ``.value``,
+    ``.suggestion`` (the keyword it is close to). ``unknown_keywords="error"`` refuses every
+    unknown keyword instead.
+
+    >>> print(UnknownKeywordWarning("propertes", "/propertes", {}, "properties"))
+    unknown keyword 'propertes' at /propertes: did you mean 'properties'? It is read as an annotation and constrains nothing (pass unknown_keywords="error" to refuse unknown keywords)
+    """
+
+    def __init__(self, keyword: str, path: str, value: object, suggestion: str) -> None:
+        UserWarning.__init__(
+            self,
+            f"unknown keyword {keyword!r} at {path or '/'}: did you mean {suggestion!r}? It is read as an "
+            'annotation and constrains nothing (pass unknown_keywords="error" to refuse unknown keywords)',
+        )
+        self.keyword = keyword
+        self.path = path
+        self.value = value
+        self.suggestion = suggestion

@@ -35,6 +35,7 @@ from ..errors import RegexNotSupported, RegexSyntaxError
 from .dfa import DEFAULT_MAX_STATES, ByteDFA
 from .markers import SLOT_FIRST, slot_marker
 from .nfa import pattern_to_dfa
+from .regex_syntax import plain_syntax
 
 try:  # Python >= 3.11
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -178,19 +179,20 @@ def parse_regex(pattern: str) -> Pattern:
     """
     if not isinstance(pattern, str):
         raise RegexSyntaxError(repr(pattern), None, f"a pattern must be a str, not {type(pattern).__name__}")
+    spelled = plain_syntax(pattern)  # (\u, \p{..}, POSIX classes, ...: see structgen.automata.regex_syntax)
     try:
-        parsed = _sre_parse.parse(pattern, 0)
+        parsed = _sre_parse.parse(spelled.text, 0)
     except re.error as e:
-        raise RegexSyntaxError(pattern, e.pos, e.msg) from e
+        raise RegexSyntaxError(pattern, spelled.position(e.pos), e.msg) from e
     except (OverflowError, RecursionError) as e:
         raise RegexSyntaxError(pattern, None, str(e)) from e
     if parsed.state.flags & (re.VERBOSE | re.LOCALE):
         raise RegexNotSupported(pattern, "the verbose (?x) or locale (?L) flag", _position(pattern, r"\(\?[a-zA-Z]*[xL]"))
-    body = strip_anchors(pattern)
+    body = strip_anchors(spelled.text)
     try:
         body_parsed = _sre_parse.parse(body, 0)
     except re.error as e:  # stripping an anchor can only remove a no-op; report against the original
-        raise RegexSyntaxError(pattern, e.pos, e.msg) from e
+        raise RegexSyntaxError(pattern, spelled.position(e.pos), e.msg) from e
     _check_supported(pattern, body_parsed)
     try:
         return interegular.parse_pattern(_spell_assertions(body))
@@ -233,4 +235,4 @@ def not_supported(pattern: str, e: Exception) -> RegexNotSupported:
         return RegexNotSupported(pattern, f"syntax interegular cannot read ({detail})")
     if isinstance(e, RecursionError):
         return RegexNotSupported(pattern, "nesting too deep for the regex parser")
-    return RegexNotSupported(pattern, str(e) or "an unsupported construct")
+    return RegexNotSupported(pattern, f"a construct the regex parser does not implement ({str(e).rstrip('.') or 'unknown'})")

@@ -8,10 +8,15 @@ Generation runs our own decode loop (:mod:`structgen.hf.decoding`) with *fast-fo
 (``fast_forward=True``, the default): where the constraint leaves only one way on (the next
 required key, the rest of an enum value: :meth:`Guide.forced_tokens`), those tokens are appended
 without sampling and fed to the model in one forward pass. ``fast_forward=False`` runs the same
-loop one sampled token per step. Options the loop does not know (``num_beams``,
-``logits_processor``, ... anything but ``do_sample``, ``temperature``, ``top_k``, ``top_p``,
-``pad_token_id``, ``eos_token_id``) and encoder-decoder models go to ``model.generate`` with a
-:class:`~structgen.LogitsProcessor` instead, without fast-forward. Plain ``model.generate`` with a
+loop one sampled token per step.
+
+Each helper takes the options of the compile function it calls (``generate_regex``: those of
+:func:`structgen.compile_regex`; ``generate_json`` and ``generate_pydantic``: those of
+:func:`structgen.compile_json_schema`, ``extract_from``, ``key_order``, ``formats``, ...); only the
+other keyword arguments are generation options. Generation options the loop does not know
+(``num_beams``, ``logits_processor``, ... anything but ``do_sample``, ``temperature``, ``top_k``,
+``top_p``, ``pad_token_id``, ``eos_token_id``) and encoder-decoder models go to ``model.generate``
+with a :class:`~structgen.LogitsProcessor` instead, without fast-forward. Plain ``model.generate`` with a
 ``LogitsProcessor`` works as before and never fast-forwards.
 
 Fast-forward pays off when the constraint has forced text: JSON keys are forced only when the
@@ -26,8 +31,10 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import inspect
 import json
-from typing import Any, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
 import torch
 from transformers import LogitsProcessorList
@@ -58,6 +65,18 @@ def model_vocabulary(model: Any, tokenizer: Any) -> Vocabulary:
     return vocabulary_for(tokenizer, eos_token_ids=eos_token_ids(model, tokenizer) or None)
 
 
+@functools.lru_cache(maxsize=None)
+def _option_names(compile_function: Callable[..., Guide]) -> frozenset[str]:
+    parameters = inspect.signature(compile_function).parameters.values()
+    return frozenset(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY)
+
+
+def _compile_options(compile_function: Callable[..., Guide], options: dict[str, Any]) -> dict[str, Any]:
+    """Take the options of ``compile_function`` out of ``options`` (what is left is generation's)."""
+    names = _option_names(compile_function)
+    return {name: options.pop(name) for name in list(options) if name in names}
+
+
 def generate_regex(
     model: Any,
     tokenizer: Any,
@@ -73,8 +92,9 @@ def generate_regex(
     """The model's answer to ``prompt``, constrained to full-match ``pattern``.
 
     ``chat=None`` applies the tokenizer's chat template when it has one (``True`` requires one,
-    ``False`` feeds the prompt as plain text). Greedy unless ``do_sample=True`` is passed; other
-    keyword arguments go to ``model.generate``.
+    ``False`` feeds the prompt as plain text). Greedy unless ``do_sample=True`` is passed. The
+    options of :func:`structgen.compile_regex` (``max_states``) go to the compile; other keyword
+    arguments are generation options (``do_sample``, ``temperature``, ``num_beams``, ...).
 
     ``budget_aware=True`` (the default) makes the output complete within ``max_new_tokens``: the
     mask only allows tokens after which the text can still be finished in the tokens left (see
@@ -90,7 +110,7 @@ def generate_regex(
         >>> generate_regex(model, tokenizer, "Bob Marley's birth date?", r"\\d{4}-\\d{2}-\\d{2}")  # doctest: +SKIP
         '1945-02-06'
     """
-    guide = compile_regex(pattern, model_vocabulary(model, tokenizer))
+    guide = compile_regex(pattern, model_vocabulary(model, tokenizer), **_compile_options(compile_regex, generate_kwargs))
     return generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
         budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
@@ -114,17 +134,20 @@ def generate_json(
     """The model's answer as a JSON value valid under ``schema`` (a dict, JSON text or pydantic class).
 
     ``whitespace`` is the regex allowed between JSON tokens (default ``[ ]?``). ``extract_from``
-    (a document or a list of them) makes string values verbatim spans of a document (see
-    :func:`structgen.compile_json_schema`). Returns the parsed
-    value. With ``budget_aware=True`` (the default) the document is always complete within
-    ``max_new_tokens``; other options as in :func:`generate_regex`.
+    (a document or a list of them) makes string values verbatim spans of a document. The other
+    options of :func:`structgen.compile_json_schema` (``key_order``, ``extra_properties``,
+    ``formats``, ``unknown_formats``, ``unknown_keywords``, ``dialect``, ``max_recursion_depth``,
+    ``max_states``) go to the compile too; the remaining keyword arguments are generation options.
+    Returns the parsed value. With ``budget_aware=True`` (the default) the document is always
+    complete within ``max_new_tokens``; other options as in :func:`generate_regex`.
 
     Example:
         >>> generate_json(model, tokenizer, "A city?", {"type": "object", ...})  # doctest: +SKIP
         {'name': 'Paris', ...}
     """
     vocab = model_vocabulary(model, tokenizer)
-    guide = compile_json_schema(schema, vocab, whitespace=whitespace, extract_from=extract_from)
+    options = _compile_options(compile_json_schema, generate_kwargs)
+    guide = compile_json_schema(schema, vocab, whitespace=whitespace, extract_from=extract_from, **options)
     text = generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
         budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
@@ -143,12 +166,14 @@ def generate_pydantic(
     chat: bool | None = None,
     budget_aware: bool = True,
     fast_forward: bool = True,
+    extract_from: str | Sequence[str] | None = None,
     **generate_kwargs: Any,
 ) -> T:
     """The model's answer as an instance of the pydantic ``model_class``.
 
     The output follows ``model_class``'s JSON Schema and is validated with
-    ``model_class.model_validate_json``. Options as in :func:`generate_json`.
+    ``model_class.model_validate_json``. Options as in :func:`generate_json`, compile options
+    (``extract_from``, ``key_order``, ``formats``, ...) included.
 
     Example:
         >>> class Person(pydantic.BaseModel):
@@ -157,7 +182,9 @@ def generate_pydantic(
         >>> generate_pydantic(model, tokenizer, "Describe Ada Lovelace.", Person)  # doctest: +SKIP
         Person(name='Ada Lovelace', age=36)
     """
-    guide = compile_json_schema(model_class, model_vocabulary(model, tokenizer), whitespace=whitespace)
+    options = _compile_options(compile_json_schema, generate_kwargs)
+    vocab = model_vocabulary(model, tokenizer)
+    guide = compile_json_schema(model_class, vocab, whitespace=whitespace, extract_from=extract_from, **options)
     text = generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
         budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs

@@ -21,12 +21,13 @@ import jsonschema
 from jsonschema import validators as _validators
 
 from ..automata.unicode_props import regex_syntax_ok
-from ..errors import AnnotationWarning, SchemaError, SchemaNotSupported
+from ..errors import AnnotationWarning, SchemaError, SchemaNotSupported, UnknownKeywordWarning
 from .dialects import dialect_of, metaschema_validator, to_2020_12
 from .ecma_pattern import compiled_pattern
 from .formats import FORMATS, FREE_STRING_FORMATS, NUMBER_FORMATS, compiled_format, format_regex
 from .ops import Schema, encoded, pointer, walk
 from .options import SchemaOptions
+from .unknown_keywords import unknown_keywords
 
 __all__ = ["anchored", "format_annotations", "load_2020_12", "load_schema", "validator_class", "warn_annotations"]
 
@@ -206,7 +207,15 @@ def format_annotations(schema: Schema, formats: Optional[Mapping[str, str]] = No
 
 def warn_annotations(schema: Schema, options: SchemaOptions, stacklevel: int = 2) -> None:
     """An :class:`AnnotationWarning` per unknown ``format`` of a (2020-12) schema (with
-    ``unknown_formats="annotate"``), attributed to the caller's caller (``stacklevel``)."""
+    ``unknown_formats="annotate"``) and an :class:`UnknownKeywordWarning` per unknown keyword one
+    edit from a keyword that constrains, attributed to the caller's caller (``stacklevel``); with
+    ``unknown_keywords="error"``, :class:`SchemaNotSupported` for the first unknown keyword."""
+    for path, key, value, near in unknown_keywords(schema):
+        hint = f" (did you mean {near!r}?)" if near else ""
+        if options.unknown_keywords == "error":
+            raise SchemaNotSupported(key, path, f"it is not a JSON Schema keyword{hint}, and unknown_keywords='error' refuses unknown keywords")
+        if near:
+            warnings.warn(UnknownKeywordWarning(key, path, value, near), stacklevel=stacklevel + 1)
     if options.unknown_formats == "annotate":
         for path, fmt in format_annotations(schema, options.formats):
             warnings.warn(AnnotationWarning("format", path, fmt), stacklevel=stacklevel + 1)

@@ -51,6 +51,10 @@ class SchemaOptions:
         Custom formats, ``{name: regex}`` (ECMA-262, matched against the whole string).
     unknown_formats:
         ``"annotate"``: any other ``format`` constrains nothing (and warns); ``"error"``: refused.
+    unknown_keywords:
+        ``"annotate"``: a keyword no vocabulary defines constrains nothing, as the specification
+        reads it (one edit away from a keyword that constrains, it warns: "did you mean");
+        ``"error"``: every unknown keyword is refused (see :mod:`.unknown_keywords`).
 
     Raises ``ValueError`` / ``TypeError`` for an option of the wrong kind, and
     :class:`RegexSyntaxError` / :class:`RegexNotSupported` for a ``whitespace`` that is not a
@@ -66,6 +70,8 @@ class SchemaOptions:
     # (a read-only copy; equal options hash alike without it)
     formats: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}), hash=False)
     unknown_formats: str = "annotate"
+    # (checked on every compile call, cached or not: not part of the cache key)
+    unknown_keywords: str = "annotate"
 
     def __post_init__(self) -> None:
         depth = self.max_recursion_depth
@@ -81,6 +87,8 @@ class SchemaOptions:
             raise ValueError(f"key_order must be 'schema' or 'any', got {self.key_order!r}")
         if self.unknown_formats not in ("annotate", "error"):
             raise ValueError(f"unknown_formats must be 'annotate' or 'error', got {self.unknown_formats!r}")
+        if self.unknown_keywords not in ("annotate", "error"):
+            raise ValueError(f"unknown_keywords must be 'annotate' or 'error', got {self.unknown_keywords!r}")
         formats = {} if self.formats is None else self.formats
         if not isinstance(formats, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in formats.items()):
             raise TypeError("formats must be a dict of format names to regexes (strings)")

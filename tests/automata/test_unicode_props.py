@@ -102,3 +102,13 @@ def test_pattern_properties_with_properties() -> None:
     dfa = schema_to_dfa({"type": "object", "patternProperties": {r"^\p{Lu}+$": {"type": "integer"}}, "additionalProperties": False})
     # (keys written under patterns with classes are printable ASCII: see json_schema's docs)
     assert dfa.accepts(b'{"AB": 1}') and not dfa.accepts(b'{"ab": 1}') and not dfa.accepts(b'{"AB": "x"}')
+
+
+@pytest.mark.parametrize("pattern, inside", [("^[a||b]+$", "a|b"), ("^[[a]+$", "[a"), ("^[a&&b]$", "&")])
+def test_schema_patterns_python_warns_about_leak_no_future_warning(pattern: str, inside: str) -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (the metaschema's format: regex check compiled them bare)
+        dfa = schema_to_dfa({"type": "string", "pattern": pattern})
+    assert dfa.accepts(json.dumps(inside).encode()) and not dfa.accepts(b'"c"')

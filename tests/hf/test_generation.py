@@ -182,6 +182,50 @@ def test_generate_json_and_pydantic_on_the_tiny_model(tiny_llama: Any) -> None:
         structgen.generate_json(model, tokenizer, "JSON:", schema, max_new_tokens=2)
 
 
+def test_helpers_take_the_compile_options(tiny_llama: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Compile options go to the compile, whichever helper gets them; only generation options
+    reach ``model.generate`` (``extract_from`` reached it before: "model_kwargs are not used")."""
+    _json_schema_module()
+    import inspect
+
+    import pydantic
+
+    model, tokenizer = tiny_llama
+    document = "Ada Lovelace wrote the first program."
+
+    class Person(pydantic.BaseModel):
+        name: str
+
+    seen: dict[str, Any] = {}
+    generate = model.generate
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.update(kwargs)
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(model, "generate", spy)
+    for extra in ({}, {"num_beams": 2}):  # our decode loop, then model.generate
+        person = structgen.generate_pydantic(
+            model, tokenizer, "Who?", Person, extract_from=document, key_order="any", max_new_tokens=24, **extra
+        )
+        assert isinstance(person, Person) and person.name in document
+    assert seen["num_beams"] == 2 and not {"extract_from", "key_order"} & set(seen)
+    # every option of compile_json_schema is an option of generate_json and generate_pydantic
+    options = [p.name for p in inspect.signature(structgen.compile_json_schema).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    assert {"extract_from", "whitespace", "key_order", "formats", "unknown_keywords", "max_states"} <= set(options)
+    misspelt = {"type": "object", "propertes": {}}
+    with pytest.raises(structgen.SchemaNotSupported, match="'propertes'"):
+        structgen.generate_json(model, tokenizer, "?", misspelt, unknown_keywords="error", num_beams=2)
+    with pytest.raises(structgen.CompileBudgetExceeded):
+        structgen.generate_pydantic(model, tokenizer, "?", Person, max_states=3)
+    with pytest.raises(structgen.CompileBudgetExceeded):
+        structgen.generate_regex(model, tokenizer, "?", r"[a-z]{40}", max_states=10, num_beams=2)
+    code = structgen.generate_json(
+        model, tokenizer, "?", {"type": "string", "format": "x-code"}, formats={"x-code": "[A-Z]{3}"}, max_new_tokens=8
+    )
+    assert re.fullmatch("[A-Z]{3}", code)
+
+
 # -- the real SmolLM2 --------------------------------------------------------------------------
 
 
