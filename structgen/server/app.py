@@ -149,11 +149,14 @@ async def _check_key(request: Request, call_next: Callable[[Request], Awaitable[
     return await call_next(request)
 
 
+_SERVED_PATHS = frozenset(route.path for route in router.routes if isinstance(getattr(route, "path", None), str))
+
+
 async def _count(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
     """Count every answer by endpoint (a path the app serves, or "other") and status, for ``/metrics``."""
     response = await call_next(request)
     path = request.url.path
-    endpoint = path if any(getattr(r, "path", None) == path for r in request.app.routes) else "other"
+    endpoint = path if path in _SERVED_PATHS else "other"
     request.app.state.metrics.requests.labels(endpoint=endpoint, status=str(response.status_code)).inc()
     return response
 
