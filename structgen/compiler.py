@@ -13,14 +13,15 @@ import gc
 import json
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Union
 
-import numpy as np
 
 from .errors import UnsatisfiableConstraint
 from .automata.dfa import DEFAULT_MAX_STATES, ByteDFA
 from .automata.network import Network
-from .automata.regex import regex_to_dfa
+from .automata.expr import NOTHING, ExprPool
+from .automata.lazy import LazyAutomaton
+from .automata.regex import regex_to_expr
 from .guides.base import Guide
 from .guides.dfa_guide import DfaGuide
 from .guides.pushdown import PushdownGuide
@@ -104,31 +105,44 @@ def _collector_paused() -> Any:
             gc.enable()
 
 
-def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str) -> Guide:
+#: What a constraint compiles to before it meets a vocabulary: an eager automaton, a network of
+#: automata, or an expression of a pool (its automaton is built lazily, per guide).
+Compiled = Union[ByteDFA, Network, tuple[ExprPool, int]]
+
+
+def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make: Callable[[], Compiled], description: str) -> Guide:
     with _collector_paused():
-        return _guide_unpaused(key, vocab, make_dfa, description)
+        return _guide_unpaused(key, vocab, make, description)
 
 
-def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str) -> Guide:
-    dfa = _DFAS.get_or_make(key, make_dfa)
+def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make: Callable[[], Compiled], description: str) -> Guide:
+    compiled = _DFAS.get_or_make(key, make)
 
     def make_guide() -> Guide:
-        if isinstance(dfa, Network):
-            return PushdownGuide(dfa, vocab, description=description)
-        lifted = dfa
-        missing = vocab.missing_bytes
-        if missing:
-            used = set(np.flatnonzero((dfa.transitions >= 0).any(axis=0)).tolist())
-            if any(dfa.byte_classes[b] in used for b in missing):
-                lifted = dfa.without_bytes(missing)
-        if lifted.is_empty:
+        if isinstance(compiled, Network):
+            return PushdownGuide(compiled, vocab, description=description)
+        if isinstance(compiled, ByteDFA):
+            pool = ExprPool()
+            root = pool.embed(compiled)
+        else:
+            pool, root = compiled
+        if root == NOTHING:
+            raise UnsatisfiableConstraint(f"no string matches {description}")
+        guide = DfaGuide(LazyAutomaton(pool, root), vocab, description=description)
+        if guide.is_empty:
+            missing = vocab.missing_bytes
             raise UnsatisfiableConstraint(
                 f"{description} needs bytes that no token of {vocab!r} contains "
                 f"({', '.join(hex(b) for b in sorted(missing)[:8])}...)"
             )
-        return DfaGuide(lifted, vocab, description=description)
+        return guide
 
     return _GUIDES.get_or_make(key + (vocab.fingerprint, id(vocab)), make_guide)
+
+
+def _regex(pattern: str, max_states: int) -> tuple[ExprPool, int]:
+    pool = ExprPool()
+    return pool, regex_to_expr(pattern, pool, max_states=max_states)
 
 
 def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES) -> Guide:
@@ -149,7 +163,7 @@ def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEF
     return _guide(
         ("regex", pattern, max_states),
         vocabulary,
-        lambda: regex_to_dfa(pattern, max_states=max_states),
+        lambda: _regex(pattern, max_states),
         f"regex {pattern[:60]!r}",
     )
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES
-from ..vocab.trie import TokenTrie, expand_ranges
+from ..vocab.trie import TokenTrie, expand_ranges, walk_nodes
 from .distances import NetworkDistances
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
@@ -131,7 +131,7 @@ class FrameMasks:
 
     def sparse_walk(self, auto: AutomatonView, q: int, node: int, limit: int) -> TokenWalk | None:
         """Depth-first from ``node`` in state ``q``, looping over the fewer of a trie node's
-        children and the state's edges (as :class:`~structgen.vocab.trie.SparseWalker`);
+        children and the state's edges (as :func:`~structgen.vocab.trie.sparse_walk`);
         ``None`` past ``limit`` visited nodes (0: no limit)."""
         trie = self.trie
         nchild = trie.num_children_list
@@ -140,7 +140,7 @@ class FrameMasks:
         nodes: list[int] = []
         states: list[int] = []
         branches: list[tuple[int, int]] = []
-        if branching[q] and nchild[node]:
+        if branching(q) and nchild[node]:
             branches.append((node, q))
         stack = [(node, q)]
         while stack:
@@ -169,7 +169,7 @@ class FrameMasks:
                 nodes.append(child)
                 states.append(t)
                 stack.append((child, t))
-                if branching[t] and nchild[child]:
+                if nchild[child] and branching(t):
                     branches.append((child, t))
             if limit and len(nodes) > limit:
                 return None
@@ -187,17 +187,16 @@ class FrameMasks:
         where a state along the slice's chain may call or return."""
         branching = auto.branching
         for k in range(len(SLICES)):
-            succ = auto.slice_successors(k)
-            first = succ[q]
+            first = auto.slice_successor(q, k)
             if first == MIXED or first < 0:
                 continue
             sl = self.index.string_slice(k)
             chain = [q]  # chain[c]: the state after c slice characters
             while len(chain) <= sl.longest:
-                nxt = succ[chain[-1]]
+                nxt = auto.slice_successor(chain[-1], k)
                 if nxt < 0:
                     break
-                if nxt == MIXED or branching[nxt]:
+                if nxt == MIXED or branching(nxt):
                     chain = []
                     break
                 chain.append(nxt)
@@ -219,7 +218,7 @@ class FrameMasks:
             assert rest.origin is not None  # (the rest trie is cut out of the full one)
             alive = np.flatnonzero(node_state >= 0)
             full = rest.origin[alive]
-            br = np.asarray(branching)[node_state[alive]] & (trie.num_children[full] > 0)
+            br = _branching_of(auto, node_state[alive]) & (trie.num_children[full] > 0)
             branches = list(zip(full[br].tolist(), node_state[alive[br]].tolist()))
             return TokenWalk(
                 np.concatenate([ids, rest.token_ids[ok]]), np.concatenate([ends, at[ok]]).astype(np.int32), branches
@@ -227,22 +226,29 @@ class FrameMasks:
         return None
 
     def full_walk(self, auto: AutomatonView, q: int) -> TokenWalk:
-        """The whole trie, level by level (as :func:`~structgen.vocab.trie.walk_state`)."""
+        """The whole trie, level by level (as :func:`~structgen.vocab.trie.walk_nodes`)."""
         trie = self.trie
         node_state = _node_states(auto, trie, q)
         at = node_state[trie.token_nodes]
         ok = at >= 0
         alive = np.flatnonzero(node_state >= 0)
-        br = alive[np.asarray(auto.branching)[node_state[alive]] & (trie.num_children[alive] > 0)]
+        br = alive[_branching_of(auto, node_state[alive]) & (trie.num_children[alive] > 0)]
         return TokenWalk(trie.token_ids[ok], at[ok], list(zip(br.tolist(), node_state[br].tolist())))
 
     # -- frames --------------------------------------------------------------------------------
 
     def frame(self, a: int, q: int, node: int, data: int = 0) -> FrameTokens:
-        """The tokens of frame ``(a, q, data)`` from trie node ``node`` (cached)."""
+        """The tokens of frame ``(a, q, data)`` from trie node ``node`` (cached).
+
+        Until distances are in use, a frame is computed for ``q`` with its counters clamped to
+        what the longest token can tell apart (:meth:`.LazyAutomaton.clamped`): its tokens are
+        ``q``'s, and states that differ only in large counters (a long string's length so far)
+        share one frame. Frames that carry distance bounds are computed for ``q`` itself."""
         if not self._bounded and self.distances.ready:
             self._frames.clear()  # (frames computed without distances carry no bound)
             self._bounded = True
+        if not self._bounded:
+            q = self.view.auto(a).auto.clamped(q, self.index.longest_token)
         key = (a, q, node, data)
         got = self._frames.get(key)
         if got is not None:
@@ -265,18 +271,19 @@ class FrameMasks:
         auto = view.auto(a)
         bounded = dist.ready
         ids, ends = walk.ids, walk.ends
-        if auto.guards and ids.size:  # (a token may not end where only written keys go on)
-            dead = view.dead_states(a, data)
-            if dead:
-                keep = ~np.isin(ends, list(dead))
+        if auto.has_guards and ids.size:  # (a token may not end where only written keys go on)
+            unique, inverse = np.unique(ends, return_inverse=True)
+            dead = np.array([view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
+            if dead.any():
+                keep = ~dead[inverse]
                 ids, ends = ids[keep], ends[keep]
         parts = [ids]
-        umax = int(dist.dist_vec(a, data)[ends].max(initial=0)) if bounded else 0
+        umax = int(dist.dists(a, data, ends).max(initial=0)) if bounded else 0
         pops: list[int] = []
         for m, p in walk.branches:
             if auto.finals[p]:
                 pops.append(m)
-            for k, r in auto.calls.get(p, ()):
+            for k, r in auto.calls(p):
                 callee = self.frame(k, 0, m)
                 parts.append(callee.ids)
                 back = dist.dist(a, r, data) if bounded else 0
@@ -287,7 +294,7 @@ class FrameMasks:
                     if rest.ids.size:
                         umax = max(umax, rest.umax)
                     pops.extend(rest.pops)
-            for g, r in auto.guards.get(p, ()):
+            for g, r in auto.guards(p):
                 passed = view.pass_guard(a, g, data)
                 if passed is not None:  # (zero-width: the same frame goes on with new data)
                     rest = self.frame(a, r, m, passed)
@@ -347,22 +354,14 @@ class FrameMasks:
 
 
 def _node_states(auto: AutomatonView, trie: TokenTrie, q: int) -> np.ndarray:
-    """The state every trie node's prefix reaches from ``q`` in ``auto`` (-1: dead)."""
-    trans = auto.table
-    cls = auto.cls_np
-    node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
-    node_state[0] = q
-    frontier = np.array([0], dtype=np.int64)
-    states = np.array([q], dtype=np.int32)
-    first, count, byte = trie.first_child, trie.num_children, trie.byte
-    while frontier.size:
-        cnt = count[frontier]
-        children = expand_ranges(first[frontier], cnt)
-        if children.size == 0:
-            break
-        nxt = trans[np.repeat(states, cnt), cls[byte[children]]]
-        alive = nxt >= 0
-        frontier = children[alive]
-        states = nxt[alive]
-        node_state[frontier] = states
-    return node_state
+    """The state every trie node's prefix reaches from ``q`` in ``auto`` (-1: dead), level by
+    level, the rows of each level's states built first."""
+    return walk_nodes(auto.auto, trie, q)
+
+
+def _branching_of(auto: AutomatonView, states: np.ndarray) -> np.ndarray:
+    """Per state of ``states``: whether a walk may branch off there (bool array)."""
+    if states.size == 0:
+        return np.zeros(0, dtype=bool)
+    unique, inverse = np.unique(states, return_inverse=True)
+    return np.array([auto.branching(q) for q in unique.tolist()], dtype=bool)[inverse]

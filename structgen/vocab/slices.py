@@ -13,9 +13,9 @@ idea, on a byte DFA:
 1. per vocabulary (:meth:`StringSlice.build`, kept by the vocabulary's
    :class:`~.index.VocabularyIndex`): which tokens are slice tokens, their lengths in characters,
    and the trie of the rest;
-2. per automaton (:func:`char_successors`, vectorised over all states): the state every slice
-   character leads to, or -1 if every one dies, or -2 if they disagree (then the slice does not
-   apply and the guide walks the full trie, as before).
+2. per state (:func:`char_successor`, as generation reaches it): the state every slice character
+   leads to, or -1 if every one dies, or -2 if they disagree (then the slice does not apply and
+   the guide walks the full trie).
 
 Example:
     >>> import structgen
@@ -37,10 +37,11 @@ from typing import Sequence
 import numpy as np
 
 from ..automata.dfa import ByteDFA
+from ..automata.lazy import LazyAutomaton
 from ..automata.regex import regex_to_dfa
 from .trie import TokenTrie
 
-__all__ = ["MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successors", "slice_automaton"]
+__all__ = ["MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successor", "slice_automaton"]
 
 #: The slices, widest first, as one-character regexes: any character of a JSON string but
 #: ``"``, ``\`` and C0 controls; then the classes identifiers, slugs and codes are made of.
@@ -124,40 +125,46 @@ def slice_automaton(k: int) -> tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]
     return r, edges
 
 
-def char_successors(dfa: ByteDFA, k: int = 0) -> np.ndarray:
-    """For every state: where every character of ``SLICES[k]`` leads (one state), -1 if every one dies,
-    or ``MIXED`` (-2) if they disagree. Vectorised over states; int32 [num_states].
-
-    The single-character automaton R of the slice is acyclic; its states are visited in
-    topological order, carrying for each of our states the state reached so far (or -1/-2).
-    """
-    r, byte_edges = slice_automaton(k)
-    n = dfa.num_states
-    trans, ours = dfa.transitions, dfa.byte_classes
-    edges = {s: [(np.unique(ours[bs]), t) for bs, t in out] for s, out in enumerate(byte_edges)}
+@cache
+def _slice_order(k: int) -> tuple[int, ...]:
+    """The states of slice ``k``'s one-character automaton in topological order (it is acyclic)."""
+    r, edges = slice_automaton(k)
     indegree = [0] * r.num_states
-    for s in edges:
-        for _, t in edges[s]:
+    for out in edges:
+        for _, t in out:
             indegree[t] += 1
-    value: dict[int, np.ndarray] = {0: np.arange(n, dtype=np.int32)}
-    ready = [0]
-    final = None
+    order, ready = [], [0]
     while ready:
         s = ready.pop()
-        v = value[s]
-        if r.finals[s]:
-            final = v
-        alive = v >= 0
-        for cols, t in edges[s]:
-            got = np.where(v == MIXED, MIXED, -1).astype(np.int32)
-            if alive.any():
-                targets = trans[v[alive]][:, cols]
-                same = (targets == targets[:, :1]).all(axis=1)
-                got[alive] = np.where(same, targets[:, 0], MIXED)
-            old = value.get(t)
-            value[t] = got if old is None else np.where(old == got, old, MIXED).astype(np.int32)
+        order.append(s)
+        for _, t in edges[s]:
             indegree[t] -= 1
             if indegree[t] == 0:
                 ready.append(t)
-    assert final is not None
+    return tuple(order)
+
+
+def char_successor(auto: LazyAutomaton, q: int, k: int = 0) -> int:
+    """Where every character of ``SLICES[k]`` leads from state ``q`` of ``auto`` (one state), -1 if
+    every one dies, or ``MIXED`` (-2) if they disagree. The one-character automaton R of the slice
+    is acyclic: its states are visited in topological order, carrying the state of ours reached so
+    far (or -1 / ``MIXED``); an R edge keeps one state only if all its bytes agree there."""
+    r, edges = slice_automaton(k)
+    value: dict[int, int] = {0: q}
+    final = MIXED
+    for s in _slice_order(k):
+        v = value.get(s)
+        if v is None:
+            continue
+        if r.finals[s]:
+            final = v
+        for bs, t in edges[s]:
+            if v < 0:
+                got = v  # (-1 stays dead, MIXED stays mixed)
+            else:
+                row = auto.row(v)
+                first = row[int(bs[0])]
+                got = first if all(row[b] == first for b in bs.tolist()) else MIXED
+            old = value.get(t)
+            value[t] = got if old is None or old == got else MIXED
     return final
