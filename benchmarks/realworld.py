@@ -62,7 +62,7 @@ from benchmarks.harness import (
 )
 from benchmarks.instances import first_error, generate_instances, validator
 from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, StructgenError
-from structgen.json_schema.dispatch import schema_to_network
+from structgen.json_schema import schema_to_network
 
 ENGINES = ("structgen", "llguidance", "xgrammar")
 CLOSERS = frozenset(b'"}],')

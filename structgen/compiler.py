@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import json
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Union
@@ -191,7 +190,7 @@ def compile_json_schema(
     frame remembers the keys written), and ``extra_properties=True`` lets it add keys that
     ``additionalProperties`` / ``patternProperties`` allow next to declared ones.
 
-    The result is a :class:`Guide`, or a :class:`~structgen.pushdown.PushdownGuide` (same API)
+    The result is a :class:`Guide`, or a :class:`~structgen.guides.pushdown.PushdownGuide` (same API)
     when the schema has recursion, large sub-schemas used more than once, ``{}`` values or
     ``key_order="any"`` objects: those pieces become automata of their own that their users call,
     so recursion is exact (to a nesting depth of 128 frames) and nothing is copied per use.
@@ -202,11 +201,11 @@ def compile_json_schema(
     ``extract_from`` (a document or a list of them): string values are verbatim spans of a
     document — every string value, or only those whose schema says ``"x-extract": true`` when
     any does. Object keys are not spans; ``""`` is (use ``minLength: 1``); other string keywords
-    still hold. See :mod:`structgen.spans`. (Spans compile to one flat automaton.)
+    still hold. See :mod:`structgen.json_schema.spans`. (Spans compile to one flat automaton.)
 
     ``dialect`` (``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"``, ``"2020-12"``)
     reads the schema in that draft whatever its ``$schema`` says; by default ``$schema`` decides,
-    and a schema without one is 2020-12 (see :mod:`structgen.json_dialects`).
+    and a schema without one is 2020-12 (see :mod:`structgen.json_schema.dialects`).
 
     ``format``: the built-in formats are enforced; ``formats={"name": regex}`` adds custom ones
     (ECMA-262 regexes matched against the whole string, enforced). Any other format is an
@@ -221,31 +220,27 @@ def compile_json_schema(
     Example:
         >>> guide = compile_json_schema({"type": "integer", "minimum": 0}, vocab)   # doctest: +SKIP
     """
-    from .json_schema.dialects import to_2020_12
-    from .json_schema.dispatch import _schema_dfa, load_schema, warn_annotations
+    # (imported here, not at the top: ``import structgen`` stays without jsonschema until a schema is compiled)
+    from .json_schema.api import compile_schema, prepare
+    from .json_schema.loading import warn_annotations
+    from .json_schema.options import SchemaOptions
 
     if not isinstance(vocabulary, Vocabulary):
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
-    loaded = load_schema(schema, dialect=dialect)
-    text = json.dumps(loaded, sort_keys=True, ensure_ascii=False)
+    options = SchemaOptions(
+        whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
+        extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
+        unknown_formats=unknown_formats,
+    )
+    root, text = prepare(schema, options)  # (loaded and rewritten into 2020-12 once, on every call)
     docs = None if extract_from is None else normalize_documents(extract_from)
-
-    def make() -> ByteDFA | Network:
-        return _schema_dfa(
-            loaded, whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states,
-            extract_from=docs, key_order=key_order, extra_properties=extra_properties, dialect=dialect,
-            formats=formats, unknown_formats=unknown_formats, network=docs is None,
-        )[0]
-
-    warn_annotations(to_2020_12(loaded, dialect), formats, unknown_formats)  # (on every call, cached or not)
-    formats_key = None if formats is None else tuple(sorted(formats.items()))
-    title = loaded.get("title") if isinstance(loaded, dict) else None
+    warn_annotations(root, options)  # (on every call, cached or not)
+    title = root.get("title") if isinstance(root, dict) else None
     spans_key = None if docs is None else documents_key(docs)
     return _guide(
-        ("json", text, whitespace, max_recursion_depth, max_states, spans_key, key_order, extra_properties, dialect,
-         formats_key, unknown_formats),
+        ("json", text, options.cache_key(), spans_key),
         vocabulary,
-        make,
+        lambda: compile_schema(root, options, docs, network=docs is None),
         f"JSON Schema {title or text[:60]!r}",
     )
 

@@ -1,42 +1,14 @@
 """Older JSON Schema drafts rewritten into their draft 2020-12 equivalent, before the compiler.
 
-The compiler (:mod:`structgen.json_schema`) reads draft 2020-12 only. A schema's dialect is its
-``$schema`` (draft-04, -06, -07, 2019-09 or 2020-12, by URI), or the ``dialect=`` option, which
-overrides it; with neither, or with a ``$schema`` naming another metaschema (CloudFormation's
-resource schemas name theirs), the schema is 2020-12. :func:`to_2020_12` then rewrites, at every
-schema position of the schema's own draft:
-
-===============================  ================================================================
-older draft                      draft 2020-12
-===============================  ================================================================
-``definitions``                  ``$defs`` (and every ``$ref`` JSON pointer through it)
-``dependencies``                 ``dependentRequired`` (array values) / ``dependentSchemas``
-array-form ``items`` +           ``prefixItems`` + ``items`` (``additionalItems`` next to a
-``additionalItems``              schema-form ``items``, or alone, does nothing: dropped)
-draft-04 ``id``                  ``$id``
-draft-04 ``exclusiveMinimum:     ``exclusiveMinimum: m`` (``false``: dropped; ``maximum`` alike)
-true`` + ``minimum: m``
-``$id: "#name"`` (draft ≤ 07)    ``$anchor: "name"``
-``$ref`` with siblings           ``$ref`` alone (draft ≤ 07 ignores its siblings, ``$id``
-(draft ≤ 07)                     included; ``definitions`` next to it are kept, only to be
-                                 referred to)
-``$recursiveRef: "#"``           ``$ref: "#"`` where the two mean the same (the enclosing
-(2019-09)                        resource has no ``$recursiveAnchor: true``, is the root, or is
-                                 the only resource that has one); otherwise left in place, and
-                                 the compiler refuses it
-keywords the draft lacks         dropped: draft-04 has no ``const``; draft-07 no
-                                 ``prefixItems`` or ``dependentRequired`` (the draft's
-                                 validators ignore them, so must we, to stay complete)
-===============================  ================================================================
-
-A schema read as 2020-12 (no ``$schema``) keeps its keywords, but ``definitions`` and
-``dependencies`` — which 2020-12 does not define and which mean one thing — are read as the older
-drafts meant them, and so is a ``$recursiveRef`` that equals a plain reference.
+The compiler reads draft 2020-12 only. A schema's dialect is its ``$schema`` (draft-04, -06, -07,
+2019-09 or 2020-12, by URI), or the ``dialect=`` option, which overrides it; with neither, or with
+a ``$schema`` naming another metaschema, the schema is 2020-12. :func:`to_2020_12` then rewrites
+every schema position of the schema's own draft; what each older keyword becomes is listed once,
+in ``docs/json_schema.md`` (section "Dialects").
 
 :func:`metaschema_validator` gives the ``jsonschema`` validator class of a dialect, which
 ``load_schema`` checks the schema against before any rewrite.
 """
-
 from __future__ import annotations
 
 import re
@@ -46,8 +18,9 @@ from urllib.parse import unquote, urljoin
 import jsonschema
 
 from ..errors import SchemaNotSupported
+from .ops import pointer
 
-__all__ = ["DIALECTS", "dialect_of", "metaschema_validator", "to_2020_12"]
+__all__ = ["DIALECTS", "dialect_of", "join_uri", "metaschema_validator", "to_2020_12"]
 
 #: Dialect names, oldest first; ``dialect=`` also takes ``"draft7"``, ``"7"`` or a ``$schema`` URI.
 DIALECTS = ("draft-04", "draft-06", "draft-07", "2019-09", "2020-12")
@@ -117,17 +90,13 @@ def metaschema_validator(dialect: str) -> Any:
     return _VALIDATORS[_name(dialect, "")]
 
 
-def _join(base: str, ref: str) -> str:
+def join_uri(base: str, ref: str) -> str:
     """``ref`` resolved against ``base`` (URNs and other opaque bases too)."""
     if ref.startswith("#"):
         return base.split("#")[0] + ref
     if not base or ":" in ref.split("/")[0]:
         return ref
     return urljoin(base, ref)
-
-
-def _pointer(tokens: tuple) -> str:
-    return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens) or "/"
 
 
 class _Rewriter:
@@ -178,7 +147,7 @@ class _Rewriter:
         dialect = self.node_dialect(node, dialect)
         own = self.own_id(node, dialect)
         if own is not None:
-            base = _join(base, own).split("#")[0]
+            base = join_uri(base, own).split("#")[0]
         if own is not None or not tokens:
             self.resources.setdefault(base, (node, dialect))
         if node.get("$recursiveAnchor") is True:
@@ -195,7 +164,7 @@ class _Rewriter:
         dialect = self.node_dialect(node, dialect)
         own = self.own_id(node, dialect)
         if own is not None:
-            base = _join(base, own).split("#")[0]
+            base = join_uri(base, own).split("#")[0]
             resource = node
         older = dialect != "2020-12"
         rewritten_children = {}
@@ -228,7 +197,7 @@ class _Rewriter:
                 out["$id"] = uri
             if fragment:
                 if not _ANCHOR.match(fragment):
-                    raise SchemaNotSupported("$id", _pointer(tokens + ("$id",)), f"a fragment {fragment!r} that is not a plain name")
+                    raise SchemaNotSupported("$id", pointer(tokens + ("$id",)), f"a fragment {fragment!r} that is not a plain name")
                 out["$anchor"] = fragment
         if isinstance(out.get("$ref"), str):
             out["$ref"] = self.translate_ref(out["$ref"], base, resource)
@@ -272,10 +241,10 @@ class _Rewriter:
         doc, hash_, fragment = ref.partition("#")
         if not fragment.startswith("/"):
             return ref
-        target = resource if not doc else self.resources.get(_join(base, doc).split("#")[0], (None, ""))[0]
+        target = resource if not doc else self.resources.get(join_uri(base, doc).split("#")[0], (None, ""))[0]
         if target is None:
             return ref  # (not in this schema: the compiler refuses it)
-        dialect = self.resources.get(_join(base, doc).split("#")[0], (None, self.dialect))[1] if doc else self.dialect
+        dialect = self.resources.get(join_uri(base, doc).split("#")[0], (None, self.dialect))[1] if doc else self.dialect
         tokens = fragment[1:].split("/")
         out = []
         node: Any = target

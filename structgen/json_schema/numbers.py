@@ -25,11 +25,15 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Optional, Union
 
-from ..errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
 from ..automata.dfa import ByteDFA
-from .formats import NUMBER, _natural_range, integer_range
+from ..errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
+from .context import Context
+from .regex_text import NUMBER, PLAIN_NUMBER, integer_range, natural_range
 
-__all__ = ["SAFE_DIGITS", "decimal_of", "number_bound", "safe_digits", "multiple_of_dfa", "is_binary_fraction", "over_number"]
+__all__ = [
+    "SAFE_DIGITS", "Numbers", "decimal_of", "is_binary_fraction", "multiple_of_dfa", "number_bound", "over_number",
+    "safe_digits",
+]
 
 #: Numbers with a fraction and at most this many digits keep their order and their exactness
 #: through ``float()`` (doubles hold 15 significant decimal digits).
@@ -77,7 +81,7 @@ def _mag(op: str, d: Decimal) -> Optional[str]:
     di, g = _split(d)
     alts = []
     if op in ("ge", "gt"):
-        alts.append(f"{_natural_range(di + 1, None)}(?:\\.[0-9]+)?")
+        alts.append(f"{natural_range(di + 1, None)}(?:\\.[0-9]+)?")
         f = _frac(op, g)
         if f is not None:
             alts.append(f"{di}\\.{f}")
@@ -85,7 +89,7 @@ def _mag(op: str, d: Decimal) -> Optional[str]:
             alts.append(str(di))
     else:
         if di >= 1:
-            alts.append(f"{_natural_range(0, di - 1)}(?:\\.[0-9]+)?")
+            alts.append(f"{natural_range(0, di - 1)}(?:\\.[0-9]+)?")
         f = _frac(op, g)
         if f is not None:
             alts.append(f"{di}\\.{f}")
@@ -210,13 +214,14 @@ def over_number(v: Union[int, float]) -> str:
     return ("-" if d < 0 else "") + body
 
 
-class _NumbersMixin:
-    """``integer`` and ``number`` schemas (a mixin of ``json_schema._Compiler``)."""
+class Numbers:
+    """``integer`` and ``number`` schemas (a part of the schema compiler)."""
 
-    max_states: int
-
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
 
     def integer(self, s: dict, path: str, refs: tuple) -> str:
+        """Integers under the bounds and ``multipleOf`` of ``s`` (exact: digit ranges)."""
         try:
             bounds = {k: Fraction(s[k]) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s}
         except (OverflowError, ValueError, TypeError) as e:
@@ -229,40 +234,44 @@ class _NumbersMixin:
         if lo is not None and hi is not None and lo > hi:
             described = ", ".join(f"{k} {s[k]}" for k in bounds)
             raise UnsatisfiableConstraint(f"no integer satisfies {described} (minimum > maximum)", path or "/")
-        regex = integer_range(lo, hi)
+        regex: Optional[str] = integer_range(lo, hi)
         if "multipleOf" in s and s["multipleOf"] != 1:  # (every integer is a multiple of 1)
-            regex = self.inter(regex, self.multiple_of(s["multipleOf"], True, path), path)
+            regex = self.ctx.inter(regex, self.multiple_of(s["multipleOf"], True, path), path)
             if regex is None:
                 raise UnsatisfiableConstraint(f"no integer in range is a multiple of {s['multipleOf']}", path or "/")
+        assert regex is not None
         return regex
 
     def multiple_of(self, m: Any, integer: bool, path: str) -> str:
+        """The multiples of ``m`` written without exponent, as an automaton (refused for a float
+        that is not a binary fraction: jsonschema divides floats inexactly)."""
         where = f"{path}/multipleOf"
         if isinstance(m, float) and not (m.is_integer() or is_binary_fraction(m)):
             raise SchemaNotSupported("multipleOf", where, f"{m!r} is not a binary fraction (jsonschema divides floats inexactly)")
         try:
-            dfa = multiple_of_dfa(m, integer=integer, max_states=self.max_states)
+            dfa = multiple_of_dfa(m, integer=integer, max_states=self.ctx.options.max_states)
         except CompileBudgetExceeded as e:
             raise CompileBudgetExceeded(e.what, e.limit, where) from None
-        regex: Optional[str] = self.embed(dfa)
+        regex: Optional[str] = self.ctx.embed(dfa)
         if isinstance(m, float) or not integer:  # (floats: exact only within SAFE_DIGITS digits)
-            regex = self.inter(regex, safe_digits(), path)
+            regex = self.ctx.inter(regex, safe_digits(), path)
         if regex is None:
             raise UnsatisfiableConstraint(f"no number written without exponent is a multiple of {m}", path or "/")
         return regex
 
     def number(self, s: dict, path: str, refs: tuple) -> str:
+        """Numbers under the bounds and ``multipleOf`` of ``s`` (then without exponent)."""
+        ctx = self.ctx
         keys = [k for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s]
         if not keys and "multipleOf" not in s:
             return NUMBER
-        regex: Optional[str] = r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"  # (no exponent: a sound sub-language)
+        regex: Optional[str] = PLAIN_NUMBER  # (no exponent: a sound sub-language)
         for key in keys:
-            regex = self.inter(regex, number_bound(key, s[key]), path)
+            regex = ctx.inter(regex, number_bound(key, s[key]), path)
         if any(k.startswith("exclusive") for k in keys):
-            regex = self.inter(regex, safe_digits(), path)
+            regex = ctx.inter(regex, safe_digits(), path)
         if "multipleOf" in s:
-            regex = self.inter(regex, self.multiple_of(s["multipleOf"], False, path), path)
+            regex = ctx.inter(regex, self.multiple_of(s["multipleOf"], False, path), path)
         if regex is None:
             raise UnsatisfiableConstraint("no number satisfies the bounds" + (" and multipleOf" if "multipleOf" in s else ""), path or "/")
         return regex
-

@@ -1,6 +1,6 @@
 """JSON Schema strings that are spans of documents (``extract_from``): the compiler's side.
 
-:class:`SpanStrings` tells :mod:`structgen.json_schema` which string values are spans and writes
+:class:`SpanStrings` tells the schema compiler (:mod:`.strings`, :mod:`.values`) which string values are spans and writes
 their regex. A plain span string is written as a *placeholder*: a one-byte automaton on a byte no
 UTF-8 text contains (0xFF, or 0xFE for a non-empty span). The schema's automaton then stays small
 (its subset construction and minimisation never see the document), and :meth:`SpanStrings.splice`
@@ -23,9 +23,12 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import CompileBudgetExceeded, UnsatisfiableConstraint
+from ..automata.algebra import intersect
 from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
+from ..automata.markers import slot_marker
+from ..automata.regex import regex_to_dfa
 from ..automata.spans import json_span_dfa, without_empty
+from ..errors import CompileBudgetExceeded, UnsatisfiableConstraint
 
 __all__ = ["SpanStrings"]
 
@@ -58,8 +61,8 @@ class SpanStrings:
     """The schema compiler's view of ``extract_from``: which string values are spans, and how.
 
     Every string value is a span, unless some schema says ``"x-extract": true``: then only the
-    strings of those schemas are. Used by :mod:`structgen.json_schema` (``string()``, ``finite()``,
-    ``any_value()``); object keys are never spans.
+    strings of those schemas are. Used by :mod:`.strings` and :mod:`.values` (strings, ``enum``
+    values, any value); object keys are never spans.
 
     >>> SpanStrings(("abc",), {"type": "string"}).applies({"type": "string"})
     True
@@ -76,7 +79,7 @@ class SpanStrings:
         self.max_states = max_states
         self._bodies: dict[bool, ByteDFA] = {}
         self._placeholders: dict[bool, ByteDFA] = {}
-        self._markers: dict[tuple[int, bool], str] = {}
+        self._markers: dict[bool, str] = {}  # (one SpanStrings per compile: markers of its slots)
 
     def applies(self, s: dict) -> bool:
         """Whether the string values of schema ``s`` must be spans."""
@@ -104,9 +107,6 @@ class SpanStrings:
 
     def quoted(self, nonempty: bool) -> ByteDFA:
         """The automaton of the whole JSON strings (quotes included) of :meth:`body`."""
-        from ..automata.markers import slot_marker
-        from ..automata.regex import regex_to_dfa
-
         return regex_to_dfa(f'"{slot_marker(0)}"', max_states=self.max_states, slots=[self.body(nonempty)])
 
     def placeholder(self, nonempty: bool) -> ByteDFA:
@@ -181,26 +181,25 @@ class SpanStrings:
             all_finals = all_finals[keep]
         return ByteDFA(np.ascontiguousarray(table), class_of.astype(np.int32), all_finals)
 
-    def string(self, compiler: object, s: dict, path: str, refs: tuple, plain: Callable[[dict, str, tuple], str]) -> str:
-        """The regex of the JSON strings of ``s`` (``plain`` compiles it without spans)."""
-        from ..automata.algebra import intersect
-
-        embed: Callable[[ByteDFA], str] = compiler.embed  # type: ignore[attr-defined]
+    def string(
+        self, s: dict, path: str, refs: tuple, plain: Callable[[dict, str, tuple], str], *,
+        embed: Callable[[ByteDFA], str], to_dfa: Callable[[str, str], ByteDFA],
+    ) -> str:
+        """The regex of the JSON strings of ``s`` (``plain`` compiles it without spans; ``embed``
+        and ``to_dfa`` are the compile's, see :class:`structgen.json_schema.context.Context`)."""
         rest = {k: v for k, v in s.items() if k != "x-extract"}
         if not self.applies(s):
             return plain(rest, path, refs)
         lo = rest.get("minLength", 0)
         nonempty = isinstance(lo, int) and lo >= 1
-        key = (id(compiler), nonempty)
-        marker = self._markers.get(key)
+        marker = self._markers.get(nonempty)
         if marker is None:
-            marker = self._markers[key] = embed(self.placeholder(nonempty))
+            marker = self._markers[nonempty] = embed(self.placeholder(nonempty))
         quoted = f'"{marker}"'
         if not any(k in rest for k in self.KEYWORDS) or (set(rest) & set(self.KEYWORDS) == {"minLength"} and lo <= 1):
             if self.body(nonempty).is_empty:
                 raise UnsatisfiableConstraint("no span of extract_from is a non-empty string", path or "/")
             return quoted
-        to_dfa: Callable[[str, str], ByteDFA] = compiler.to_dfa  # type: ignore[attr-defined]
         try:
             both = intersect(to_dfa(plain(rest, path, refs), path), self.quoted(nonempty), max_states=self.max_states)
         except CompileBudgetExceeded as e:

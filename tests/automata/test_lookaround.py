@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import structgen
 from structgen.automata.dfa import ByteDFA
 from structgen.automata.regex import regex_to_dfa
-from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.json_schema import schema_to_dfa
 
 _ALPHABET = "ab-_ \n"
 

@@ -16,7 +16,7 @@ import structgen
 from structgen.automata.dfa import ByteDFA
 from structgen.vocab.index import token_trie
 from structgen.vocab.trie import SPARSE_LIMIT, sparse_walk, walk_nodes
-from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.json_schema import schema_to_dfa
 from structgen.automata.spans import extract_dfa, json_span_dfa, span_dfa
 from ..support.paths import EXAMPLES
 

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structgen.errors import SchemaNotSupported
-from structgen.json_schema.dispatch import load_schema, schema_to_dfa
+from structgen.json_schema import load_schema, schema_to_dfa
 from structgen.automata.unicode_props import expand_properties, property_set
 
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])

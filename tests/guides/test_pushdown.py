@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
 import structgen
-from structgen.json_schema import dispatch as json_schema
+from structgen.json_schema import calls as json_schema
 from structgen.errors import VocabularyError
-from structgen.json_schema.dispatch import schema_to_dfa, schema_to_network
+from structgen.json_schema import schema_to_dfa, schema_to_network
 from structgen.automata.markers import call_marker as C
 from structgen.automata.network import Network
 from structgen.guides.pushdown import PushdownGuide

@@ -20,10 +20,11 @@ from ..support.conformance import SUITE, SUITE_DRAFT7, run_suite, summary
 BASELINE = Path(__file__).with_name("conformance_baseline.json")
 BASELINE_DRAFT7 = Path(__file__).with_name("conformance_baseline_draft7.json")
 #: The draft7 files whose schemas the dialect rewrite changes (and a few cheap controls).
-DRAFT7_FILES = ("additionalItems", "boolean_schema", "const", "definitions", "enum", "exclusiveMaximum",
+DRAFT7_FILES = ("additionalItems", "boolean_schema", "const", "definitions", "dependencies", "enum", "exclusiveMaximum",
                 "exclusiveMinimum", "format", "infinite-loop-detection", "items", "ref", "required", "type")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SUITE.is_dir(), reason="the shared conformance suite is not beside the checkout")
 def test_json_schema_test_suite(smollm2_vocabulary: Any, smollm2_tokenizer: Any) -> None:
     results = run_suite(smollm2_vocabulary, smollm2_tokenizer)
@@ -39,6 +40,7 @@ def test_json_schema_test_suite(smollm2_vocabulary: Any, smollm2_tokenizer: Any)
     assert s["pass"] >= baseline["summary"]["pass"]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SUITE_DRAFT7.is_dir(), reason="the shared conformance suite is not beside the checkout")
 def test_json_schema_test_suite_draft7(smollm2_vocabulary: Any, smollm2_tokenizer: Any) -> None:
     files = [SUITE_DRAFT7 / f"{name}.json" for name in DRAFT7_FILES]

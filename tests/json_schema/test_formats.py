@@ -16,7 +16,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from structgen.json_schema import charsets
 from structgen.json_schema import formats as jf
+from structgen.json_schema import regex_text
+from structgen.json_schema.ecma_pattern import pattern_regex
+from structgen.json_schema.python_regex import matches_only
 from structgen.automata.algebra import intersect
 from structgen.errors import SchemaNotSupported
 from structgen.automata.regex import regex_to_dfa
@@ -42,9 +46,9 @@ def test_integer_range_exhaustive_on_small_ranges() -> None:
         for hi in BOUNDS:
             if lo is not None and hi is not None and lo > hi:
                 with pytest.raises(ValueError):
-                    jf.integer_range(lo, hi)
+                    regex_text.integer_range(lo, hi)
                 continue
-            rx = re.compile(jf.integer_range(lo, hi))
+            rx = re.compile(regex_text.integer_range(lo, hi))
             for v in values:
                 expected = (lo is None or v >= lo) and (hi is None or v <= hi)
                 assert (rx.fullmatch(str(v)) is not None) == expected, (lo, hi, v)
@@ -62,7 +66,7 @@ def test_integer_range_exhaustive_on_small_ranges() -> None:
 )
 def test_integer_range_random(lo: int | None, hi: int | None, values: list[int]) -> None:
     assume(lo is None or hi is None or lo <= hi)
-    rx = re.compile(jf.integer_range(lo, hi))
+    rx = re.compile(regex_text.integer_range(lo, hi))
     probes = values + [b + d for b in (lo, hi) if b is not None for d in (-1, 0, 1)]
     for v in probes:
         expected = (lo is None or v >= lo) and (hi is None or v <= hi)
@@ -71,7 +75,7 @@ def test_integer_range_random(lo: int | None, hi: int | None, values: list[int])
 
 def test_integer_range_huge_bounds() -> None:
     big = 10**40 + 12345
-    rx = re.compile(jf.integer_range(-big, big))
+    rx = re.compile(regex_text.integer_range(-big, big))
     assert rx.fullmatch(str(big)) and rx.fullmatch(str(-big)) and rx.fullmatch("0")
     assert not rx.fullmatch(str(big + 1)) and not rx.fullmatch(str(-big - 1))
 
@@ -83,38 +87,38 @@ def test_integer_range_huge_bounds() -> None:
 @given(st.text())
 def test_every_json_string_matches(text: str) -> None:
     assume(not any(0xD800 <= ord(c) <= 0xDFFF for c in text))
-    assert full(jf.STRING, json.dumps(text, ensure_ascii=False))
-    assert full(jf.quantify(jf.CHAR, len(text), len(text)), json.dumps(text, ensure_ascii=False)[1:-1])
+    assert full(regex_text.STRING, json.dumps(text, ensure_ascii=False))
+    assert full(regex_text.quantify(regex_text.CHAR, len(text), len(text)), json.dumps(text, ensure_ascii=False)[1:-1])
     if all(ord(c) < 0x10000 for c in text):  # astral characters would need surrogate-pair escapes
-        assert full(jf.quantify(jf.CHAR, len(text), len(text)), json.dumps(text, ensure_ascii=True)[1:-1])
+        assert full(regex_text.quantify(regex_text.CHAR, len(text), len(text)), json.dumps(text, ensure_ascii=True)[1:-1])
 
 
 @FAST
-@given(st.from_regex(jf.STRING, fullmatch=True))
+@given(st.from_regex(regex_text.STRING, fullmatch=True))
 def test_string_regex_is_sound(serialised: str) -> None:
     decoded = json.loads(serialised)
     assert isinstance(decoded, str)
     # one unit per code point: the same text re-encoded has exactly len(decoded) units
-    assert full(jf.quantify(jf.CHAR, len(decoded), len(decoded)), serialised[1:-1])
+    assert full(regex_text.quantify(regex_text.CHAR, len(decoded), len(decoded)), serialised[1:-1])
 
 
 def test_only_paired_surrogate_escapes() -> None:
     # A high surrogate then a low one is one astral character (json.dumps writes emoji so);
     # lone or reversed halves are not characters.
-    assert full(jf.STRING, '"\\ud83d\\ude00"') and full(jf.STRING, '"\\uD83D\\uDE00x"')
-    assert not full(jf.STRING, '"\\uDFFF"')
-    assert not full(jf.STRING, '"\\ud83d"') and not full(jf.STRING, '"\\ude00\\ud83d"')
-    assert full(jf.STRING, '"\\u00e9\\uE000\\uffff"')
-    assert not full(jf.STRING, '"a\nb"')
-    assert not full(jf.STRING, '"a"b"')
+    assert full(regex_text.STRING, '"\\ud83d\\ude00"') and full(regex_text.STRING, '"\\uD83D\\uDE00x"')
+    assert not full(regex_text.STRING, '"\\uDFFF"')
+    assert not full(regex_text.STRING, '"\\ud83d"') and not full(regex_text.STRING, '"\\ude00\\ud83d"')
+    assert full(regex_text.STRING, '"\\u00e9\\uE000\\uffff"')
+    assert not full(regex_text.STRING, '"a\nb"')
+    assert not full(regex_text.STRING, '"a"b"')
 
 
 def test_number_regex() -> None:
     for text in ["0", "-0", "12", "-1.5", "1e5", "2.5E-3", "1E+2"]:
-        assert full(jf.NUMBER, text)
+        assert full(regex_text.NUMBER, text)
         json.loads(text)
     for text in ["01", "1.", ".5", "+1", "1e", "--1", "NaN", "Infinity"]:
-        assert not full(jf.NUMBER, text)
+        assert not full(regex_text.NUMBER, text)
 
 
 # --- character sets and patterns ------------------------------------------------------------------
@@ -132,8 +136,8 @@ def encodings(ch: str) -> list[str]:
 @FAST
 @given(st.lists(st.tuples(st.integers(0, 300), st.integers(0, 40)), max_size=5), st.lists(st.integers(0, 400), max_size=40))
 def test_encode_set_is_sound(spans: list[tuple[int, int]], probes: list[int]) -> None:
-    ranges = jf._norm((a, a + n) for a, n in spans)
-    unit = jf.encode_set(ranges)
+    ranges = charsets.norm((a, a + n) for a, n in spans)
+    unit = charsets.encode_set(ranges)
     if unit is None:
         assert not ranges
         return
@@ -156,7 +160,7 @@ PATTERNS = [
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_pattern_translation_parses_everywhere(pattern: str) -> None:
-    regex = jf.pattern_regex(pattern)
+    regex = pattern_regex(pattern)
     assert regex is not None
     re.compile(regex)
     interegular.parse_pattern(regex)
@@ -166,7 +170,7 @@ def test_pattern_translation_parses_everywhere(pattern: str) -> None:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(data=st.data())
 def test_pattern_translation_is_sound(pattern: str, data: st.DataObject) -> None:
-    body = data.draw(st.from_regex(jf.pattern_regex(pattern), fullmatch=True))
+    body = data.draw(st.from_regex(pattern_regex(pattern), fullmatch=True))
     decoded = json.loads('"' + body + '"')
     assert re.search(pattern, decoded), (pattern, body)
 
@@ -180,7 +184,7 @@ ECMA_SAFE = st.text(alphabet="abcxyz019 -_@.\"\\\t\nA", max_size=8)  # ASCII: \w
 def test_pattern_translation_is_complete_on_plain_text(pattern: str, text: str) -> None:
     """Where Python and ECMA-262 agree, a string the pattern finds is accepted (canonical JSON)."""
     if re.search(pattern, text) and (not pattern.endswith("$") or not text.endswith("\n")):
-        assert full(jf.pattern_regex(pattern), json.dumps(text, ensure_ascii=False)[1:-1]), (pattern, text)
+        assert full(pattern_regex(pattern), json.dumps(text, ensure_ascii=False)[1:-1]), (pattern, text)
 
 
 @pytest.mark.parametrize(
@@ -188,15 +192,15 @@ def test_pattern_translation_is_complete_on_plain_text(pattern: str, text: str) 
     [("^[a-z]+$", 2, 5), ("abc", 4, 6), ("abc", 5, None), ("^a.*$", 0, 3), ("^[0-9]*x[0-9]*$", 3, 4), ("b", 0, 1)],
 )
 def test_pattern_with_length(pattern: str, lo: int, hi: int | None) -> None:
-    rx = re.compile(jf.pattern_regex(pattern, lo, hi))
+    rx = re.compile(pattern_regex(pattern, lo, hi))
     for text in ["", "a", "ab", "abc", "abcd", "abcde", "abcdef", "xabcx", "1x2", "12x", "x", "12x34", "b", "zzzzzz"]:
         expected = bool(re.search(pattern, text)) and lo <= len(text) and (hi is None or len(text) <= hi)
         assert (rx.fullmatch(text) is not None) == expected, (pattern, lo, hi, text)
 
 
 def test_pattern_with_impossible_length_is_empty() -> None:
-    assert jf.pattern_regex("^abc$", 4, None) is None
-    assert jf.pattern_regex("^[a-z]{5}$", 0, 3) is None
+    assert pattern_regex("^abc$", 4, None) is None
+    assert pattern_regex("^[a-z]{5}$", 0, 3) is None
 
 
 @pytest.mark.parametrize(
@@ -211,34 +215,34 @@ def test_pattern_with_impossible_length_is_empty() -> None:
 )
 def test_patterns_refused(pattern: str, why: str) -> None:
     with pytest.raises(SchemaNotSupported) as info:
-        jf.pattern_regex(pattern, 1, 3, path="/pattern")
+        pattern_regex(pattern, 1, 3, path="/pattern")
     assert info.value.keyword == "pattern" and info.value.path == "/pattern"
     assert why in str(info.value)
 
 
 def test_python_categories_agree_with_re() -> None:
     for name, shorthand in (("digit", r"\d"), ("space", r"\s"), ("word", r"\w")):
-        table = jf._python_category(name)
+        table = charsets.python_category(name)
         rx = re.compile(shorthand)
         for cp in list(range(0, 0x3100)) + list(range(0x3100, 0x110000, 97)):
             inside = any(a <= cp <= b for a, b in table)
             assert inside == (rx.match(chr(cp)) is not None), (name, hex(cp))
     # the shortcut in _single_set: Python's \d and \w contain ECMA-262's
     for name in ("digit", "word"):
-        assert jf._union(jf._ECMA[name], jf._python_category(name)) == jf._python_category(name)
+        assert charsets.union(charsets.ECMA[name], charsets.python_category(name)) == charsets.python_category(name)
     # while \s differs both ways (U+FEFF is ECMA-only, U+001C-U+001F Python-only): intersected
-    assert re.fullmatch(jf.pattern_regex("^\\s$"), "\ufeff") is None
-    assert re.fullmatch(jf.pattern_regex("^\\s$"), "\\u001c") is None
-    assert re.fullmatch(jf.pattern_regex("^\\s$"), "\u00a0")
+    assert re.fullmatch(pattern_regex("^\\s$"), "\ufeff") is None
+    assert re.fullmatch(pattern_regex("^\\s$"), "\\u001c") is None
+    assert re.fullmatch(pattern_regex("^\\s$"), "\u00a0")
 
 
 def test_matches_only() -> None:
-    assert jf.matches_only(r"[ ]?", " \t\n\r")
-    assert jf.matches_only(r"(?:[ \t]|\n)*", " \t\n\r")
-    assert not jf.matches_only(r"\s*", " \t\n\r")
-    assert not jf.matches_only(r"[^a]", " \t\n\r")
-    assert not jf.matches_only(r"x", " \t\n\r")
-    assert not jf.matches_only(r"(", " \t\n\r")
+    assert matches_only(r"[ ]?", " \t\n\r")
+    assert matches_only(r"(?:[ \t]|\n)*", " \t\n\r")
+    assert not matches_only(r"\s*", " \t\n\r")
+    assert not matches_only(r"[^a]", " \t\n\r")
+    assert not matches_only(r"x", " \t\n\r")
+    assert not matches_only(r"(", " \t\n\r")
 
 
 # --- formats --------------------------------------------------------------------------------------
@@ -390,7 +394,7 @@ def test_well_known_format_values() -> None:
 
 
 def test_json_pointer_formats_in_a_schema() -> None:
-    from structgen.json_schema.dispatch import schema_to_dfa
+    from structgen.json_schema import schema_to_dfa
 
     dfa = schema_to_dfa({"type": "string", "format": "json-pointer"})
     for text, ok in [('""', True), ('"/a~0b/c~1/"', True), ('"/é"', True), ('"a"', False), ('"/a~"', False), ('"/a~2"', False)]:
@@ -441,7 +445,7 @@ def test_under_approximated_formats_are_sound(name: str, data: st.DataObject) ->
 
 
 def _accepts(schema: Any, text: str, **kw: Any) -> bool:
-    from structgen.json_schema.dispatch import schema_to_dfa
+    from structgen.json_schema import schema_to_dfa
 
     return schema_to_dfa(schema, **kw).accepts(text.encode())
 
@@ -461,7 +465,7 @@ def test_unknown_format_is_an_annotation_with_a_warning() -> None:
 
 
 def test_format_annotations_lists_unknown_formats() -> None:
-    from structgen.json_schema.dispatch import format_annotations
+    from structgen.json_schema import format_annotations
 
     schema = {"items": {"format": "text"}, "properties": {"a": {"format": "date"}, "b": {"format": "x"}}}
     assert format_annotations(schema) == [("/properties/b/format", "x"), ("/items/format", "text")] or sorted(

@@ -106,6 +106,7 @@ def random_walk(guide: structgen.Guide, rng: random.Random, max_tokens: int = 40
     return None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SCHEMAS))
 @pytest.mark.parametrize("vocab_name", ["smollm2", "mistral"])
 def test_random_walks_validate(name: str, vocab_name: str, request: pytest.FixtureRequest) -> None:

@@ -26,7 +26,7 @@ from structgen.errors import (
     SchemaNotSupported,
     UnsatisfiableConstraint,
 )
-from structgen.json_schema.dispatch import CONSTRAINT_KEYWORDS, DEFAULT_WHITESPACE, load_schema, schema_to_dfa, schema_to_regex
+from structgen.json_schema import CONSTRAINT_KEYWORDS, DEFAULT_WHITESPACE, load_schema, schema_to_dfa, schema_to_regex
 from ..support.paths import SUITES
 
 
@@ -356,9 +356,8 @@ def test_pydantic_and_json_string_inputs() -> None:
 
 # --- the JSON Schema Test Suite -------------------------------------------------------------------
 
-# Ratchet: raise these when support grows; a drop is a regression.
-MIN_COMPILED_CASES = 150
-MIN_PASSING_TESTS = 525
+# The required suite's ratchet is tests/json_schema/test_conformance.py (one run of each suite);
+# here, the optional cases.
 
 
 def run_suite(pattern: str, depth: int = 2, **options: Any) -> tuple[dict[str, int], list[tuple[str, str, str, str]]]:
@@ -388,15 +387,7 @@ def run_suite(pattern: str, depth: int = 2, **options: Any) -> tuple[dict[str, i
     return counts, invalid_accepted
 
 
-def test_json_schema_test_suite() -> None:
-    counts, invalid_accepted = run_suite("*.json")
-    print("\nJSON Schema Test Suite draft2020-12:", counts)
-    assert not invalid_accepted, invalid_accepted
-    assert counts["cases"] > 350
-    assert counts["compiled"] >= MIN_COMPILED_CASES
-    assert counts["passing"] >= MIN_PASSING_TESTS
-
-
+@pytest.mark.slow
 def test_json_schema_test_suite_optional() -> None:
     """The optional cases (ECMA-262 regex semantics, format assertion, bignums): still zero invalid
     accepted. Their formats are assertions, so a format we do not know is refused here (by
@@ -564,6 +555,7 @@ RANDOM_SCHEMAS = st.tuples(st.recursive(LEAF_SCHEMAS, _extend, max_leaves=6), st
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck))
 @given(schema=RANDOM_SCHEMAS, data=st.data())
 def test_random_schemas_are_sound(schema: Any, data: st.DataObject) -> None:

@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
-from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.json_schema import schema_to_dfa
 
 from .test_schema_algebra import SCHEMAS
 
@@ -53,6 +53,7 @@ def compile_or_error(schema: Any) -> Exception | None:
     return None
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(SCHEMAS)
 def test_unsatisfiable_only_when_no_small_instance_is_valid(schema: Any) -> None:
@@ -67,6 +68,7 @@ ISSUE_ALLOF = {"allOf": [*({"not": {"propertyNames": {"not": {"pattern": x}}}} f
                          {"anyOf": [{"required": ["da"]}, {"required": ["db"]}]}]}
 
 
+@pytest.mark.slow
 def test_the_issue_allof_compiles_and_accepts_its_instance() -> None:
     assert jsonschema.Draft202012Validator(ISSUE_ALLOF).is_valid({"db": 1, "ca": 1})
     dfa = schema_to_dfa(ISSUE_ALLOF)
@@ -85,6 +87,7 @@ def test_the_issue_allof_compiles_and_accepts_its_instance() -> None:
         {"oneOf": [{"required": ["a"]}, {"required": ["b"]}], "type": "object"},
     ],
 )
+@pytest.mark.slow
 def test_object_cases_compile_after_widening(schema: Any) -> None:
     error = compile_or_error(schema)
     assert error is None, error

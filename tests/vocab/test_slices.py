@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import structgen
 from structgen.automata.regex import regex_to_dfa
-from structgen.json_schema.dispatch import schema_to_dfa
+from structgen.json_schema import schema_to_dfa
 from structgen.guides.dfa_guide import DfaGuide
 from structgen.vocab.index import string_slice
 from structgen.automata.expr import ExprPool
@@ -110,11 +110,11 @@ def test_slice_masks_equal_full_walks_on_a_real_vocabulary(schema: dict, smollm2
 def test_pushdown_sliced_walks_equal_full_walks(schema: dict, smollm2_vocabulary: Any) -> None:
     """Root walks of a pushdown guide that use slices find the same tokens, end states and
     branch nodes as the walk of the whole trie."""
-    from structgen.json_schema.dispatch import schema_to_network
+    from structgen.json_schema import schema_to_network
     from structgen.automata.network import Network
     from structgen.guides.pushdown import PushdownGuide
 
-    from structgen.json_schema import dispatch as json_schema
+    from structgen.json_schema import calls as json_schema
 
     was = json_schema.CALL_THRESHOLD
     json_schema.CALL_THRESHOLD = 0  # every sub-schema an automaton of its own

@@ -1,0 +1,211 @@
+"""The JSON Schema front end's entry points: :func:`schema_to_regex`, :func:`schema_to_dfa`,
+:func:`schema_to_network`, and for :mod:`structgen.compiler` the two steps they are made of:
+:func:`prepare` (load, check and rewrite into 2020-12, once) and :func:`compile_schema`.
+
+Older drafts (draft-04, -06, -07, 2019-09, by ``$schema`` or ``dialect=``) are first rewritten
+into 2020-12 by :mod:`.dialects`. The keywords covered, and the departures from the
+specification: ``docs/json_schema.md``.
+
+>>> options = SchemaOptions(whitespace="")
+>>> root, text = prepare({"type": "array", "items": {"type": "boolean"}, "maxItems": 2}, options)
+>>> dfa = compile_schema(root, options)
+>>> dfa.accepts(b"[true,false]"), dfa.accepts(b"[true,false,true]")
+(True, False)
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Optional, Sequence, Union
+
+from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
+from ..automata.network import Network
+from ..automata.regex import regex_to_dfa
+from ..automata.spans import normalize_documents
+from ..errors import SchemaNotSupported
+from .dispatch import SchemaCompiler
+from .loading import load_2020_12, warn_annotations
+from .ops import Schema
+from .options import DEFAULT_WHITESPACE, SchemaOptions
+from .spans import SpanStrings
+
+__all__ = ["compile_schema", "prepare", "schema_to_dfa", "schema_to_network", "schema_to_regex"]
+
+#: What a schema may be given as: a dict or bool, a JSON string, or a pydantic model class.
+SchemaInput = Union[dict, bool, str, type]
+
+
+def prepare(schema: SchemaInput, options: SchemaOptions) -> tuple[Schema, str]:
+    """``schema`` loaded, checked against its metaschema and rewritten into 2020-12 (the root
+    :func:`compile_schema` reads), and that root as canonical JSON text (a cache key).
+
+    Raises :class:`SchemaError` for an invalid schema (see :func:`.loading.load_schema`)."""
+    root = load_2020_12(schema, options.dialect)
+    return root, json.dumps(root, sort_keys=True, ensure_ascii=False)
+
+
+def compile_schema(
+    root: Schema, options: SchemaOptions, documents: Optional[tuple[str, ...]] = None, *, network: bool = False,
+) -> Union[ByteDFA, Network]:
+    """The automaton of a prepared (2020-12) schema: one :class:`ByteDFA`, or with ``network=True``
+    (and no ``documents``) a :class:`Network` when some part is called. With ``documents``
+    (normalized ``extract_from``), string values are spans of them. Warns of nothing: the caller
+    does (:func:`.loading.warn_annotations`)."""
+    spans = None if documents is None else SpanStrings(documents, root, max_states=options.max_states)
+    compiler = SchemaCompiler(root, options, spans, network=network)
+    regex = compiler.run()
+    ctx = compiler.ctx
+    if ctx.calls.callees:
+        callees = [c for c in ctx.calls.callees if c is not None]
+        assert len(callees) == len(ctx.calls.callees)
+        return Network([regex, *callees], ctx.slots, max_states=options.max_states, required=ctx.calls.required)
+    if spans is None:
+        return ctx.to_dfa(regex, "")
+    # span strings are placeholders until here (see structgen.json_schema.spans)
+    dfa = regex_to_dfa(regex, max_states=options.max_states, slots=ctx.slots)
+    spliced = spans.splice(dfa)
+    return spliced if spliced is not None else regex_to_dfa(regex, max_states=options.max_states, slots=spans.resolve(ctx.slots))
+
+
+def schema_to_regex(
+    schema: SchemaInput,
+    *,
+    whitespace: str = DEFAULT_WHITESPACE,
+    max_recursion_depth: int = 3,
+    dialect: Optional[str] = None,
+    formats: Optional[dict] = None,
+    unknown_formats: str = "annotate",
+) -> str:
+    """The regex (full-match, interegular-compatible) of the serialised instances of ``schema``.
+
+    Between two JSON tokens (after ``{ [ , :`` and before ``} ] , :``) it allows one match of
+    ``whitespace``, so both ``json.dumps(x)`` and ``json.dumps(x, separators=(",", ":"))``
+    (``ensure_ascii=False``) of an instance we cover match.
+
+    Parameters
+    ----------
+    schema:
+        A JSON Schema (draft 2020-12) as a dict or bool, a JSON string, or a pydantic model class.
+    whitespace:
+        Regex allowed once between any two JSON tokens; it must only match JSON whitespace
+        (space, tab, line feed, carriage return). ``""`` gives compact output only.
+    max_recursion_depth:
+        How many times a ``$ref`` may re-enter a schema it is already inside (so a recursive
+        schema yields at most ``max_recursion_depth + 1`` nested copies of itself), and how many
+        levels of arrays/objects a ``{}`` value may nest.
+    dialect:
+        ``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"`` or ``"2020-12"``: read the
+        schema in that draft, whatever its ``$schema`` says (default: its ``$schema``, else
+        2020-12). Older drafts are rewritten first (:mod:`.dialects`).
+    formats:
+        Custom formats, ``{name: regex}``: a string with ``"format": name`` must match ``regex``
+        (ECMA-262 syntax, as ``pattern``, matched against the whole string). They are enforced,
+        and take precedence over the built-in formats of the same name.
+    unknown_formats:
+        ``"annotate"`` (default): a ``format`` neither built in nor in ``formats`` constrains
+        nothing, as the specification reads it, and each one raises an
+        :class:`~structgen.errors.AnnotationWarning` naming its JSON pointer. ``"error"``: it
+        raises :class:`SchemaNotSupported` where a string would be compiled under it.
+
+    Raises
+    ------
+    SchemaError
+        Not JSON, or not a valid JSON Schema.
+    SchemaNotSupported
+        A keyword that structgen cannot enforce exactly (see ``docs/json_schema.md``).
+    UnsatisfiableConstraint
+        No instance is valid (``false``, ``minItems`` > ``maxItems``, ...).
+    CompileBudgetExceeded
+        The schema needs deeper recursion, or the regex would exceed ``MAX_REGEX_SIZE``.
+
+    >>> schema_to_regex({"enum": ["a", "b"]})
+    '(?:"a"|"b")'
+    """
+    options = SchemaOptions(
+        whitespace=whitespace, max_recursion_depth=max_recursion_depth, dialect=dialect,
+        formats={} if formats is None else formats, unknown_formats=unknown_formats,
+    )
+    root = load_2020_12(schema, options.dialect)
+    compiler = SchemaCompiler(root, options, regex_only=True)
+    regex = compiler.run()
+    warn_annotations(root, options)
+    if compiler.ctx.slots:
+        raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
+    return regex
+
+
+def schema_to_dfa(
+    schema: SchemaInput,
+    *,
+    whitespace: str = DEFAULT_WHITESPACE,
+    max_recursion_depth: int = 3,
+    max_states: int = DEFAULT_MAX_STATES,
+    extract_from: Union[str, Sequence[str], None] = None,
+    key_order: str = "schema",
+    extra_properties: bool = False,
+    dialect: Optional[str] = None,
+    formats: Optional[dict] = None,
+    unknown_formats: str = "annotate",
+) -> ByteDFA:
+    """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
+    for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
+    budget names the JSON pointer of the schema whose automaton grew too big. With
+    ``extract_from`` (documents), string values are spans of them (:mod:`.spans`).
+
+    ``key_order="schema"`` (default) writes declared properties in schema order; ``"any"`` lets
+    the output choose the order of an object's keys when it has at most five declared ones (the
+    automaton tracks which were written: 2**n states). ``extra_properties=True`` also lets it add
+    keys that ``additionalProperties`` / ``patternProperties`` allow beside declared properties
+    (by default none are written where properties are declared). Unlike :func:`schema_to_regex`,
+    this covers the keywords compiled by automaton algebra (``not``, ``if``, overlapping
+    ``oneOf``, ``contains`` counts, ``multipleOf``, ...).
+
+    >>> dfa = schema_to_dfa({"type": "integer", "minimum": 10})
+    >>> dfa.accepts(b"12"), dfa.accepts(b"9")
+    (True, False)
+    """
+    options = SchemaOptions(
+        whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
+        extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
+        unknown_formats=unknown_formats,
+    )
+    root = load_2020_12(schema, options.dialect)
+    documents = None if extract_from is None else normalize_documents(extract_from)
+    dfa = compile_schema(root, options, documents)
+    warn_annotations(root, options)
+    assert isinstance(dfa, ByteDFA)
+    return dfa
+
+
+def schema_to_network(
+    schema: SchemaInput,
+    *,
+    whitespace: str = DEFAULT_WHITESPACE,
+    max_recursion_depth: int = 3,
+    max_states: int = DEFAULT_MAX_STATES,
+    key_order: str = "schema",
+    extra_properties: bool = False,
+    dialect: Optional[str] = None,
+    formats: Optional[dict] = None,
+    unknown_formats: str = "annotate",
+) -> Union[ByteDFA, Network]:
+    """The automata of ``schema`` as a :class:`~structgen.automata.network.Network` (a ``$ref`` that
+    recurses, a large sub-schema used more than once, ``{}`` values and ``key_order="any"``
+    objects become automata that their users call), or one :class:`ByteDFA` when nothing is
+    called. Parameters as :func:`schema_to_dfa`; ``max_recursion_depth`` only bounds recursion
+    inside the automata algebra (``not``, ``if``, overlapping ``oneOf``, intersections), which
+    needs finite automata.
+
+    >>> net = schema_to_network({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"})
+    >>> len(net.regexes)
+    2
+    """
+    options = SchemaOptions(
+        whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
+        extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
+        unknown_formats=unknown_formats,
+    )
+    root = load_2020_12(schema, options.dialect)
+    compiled = compile_schema(root, options, network=True)
+    warn_annotations(root, options)
+    return compiled

@@ -1,0 +1,212 @@
+"""Loading a schema: JSON text, dict or pydantic class → a dict checked against its metaschema and
+rewritten into draft 2020-12 (:func:`load_2020_12`); the ``jsonschema`` validator that reads
+``pattern`` and ``format`` exactly as our regexes do (:func:`validator_class`); and the formats
+that are annotations only (:func:`format_annotations`, :func:`warn_annotations`).
+
+>>> load_2020_12('{"$schema": "http://json-schema.org/draft-07/schema#", "definitions": {"a": {}}}', None)
+{'$schema': 'http://json-schema.org/draft-07/schema#', '$defs': {'a': {}}}
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import warnings
+from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any, Callable, Iterator, Optional, Union
+from urllib.parse import unquote
+
+import jsonschema
+from jsonschema import validators as _validators
+
+from ..automata.unicode_props import regex_syntax_ok
+from ..errors import AnnotationWarning, SchemaError, SchemaNotSupported
+from .dialects import dialect_of, metaschema_validator, to_2020_12
+from .ecma_pattern import compiled_pattern
+from .formats import FORMATS, FREE_STRING_FORMATS, NUMBER_FORMATS, compiled_format, format_regex
+from .ops import Schema, encoded, pointer, walk
+from .options import SchemaOptions
+
+__all__ = ["anchored", "format_annotations", "load_2020_12", "load_schema", "validator_class", "warn_annotations"]
+
+
+def load_schema(schema: Union[dict, bool, str, type], *, dialect: Optional[str] = None) -> Schema:
+    """Return ``schema`` as a dict or bool, checked against the metaschema of its dialect
+    (``dialect``, else its ``$schema``, else draft 2020-12: see :mod:`.dialects`).
+
+    Accepts a dict or bool (returned as is), a JSON string, or a pydantic model class (its
+    ``model_json_schema()``; pydantic itself is never imported here). Raises :class:`SchemaError`
+    naming the offending JSON pointer.
+
+    >>> load_schema('{"type": "string"}')
+    {'type': 'string'}
+    """
+    if isinstance(schema, str):
+        try:
+            schema = json.loads(schema)
+        except json.JSONDecodeError as e:
+            raise SchemaError(f"not valid JSON: {e.msg} at line {e.lineno} column {e.colno}") from e
+    elif isinstance(schema, type) and callable(getattr(schema, "model_json_schema", None)):
+        schema = getattr(schema, "model_json_schema")()
+    elif not isinstance(schema, (dict, bool)):
+        raise SchemaError(f"expected a dict, a bool, a JSON string or a pydantic model class, got {type(schema).__name__}")
+    if not isinstance(schema, (dict, bool)):
+        raise SchemaError(f"a JSON Schema is an object or a boolean, got {type(schema).__name__}")
+    key = (id(schema), dialect)
+    if _CHECKED.get(key) is schema:
+        return schema
+    validator = metaschema_validator(dialect_of(schema, dialect))
+    try:
+        validator.check_schema(reached_part(schema), format_checker=_metaschema_formats(validator))
+    except jsonschema.exceptions.SchemaError as e:
+        if e.validator == "format" and e.validator_value == "regex":
+            keyword = "pattern" if e.absolute_path and e.absolute_path[-1] == "pattern" else "patternProperties"
+            raise SchemaNotSupported(keyword, pointer(e.absolute_path), f"{e.instance!r} is not a regex Python can read") from e
+        raise SchemaError(e.message, pointer(e.absolute_path)) from e
+    _CHECKED[key] = schema
+    while len(_CHECKED) > 64:
+        _CHECKED.popitem(last=False)
+    return schema
+
+
+#: Schemas :func:`load_schema` checked lately, by ``id`` (held, so an id is not reused).
+_CHECKED: "OrderedDict[tuple[int, Optional[str]], Any]" = OrderedDict()
+
+
+def load_2020_12(schema: Union[dict, bool, str, type], dialect: Optional[str]) -> Schema:
+    """:func:`load_schema`, then rewritten into draft 2020-12 (:func:`.dialects.to_2020_12`):
+    what the compiler reads. Done once per compile."""
+    root: Schema = to_2020_12(load_schema(schema, dialect=dialect), dialect)
+    return root
+
+
+def reached_part(schema: Schema) -> Schema:
+    """``schema`` with only the top-level ``$defs`` / ``definitions`` entries that its ``$ref``s
+    reach: definitions nothing uses cannot constrain an instance, and checking a large bundle of
+    them against the metaschema (jsonschema: ~7 ms each) would dominate the compile. Any other
+    form of reference keeps the whole schema.
+
+    >>> reached_part({"$ref": "#/$defs/a", "$defs": {"a": {}, "b": {"type": 1}}})
+    {'$ref': '#/$defs/a', '$defs': {'a': {}}}
+    """
+    if not isinstance(schema, dict) or not any(isinstance(schema.get(k), dict) for k in ("$defs", "definitions")):
+        return schema
+    maps = {k: schema[k] for k in ("$defs", "definitions") if isinstance(schema.get(k), dict)}
+    kept: dict[str, dict] = {k: {} for k in maps}
+    todo: list[Any] = [{k: v for k, v in schema.items() if k not in maps}]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+        elif isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                parts = ref[2:].split("/") if ref.startswith("#/") else []
+                if len(parts) < 2 or parts[0] not in maps:
+                    return schema  # (some other kind of reference: check everything)
+                where = parts[0]
+                name = unquote(parts[1]).replace("~1", "/").replace("~0", "~")
+                if name not in maps[where]:
+                    return schema
+                if name not in kept[where]:
+                    kept[where][name] = maps[where][name]
+                    todo.append(maps[where][name])
+            if "$id" in node or "$anchor" in node or "$dynamicRef" in node or "$dynamicAnchor" in node:
+                return schema
+            todo.extend(v for k, v in node.items() if k != "enum" and k != "const")
+    return {**{k: v for k, v in schema.items() if k not in maps}, **kept}
+
+
+@functools.lru_cache(maxsize=None)
+def _metaschema_formats(validator: Any) -> Any:
+    """The metaschema's format checker, with ``regex`` reading ECMA-262's ``\\p{..}`` too."""
+    checker = jsonschema.FormatChecker()
+    checker.checkers = dict(validator.FORMAT_CHECKER.checkers)
+    checker.checks("regex")(regex_syntax_ok)
+    return checker
+
+
+# ---------------------------------------------------------------------------------------------
+# The validator that reads pattern and format as our regexes do
+
+
+def anchored(regex: str) -> str:
+    """A custom format's regex (ECMA-262, matched against the whole string) as a ``pattern``."""
+    return f"^(?:{regex})$"
+
+
+def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[Any]:
+    if validator.is_type(instance, "string") and not compiled_pattern(pattern).fullmatch(encoded(instance)):
+        yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+def _pattern_properties_keyword(validator: Any, patterns: dict, instance: Any, schema: dict) -> Iterator[Any]:
+    if validator.is_type(instance, "object"):
+        for pattern, sub in patterns.items():
+            for key, value in instance.items():
+                if compiled_pattern(pattern).fullmatch(encoded(key)):
+                    yield from validator.descend(value, sub, path=key, schema_path=pattern)
+
+
+def _format_keyword(custom: dict[str, str], unknown: str) -> Callable[..., Iterator[Any]]:
+    def keyword(validator: Any, fmt: str, instance: Any, schema: dict) -> Iterator[Any]:
+        if fmt in NUMBER_FORMATS and fmt not in custom and validator.is_type(instance, "number"):
+            lo, hi = NUMBER_FORMATS[fmt]
+            if not lo <= instance <= hi:
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        if not isinstance(instance, str):
+            return
+        if fmt in custom:
+            if not compiled_pattern(anchored(custom[fmt])).fullmatch(encoded(instance)):
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        elif format_regex(fmt) is not None:
+            if not compiled_format(fmt).fullmatch(instance):
+                yield jsonschema.ValidationError(f"{instance!r} is not a {fmt!r}")
+        elif fmt not in FREE_STRING_FORMATS and unknown == "error":
+            raise SchemaNotSupported("format", "", f"unknown format {fmt!r}")
+
+    return keyword
+
+
+@functools.lru_cache(maxsize=32)
+def _validator_class(custom: tuple, unknown: str) -> Any:
+    return _validators.extend(
+        jsonschema.Draft202012Validator,
+        {"pattern": _pattern_keyword, "patternProperties": _pattern_properties_keyword,
+         "format": _format_keyword(dict(custom), unknown)},
+    )
+
+
+def validator_class(options: SchemaOptions) -> Any:
+    """Draft 2020-12 with ``pattern`` and ``format`` read exactly as the regexes we emit read
+    them (custom formats and ``unknown_formats`` from ``options``)."""
+    return _validator_class(tuple(sorted(options.formats.items())), options.unknown_formats)
+
+
+# ---------------------------------------------------------------------------------------------
+# Formats that are annotations
+
+
+def format_annotations(schema: Schema, formats: Optional[Mapping[str, str]] = None) -> list[tuple[str, str]]:
+    """``(JSON pointer, name)`` of every ``format`` of a (2020-12) schema that structgen reads as an
+    annotation only: neither built in nor in ``formats``.
+
+    >>> format_annotations({"properties": {"p": {"type": "string", "format": "path"}}})
+    [('/properties/p/format', 'path')]
+    """
+    custom = formats or {}
+    out = []
+    for sub, tokens in walk(schema):
+        fmt = sub.get("format")
+        if isinstance(fmt, str) and fmt not in custom and fmt not in FORMATS and fmt not in FREE_STRING_FORMATS:
+            out.append((pointer(tokens + ("format",)), fmt))
+    return out
+
+
+def warn_annotations(schema: Schema, options: SchemaOptions, stacklevel: int = 2) -> None:
+    """An :class:`AnnotationWarning` per unknown ``format`` of a (2020-12) schema (with
+    ``unknown_formats="annotate"``), attributed to the caller's caller (``stacklevel``)."""
+    if options.unknown_formats == "annotate":
+        for path, fmt in format_annotations(schema, options.formats):
+            warnings.warn(AnnotationWarning("format", path, fmt), stacklevel=stacklevel + 1)

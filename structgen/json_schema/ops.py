@@ -1,0 +1,268 @@
+"""Pure helpers on schema dicts and JSON values: equality and canonical text, cleaning and merging
+("a and b" as one schema object), the walk of sub-schemas, JSON pointers, and the keyword sets.
+
+Nothing here compiles: these are functions of dicts and strings that every part of the compiler
+shares.
+
+>>> equal(1, 1.0), equal(True, 1)
+(True, False)
+>>> merge({"type": ["integer", "string"], "minimum": 0}, {"type": "number", "minimum": 2}, "")
+{'type': ['integer'], 'minimum': 2}
+>>> pointer(["properties", "a/b"])
+'/properties/a~1b'
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterator, Sequence, Union
+
+from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
+
+__all__ = [
+    "CONSTRAINT_KEYWORDS", "LEGACY_KEYWORDS", "LOWER_BOUNDS", "SCHEMA_LISTS", "SCHEMA_MAPS", "SCHEMA_VALUED", "TYPES",
+    "UPPER_BOUNDS", "MergeClash", "Schema", "TooDeep", "accepts_all", "canonical_json", "clean", "conj", "encoded",
+    "equal", "merge", "no_alternative", "pointer", "type_set", "walk",
+]
+
+Schema = Union[dict, bool]
+
+#: Every keyword of draft 2020-12 that constrains instances (the rest are annotations).
+CONSTRAINT_KEYWORDS = frozenset({
+    "$ref", "$dynamicRef", "type", "enum", "const", "multipleOf", "maximum", "exclusiveMaximum",
+    "minimum", "exclusiveMinimum", "maxLength", "minLength", "pattern", "format", "maxItems",
+    "minItems", "uniqueItems", "contains", "minContains", "maxContains", "maxProperties",
+    "minProperties", "required", "dependentRequired", "allOf", "anyOf", "oneOf", "not", "if",
+    "then", "else", "dependentSchemas", "prefixItems", "items", "properties", "patternProperties",
+    "additionalProperties", "propertyNames", "unevaluatedItems", "unevaluatedProperties",
+    "x-extract",  # structgen's: the string is a span of extract_from (see structgen.json_schema.spans)
+})
+#: Keywords whose value is one schema, a map of schemas, a list of schemas.
+SCHEMA_VALUED = ("items", "additionalProperties", "not", "if", "then", "else", "contains", "propertyNames",
+                 "unevaluatedItems", "unevaluatedProperties", "contentSchema")
+SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions", "dependentSchemas")
+SCHEMA_LISTS = ("prefixItems", "allOf", "anyOf", "oneOf")
+#: Keywords of older drafts that 2020-12 dropped and that :mod:`.dialects` could not rewrite (a
+#: ``$recursiveRef`` that is not a plain reference): refused rather than ignored.
+LEGACY_KEYWORDS = ("$recursiveRef",)
+TYPES = ("object", "array", "string", "number", "integer", "boolean", "null")
+LOWER_BOUNDS = ("minLength", "minItems", "minProperties", "minimum", "exclusiveMinimum")
+UPPER_BOUNDS = ("maxLength", "maxItems", "maxProperties", "maximum", "exclusiveMaximum")
+
+
+class MergeClash(SchemaNotSupported):
+    """Two schemas that must both hold do not merge keyword by keyword (intersected instead)."""
+
+
+class TooDeep(CompileBudgetExceeded):
+    """Recursion went past ``max_recursion_depth``; dropped where the recursive part is optional."""
+
+
+def no_alternative(errors: Sequence[Exception], message: str, path: str) -> Exception:
+    """The error to raise when every alternative failed with ``errors``: recursion that went too
+    deep first (a budget, not a property of the schema), else the one error, else ``message``."""
+    for e in errors:
+        if isinstance(e, TooDeep):
+            return e
+    if len(errors) == 1:
+        return errors[0]
+    return UnsatisfiableConstraint(message, path or "/")
+
+
+def pointer(tokens: Any) -> str:
+    """The JSON pointer of a path of keys and indices (``""`` for the root)."""
+    return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+
+
+def walk(schema: Any, tokens: tuple = ()) -> Iterator[tuple[dict, tuple]]:
+    """Every subschema (dicts only) with its path, following the keywords that hold schemas."""
+    if not isinstance(schema, dict):
+        return
+    yield schema, tokens
+    for key in SCHEMA_VALUED:
+        if key in schema:
+            yield from walk(schema[key], tokens + (key,))
+    for key in SCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            for name, sub in schema[key].items():
+                yield from walk(sub, tokens + (key, name))
+    for key in SCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            for i, sub in enumerate(schema[key]):
+                yield from walk(sub, tokens + (key, i))
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encoded(text: str) -> str:
+    """``text`` as the inside of a JSON string; a lone surrogate (no UTF-8 form) as its ``\\u`` escape.
+
+    >>> encoded('say "hi"\\n')
+    'say \\\\"hi\\\\"\\\\n'
+    """
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False)[1:-1])
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON values
+
+
+def equal(a: Any, b: Any) -> bool:
+    """JSON equality as JSON Schema defines it (1 == 1.0, true != 1)."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(equal(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(equal(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def canonical_json(v: Any) -> str:
+    """One string per JSON value under JSON Schema equality (1 and 1.0 alike, key order ignored).
+
+    >>> canonical_json({"b": 1.0, "a": [2]}) == canonical_json({"a": [2.0], "b": 1})
+    True
+    """
+
+    def norm(x: Any) -> Any:
+        if isinstance(x, float) and x.is_integer():
+            return int(x)
+        if isinstance(x, list):
+            return [norm(y) for y in x]
+        if isinstance(x, dict):
+            return {k: norm(y) for k, y in x.items()}
+        return x
+
+    return json.dumps(norm(v), sort_keys=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Schema algebra: cleaning and merging (conjunction) of schema objects
+
+
+def accepts_all(schema: Any) -> bool:
+    """Whether ``schema`` constrains nothing (``true``, or no constraining keyword)."""
+    return schema is True or (isinstance(schema, dict) and not clean(schema))
+
+
+def clean(schema: dict) -> dict:
+    """The constraining keywords of ``schema``, without the ones that have no effect.
+
+    >>> clean({"title": "x", "minLength": 0, "if": {"type": "string"}, "maxLength": 3})
+    {'maxLength': 3}
+    """
+    out = {k: v for k, v in schema.items() if k in CONSTRAINT_KEYWORDS}
+    if "if" in out and "then" not in out and "else" not in out:
+        del out["if"]
+    if "if" not in out:
+        out.pop("then", None)
+        out.pop("else", None)
+    if "contains" not in out:
+        out.pop("minContains", None)
+        out.pop("maxContains", None)
+    for key in ("additionalProperties", "items", "propertyNames", "unevaluatedItems", "unevaluatedProperties"):
+        if key in out and accepts_all(out[key]):
+            del out[key]
+    if out.get("uniqueItems") is False:
+        del out["uniqueItems"]
+    if out.get("not") is False:
+        del out["not"]
+    if out.get("x-extract") is False:
+        del out["x-extract"]
+    for key in ("minLength", "minItems", "minProperties"):
+        if out.get(key) == 0:
+            del out[key]
+    for key in ("properties", "patternProperties", "dependentRequired", "dependentSchemas", "required"):
+        if key in out and not out[key]:
+            del out[key]
+    return out
+
+
+def conj(a: Schema, b: Schema) -> Schema:
+    """A schema for "a and b" without looking inside (merged later, when compiled)."""
+    if a is False or b is False:
+        return False
+    if accepts_all(a):
+        return b
+    if accepts_all(b) or equal(a, b):
+        return a
+    return {"allOf": [a, b]}
+
+
+def type_set(t: Any) -> set[str]:
+    """The names of a ``type`` keyword's value (one name or a list)."""
+    return {t} if isinstance(t, str) else set(t)
+
+
+def merge(a: Schema, b: Schema, path: str) -> Schema:
+    """One schema object equivalent to "a and b" (both without top-level $ref/allOf); raises
+    :class:`MergeClash` where two keywords do not combine into one."""
+    if a is False or b is False:
+        return False
+    if a is True:
+        return b if isinstance(b, bool) else clean(b)
+    if b is True:
+        return clean(a)
+    a, b = clean(a), clean(b)
+    out = dict(a)
+    for key, vb in b.items():
+        if key in ("properties", "additionalProperties", "prefixItems", "items"):
+            continue  # (combined below: they depend on each other)
+        if key not in out:
+            out[key] = vb
+            continue
+        va = out[key]
+        if equal(va, vb):
+            continue
+        if key == "type":
+            ta, tb = type_set(va), type_set(vb)
+            both = (ta & tb) | ({"integer"} if ("integer" in ta and "number" in tb) or ("number" in ta and "integer" in tb) else set())
+            if not both:
+                return False
+            out[key] = [t for t in TYPES if t in both]
+        elif key in LOWER_BOUNDS:
+            out[key] = max(va, vb)
+        elif key in UPPER_BOUNDS:
+            out[key] = min(va, vb)
+        elif key == "required":
+            out[key] = list(dict.fromkeys([*va, *vb]))
+        elif key == "enum":
+            out[key] = [x for x in va if any(equal(x, y) for y in vb)]
+        elif key == "const":
+            return False
+        elif key == "uniqueItems":
+            out[key] = True
+        else:
+            raise MergeClash(key, path, "two different values of it must hold at once (from $ref, allOf, anyOf or oneOf)")
+    if any(k in side for side in (a, b) for k in ("prefixItems", "items")):
+        # position i is constrained by each side's prefixItems[i], or by its items past its prefix
+        pa, pb = a.get("prefixItems", []), b.get("prefixItems", [])
+        ia, ib = a.get("items", True), b.get("items", True)
+        for key in ("prefixItems", "items"):
+            out.pop(key, None)
+        prefix = [conj(pa[i] if i < len(pa) else ia, pb[i] if i < len(pb) else ib) for i in range(max(len(pa), len(pb)))]
+        if prefix:
+            out["prefixItems"] = prefix
+        items = conj(ia, ib)
+        if not accepts_all(items):
+            out["items"] = items
+    for x, y in ((a, b), (b, a)):
+        if "patternProperties" in x and ("properties" in y or "additionalProperties" in y):
+            raise MergeClash("patternProperties", path, "combining it with properties of another schema")
+    if any(k in side for side in (a, b) for k in ("properties", "additionalProperties")):
+        pa, pb = a.get("properties", {}), b.get("properties", {})
+        apa, apb = a.get("additionalProperties", True), b.get("additionalProperties", True)
+        props = {k: conj(pa.get(k, apa), pb.get(k, apb)) for k in [*pa, *(k for k in pb if k not in pa)]}
+        out.pop("properties", None)
+        out.pop("additionalProperties", None)
+        if props:
+            out["properties"] = props
+        additional = conj(apa, apb)
+        if not accepts_all(additional):
+            out["additionalProperties"] = additional
+    return out

@@ -1,0 +1,119 @@
+"""References inside one schema: its resources (every ``$id``, resolved against its parent's base
+URI), their anchors, and the schema a ``$ref`` lands on. Nothing is fetched: a ``$ref`` that
+leaves the schema is refused when the resolver is built.
+
+>>> refs = RefResolver({"$defs": {"a": {"$anchor": "A", "type": "string"}}, "$ref": "#A"})
+>>> refs.resolve("#A", "")
+({'$anchor': 'A', 'type': 'string'}, '/$defs/a')
+>>> refs.resolve("#/$defs/a", "/properties/x")[1]
+'/$defs/a'
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+from urllib.parse import unquote
+
+from ..errors import SchemaError, SchemaNotSupported
+from .dialects import join_uri
+from .ops import LEGACY_KEYWORDS, Schema, pointer, walk
+
+__all__ = ["RefResolver"]
+
+
+class RefResolver:
+    """The resources, anchors and base URIs of ``root`` (a 2020-12 schema), and ``$ref`` targets.
+
+    Raises :class:`SchemaNotSupported` for ``$dynamicRef``, a dynamic ``$recursiveRef`` and a
+    ``$ref`` that does not land inside the schema.
+    """
+
+    def __init__(self, root: Schema) -> None:
+        self.root = root
+        self.anchors: dict[str, tuple] = {}  # "base#name" -> tokens
+        self.resources: dict[str, tuple] = {"": ()}
+        self.bases: dict[tuple, str] = {}
+        if isinstance(root, dict):
+            self.resources = {}
+            self._scan(root)
+
+    def _scan(self, root: dict) -> None:
+        """Resources (every ``$id``, resolved against its parent's base URI) and their anchors;
+        every ``$ref`` must land in one of them."""
+        refs_at = []
+        for sub, tokens in walk(root):
+            if "$dynamicRef" in sub:
+                raise SchemaNotSupported("$dynamicRef", pointer(tokens + ("$dynamicRef",)))
+            for key in LEGACY_KEYWORDS:
+                if sub.get(key):
+                    raise SchemaNotSupported(
+                        key, pointer(tokens + (key,)),
+                        "a 2019-09 recursive reference that resolves dynamically (to an outer $recursiveAnchor); refused rather than ignored",
+                    )
+            base = self._base(tokens)
+            if isinstance(sub.get("$id"), str) or not tokens:
+                self.resources.setdefault(base, tokens)
+            for key in ("$anchor", "$dynamicAnchor"):
+                if isinstance(sub.get(key), str):
+                    self.anchors.setdefault(f"{base}#{sub[key]}", tokens)
+            if isinstance(sub.get("$ref"), str):
+                refs_at.append((sub["$ref"], tokens))
+        for ref, tokens in refs_at:
+            if self._target(ref, tokens) is None:
+                raise SchemaNotSupported(
+                    "$ref", pointer(tokens + ("$ref",)),
+                    f"{ref!r} is not in this schema (remote references are not fetched); use '#', '#/json/pointer', '#anchor' or an embedded $id",
+                )
+
+    def _base(self, tokens: tuple) -> str:
+        """The base URI in effect at ``tokens`` (the ``$id`` of the nearest enclosing resource)."""
+        if tokens in self.bases:
+            return self.bases[tokens]
+        parent = self._base(tokens[:-1]) if tokens else ""
+        node = self._node(tokens)
+        base = parent
+        if isinstance(node, dict) and isinstance(node.get("$id"), str):
+            base = join_uri(parent, node["$id"]).split("#")[0]
+        self.bases[tokens] = base
+        return base
+
+    def _node(self, tokens: tuple) -> Any:
+        node: Any = self.root
+        for t in tokens:
+            if isinstance(node, dict) and t in node:
+                node = node[t]
+            elif isinstance(node, list) and isinstance(t, str) and t.isdigit() and int(t) < len(node):
+                node = node[int(t)]
+            elif isinstance(node, list) and isinstance(t, int) and t < len(node):
+                node = node[t]
+            else:
+                return None
+        return node
+
+    def _target(self, ref: str, tokens: tuple) -> Optional[tuple]:
+        """The tokens a ``$ref`` found at ``tokens`` points at (``None``: not in this schema)."""
+        target = join_uri(self._base(tokens), ref)
+        doc, _, fragment = target.partition("#")
+        if doc not in self.resources:
+            return None
+        fragment = unquote(fragment)
+        if not fragment:
+            return self.resources[doc]
+        if fragment.startswith("/"):
+            return self.resources[doc] + tuple(t.replace("~1", "/").replace("~0", "~") for t in fragment[1:].split("/"))
+        return self.anchors.get(f"{doc}#{fragment}")
+
+    def resolve(self, ref: str, path: str) -> tuple[Schema, str]:
+        """The schema the ``$ref`` found at JSON pointer ``path`` lands on, and its JSON pointer;
+        :class:`SchemaError` when it lands on nothing or on something that is not a schema."""
+        where = f"{path}/$ref"
+        here = tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]) if path else ()
+        tokens = self._target(ref, here)
+        if tokens is None:
+            raise SchemaError(f"$ref {ref!r} does not resolve", where)
+        node = self._node(tokens)
+        if node is None:
+            raise SchemaError(f"$ref {ref!r} does not resolve", where)
+        if not isinstance(node, (dict, bool)):
+            raise SchemaError(f"$ref {ref!r} points at a {type(node).__name__}, not a schema", where)
+        return node, pointer(tokens)

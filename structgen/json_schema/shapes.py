@@ -1,0 +1,142 @@
+"""Shapes: what a schema says about types and constants, to prove ``oneOf`` branches disjoint
+(then ``oneOf`` is a plain union; otherwise :mod:`.keywords` subtracts over-approximations).
+
+>>> check_disjoint({}, [{"type": "string"}, {"type": "integer"}], "", resolve=None)
+>>> check_disjoint({}, [{"type": "number"}, {"type": "integer"}], "", resolve=None)
+Traceback (most recent call last):
+...
+structgen.errors.SchemaNotSupported: ...branches 0 and 1 may both match...
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from ..errors import ConstraintError, SchemaNotSupported
+from .ops import Schema, equal, type_set
+
+__all__ = ["Shape", "check_disjoint", "shape_of"]
+
+#: ``$ref`` -> (target schema, its JSON pointer); raises :class:`ConstraintError` when it does not resolve.
+Resolve = Optional[Callable[[str, str], tuple[Schema, str]]]
+
+_ALL = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
+
+
+def _value_type(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "boolean"
+    if isinstance(v, int) or (isinstance(v, float) and v.is_integer()):
+        return "integer"
+    if isinstance(v, float):
+        return "fraction"
+    return {str: "string", list: "array", dict: "object"}[type(v)]
+
+
+def _schema_types(t: Any) -> frozenset:
+    out = set()
+    for name in type_set(t):
+        out |= {"integer", "fraction"} if name == "number" else {name}
+    return frozenset(out)
+
+
+class Shape:
+    """Over-approximated types, the finite set of values (or None), definitely required
+    properties and the property schemas that apply."""
+
+    def __init__(self) -> None:
+        self.types = _ALL
+        self.values: Optional[list] = None
+        self.required: set = set()
+        self.properties: dict[str, list] = {}
+
+    def add(self, other: "Shape") -> None:
+        self.types &= other.types
+        if other.values is not None:
+            self.restrict(other.values)
+        self.required |= other.required
+        for k, v in other.properties.items():
+            self.properties.setdefault(k, []).extend(v)
+
+    def restrict(self, values: list) -> None:
+        if self.values is not None:
+            values = [x for x in values if any(equal(x, y) for y in self.values)]
+        self.values = values
+        self.types &= frozenset(_value_type(v) for v in values)
+
+
+def _disjoint_values(a: Optional[list], b: Optional[list]) -> bool:
+    return a is not None and b is not None and not any(equal(x, y) for x in a for y in b)
+
+
+def shape_of(s: Schema, resolve: Resolve, seen: frozenset = frozenset()) -> Shape:
+    """The shape of ``s`` (``$ref``s followed through ``resolve``, each once)."""
+    out = Shape()
+    if s is False:
+        out.types = frozenset()
+    if not isinstance(s, dict):
+        return out
+    if "type" in s:
+        out.types = _schema_types(s["type"])
+    if "const" in s:
+        out.restrict([s["const"]])
+    if "enum" in s:
+        out.restrict(list(s["enum"]))
+    if isinstance(s.get("required"), list):
+        out.required = set(s["required"])
+    for k, v in (s.get("properties") or {}).items():
+        out.properties[k] = [v]
+    subs = list(s.get("allOf", []))
+    if "$ref" in s and resolve is not None:
+        target: Schema = True
+        target_path: Optional[str] = None
+        try:
+            target, target_path = resolve(s["$ref"], "")
+        except ConstraintError:
+            pass
+        if target_path not in seen:
+            subs.append(target)
+            seen = seen | {target_path}
+    for sub in subs:
+        out.add(shape_of(sub, resolve, seen))
+    for key in ("anyOf", "oneOf"):
+        if key in s:
+            out.types &= frozenset().union(*(shape_of(b, resolve, seen).types for b in s[key]))
+    return out
+
+
+def _values_of(schemas: list, resolve: Resolve) -> Optional[list]:
+    out = Shape()
+    for s in schemas:
+        out.add(shape_of(s, resolve))
+    return out.values
+
+
+def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve) -> None:
+    """Nothing when no instance can match two of ``branches`` (each with ``rest`` beside it):
+    different types, different constants, or a required property with different constants.
+    Else :class:`SchemaNotSupported` (the caller then subtracts, see :mod:`.keywords`)."""
+    common = shape_of(rest, resolve)
+    shapes = []
+    for b in branches:
+        sh = shape_of(b, resolve)
+        sh.add(common)
+        shapes.append(sh)
+    for i, a in enumerate(shapes):
+        for j in range(i + 1, len(shapes)):
+            b = shapes[j]
+            shared = a.types & b.types
+            if not shared or _disjoint_values(a.values, b.values):
+                continue
+            if shared <= {"object"} and any(
+                _disjoint_values(_values_of(a.properties.get(p, []), resolve), _values_of(b.properties.get(p, []), resolve))
+                for p in a.required & b.required
+            ):
+                continue
+            raise SchemaNotSupported(
+                "oneOf", f"{path}/oneOf",
+                f"branches {i} and {j} may both match; only oneOf with provably disjoint branches (different "
+                "types, different constants, or a required property with different constants) is supported",
+            )
