@@ -36,11 +36,12 @@ from __future__ import annotations
 import threading
 from typing import Iterable, Sequence
 
-import numpy as np
 
 from .dfa import ByteDFA
+from .embedded import EmbeddedDfa
+from .utf8 import utf8_sequences
 
-__all__ = ["ALL_BYTES", "EPSILON", "NOTHING", "ExprPool", "byte_mask"]
+__all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "code_points_expr"]
 
 NOTHING = 0
 EPSILON = 1
@@ -49,6 +50,8 @@ ALL_BYTES = (1 << 256) - 1
 
 # term kinds (the first item of a node tuple)
 _NOTHING, _EPSILON, _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA = range(8)
+#: The kind of a term, by name: the first item of :meth:`ExprPool.node`.
+KINDS = {"nothing": _NOTHING, "epsilon": _EPSILON, "bytes": _BYTES, "seq": _SEQ, "alt": _ALT, "rep": _REP, "sym": _SYM, "dfa": _DFA}
 _INF = 1 << 60
 
 
@@ -62,27 +65,6 @@ def byte_mask(data: Iterable[int]) -> int:
     for b in data:
         m |= 1 << b
     return m
-
-
-class _Embedded:
-    """An eager automaton as the pool reads it: transitions per byte, finals, byte partitions."""
-
-    __slots__ = ("dfa", "rows", "finals", "_classes")
-
-    def __init__(self, dfa: ByteDFA) -> None:
-        self.dfa = dfa
-        self.rows: list[list[int]] = dfa.transitions[:, dfa.byte_classes].tolist()
-        self.finals: list[bool] = dfa.finals.tolist()
-        self._classes: dict[int, tuple[int, ...]] = {}
-
-    def classes(self, q: int) -> tuple[int, ...]:
-        got = self._classes.get(q)
-        if got is None:
-            by_target: dict[int, int] = {}
-            for b, t in enumerate(self.rows[q]):
-                by_target[t] = by_target.get(t, 0) | 1 << b
-            got = self._classes[q] = tuple(by_target.values())
-        return got
 
 
 class ExprPool:
@@ -101,8 +83,9 @@ class ExprPool:
         self._derived_sym: dict[tuple[int, int], int] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
         self._firsts: dict[int, frozenset[int]] = {}
-        self._embedded: list[_Embedded] = []
-        self._embedded_ids: dict[int, int] = {}  # id(dfa) -> index (the dfa is held by _Embedded)
+        self._embedded: list[EmbeddedDfa] = []
+        self._embedded_ids: dict[int, int] = {}  # id(dfa) -> index
+        self._held: list[ByteDFA] = []
         self._restricted: dict[tuple[int, int, frozenset[int]], int] = {}
         self._clamped: dict[tuple[int, int], int] = {}
         self._code_points: dict[tuple[tuple[int, int], ...], int] = {}
@@ -116,22 +99,21 @@ class ExprPool:
 
     def __getstate__(self) -> dict[str, object]:
         # the terms and the embedded automata; memo tables are rebuilt on use, the lock anew
-        return {"nodes": self._nodes, "nullable": self._nullable, "dfas": [e.dfa for e in self._embedded]}
+        return {"nodes": self._nodes, "nullable": self._nullable, "embedded": [e.state() for e in self._embedded]}
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__()  # type: ignore[misc]
         self._nodes = list(state["nodes"])  # type: ignore[call-overload]
         self._nullable = list(state["nullable"])  # type: ignore[call-overload]
         self._ids = {key: i for i, key in enumerate(self._nodes)}
-        for dfa in state["dfas"]:  # type: ignore[attr-defined]
-            self._embedded_ids[id(dfa)] = len(self._embedded)
-            self._embedded.append(_Embedded(dfa))
+        for rows, finals, symbols in state["embedded"]:  # type: ignore[attr-defined]
+            self._embedded.append(EmbeddedDfa(rows, finals, symbols))
 
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held by the terms, the memo tables and the embedded automata."""
         memo = len(self._derived) + len(self._derived_sym) + len(self._classes) + len(self._restricted)
-        dfas = sum(e.dfa.transitions.nbytes + 8 * 256 * len(e.rows) for e in self._embedded)
+        dfas = sum(8 * 256 * len(e.rows) for e in self._embedded)
         return int(150 * len(self._nodes) + 100 * memo + dfas)
 
     def _intern(self, key: tuple, nullable: bool) -> int:
@@ -261,19 +243,28 @@ class ExprPool:
                 index = self._embedded_ids.get(id(dfa))
                 if index is None:
                     index = len(self._embedded)
-                    self._embedded.append(_Embedded(dfa))
+                    self._embedded.append(EmbeddedDfa.of(dfa))
                     self._embedded_ids[id(dfa)] = index
+                    self._held.append(dfa)  # (keeps id(dfa) from being reused while the pool lives)
         return self._dfa_node(index, state)
 
     def _dfa_node(self, index: int, state: int) -> int:
         if state < 0:
             return NOTHING
         emb = self._embedded[index]
-        if not emb.finals[state] and all(t < 0 for t in emb.rows[state]):
+        if emb.is_dead(state):
             return NOTHING
         return self._intern((_DFA, index, state), emb.finals[state])
 
     # -- reading --------------------------------------------------------------------------------
+
+    def node(self, e: int) -> tuple:
+        """The term ``e`` as a tuple: its kind, then its parts (see :mod:`.expr_text`)."""
+        return self._nodes[e]
+
+    def embedded(self, index: int) -> EmbeddedDfa:
+        """The embedded automaton ``index`` (the first part of a ``DFA`` term)."""
+        return self._embedded[index]
 
     def nullable(self, e: int) -> bool:
         """Whether ``e`` matches the empty string (a final state)."""
@@ -326,6 +317,11 @@ class ExprPool:
             x, lo, hi = node[1], node[2], node[3]
             dx = self.derive_symbol(x, k)
             got = NOTHING if dx == NOTHING else self.seq(dx, self.repeat(x, max(lo - 1, 0), None if hi < 0 else hi - 1))
+        elif kind == _DFA:
+            got = NOTHING
+            for k2, r in self._embedded[node[1]].symbols.get(node[2], ()):
+                if k2 == k:
+                    got = self._dfa_node(node[1], r)
         else:
             got = NOTHING
         self._derived_sym[key] = got
@@ -348,6 +344,8 @@ class ExprPool:
             got = frozenset().union(*(self.first_symbols(p) for p in node[1]))
         elif kind == _REP:
             got = self.first_symbols(node[1])
+        elif kind == _DFA:
+            got = frozenset(k for k, _ in self._embedded[node[1]].symbols.get(node[2], ()))
         else:
             got = frozenset()
         self._firsts[e] = got
@@ -368,6 +366,8 @@ class ExprPool:
             got = frozenset().union(*(self.symbols_in(p) for p in node[1]))
         elif kind == _REP:
             got = self.symbols_in(node[1])
+        elif kind == _DFA:
+            got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
         else:
             got = frozenset()
         self._symbols_in[e] = got
@@ -391,9 +391,9 @@ class ExprPool:
         elif kind == _REP:
             got = self.readable_bytes(node[1])
         elif kind == _DFA:
-            dfa = self._embedded[node[1]].dfa
-            used = (dfa.transitions >= 0).any(axis=0)
-            got = byte_mask(b for b in range(256) if used[dfa.byte_classes[b]])
+            got = 0
+            for row in self._embedded[node[1]].rows:
+                got |= byte_mask(b for b, t in enumerate(row) if t >= 0)
         else:
             got = 0
         self._readable[e] = got
@@ -439,12 +439,6 @@ class ExprPool:
                     mask ^= low
         return out
 
-    def min_length(self, e: int, weights: dict[int, int] | None = None) -> int:
-        """The fewest bytes of a string of ``e`` (a symbol weighs ``weights[k]``, default 0;
-        ``_INF`` when ``e`` is empty). Not memoised across calls: pass the same weights to a
-        :class:`MinLength` for repeated queries."""
-        return MinLength(self, weights or {}).of(e)
-
     # -- rewriting ------------------------------------------------------------------------------
 
     def restrict(self, e: int, allowed: int, dead: frozenset[int] = frozenset()) -> int:
@@ -468,7 +462,7 @@ class ExprPool:
         elif kind == _REP:
             got = self.repeat(self.restrict(node[1], allowed, dead), node[2], None if node[3] < 0 else node[3])
         elif kind == _DFA:
-            got = self._dfa_node(self._restricted_dfa(node[1], allowed), node[2])
+            got = self._dfa_node(self._restricted_dfa(node[1], allowed, dead), node[2])
         elif kind == _SYM:
             got = NOTHING if node[1] in dead else e
         else:
@@ -476,21 +470,38 @@ class ExprPool:
         self._restricted[key] = got
         return got
 
-    def _restricted_dfa(self, index: int, allowed: int) -> int:
-        """The embedded automaton ``index`` without the bytes outside ``allowed``, its states kept
-        (their numbers unchanged) and the ones that can no longer finish cut off."""
-        key = (-1 - index, allowed, frozenset())
+    def _restricted_dfa(self, index: int, allowed: int, dead: frozenset[int]) -> int:
+        """The embedded automaton ``index`` without the bytes outside ``allowed`` and the symbols
+        in ``dead``, its states kept (their numbers unchanged) and the ones that can no longer
+        finish cut off."""
+        key = (-1 - index, allowed, dead)
         got = self._restricted.get(key)
         if got is None:
-            dfa = self._embedded[index].dfa
-            table = dfa.transitions[:, dfa.byte_classes].copy()
-            table[:, [b for b in range(256) if not allowed >> b & 1]] = -1
-            live = _co_reachable(table, dfa.finals)
-            table[(table >= 0) & ~live[np.maximum(table, 0)]] = -1
-            cut = ByteDFA(table.astype(np.int32), np.arange(256, dtype=np.int32), dfa.finals & live)
+            emb = self._embedded[index]
+            n = len(emb.rows)
+            rows = [[t if allowed >> b & 1 else -1 for b, t in enumerate(row)] for row in emb.rows]
+            symbols = {q: kept for q, es in emb.symbols.items() if (kept := tuple((k, r) for k, r in es if k not in dead))}
+            preds: list[list[int]] = [[] for _ in range(n)]
+            for q, row in enumerate(rows):
+                for t in set(row):
+                    if t >= 0:
+                        preds[t].append(q)
+            for q, es in symbols.items():
+                for _, r in es:
+                    preds[r].append(q)
+            live = list(emb.finals)
+            todo = [q for q in range(n) if live[q]]
+            while todo:
+                t = todo.pop()
+                for q in preds[t]:
+                    if not live[q]:
+                        live[q] = True
+                        todo.append(q)
+            rows = [[t if t >= 0 and live[t] else -1 for t in row] for row in rows]
+            symbols = {q: kept for q, es in symbols.items() if (kept := tuple((k, r) for k, r in es if live[r]))}
             with self._lock:
                 got = len(self._embedded)
-                self._embedded.append(_Embedded(cut))
+                self._embedded.append(EmbeddedDfa(rows, list(emb.finals), symbols))
             self._restricted[key] = got
         return got
 
@@ -519,75 +530,6 @@ class ExprPool:
         self._clamped[key] = got
         return got
 
-    def describe(self, e: int, limit: int = 200) -> str:
-        """A regex-like text of ``e`` (for messages and debugging), cut at ``limit`` characters."""
-        out: list[str] = []
-        self._describe(e, out, limit)
-        text = "".join(out)
-        return text if len(text) <= limit else text[: limit - 3] + "..."
-
-    def _describe(self, e: int, out: list[str], limit: int) -> None:
-        if sum(map(len, out)) > limit:
-            return
-        node = self._nodes[e]
-        kind = node[0]
-        if kind == _NOTHING:
-            out.append("∅")
-        elif kind == _EPSILON:
-            out.append("ε")
-        elif kind == _BYTES:
-            out.append(_describe_mask(node[1]))
-        elif kind == _SEQ:
-            self._describe(node[1], out, limit)
-            self._describe(node[2], out, limit)
-        elif kind == _ALT:
-            out.append("(?:")
-            for i, p in enumerate(node[1]):
-                if i:
-                    out.append("|")
-                self._describe(p, out, limit)
-            out.append(")")
-        elif kind == _REP:
-            out.append("(?:")
-            self._describe(node[1], out, limit)
-            out.append(f"){{{node[2]},{'' if node[3] < 0 else node[3]}}}")
-        elif kind == _SYM:
-            out.append(f"<{node[1]}>")
-        else:
-            out.append(f"<dfa{node[1]}@{node[2]}>")
-
-
-class MinLength:
-    """The fewest bytes of a string of each expression of a pool, a symbol ``k`` weighing
-    ``weights.get(k, 0)`` bytes; memoised for one set of weights."""
-
-    def __init__(self, pool: ExprPool, weights: dict[int, int]) -> None:
-        self.pool = pool
-        self.weights = weights
-        self._memo: dict[int, int] = {NOTHING: _INF, EPSILON: 0}
-
-    def of(self, e: int) -> int:
-        got = self._memo.get(e)
-        if got is not None:
-            return got
-        node = self.pool._nodes[e]
-        kind = node[0]
-        if kind == _BYTES:
-            got = 1
-        elif kind == _SEQ:
-            got = min(_INF, self.of(node[1]) + self.of(node[2]))
-        elif kind == _ALT:
-            got = min(self.of(p) for p in node[1])
-        elif kind == _REP:
-            got = 0 if node[2] == 0 else min(_INF, node[2] * self.of(node[1]))
-        elif kind == _SYM:
-            got = self.weights.get(node[1], 0)
-        else:
-            d = int(self.pool._embedded[node[1]].dfa.distances[node[2]])
-            got = _INF if d < 0 else d
-        self._memo[e] = got
-        return got
-
 
 def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
     if len(p) == 1:
@@ -601,81 +543,6 @@ def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
             if c:
                 out.append(c)
     return tuple(out)
-
-
-def _co_reachable(table: np.ndarray, finals: np.ndarray) -> np.ndarray:
-    """States of ``table`` (one column per byte) that can reach a final state."""
-    n = table.shape[0]
-    src, col = np.nonzero(table >= 0)
-    dst = table[src, col]
-    preds: list[list[int]] = [[] for _ in range(n)]
-    for s, t in zip(src.tolist(), dst.tolist()):
-        preds[t].append(s)
-    live = finals.copy()
-    todo = np.flatnonzero(finals).tolist()
-    while todo:
-        t = todo.pop()
-        for s in preds[t]:
-            if not live[s]:
-                live[s] = True
-                todo.append(s)
-    return live
-
-
-def _describe_mask(mask: int) -> str:
-    if mask == ALL_BYTES:
-        return "."
-    bits = [b for b in range(256) if mask >> b & 1]
-    if len(bits) == 1:
-        return _describe_byte(bits[0])
-    ranges: list[tuple[int, int]] = []
-    for b in bits:
-        if ranges and ranges[-1][1] == b - 1:
-            ranges[-1] = (ranges[-1][0], b)
-        else:
-            ranges.append((b, b))
-    return "[" + "".join(_describe_byte(a) if a == b else f"{_describe_byte(a)}-{_describe_byte(b)}" for a, b in ranges) + "]"
-
-
-def _describe_byte(b: int) -> str:
-    c = chr(b)
-    if 0x21 <= b < 0x7F and c not in "\\[]-^.()|*+?{}":
-        return c
-    return f"\\x{b:02x}"
-
-
-def utf8_sequences(lo: int, hi: int) -> list[list[tuple[int, int]]]:
-    """The UTF-8 encodings of code points ``lo..hi`` as sequences of byte ranges (no surrogates,
-    no overlong forms): every code point's bytes fall in exactly one sequence.
-
-    >>> utf8_sequences(0x61, 0x62), utf8_sequences(0xE9, 0xE9)
-    ([[(97, 98)]], [[(195, 195), (169, 169)]])
-    """
-    out: list[list[tuple[int, int]]] = []
-    for a, b in ((lo, min(hi, 0xD7FF)), (max(lo, 0xE000), hi)):
-        for start, end in ((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, 0x10FFFF)):
-            x, y = max(a, start), min(b, end)
-            if x <= y:
-                _split_same_length(x, y, out)
-    return out
-
-
-def _split_same_length(lo: int, hi: int, out: list[list[tuple[int, int]]]) -> None:
-    n = len(chr(lo).encode("utf-8", "surrogatepass"))
-    for i in range(1, n):
-        m = (1 << (6 * i)) - 1
-        if lo & ~m != hi & ~m:
-            if lo & m:
-                _split_same_length(lo, lo | m, out)
-                _split_same_length((lo | m) + 1, hi, out)
-                return
-            if hi & m != m:
-                _split_same_length(lo, (hi & ~m) - 1, out)
-                _split_same_length(hi & ~m, hi, out)
-                return
-    a = chr(lo).encode("utf-8", "surrogatepass")
-    b = chr(hi).encode("utf-8", "surrogatepass")
-    out.append([(a[i], b[i]) for i in range(n)])
 
 
 def code_points_expr(pool: ExprPool, intervals: Iterable[tuple[int, int]]) -> int:

@@ -27,7 +27,8 @@ from typing import Sequence
 
 import numpy as np
 
-from .expr import NOTHING, ExprPool, MinLength
+from .expr import NOTHING, ExprPool
+from .expr_text import MinLength, describe
 
 __all__ = ["UNBUILT", "LazyAutomaton"]
 
@@ -60,7 +61,7 @@ class LazyAutomaton:
         self.state_of(root)
 
     def __repr__(self) -> str:
-        return f"<LazyAutomaton: {len(self.exprs)} states built of {self.pool.describe(self.root, 60)!r}>"
+        return f"<LazyAutomaton: {len(self.exprs)} states built of {describe(self.pool, self.root, 60)!r}>"
 
     @property
     def num_states(self) -> int:

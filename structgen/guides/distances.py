@@ -35,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..automata.expr import MinLength
+from ..automata.expr_text import MinLength
 from ..automata.lazy import LazyAutomaton
 from ..automata.markers import CLOSE_GUARD
 from ..errors import VocabularyError
