@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import threading
 from typing import Iterable, Sequence
 
@@ -41,7 +42,7 @@ from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
 from .utf8 import utf8_sequences
 
-__all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "code_points_expr"]
+__all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask", "code_points_expr"]
 
 NOTHING = 0
 EPSILON = 1
@@ -53,6 +54,21 @@ _NOTHING, _EPSILON, _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA = range(8)
 #: The kind of a term, by name: the first item of :meth:`ExprPool.node`.
 KINDS = {"nothing": _NOTHING, "epsilon": _EPSILON, "bytes": _BYTES, "seq": _SEQ, "alt": _ALT, "rep": _REP, "sym": _SYM, "dfa": _DFA}
 _INF = 1 << 60
+
+
+@functools.lru_cache(maxsize=4096)
+def bytes_of_mask(mask: int) -> tuple[int, ...]:
+    """The bytes of a 256-bit mask, ascending (cached: masks repeat across states).
+
+    >>> bytes_of_mask(byte_mask(b"ba"))
+    (97, 98)
+    """
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(out)
 
 
 def byte_mask(data: Iterable[int]) -> int:
@@ -429,14 +445,19 @@ class ExprPool:
     def row(self, e: int) -> list[int]:
         """``[derive(e, b) for b in range(256)]``, one derivative per byte class."""
         out = [NOTHING] * 256
+        for mask, d in self.row_classes(e):
+            for b in bytes_of_mask(mask):
+                out[b] = d
+        return out
+
+    def row_classes(self, e: int) -> list[tuple[int, int]]:
+        """``(byte mask, derivative)`` for each byte class of ``e`` whose derivative is not
+        ``NOTHING`` (one derivative per class)."""
+        out = []
         for mask in self.byte_classes(e):
-            low = mask & -mask
-            d = self.derive(e, low.bit_length() - 1)
+            d = self.derive(e, (mask & -mask).bit_length() - 1)
             if d != NOTHING:
-                while mask:
-                    low = mask & -mask
-                    out[low.bit_length() - 1] = d
-                    mask ^= low
+                out.append((mask, d))
         return out
 
     # -- rewriting ------------------------------------------------------------------------------
@@ -499,9 +520,10 @@ class ExprPool:
                         todo.append(q)
             rows = [[t if t >= 0 and live[t] else -1 for t in row] for row in rows]
             symbols = {q: kept for q, es in symbols.items() if (kept := tuple((k, r) for k, r in es if live[r]))}
+            parts = [p for m in emb.column_classes for p in (m & allowed, m & ~allowed) if p]
             with self._lock:
                 got = len(self._embedded)
-                self._embedded.append(EmbeddedDfa(rows, list(emb.finals), symbols))
+                self._embedded.append(EmbeddedDfa(rows, list(emb.finals), symbols, parts))
             self._restricted[key] = got
         return got
 

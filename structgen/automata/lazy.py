@@ -27,7 +27,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .expr import NOTHING, ExprPool
+from .expr import NOTHING, ExprPool, bytes_of_mask
 from .expr_text import MinLength, describe
 
 __all__ = ["UNBUILT", "LazyAutomaton"]
@@ -108,7 +108,12 @@ class LazyAutomaton:
             if self._built[q]:
                 return
             pool, e = self.pool, self.exprs[q]
-            row = [-1 if d == NOTHING else self.state_of(d) for d in pool.row(e)]
+            row = [-1] * 256
+            state_of = self.state_of
+            for mask, d in pool.row_classes(e):
+                t = state_of(d)
+                for b in bytes_of_mask(mask):
+                    row[b] = t
             syms = tuple(
                 (k, self.state_of(d))
                 for k in sorted(pool.first_symbols(e))

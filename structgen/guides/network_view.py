@@ -38,7 +38,7 @@ class AutomatonView:
     """One automaton of a network, ready to walk and built lazily: byte steps, the calls and
     guards of each state, and which states may branch off (call, guard or return)."""
 
-    __slots__ = ("auto", "flat", "finals", "has_guards", "_calls", "_guards", "_edges", "_bytes", "_succ")
+    __slots__ = ("auto", "flat", "finals", "has_guards", "_calls", "_guards", "_branching", "_edges", "_bytes", "_succ")
 
     def __init__(self, auto: LazyAutomaton) -> None:
         self.auto = auto
@@ -47,6 +47,7 @@ class AutomatonView:
         self.has_guards = any(k >= GUARD_FIRST for k in auto.pool.symbols_in(auto.root))
         self._calls: dict[int, tuple[tuple[int, int], ...]] = {}
         self._guards: dict[int, tuple[tuple[int, int], ...]] = {}
+        self._branching: dict[int, bool] = {}
         self._edges: dict[int, dict[int, int]] = {}
         self._bytes: dict[int, int] = {}
         self._succ: dict[tuple[int, int], int] = {}
@@ -93,7 +94,10 @@ class AutomatonView:
 
     def branching(self, q: int) -> bool:
         """Whether a walk may branch off at ``q``: a return (final), a call or a guard."""
-        return self.finals[q] or bool(self.calls(q)) or bool(self.guards(q))
+        got = self._branching.get(q)
+        if got is None:
+            got = self._branching[q] = self.finals[q] or bool(self.calls(q)) or bool(self.guards(q))
+        return got
 
     def edges(self, q: int) -> dict[int, int]:
         """``{byte: next state}`` of ``q``."""
