@@ -240,7 +240,7 @@ def compile_json_schema(
     return _guide(
         ("json", text, options.cache_key(), spans_key),
         vocabulary,
-        lambda: compile_schema(root, options, docs, network=docs is None),
+        lambda: compile_schema(root, options, docs, network=docs is None, lazy=True),
         f"JSON Schema {title or text[:60]!r}",
     )
 

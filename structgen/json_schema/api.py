@@ -20,7 +20,8 @@ from typing import Optional, Sequence, Union
 
 from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
 from ..automata.network import Network
-from ..automata.regex import regex_to_dfa
+from ..automata.expr import ExprPool
+from ..automata.regex import regex_to_dfa, regex_to_expr
 from ..automata.spans import normalize_documents
 from ..errors import SchemaNotSupported
 from .dispatch import SchemaCompiler
@@ -46,9 +47,12 @@ def prepare(schema: SchemaInput, options: SchemaOptions) -> tuple[Schema, str]:
 
 def compile_schema(
     root: Schema, options: SchemaOptions, documents: Optional[tuple[str, ...]] = None, *, network: bool = False,
-) -> Union[ByteDFA, Network]:
+    lazy: bool = False,
+) -> Union[ByteDFA, Network, tuple[ExprPool, int]]:
     """The automaton of a prepared (2020-12) schema: one :class:`ByteDFA`, or with ``network=True``
-    (and no ``documents``) a :class:`Network` when some part is called. With ``documents``
+    (and no ``documents``) a :class:`Network` when some part is called. With ``lazy=True`` a
+    schema that calls nothing is an expression ``(pool, term)`` whose automaton is built lazily
+    (:mod:`structgen.automata.lazy`) instead of one eager :class:`ByteDFA`. With ``documents``
     (normalized ``extract_from``), string values are spans of them. Warns of nothing: the caller
     does (:func:`.loading.warn_annotations`)."""
     spans = None if documents is None else SpanStrings(documents, root, max_states=options.max_states)
@@ -60,6 +64,9 @@ def compile_schema(
         assert len(callees) == len(ctx.calls.callees)
         return Network([regex, *callees], ctx.slots, max_states=options.max_states, required=ctx.calls.required)
     if spans is None:
+        if lazy:
+            pool = ExprPool()
+            return pool, regex_to_expr(ctx.budget(regex, ""), pool, slots=ctx.slots, max_states=options.max_states)
         return ctx.to_dfa(regex, "")
     # span strings are placeholders until here (see structgen.json_schema.spans)
     dfa = regex_to_dfa(regex, max_states=options.max_states, slots=ctx.slots)
