@@ -552,136 +552,24 @@ class ExprPool:
         self._clamped[key] = got
         return got
 
-    # -- building from other terms (the JSON Schema front end composes terms with these) ---------
+    # -- embedded automata of other pools (see structgen.automata.expr_rewrite) ----------------------
 
-    def concat_all(self, parts: Iterable[int]) -> int:
-        """The concatenation of ``parts`` in order. Each part's own chain is unrolled first, so a
-        long left operand (a long literal) costs no recursion, unlike :meth:`seq`."""
-        nodes = self._nodes
-        items: list[int] = []
-        for p in parts:
-            if p == NOTHING:
-                return NOTHING
-            node = nodes[p]
-            while node[0] == _SEQ:
-                items.append(node[1])
-                p = node[2]
-                node = nodes[p]
-            if p != EPSILON:
-                items.append(p)
-        out = EPSILON
-        for p in reversed(items):
-            out = self.seq(p, out)  # (p is no concatenation: no recursion)
-        return out
-
-    def substitute(self, e: int, mapping: dict[int, int]) -> int:
-        """``e`` with every sub-term that is a key of ``mapping`` replaced by its value (a call
-        symbol by the callee's term, say); embedded automata are kept as they are. Iterative: no
-        recursion however deep ``e`` is.
-
-        >>> pool = ExprPool()
-        >>> e = pool.concat_all([pool.literal(b"a"), pool.symbol(1)])
-        >>> pool.nullable(pool.derive(pool.derive(pool.substitute(e, {pool.symbol(1): pool.literal(b"b")}), 97), 98))
-        True
-        """
-        if not mapping:
-            return e
-        nodes = self._nodes
-        done: dict[int, int] = {}
-        stack = [e]
-        while stack:
-            x = stack[-1]
-            if x in done:
-                stack.pop()
-                continue
-            if x in mapping:
-                done[x] = mapping[x]
-                stack.pop()
-                continue
-            node = nodes[x]
-            kind = node[0]
-            if kind == _SEQ:
-                kids: tuple[int, ...] = (node[1], node[2])
-            elif kind == _ALT:
-                kids = node[1]
-            elif kind == _REP:
-                kids = (node[1],)
-            else:
-                done[x] = x
-                stack.pop()
-                continue
-            pending = [k for k in kids if k not in done]
-            if pending:
-                stack.extend(pending)
-                continue
-            stack.pop()
-            done[x] = self._rebuilt(node, done)
-        return done[e]
-
-    def _rebuilt(self, node: tuple, done: dict[int, int]) -> int:
-        """A concatenation, alternation or repetition ``node`` over the parts ``done`` maps to."""
-        kind = node[0]
-        if kind == _SEQ:
-            head, tail = done[node[1]], done[node[2]]
-            if self._nodes[head][0] != _SEQ:
-                return self.seq(head, tail)
-            return self.concat_all((head, tail))
-        if kind == _ALT:
-            return self.alt([done[p] for p in node[1]])
-        return self.repeat(done[node[1]], node[2], None if node[3] < 0 else node[3])
-
-    def copy_from(self, other: "ExprPool", e: int) -> int:
-        """Term ``e`` of pool ``other`` as a term of this pool: a structural copy, memoised per
-        other pool (what was copied once is not copied again; embedded automata are shared).
-
-        >>> template, pool = ExprPool(), ExprPool()
-        >>> e = pool.copy_from(template, template.repeat(template.byte_range(48, 57), 1, 3))
-        >>> pool.nullable(pool.derive(e, ord("7"))), pool.copy_from(template, e) == e
-        (True, True)
-        """
-        if other is self:
-            return e
-        copies: dict[int, tuple[ExprPool, dict[int, int], dict[int, int]]] = self.__dict__.setdefault("_copies", {})
-        entry = copies.get(id(other))
-        if entry is None or entry[0] is not other:
-            entry = copies[id(other)] = (other, {NOTHING: NOTHING, EPSILON: EPSILON}, {})
-        _, done, dfas = entry
-        nodes = other._nodes
-        stack = [e]
-        while stack:
-            x = stack[-1]
-            if x in done:
-                stack.pop()
-                continue
-            node = nodes[x]
-            kind = node[0]
-            if kind == _SEQ:
-                kids: tuple[int, ...] = (node[1], node[2])
-            elif kind == _ALT:
-                kids = node[1]
-            elif kind == _REP:
-                kids = (node[1],)
-            else:
-                kids = ()
-            pending = [k for k in kids if k not in done]
-            if pending:
-                stack.extend(pending)
-                continue
-            stack.pop()
-            if kind == _BYTES:
-                done[x] = self.bytes_of(node[1])
-            elif kind == _SYM:
-                done[x] = self.symbol(node[1])
-            elif kind == _DFA:
-                index = dfas.get(node[1])
+    def adopt(self, emb: EmbeddedDfa) -> int:
+        """The index of ``emb`` (an embedded automaton, maybe another pool's) in this pool, added
+        once: its states are then :meth:`embedded_term` ``(index, state)``."""
+        adopted: dict[int, int] = self.__dict__.setdefault("_adopted", {})  # id(emb) -> index
+        index = adopted.get(id(emb))
+        if index is None:
+            with self._lock:
+                index = adopted.get(id(emb))
                 if index is None:
-                    with self._lock:
-                        index = dfas[node[1]] = len(self._embedded)
-                        self._embedded.append(other._embedded[node[1]])
-                done[x] = self._dfa_node(index, node[2])
-            else:
-                done[x] = self._rebuilt(node, done)
-        return done[e]
+                    index = adopted[id(emb)] = len(self._embedded)
+                    self._embedded.append(emb)
+        return index
+
+    def embedded_term(self, index: int, state: int) -> int:
+        """The term of embedded automaton ``index`` at ``state`` (``NOTHING`` where it is dead)."""
+        return self._dfa_node(index, state)
 
 
 def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:

@@ -10,7 +10,7 @@ Example:
     >>> from structgen.automata.expr import ExprPool
     >>> pool = ExprPool()
     >>> digit = pool.byte_range(ord("0"), ord("9"))
-    >>> dfa = lazy_to_dfa(pool, pool.concat_all([pool.repeat(digit, 1, 3), pool.literal(b"!")]))
+    >>> dfa = lazy_to_dfa(pool, pool.seq(pool.repeat(digit, 1, 3), pool.literal(b"!")))
     >>> dfa.accepts(b"12!"), dfa.accepts(b"1234!"), dfa.num_states
     (True, False, 5)
 """

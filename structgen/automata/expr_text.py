@@ -8,7 +8,7 @@ Example:
     >>> e = pool.seq(pool.literal(b"a"), pool.repeat(pool.byte_range(48, 57), 2, 5))
     >>> describe(pool, e), MinLength(pool, {}).of(e)
     ('a(?:[0-9]){2,5}', 3)
-    >>> to_regex(pool, pool.concat_all([pool.literal("é".encode()), pool.code_points([(0x61, 0x62), (0xE0, 0xFF)])]))
+    >>> to_regex(pool, pool.seq(pool.literal("é".encode()), pool.code_points([(0x61, 0x62), (0xE0, 0xFF)])))
     'é[abà-ÿ]'
 """
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ..automata.expr import KINDS, NOTHING, ExprPool
+from ..automata.expr_rewrite import substitute
 from ..automata.markers import GUARD_FIRST
 from ..errors import CompileBudgetExceeded
 from .ops import Schema
@@ -174,7 +175,7 @@ class CallGraph:
         called = [k for k in self.pool.symbols_in(term) if 1 <= k <= n]
         if not called:
             return term
-        return self.pool.substitute(term, {self.pool.symbol(k): self._flat_callee(k) for k in called})
+        return substitute(self.pool, term, {self.pool.symbol(k): self._flat_callee(k) for k in called})
 
     def _flat_callee(self, k: int) -> int:
         got = self._flat.get(k)

@@ -19,6 +19,7 @@ import re
 from typing import Optional
 
 from ..automata.expr import ExprPool
+from ..automata.expr_rewrite import copy_from
 from ..automata.regex import regex_to_expr
 from .python_regex import parse_items, width
 
@@ -153,7 +154,7 @@ def format_term(name: str, pool: ExprPool) -> int:
     >>> pool.nullable(e)
     True
     """
-    return pool.copy_from(_TEMPLATES, _template(name))
+    return copy_from(pool, _TEMPLATES, _template(name))
 
 
 @functools.lru_cache(maxsize=None)

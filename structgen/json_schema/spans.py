@@ -27,6 +27,7 @@ from ..automata.algebra import intersect
 from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
 from ..automata.expr import ExprPool
 from ..automata.expr_dfa import lazy_to_dfa
+from ..automata.expr_rewrite import concat_all, substitute
 from ..automata.spans import json_span_dfa, without_empty
 from ..errors import CompileBudgetExceeded, UnsatisfiableConstraint
 from .terms import JsonTerms
@@ -112,7 +113,7 @@ class SpanStrings:
         if dfa is None:
             pool = ExprPool()
             quote = pool.literal(b'"')
-            term = pool.concat_all([quote, pool.embed(self.body(nonempty)), quote])
+            term = concat_all(pool, [quote, pool.embed(self.body(nonempty)), quote])
             dfa = self._quoted[nonempty] = lazy_to_dfa(pool, term, max_states=self.max_states)
         return dfa
 
@@ -123,7 +124,7 @@ class SpanStrings:
 
     def resolve(self, pool: ExprPool, term: int) -> int:
         """``term`` with every placeholder replaced by the automaton it stands for."""
-        return pool.substitute(term, {self.placeholder(pool, k): pool.embed(self.body(k)) for k in self._used})
+        return substitute(pool, term, {self.placeholder(pool, k): pool.embed(self.body(k)) for k in self._used})
 
     def splice(self, dfa: ByteDFA) -> ByteDFA | None:
         """``dfa`` with each placeholder edge replaced by a copy of the span automaton, or

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Optional
 
 from ..automata.expr import EPSILON, NOTHING, ExprPool, byte_mask
+from ..automata.expr_rewrite import concat_all
 from ..automata.regex import regex_to_expr
 
 __all__ = ["JsonTerms"]
@@ -70,7 +71,7 @@ class JsonTerms:
 
     def cat(self, *parts: int) -> int:
         """``parts`` one after the other."""
-        return self.pool.concat_all(parts)
+        return concat_all(self.pool, parts)
 
     def alt(self, parts: Iterable[int]) -> int:
         """Any of ``parts`` (``NOTHING`` when there is none)."""
