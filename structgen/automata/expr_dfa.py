@@ -20,14 +20,16 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import CompileBudgetExceeded
-from .dfa import DEFAULT_MAX_STATES, ByteDFA, minimal_dfa
+from .dfa import DEFAULT_MAX_STATES, ByteDFA, canonical_dfa, minimal_dfa
 from .expr import ExprPool, bytes_of_mask
 
 __all__ = ["lazy_to_dfa"]
 
 
-def lazy_to_dfa(pool: ExprPool, root: int, *, max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
-    """The minimal :class:`ByteDFA` of expression ``root`` of ``pool``.
+def lazy_to_dfa(pool: ExprPool, root: int, *, max_states: int = DEFAULT_MAX_STATES, minimise: bool = True) -> ByteDFA:
+    """The :class:`ByteDFA` of expression ``root`` of ``pool``, minimal unless ``minimise`` is
+    false (then it is the automaton of the derivatives: trim, numbered breadth first, often
+    minimal already; an operand of the algebra, whose product is minimised anyway).
 
     Raises :class:`CompileBudgetExceeded` when the automaton has more than ``max_states`` states
     (before minimisation), and ``ValueError`` for an expression with symbols (calls or guards: a
@@ -36,9 +38,11 @@ def lazy_to_dfa(pool: ExprPool, root: int, *, max_states: int = DEFAULT_MAX_STAT
         raise ValueError(f"an expression with symbols {sorted(pool.symbols_in(root))} has no byte automaton")
     ids = {root: 0}
     order = [root]
-    rows: list[list[int]] = []
-    for e in order:  # (grows while we walk it)
-        row = [-1] * 256
+    mask_ids: dict[int, int] = {}
+    sources: list[int] = []  # one edge per (state, byte class): source, class mask id, target
+    labels: list[int] = []
+    targets: list[int] = []
+    for q, e in enumerate(order):  # (grows while we walk it)
         for mask, d in pool.row_classes(e):
             t = ids.get(d)
             if t is None:
@@ -46,9 +50,24 @@ def lazy_to_dfa(pool: ExprPool, root: int, *, max_states: int = DEFAULT_MAX_STAT
                 if t >= max_states:
                     raise CompileBudgetExceeded("states of an automaton", max_states)
                 order.append(d)
-            for b in bytes_of_mask(mask):
-                row[b] = t
-        rows.append(row)
-    table = np.array(rows, dtype=np.int32).reshape(len(rows), 256)
+            m = mask_ids.get(mask)
+            if m is None:
+                m = mask_ids[mask] = len(mask_ids)
+            sources.append(q)
+            labels.append(m)
+            targets.append(t)
+    n = len(order)
+    table = np.full((n, 256), -1, dtype=np.int32)
+    src = np.array(sources, dtype=np.int64)
+    lab = np.array(labels, dtype=np.int64)
+    dst = np.array(targets, dtype=np.int32)
+    by_label = np.argsort(lab, kind="stable")
+    bounds = np.searchsorted(lab[by_label], np.arange(len(mask_ids) + 1))
+    for mask, m in mask_ids.items():  # (one fancy assignment per distinct byte class)
+        edges = by_label[bounds[m] : bounds[m + 1]]
+        columns = np.array(bytes_of_mask(mask), dtype=np.int64)
+        table[src[edges][:, None], columns[None, :]] = dst[edges][:, None]
     finals = np.array([pool.nullable(e) for e in order], dtype=bool)
-    return minimal_dfa(table, finals)
+    if minimise:
+        return minimal_dfa(table, finals)
+    return canonical_dfa(table, finals, 0, np.arange(256))

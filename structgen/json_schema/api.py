@@ -13,7 +13,7 @@ specification: ``docs/json_schema.md``.
 (True, False)
 >>> pool, term = compile_schema(root, options, network=True, lazy=True)
 >>> to_regex(pool, term)
-'\\\\[(?:(?:true|false)(?:,(?:true|false))?)?\\\\]'
+'\\\\[(?:(?:false|true)(?:,(?:false|true))?)?\\\\]'
 """
 
 from __future__ import annotations

@@ -120,7 +120,7 @@ class Context:
             flat = self.calls.flat(term)
             if self._documents is not None:
                 flat = self._documents.resolve(self.pool, flat)
-            dfa = lazy_to_dfa(self.pool, flat, max_states=self.options.max_states)
+            dfa = lazy_to_dfa(self.pool, flat, max_states=self.options.max_states, minimise=False)
         except CompileBudgetExceeded as e:
             if e.path:
                 raise

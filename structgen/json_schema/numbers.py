@@ -88,7 +88,7 @@ def _frac(t: JsonTerms, op: str, g: str) -> Term:
 
 def _magnitude(t: JsonTerms) -> Term:
     """Any unsigned number without exponent."""
-    return t.cached("magnitude", lambda: t.cat(t.natural, t.opt(t.fraction)))
+    return t.cached("magnitude", lambda t: t.cat(t.natural, t.opt(t.fraction)))
 
 
 def _mag(t: JsonTerms, op: str, d: Decimal) -> Term:
@@ -140,7 +140,7 @@ def safe_digits(t: JsonTerms) -> Term:
     """JSON numbers without exponent whose fraction, if any, keeps the total digits within
     :data:`SAFE_DIGITS`; integers of any length."""
 
-    def build() -> Term:
+    def build(t: JsonTerms) -> Term:
         sign = t.opt(t.lit("-"))
         forms = [t.integer, t.cat(sign, t.lit("0."), t.rep(t.digit, 1, SAFE_DIGITS))]
         for i in range(1, SAFE_DIGITS):

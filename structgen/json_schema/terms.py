@@ -18,7 +18,7 @@ which keeps ``minLength`` / ``maxLength`` exact. The constant pieces are built o
 >>> to_regex(t.pool, t.integer_range(-5, 12))
 '(?:[0-9]|-[1-5]|1[0-2])'
 >>> to_regex(t.pool, t.sequence("[", t.boolean, "]", lo=1, hi=2))
-'\\\\[(?:true|false)(?:,(?:true|false))?\\\\]'
+'\\\\[(?:false|true)(?:,(?:false|true))?\\\\]'
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Optional
 
 from ..automata.expr import EPSILON, NOTHING, ExprPool, byte_mask
-from ..automata.expr_rewrite import concat_all
+from ..automata.expr_rewrite import concat_all, copy_from
 from ..automata.regex import regex_to_expr
 
 __all__ = ["JsonTerms"]
@@ -44,11 +44,16 @@ class JsonTerms:
         self.whitespace = whitespace
         self._cache: dict[str, int] = {}
 
-    def cached(self, name: str, build: Callable[[], int]) -> int:
-        """``build()``, once per pool under ``name``."""
+    def cached(self, name: str, build: Callable[["JsonTerms"], int], *, shared: bool = True) -> int:
+        """``build(self)``, once per pool under ``name``. A ``shared`` piece (one that does not
+        depend on the whitespace) is built once per process in a template pool and copied."""
         got = self._cache.get(name)
         if got is None:
-            got = self._cache[name] = build()
+            if shared and self is not _TEMPLATE:
+                got = copy_from(self.pool, _TEMPLATE.pool, _TEMPLATE.cached(name, build))
+            else:
+                got = build(self)
+            self._cache[name] = got
         return got
 
     # -- combinators -----------------------------------------------------------------------------
@@ -113,73 +118,73 @@ class JsonTerms:
     @property
     def ws(self) -> int:
         """Whitespace between two tokens (``EPSILON`` when none is allowed)."""
-        return self.cached("ws", lambda: regex_to_expr(self.whitespace, self.pool) if self.whitespace else EPSILON)
+        return self.cached("ws", lambda t: regex_to_expr(t.whitespace, t.pool) if t.whitespace else EPSILON, shared=False)
 
     @property
     def sep(self) -> int:
         """A comma between two items."""
-        return self.cached("sep", lambda: self.cat(self.ws, self.lit(","), self.ws))
+        return self.cached("sep", lambda t: t.cat(t.ws, t.lit(","), t.ws), shared=False)
 
     @property
     def colon(self) -> int:
-        return self.cached("colon", lambda: self.cat(self.ws, self.lit(":"), self.ws))
+        return self.cached("colon", lambda t: t.cat(t.ws, t.lit(":"), t.ws), shared=False)
 
     @property
     def quote(self) -> int:
-        return self.cached("quote", lambda: self.lit('"'))
+        return self.cached("quote", lambda t: t.lit('"'))
 
     @property
     def digit(self) -> int:
-        return self.cached("digit", lambda: self.span("0", "9"))
+        return self.cached("digit", lambda t: t.span("0", "9"))
 
     @property
     def digits(self) -> int:
         """One digit or more."""
-        return self.cached("digits", lambda: self.rep(self.digit, 1, None))
+        return self.cached("digits", lambda t: t.rep(t.digit, 1, None))
 
     @property
     def nonzero(self) -> int:
-        return self.cached("nonzero", lambda: self.span("1", "9"))
+        return self.cached("nonzero", lambda t: t.span("1", "9"))
 
     @property
     def hex(self) -> int:
-        return self.cached("hex", lambda: self.among("0123456789ABCDEFabcdef"))
+        return self.cached("hex", lambda t: t.among("0123456789ABCDEFabcdef"))
 
     @property
     def raw_char(self) -> int:
         """A character a JSON string holds as itself."""
-        return self.cached("raw_char", lambda: self.code_points(_RAW))
+        return self.cached("raw_char", lambda t: t.code_points(_RAW))
 
     @property
     def char(self) -> int:
         """One decoded character of a JSON string, in any of its encodings."""
 
-        def build() -> int:
-            h = self.hex
-            unicode_escape = self.cat(self.lit("\\u"), self.alt([
-                self.cat(self.among("0123456789ABCabc"), self.rep(h, 3, 3)),
-                self.cat(self.among("Dd"), self.span("0", "7"), self.rep(h, 2, 2)),
-                self.cat(self.among("EFef"), self.rep(h, 3, 3)),
-                self.cat(self.among("Dd"), self.among("89ABab"), self.rep(h, 2, 2),
-                         self.lit("\\u"), self.among("Dd"), self.among("CDEFcdef"), self.rep(h, 2, 2)),
+        def build(t: "JsonTerms") -> int:
+            h = t.hex
+            unicode_escape = t.cat(t.lit("\\u"), t.alt([
+                t.cat(t.among("0123456789ABCabc"), t.rep(h, 3, 3)),
+                t.cat(t.among("Dd"), t.span("0", "7"), t.rep(h, 2, 2)),
+                t.cat(t.among("EFef"), t.rep(h, 3, 3)),
+                t.cat(t.among("Dd"), t.among("89ABab"), t.rep(h, 2, 2),
+                         t.lit("\\u"), t.among("Dd"), t.among("CDEFcdef"), t.rep(h, 2, 2)),
             ]))
-            return self.alt([self.raw_char, self.cat(self.lit("\\"), self.among('"\\/bfnrt')), unicode_escape])
+            return t.alt([t.raw_char, t.cat(t.lit("\\"), t.among('"\\/bfnrt')), unicode_escape])
 
         return self.cached("char", build)
 
     @property
     def string(self) -> int:
         """Any JSON string, quotes included."""
-        return self.cached("string", lambda: self.quoted(self.star(self.char)))
+        return self.cached("string", lambda t: t.quoted(t.star(t.char)))
 
     @property
     def canon_char(self) -> int:
         """One character of a JSON string as ``json.dumps(..., ensure_ascii=False)`` writes it."""
 
-        def build() -> int:
-            low = self.alt([self.cat(self.lit("0"), self.among("01234567bef")), self.cat(self.lit("1"), self.among("0123456789abcdef"))])
-            escapes = self.cat(self.lit("\\"), self.alt([self.among('"\\bfnrt'), self.cat(self.lit("u00"), low)]))
-            return self.alt([self.raw_char, escapes])
+        def build(t: "JsonTerms") -> int:
+            low = t.alt([t.cat(t.lit("0"), t.among("01234567bef")), t.cat(t.lit("1"), t.among("0123456789abcdef"))])
+            escapes = t.cat(t.lit("\\"), t.alt([t.among('"\\bfnrt'), t.cat(t.lit("u00"), low)]))
+            return t.alt([t.raw_char, escapes])
 
         return self.cached("canon_char", build)
 
@@ -187,55 +192,55 @@ class JsonTerms:
     def canon_string(self) -> int:
         """A JSON string as ``json.dumps(..., ensure_ascii=False)`` writes it (equal strings,
         equal texts)."""
-        return self.cached("canon_string", lambda: self.quoted(self.star(self.canon_char)))
+        return self.cached("canon_string", lambda t: t.quoted(t.star(t.canon_char)))
 
     @property
     def natural(self) -> int:
         """A natural number in canonical decimal."""
-        return self.cached("natural", lambda: self.alt([self.lit("0"), self.cat(self.nonzero, self.star(self.digit))]))
+        return self.cached("natural", lambda t: t.alt([t.lit("0"), t.cat(t.nonzero, t.star(t.digit))]))
 
     @property
     def integer(self) -> int:
         """Any JSON integer (no fraction, no exponent; ``-0`` is JSON and equals 0)."""
-        return self.cached("integer", lambda: self.cat(self.opt(self.lit("-")), self.natural))
+        return self.cached("integer", lambda t: t.cat(t.opt(t.lit("-")), t.natural))
 
     @property
     def fraction(self) -> int:
         """``.`` then digits."""
-        return self.cached("fraction", lambda: self.cat(self.lit("."), self.digits))
+        return self.cached("fraction", lambda t: t.cat(t.lit("."), t.digits))
 
     @property
     def zeros_fraction(self) -> int:
         """``.0``, ``.00``, ...: what may follow a whole number and keep its value."""
-        return self.cached("zeros_fraction", lambda: self.cat(self.lit("."), self.rep(self.lit("0"), 1, None)))
+        return self.cached("zeros_fraction", lambda t: t.cat(t.lit("."), t.rep(t.lit("0"), 1, None)))
 
     @property
     def plain_number(self) -> int:
         """JSON numbers without exponent."""
-        return self.cached("plain_number", lambda: self.cat(self.integer, self.opt(self.fraction)))
+        return self.cached("plain_number", lambda t: t.cat(t.integer, t.opt(t.fraction)))
 
     @property
     def plain_integer_value(self) -> int:
         """JSON numbers without exponent whose value is a whole number."""
-        return self.cached("plain_integer_value", lambda: self.cat(self.integer, self.opt(self.zeros_fraction)))
+        return self.cached("plain_integer_value", lambda t: t.cat(t.integer, t.opt(t.zeros_fraction)))
 
     @property
     def number(self) -> int:
         """Any JSON number."""
 
-        def build() -> int:
-            exponent = self.cat(self.among("eE"), self.opt(self.among("+-")), self.digits)
-            return self.cat(self.plain_number, self.opt(exponent))
+        def build(t: "JsonTerms") -> int:
+            exponent = t.cat(t.among("eE"), t.opt(t.among("+-")), t.digits)
+            return t.cat(t.plain_number, t.opt(exponent))
 
         return self.cached("number", build)
 
     @property
     def boolean(self) -> int:
-        return self.cached("boolean", lambda: self.alt([self.lit("true"), self.lit("false")]))
+        return self.cached("boolean", lambda t: t.alt([t.lit("true"), t.lit("false")]))
 
     @property
     def null(self) -> int:
-        return self.cached("null", lambda: self.lit("null"))
+        return self.cached("null", lambda t: t.lit("null"))
 
     # -- integer ranges --------------------------------------------------------------------------
 
@@ -287,3 +292,6 @@ class JsonTerms:
             alts.append(self.cat(self.span(str(first_full), str(last_full)), self.rep(self.digit, n - 1, n - 1)))
         return self.alt(alts)
 
+
+#: The pieces that do not depend on the whitespace, built once per process (then copied).
+_TEMPLATE = JsonTerms(ExprPool())
