@@ -30,12 +30,16 @@ _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA = (KINDS[k] for k in ("bytes", "seq", "alt"
 
 
 def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:
-    """The concatenation of ``parts`` in order. Each part's own chain is unrolled first, so a
-    long left operand (a long literal) costs no recursion, unlike :meth:`ExprPool.seq`."""
+    """The concatenation of ``parts`` in order. Each part's own chain (but the last's) is
+    unrolled first, so a long left operand (a long literal) costs no recursion, unlike
+    :meth:`ExprPool.seq`."""
+    parts = list(parts)
+    if not parts:
+        return EPSILON
+    if NOTHING in parts:
+        return NOTHING
     items: list[int] = []
-    for p in parts:
-        if p == NOTHING:
-            return NOTHING
+    for p in parts[:-1]:
         node = pool.node(p)
         while node[0] == _SEQ:
             items.append(node[1])
@@ -43,7 +47,7 @@ def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:
             node = pool.node(p)
         if p != EPSILON:
             items.append(p)
-    out = EPSILON
+    out = parts[-1]
     for p in reversed(items):
         out = pool.seq(p, out)  # (p is no concatenation: no recursion)
     return out

@@ -69,14 +69,14 @@ def compile_schema(
         assert len(callees) == len(ctx.calls.callees)
         return Network.from_exprs(ctx.pool, [term, *callees], required=ctx.calls.required)
     if spans is None:
-        return (ctx.pool, term) if lazy else ctx.to_dfa(term, "")
+        return (ctx.pool, term) if lazy else ctx.to_dfa(term, "", minimal=True)
     # span strings are placeholders until here (see structgen.json_schema.spans)
     try:
         dfa = lazy_to_dfa(ctx.pool, term, max_states=options.max_states)
     except CompileBudgetExceeded as e:
         raise CompileBudgetExceeded(e.what, e.limit, e.path or "/") from None
     spliced = spans.splice(dfa)
-    return spliced if spliced is not None else ctx.to_dfa(term, "")
+    return spliced if spliced is not None else ctx.to_dfa(term, "", minimal=True)
 
 
 def schema_to_regex(

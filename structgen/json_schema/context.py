@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Protocol
 import referencing
 
 from ..automata.algebra import difference, intersect
-from ..automata.dfa import ByteDFA
+from ..automata.dfa import ByteDFA, minimal_dfa
 from ..automata.expr import NOTHING, ExprPool
 from ..automata.expr_dfa import lazy_to_dfa
 from ..automata.regex import regex_to_expr
@@ -109,18 +109,19 @@ class Context:
             self._dfas.setdefault(term, dfa)
         return term
 
-    def to_dfa(self, term: Term, path: str = "") -> ByteDFA:
+    def to_dfa(self, term: Term, path: str = "", *, minimal: bool = False) -> ByteDFA:
         """The automaton of ``term``, for algebra: calls inlined (:meth:`.CallGraph.flat`), span
-        placeholders resolved. A blown state budget names ``path``, the schema whose automaton
-        grew too big."""
+        placeholders resolved; ``minimal``: minimised and numbered canonically (for a result
+        returned to the user; the algebra minimises its products anyway). A blown state budget
+        names ``path``, the schema whose automaton grew too big."""
         cached = self._dfas.get(term)
         if cached is not None:
-            return cached
+            return minimal_dfa(cached.transitions, cached.finals, cached.byte_classes) if minimal else cached
         try:
             flat = self.calls.flat(term)
             if self._documents is not None:
                 flat = self._documents.resolve(self.pool, flat)
-            dfa = lazy_to_dfa(self.pool, flat, max_states=self.options.max_states, minimise=False)
+            dfa = lazy_to_dfa(self.pool, flat, max_states=self.options.max_states, minimise=minimal)
         except CompileBudgetExceeded as e:
             if e.path:
                 raise
