@@ -2,10 +2,12 @@
 
 A flat automaton copies a sub-schema at every place it is used and unrolls recursion; a
 :class:`Network` keeps one automaton per shared piece (a ``$ref`` target, a large repeated
-sub-schema, "any JSON value") and lets an automaton *call* another
-(:func:`~structgen.automata.markers.call_marker`). Each automaton is an expression of one shared
-:class:`~.expr.ExprPool` (a call is a symbol of it), whose states are built lazily by the
-runtime, :class:`structgen.guides.pushdown.PushdownGuide`.
+sub-schema, "any JSON value") and lets an automaton *call* another. Each automaton is an
+expression of one shared :class:`~.expr.ExprPool`: a call of automaton ``k`` is the symbol ``k``
+of the pool, a guard the symbol ``GUARD_FIRST + i`` (:mod:`.markers`). Its states are built
+lazily by the runtime, :class:`structgen.guides.pushdown.PushdownGuide`. The JSON Schema front
+end builds the expressions directly (:meth:`Network.from_exprs`); a network may also be written
+as regexes with call markers (:func:`~structgen.automata.markers.call_marker`).
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ __all__ = ["Network"]
 class Network:
     """The automata of a pushdown guide: ``exprs[k]`` is automaton ``k``'s expression in ``pool``.
 
-    Built from regexes (:meth:`__init__`: ``regexes[0]`` is the root; a :func:`.markers.call_marker`
-    ``(k)`` in a regex calls ``regexes[k]``, and :func:`.markers.slot_marker` ``(i)`` embeds
-    ``slots[i]``) or from expressions (:meth:`from_exprs`). Every called automaton must accept only
+    Built from expressions (:meth:`from_exprs`: ``exprs[0]`` is the root, the symbol ``k`` calls
+    ``exprs[k]``) or from regexes (:meth:`__init__`: ``regexes[0]`` is the root; a
+    :func:`.markers.call_marker` ``(k)`` in a regex calls ``regexes[k]``, and
+    :func:`.markers.slot_marker` ``(i)`` embeds ``slots[i]``; ``regexes`` is empty otherwise). Every called automaton must accept only
     non-empty strings. Everything that can fail (a look-around over its state budget) fails here,
     at compile time; the automata themselves are built lazily.
 
