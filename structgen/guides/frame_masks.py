@@ -217,9 +217,9 @@ class FrameMasks:
             trie = self.trie
             assert rest.origin is not None  # (the rest trie is cut out of the full one)
             alive = np.flatnonzero(node_state >= 0)
-            full = rest.origin[alive]
-            br = _branching_of(auto, node_state[alive]) & (trie.num_children[full] > 0)
-            branches = list(zip(full[br].tolist(), node_state[alive[br]].tolist()))
+            alive = alive[trie.num_children[rest.origin[alive]] > 0]  # (only a node with children can branch)
+            alive = alive[_branching_of(auto, node_state[alive])]
+            branches = list(zip(rest.origin[alive].tolist(), node_state[alive].tolist()))
             return TokenWalk(
                 np.concatenate([ids, rest.token_ids[ok]]), np.concatenate([ends, at[ok]]).astype(np.int32), branches
             )
@@ -232,7 +232,8 @@ class FrameMasks:
         at = node_state[trie.token_nodes]
         ok = at >= 0
         alive = np.flatnonzero(node_state >= 0)
-        br = alive[_branching_of(auto, node_state[alive]) & (trie.num_children[alive] > 0)]
+        alive = alive[trie.num_children[alive] > 0]  # (only a node with children can branch)
+        br = alive[_branching_of(auto, node_state[alive])]
         return TokenWalk(trie.token_ids[ok], at[ok], list(zip(br.tolist(), node_state[br].tolist())))
 
     # -- frames --------------------------------------------------------------------------------

@@ -95,8 +95,9 @@ class AutomatonView:
     def branching(self, q: int) -> bool:
         """Whether a walk may branch off at ``q``: a return (final), a call or a guard."""
         got = self._branching.get(q)
-        if got is None:
-            got = self._branching[q] = self.finals[q] or bool(self.calls(q)) or bool(self.guards(q))
+        if got is None:  # (read off the state's expression: its row need not be built)
+            auto = self.auto
+            got = self._branching[q] = self.finals[q] or bool(auto.pool.first_symbols(auto.exprs[q]))
         return got
 
     def edges(self, q: int) -> dict[int, int]:

@@ -37,6 +37,7 @@ from typing import Sequence
 import numpy as np
 
 from ..automata.dfa import ByteDFA
+from ..automata.expr import NOTHING, byte_mask
 from ..automata.lazy import LazyAutomaton
 from ..automata.regex import regex_to_dfa
 from .trie import TokenTrie
@@ -147,10 +148,14 @@ def _slice_order(k: int) -> tuple[int, ...]:
 def char_successor(auto: LazyAutomaton, q: int, k: int = 0) -> int:
     """Where every character of ``SLICES[k]`` leads from state ``q`` of ``auto`` (one state), -1 if
     every one dies, or ``MIXED`` (-2) if they disagree. The one-character automaton R of the slice
-    is acyclic: its states are visited in topological order, carrying the state of ours reached so
-    far (or -1 / ``MIXED``); an R edge keeps one state only if all its bytes agree there."""
+    is acyclic: its states are visited in topological order, carrying the expression of ours reached
+    so far (or dead / ``MIXED``); an R edge keeps one expression only if all its bytes agree there.
+    The walk reads expressions and their byte classes, so no state is built for the bytes inside a
+    character, only the one it leads to."""
     r, edges = slice_automaton(k)
-    value: dict[int, int] = {0: q}
+    pool = auto.pool
+    dead = NOTHING
+    value: dict[int, int] = {0: auto.exprs[q]}
     final = MIXED
     for s in _slice_order(k):
         v = value.get(s)
@@ -158,13 +163,29 @@ def char_successor(auto: LazyAutomaton, q: int, k: int = 0) -> int:
             continue
         if r.finals[s]:
             final = v
-        for bs, t in edges[s]:
-            if v < 0:
-                got = v  # (-1 stays dead, MIXED stays mixed)
+        for mask, t in _edge_masks(k)[s]:
+            if v == dead or v == MIXED:
+                got = v
             else:
-                row = auto.row(v)
-                first = row[int(bs[0])]
-                got = first if all(row[b] == first for b in bs.tolist()) else MIXED
+                got = None
+                for part in pool.byte_classes(v):
+                    if part & mask:
+                        d = pool.derive(v, (part & mask & -(part & mask)).bit_length() - 1)
+                        if got is None:
+                            got = d
+                        elif got != d:
+                            got = MIXED
+                            break
+                assert got is not None
             old = value.get(t)
             value[t] = got if old is None or old == got else MIXED
-    return final
+    if final == MIXED:
+        return MIXED
+    return -1 if final == dead else auto.state_of(final)
+
+
+@cache
+def _edge_masks(k: int) -> list[list[tuple[int, int]]]:
+    """Per state of slice ``k``'s one-character automaton: its edges as (byte mask, target)."""
+    _, edges = slice_automaton(k)
+    return [[(byte_mask(bs.tolist()), t) for bs, t in out] for out in edges]
