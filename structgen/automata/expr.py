@@ -106,6 +106,9 @@ class ExprPool:
         self._clamped: dict[tuple[int, int], int] = {}
         self._code_points: dict[tuple[tuple[int, int], ...], int] = {}
         self._symbols_in: dict[int, frozenset[int]] = {}
+        #: facts other modules derive from terms, memoised with the pool (keys are tuples that
+        #: start with the deriving module's own tag)
+        self.facts: dict[tuple, object] = {}
         self._readable: dict[int, int] = {}
         self._intern((_NOTHING,), False)
         self._intern((_EPSILON,), True)

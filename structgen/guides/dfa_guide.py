@@ -17,7 +17,7 @@ import numpy as np
 from ..automata.dfa import ByteDFA
 from ..automata.expr import ALL_BYTES, ExprPool, byte_mask
 from ..automata.lazy import UNBUILT, LazyAutomaton
-from ..vocab.slices import MIXED, SLICES, char_successor
+from ..vocab.slices import MIXED, SLICES, char_successor, slice_chain
 from ..vocab.trie import sparse_walk, walk_nodes
 from ..vocab.vocabulary import Vocabulary
 from .base import DEFAULT_MASK_CACHE_BYTES, Guide
@@ -262,6 +262,11 @@ class DfaGuide(Guide):
         key = (q, k)
         got = self._runs.get(key)
         if got is not None:
+            return got
+        symbolic = slice_chain(self.automaton, q, k, longest)
+        if symbolic is not None:
+            looping = len(symbolic) > 1 and symbolic[-1] == symbolic[-2]
+            got = self._runs[key] = longest if looping else len(symbolic) - 1
             return got
         chain = [q]
         m = 0

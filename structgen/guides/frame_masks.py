@@ -24,7 +24,7 @@ from bisect import bisect_left
 import numpy as np
 
 from ..vocab.index import VocabularyIndex
-from ..vocab.slices import MIXED, SLICES
+from ..vocab.slices import MIXED, SLICES, slice_chain
 from ..vocab.trie import TokenTrie, expand_ranges, walk_nodes
 from .distances import NetworkDistances
 from .network_view import AutomatonView, NetworkView
@@ -191,17 +191,11 @@ class FrameMasks:
             if first == MIXED or first < 0:
                 continue
             sl = self.index.string_slice(k)
-            chain = [q]  # chain[c]: the state after c slice characters
-            while len(chain) <= sl.longest:
-                nxt = auto.slice_successor(chain[-1], k)
-                if nxt < 0:
-                    break
-                if nxt == MIXED or branching(nxt):
-                    chain = []
-                    break
-                chain.append(nxt)
-                if nxt == chain[-2]:  # a loop: every length leads here
-                    break
+            chain = slice_chain(auto.auto, q, k, sl.longest)  # chain[c]: the state after c slice characters
+            if chain is None:
+                chain = _stepped_chain(auto, q, k, sl.longest)
+            elif any(branching(s) for s in chain[1:]):
+                chain = []
             if not chain:
                 continue
             looping = len(chain) > 1 and chain[-1] == chain[-2]
@@ -352,6 +346,23 @@ class FrameMasks:
         where = np.full(int(trie.token_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
         where[trie.token_ids] = trie.token_nodes
         return ~tainted[where[walk.ids]]
+
+
+def _stepped_chain(auto: AutomatonView, q: int, k: int, longest: int) -> list[int]:
+    """The states after 0, 1, ... characters of slice ``k`` from ``q``, one character at a time
+    (``[]`` when the characters disagree somewhere, or a state on the way may call or return);
+    a repeated last state means every further length leads there."""
+    chain = [q]
+    while len(chain) <= longest:
+        nxt = auto.slice_successor(chain[-1], k)
+        if nxt < 0:
+            break
+        if nxt == MIXED or auto.branching(nxt):
+            return []
+        chain.append(nxt)
+        if nxt == chain[-2]:  # a loop: every length leads here
+            break
+    return chain
 
 
 def _node_states(auto: AutomatonView, trie: TokenTrie, q: int) -> np.ndarray:
