@@ -16,7 +16,9 @@ from .expr import ALL_BYTES, EPSILON, NOTHING, KINDS, ExprPool
 __all__ = ["MinLength", "describe"]
 
 _INF = 1 << 60
-_BYTES, _SEQ, _ALT, _REP, _SYM = KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"]
+_BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
+    KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
+)
 
 
 def describe(pool: ExprPool, e: int, limit: int = 200) -> str:
@@ -54,6 +56,17 @@ def _describe(pool: ExprPool, e: int, out: list[str], limit: int) -> None:
         out.append(f"){{{node[2]},{'' if node[3] < 0 else node[3]}}}")
     elif kind == _SYM:
         out.append(f"<{node[1]}>")
+    elif kind == _AND:
+        out.append("(?&")
+        for i, p in enumerate(node[1]):
+            if i:
+                out.append("&")
+            _describe(pool, p, out, limit)
+        out.append(")")
+    elif kind == _NOT:
+        out.append("(?!")
+        _describe(pool, node[1], out, limit)
+        out.append(")")
     else:
         out.append(f"<dfa{node[1]}@{node[2]}>")
 
@@ -83,6 +96,8 @@ class MinLength:
             got = 0 if node[2] == 0 else min(_INF, node[2] * self.of(node[1]))
         elif kind == _SYM:
             got = self.weights.get(node[1], 0)
+        elif kind in (_AND, _NOT):  # (symbol-free: the shortest witness, searched)
+            got = min(_INF, self.pool.witness_length(e))
         else:
             got = self.pool.embedded(node[1]).min_lengths(self.weights)[node[2]]
         self._memo[e] = got

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..automata.dfa import ByteDFA
 from ..automata.expr import ALL_BYTES, ExprPool, byte_mask
+from ..automata.expr_rewrite import restrict
 from ..automata.lazy import UNBUILT, LazyAutomaton
 from ..vocab.slices import MIXED, SLICES, char_successor, slice_chain
 from ..vocab.trie import sparse_walk, walk_nodes
@@ -63,7 +64,7 @@ class DfaGuide(Guide):
         missing = vocabulary.missing_bytes
         if missing:  # bytes no token holds: cut out, with every way that needs them
             pool = automaton.pool
-            root = pool.restrict(automaton.root, ALL_BYTES & ~byte_mask(missing))
+            root = restrict(pool, automaton.root, ALL_BYTES & ~byte_mask(missing))
             if root != automaton.root:
                 automaton = LazyAutomaton(pool, root)
         self.automaton = automaton
