@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .expr import ALL_BYTES, EPSILON, NOTHING, KINDS, ExprPool
 
-__all__ = ["MinLength", "describe"]
+__all__ = ["MaxObligation", "MinLength", "describe"]
 
 _INF = 1 << 60
 _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
@@ -125,3 +125,52 @@ def _describe_byte(b: int) -> str:
     if 0x21 <= b < 0x7F and c not in "\\[]-^.()|*+?{}":
         return c
     return f"\\x{b:02x}"
+
+
+class MaxObligation:
+    """An upper bound, over every state a term's derivatives reach, on the fewest bytes still
+    needed to finish there (the most a prefix can oblige one to write): ``x{lo,hi}`` obliges
+    ``lo`` copies of ``x``; in ``a·b`` a state inside ``a`` still owes all of ``b``. A call of ``k``
+    obliges ``callee[k]`` inside it (the callee's own bound) and weighs ``lengths[k]`` after it; a
+    complement or an intersection has no bound here (``_INF``). Memoised for one set of weights.
+
+    Example:
+        >>> from structgen.automata.expr import ExprPool
+        >>> pool = ExprPool()
+        >>> e = pool.seq(pool.literal(b"["), pool.repeat(pool.literal(b"ab"), 3, 5))
+        >>> MaxObligation(pool, {}, {}).of(e), MinLength(pool, {}).of(e)
+        (7, 7)
+    """
+
+    def __init__(self, pool: ExprPool, lengths: dict[int, int], callee: dict[int, int]) -> None:
+        self.pool = pool
+        self.callee = callee
+        self.minlen = MinLength(pool, lengths)
+        self._memo: dict[int, int] = {NOTHING: 0, EPSILON: 0}
+
+    def of(self, e: int) -> int:
+        got = self._memo.get(e)
+        if got is not None:
+            return got
+        node = self.pool.node(e)
+        kind = node[0]
+        ml = self.minlen.of
+        if kind == _BYTES:
+            got = 1
+        elif kind == _SEQ:
+            got = max(self.of(node[1]) + ml(node[2]), self.of(node[2]))
+        elif kind == _ALT:
+            got = max(self.of(p) for p in node[1])
+        elif kind == _REP:
+            lo = node[2]
+            got = self.of(node[1]) + max(lo - 1, 0) * ml(node[1])
+        elif kind == _SYM:
+            got = self.callee.get(node[1], 0)
+        elif kind == _DFA:
+            lengths = self.pool.embedded(node[1]).min_lengths(self.minlen.weights)
+            got = max((d for d in lengths if d < _INF), default=0)
+        else:  # an intersection or a complement
+            got = _INF
+        got = min(got, _INF)
+        self._memo[e] = got
+        return got

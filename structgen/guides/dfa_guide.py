@@ -17,6 +17,7 @@ import numpy as np
 from ..automata.dfa import ByteDFA
 from ..automata.expr import ALL_BYTES, ExprPool, byte_mask
 from ..automata.expr_rewrite import restrict
+from ..automata.expr_text import MaxObligation
 from ..automata.lazy import UNBUILT, LazyAutomaton
 from ..vocab.slices import MIXED, SLICES, char_successor, slice_chain
 from ..vocab.trie import sparse_walk, walk_nodes
@@ -49,7 +50,9 @@ class DfaGuide(Guide):
         (True, [0, 1, 3])
     """
 
-    __slots__ = ("automaton", "_flat", "_finals", "_spells_bytes", "_dists", "_exact", "_succ", "_runs", "_edges")
+    __slots__ = (
+        "automaton", "_flat", "_finals", "_spells_bytes", "_dists", "_exact", "_succ", "_runs", "_edges", "_obligation",
+    )
 
     _STATES_NOTE = " so far"
 
@@ -78,6 +81,7 @@ class DfaGuide(Guide):
         self._succ: dict[tuple[int, int], int] = {}  # (state, slice) -> where every slice character leads
         self._runs: dict[tuple[int, int], int] = {}  # (state, slice) -> slice characters in a row that survive
         self._edges: dict[int, dict[int, int]] = {}
+        self._obligation: MaxObligation | None = None
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
@@ -162,6 +166,15 @@ class DfaGuide(Guide):
             return np.zeros(0, dtype=np.int64)
         unique, inverse = np.unique(states, return_inverse=True)
         return np.array([self.distance(q) for q in unique.tolist()], dtype=np.int64)[inverse]
+
+    def _farthest_bound(self, state: int) -> int | None:
+        """The most bytes any state after ``state`` may still need (:class:`MaxObligation`): a
+        token's distance is at most its bytes."""
+        bound = self._obligation
+        if bound is None:
+            bound = self._obligation = MaxObligation(self.automaton.pool, {}, {})
+        got = bound.of(self.automaton.exprs[state])
+        return got if got < INF else None
 
     def _farthest_after(self, state: int) -> int:
         _, ends = self._walk(state)
