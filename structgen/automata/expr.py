@@ -40,9 +40,9 @@ from typing import Iterable, Sequence
 
 from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
-from .utf8 import utf8_sequences
+from .utf8 import code_points_expr
 
-__all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask", "code_points_expr"]
+__all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask"]
 
 NOTHING = 0
 EPSILON = 1
@@ -50,9 +50,15 @@ EPSILON = 1
 ALL_BYTES = (1 << 256) - 1
 
 # term kinds (the first item of a node tuple)
-_NOTHING, _EPSILON, _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA = range(8)
+_NOTHING, _EPSILON, _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = range(10)
 #: The kind of a term, by name: the first item of :meth:`ExprPool.node`.
-KINDS = {"nothing": _NOTHING, "epsilon": _EPSILON, "bytes": _BYTES, "seq": _SEQ, "alt": _ALT, "rep": _REP, "sym": _SYM, "dfa": _DFA}
+KINDS = {
+    "nothing": _NOTHING, "epsilon": _EPSILON, "bytes": _BYTES, "seq": _SEQ, "alt": _ALT, "rep": _REP, "sym": _SYM,
+    "dfa": _DFA, "and": _AND, "not": _NOT,
+}
+#: A liveness search (:meth:`ExprPool.is_live`) gives up past this many terms: the term is then
+#: taken as dead (sound: nothing is allowed that has no witness of a completion).
+LIVENESS_LIMIT = 20_000
 _INF = 1 << 60
 
 
@@ -94,7 +100,9 @@ class ExprPool:
         self._nodes: list[tuple] = []
         self._ids: dict[tuple, int] = {}
         self._nullable: list[bool] = []
+        self._algebraic: list[bool] = []  # the term holds an intersection or a complement
         self._lock = threading.Lock()
+        self._witness: dict[int, int] = {}  # algebraic term -> length of its shortest string (_INF: empty)
         self._derived: dict[int, int] = {}  # e << 8 | byte -> derivative
         self._derived_sym: dict[tuple[int, int], int] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
@@ -102,25 +110,32 @@ class ExprPool:
         self._embedded: list[EmbeddedDfa] = []
         self._embedded_ids: dict[int, int] = {}  # id(dfa) -> index
         self._held: list[ByteDFA] = []
-        self._restricted: dict[tuple[int, int, frozenset[int]], int] = {}
-        self._clamped: dict[tuple[int, int], int] = {}
         self._code_points: dict[tuple[tuple[int, int], ...], int] = {}
         self._symbols_in: dict[int, frozenset[int]] = {}
+        #: facts other modules derive from terms, memoised with the pool (keys are tuples that
+        #: start with the deriving module's own tag)
+        self.facts: dict[tuple, object] = {}
         self._readable: dict[int, int] = {}
         self._intern((_NOTHING,), False)
         self._intern((_EPSILON,), True)
+        #: every byte string (the complement of ``NOTHING``)
+        self.anything = self.star(self.bytes_of(ALL_BYTES))
 
     def __len__(self) -> int:
         return len(self._nodes)
 
     def __getstate__(self) -> dict[str, object]:
         # the terms and the embedded automata; memo tables are rebuilt on use, the lock anew
-        return {"nodes": self._nodes, "nullable": self._nullable, "embedded": [e.state() for e in self._embedded]}
+        return {
+            "nodes": self._nodes, "nullable": self._nullable, "algebraic": self._algebraic,
+            "embedded": [e.state() for e in self._embedded],
+        }
 
     def __setstate__(self, state: dict[str, object]) -> None:
         self.__init__()  # type: ignore[misc]
         self._nodes = list(state["nodes"])  # type: ignore[call-overload]
         self._nullable = list(state["nullable"])  # type: ignore[call-overload]
+        self._algebraic = list(state["algebraic"])  # type: ignore[call-overload]
         self._ids = {key: i for i, key in enumerate(self._nodes)}
         for rows, finals, symbols in state["embedded"]:  # type: ignore[attr-defined]
             self._embedded.append(EmbeddedDfa(rows, finals, symbols))
@@ -128,11 +143,11 @@ class ExprPool:
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held by the terms, the memo tables and the embedded automata."""
-        memo = len(self._derived) + len(self._derived_sym) + len(self._classes) + len(self._restricted)
+        memo = len(self._derived) + len(self._derived_sym) + len(self._classes) + len(self.facts)
         dfas = sum(8 * 256 * len(e.rows) for e in self._embedded)
         return int(150 * len(self._nodes) + 100 * memo + dfas)
 
-    def _intern(self, key: tuple, nullable: bool) -> int:
+    def _intern(self, key: tuple, nullable: bool, algebraic: bool = False) -> int:
         got = self._ids.get(key)
         if got is not None:
             return got
@@ -142,6 +157,7 @@ class ExprPool:
                 got = len(self._nodes)
                 self._nodes.append(key)
                 self._nullable.append(nullable)
+                self._algebraic.append(algebraic)
                 self._ids[key] = got
         return got
 
@@ -183,7 +199,7 @@ class ExprPool:
         node = self._nodes[a]
         if node[0] == _SEQ:  # kept right-nested: (x·y)·b = x·(y·b)
             return self.seq(node[1], self.seq(node[2], b))
-        return self._intern((_SEQ, a, b), self._nullable[a] and self._nullable[b])
+        return self._intern((_SEQ, a, b), self._nullable[a] and self._nullable[b], self._algebraic[a] or self._algebraic[b])
 
     def concat(self, parts: Sequence[int]) -> int:
         """The concatenation of ``parts`` in order."""
@@ -217,7 +233,9 @@ class ExprPool:
         if len(flat) == 1:
             return next(iter(flat))
         members = tuple(sorted(flat))
-        return self._intern((_ALT, members), any(self._nullable[p] for p in members))
+        return self._intern(
+            (_ALT, members), any(self._nullable[p] for p in members), any(self._algebraic[p] for p in members)
+        )
 
     def optional(self, x: int) -> int:
         """``x`` or nothing at all."""
@@ -237,8 +255,8 @@ class ExprPool:
             return x
         node = self._nodes[x]
         if node[0] == _REP and node[2] == 0 and node[3] == -1 and lo <= 1:
-            return x if lo == 0 else self._intern((_REP, node[1], 1, -1), False)  # (y*)* = y*
-        return self._intern((_REP, x, lo, -1 if hi is None else hi), lo == 0)
+            return x if lo == 0 else self._intern((_REP, node[1], 1, -1), False, self._algebraic[x])  # (y*)* = y*
+        return self._intern((_REP, x, lo, -1 if hi is None else hi), lo == 0, self._algebraic[x])
 
     def star(self, x: int) -> int:
         """``x*``."""
@@ -248,6 +266,44 @@ class ExprPool:
         """The symbol ``k`` (a call or a guard of a pushdown guide), read only by
         :meth:`derive_symbol`."""
         return self._intern((_SYM, k), False)
+
+    def both(self, parts: Iterable[int]) -> int:
+        """The strings every one of ``parts`` matches (an intersection, built lazily: its states
+        are pairs read off the parts' derivatives, so no product automaton is ever built)."""
+        flat: set[int] = set()
+        for p in parts:
+            if p == NOTHING:
+                return NOTHING
+            node = self._nodes[p]
+            if node[0] == _AND:
+                flat.update(node[1])
+            elif p != self.anything:
+                flat.add(p)
+        if not flat:
+            return self.anything
+        if len(flat) == 1:
+            return next(iter(flat))
+        if any(self.symbols_in(p) for p in flat):
+            raise ValueError("an intersection of terms that call other automata (inline the calls first)")
+        members = tuple(sorted(flat))
+        return self._intern((_AND, members), all(self._nullable[p] for p in members), True)
+
+    def negate(self, x: int) -> int:
+        """Every byte string ``x`` does not match (a complement, built lazily)."""
+        if x == NOTHING:
+            return self.anything
+        if x == self.anything:
+            return NOTHING
+        node = self._nodes[x]
+        if node[0] == _NOT:
+            return node[1]
+        if self.symbols_in(x):
+            raise ValueError("the complement of a term that calls other automata (inline the calls first)")
+        return self._intern((_NOT, x), not self._nullable[x], True)
+
+    def minus(self, a: int, b: int) -> int:
+        """The strings of ``a`` that ``b`` does not match."""
+        return NOTHING if a == NOTHING else self.both((a, self.negate(b)))
 
     def embed(self, dfa: ByteDFA, state: int = 0) -> int:
         """The language of ``dfa`` from ``state`` (an eager automaton inside an expression)."""
@@ -262,6 +318,16 @@ class ExprPool:
                     self._embedded.append(EmbeddedDfa.of(dfa))
                     self._embedded_ids[id(dfa)] = index
                     self._held.append(dfa)  # (keeps id(dfa) from being reused while the pool lives)
+        return self._dfa_node(index, state)
+
+    def add_embedded(self, emb: EmbeddedDfa) -> int:
+        """Register an embedded automaton built elsewhere (a rewrite of one); returns its index."""
+        with self._lock:
+            self._embedded.append(emb)
+            return len(self._embedded) - 1
+
+    def embed_state(self, index: int, state: int) -> int:
+        """The term of embedded automaton ``index`` at ``state`` (``NOTHING`` where nothing follows)."""
         return self._dfa_node(index, state)
 
     def _dfa_node(self, index: int, state: int) -> int:
@@ -308,6 +374,10 @@ class ExprPool:
             got = NOTHING if dx == NOTHING else self.seq(dx, self.repeat(x, max(lo - 1, 0), None if hi < 0 else hi - 1))
         elif kind == _DFA:
             got = self._dfa_node(node[1], self._embedded[node[1]].rows[node[2]][b])
+        elif kind == _AND:
+            got = self.both([self.derive(p, b) for p in node[1]])
+        elif kind == _NOT:
+            got = self.negate(self.derive(node[1], b))
         else:  # nothing, the empty string, a symbol
             got = NOTHING
         self._derived[key] = got
@@ -410,6 +480,12 @@ class ExprPool:
             got = 0
             for row in self._embedded[node[1]].rows:
                 got |= byte_mask(b for b, t in enumerate(row) if t >= 0)
+        elif kind == _AND:
+            got = ALL_BYTES
+            for p in node[1]:
+                got &= self.readable_bytes(p)
+        elif kind == _NOT:
+            got = ALL_BYTES
         else:
             got = 0
         self._readable[e] = got
@@ -437,6 +513,12 @@ class ExprPool:
             got = self.byte_classes(node[1])
         elif kind == _DFA:
             got = self._embedded[node[1]].classes(node[2])
+        elif kind == _AND:
+            got = (ALL_BYTES,)
+            for p in node[1]:
+                got = _refine(got, self.byte_classes(p))
+        elif kind == _NOT:
+            got = self.byte_classes(node[1])
         else:
             got = (ALL_BYTES,)
         self._classes[e] = got
@@ -460,117 +542,71 @@ class ExprPool:
                 out.append((mask, d))
         return out
 
-    # -- rewriting ------------------------------------------------------------------------------
+    # -- liveness ---------------------------------------------------------------------------------
 
-    def restrict(self, e: int, allowed: int, dead: frozenset[int] = frozenset()) -> int:
-        """``e`` read only through the bytes of ``allowed`` (a mask), and with the symbols of
-        ``dead`` (calls of automata that accept nothing) taken away: what a vocabulary that cannot
-        spell the other bytes can still produce. Empty parts become ``NOTHING``."""
-        if allowed == ALL_BYTES and not dead:
-            return e
-        key = (e, allowed, dead)
-        got = self._restricted.get(key)
+    def is_algebraic(self, e: int) -> bool:
+        """Whether ``e`` holds an intersection or a complement: then it can be empty without being
+        ``NOTHING``, and :meth:`is_live` searches for a witness."""
+        return self._algebraic[e]
+
+    def is_live(self, e: int) -> bool:
+        """Whether some string matches ``e`` (a term that is not ``NOTHING`` and holds no
+        intersection or complement always has one)."""
+        return e != NOTHING and (not self._algebraic[e] or self.witness_length(e) < _INF)
+
+    def witness_length(self, e: int) -> int:
+        """The length of the shortest string of an algebraic term (``_INF``: none), by a breadth-first
+        search over its derivatives (one per byte class). Every term on the shortest path found is
+        known live at once (each has a witness: the rest of the path); when the search runs out of
+        terms every term it saw is dead. Past :data:`LIVENESS_LIMIT` terms it stops and takes ``e``
+        as dead: sound (nothing is allowed without a witness), and never a dead end (a live term's
+        witness path leads through terms whose own searches are smaller)."""
+        got = self._witness.get(e)
         if got is not None:
             return got
-        node = self._nodes[e]
-        kind = node[0]
-        if kind == _BYTES:
-            got = self.bytes_of(node[1] & allowed)
-        elif kind == _SEQ:
-            got = self.seq(self.restrict(node[1], allowed, dead), self.restrict(node[2], allowed, dead))
-        elif kind == _ALT:
-            got = self.alt([self.restrict(p, allowed, dead) for p in node[1]])
-        elif kind == _REP:
-            got = self.repeat(self.restrict(node[1], allowed, dead), node[2], None if node[3] < 0 else node[3])
-        elif kind == _DFA:
-            got = self._dfa_node(self._restricted_dfa(node[1], allowed, dead), node[2])
-        elif kind == _SYM:
-            got = NOTHING if node[1] in dead else e
-        else:
-            got = e
-        self._restricted[key] = got
-        return got
-
-    def _restricted_dfa(self, index: int, allowed: int, dead: frozenset[int]) -> int:
-        """The embedded automaton ``index`` without the bytes outside ``allowed`` and the symbols
-        in ``dead``, its states kept (their numbers unchanged) and the ones that can no longer
-        finish cut off."""
-        key = (-1 - index, allowed, dead)
-        got = self._restricted.get(key)
-        if got is None:
-            emb = self._embedded[index]
-            n = len(emb.rows)
-            rows = [[t if allowed >> b & 1 else -1 for b, t in enumerate(row)] for row in emb.rows]
-            symbols = {q: kept for q, es in emb.symbols.items() if (kept := tuple((k, r) for k, r in es if k not in dead))}
-            preds: list[list[int]] = [[] for _ in range(n)]
-            for q, row in enumerate(rows):
-                for t in set(row):
-                    if t >= 0:
-                        preds[t].append(q)
-            for q, es in symbols.items():
-                for _, r in es:
-                    preds[r].append(q)
-            live = list(emb.finals)
-            todo = [q for q in range(n) if live[q]]
-            while todo:
-                t = todo.pop()
-                for q in preds[t]:
-                    if not live[q]:
-                        live[q] = True
-                        todo.append(q)
-            rows = [[t if t >= 0 and live[t] else -1 for t in row] for row in rows]
-            symbols = {q: kept for q, es in symbols.items() if (kept := tuple((k, r) for k, r in es if live[r]))}
-            parts = [p for m in emb.column_classes for p in (m & allowed, m & ~allowed) if p]
-            with self._lock:
-                got = len(self._embedded)
-                self._embedded.append(EmbeddedDfa(rows, list(emb.finals), symbols, parts))
-            self._restricted[key] = got
-        return got
-
-    def clamp(self, e: int, n: int) -> int:
-        """``e`` with every repetition's counters cut to what ``n`` bytes can tell apart: for every
-        string ``w`` of at most ``n`` bytes, ``w`` leads somewhere in ``e`` iff it does in the
-        result, and to a final state iff it does there. States that differ only in large counters
-        then share one token mask (a token of at most ``n`` bytes cannot see the difference)."""
-        key = (e, n)
-        got = self._clamped.get(key)
-        if got is not None:
-            return got
-        node = self._nodes[e]
-        kind = node[0]
-        if kind == _SEQ:
-            got = self.seq(self.clamp(node[1], n), self.clamp(node[2], n))
-        elif kind == _ALT:
-            got = self.alt([self.clamp(p, n) for p in node[1]])
-        elif kind == _REP:
-            x, lo, hi = self.clamp(node[1], n), node[2], node[3]
-            # Within n bytes at most n repetitions complete: a lower bound above n + 1 and an upper
-            # bound above n are indistinguishable from n + 1 and "unbounded".
-            got = self.repeat(x, min(lo, n + 1), None if hi < 0 or hi > n else hi)
-        else:
-            got = e
-        self._clamped[key] = got
-        return got
-
-    # -- embedded automata of other pools (see structgen.automata.expr_rewrite) ----------------------
-
-    def adopt(self, emb: EmbeddedDfa) -> int:
-        """The index of ``emb`` (an embedded automaton, maybe another pool's) in this pool, added
-        once: its states are then :meth:`embedded_term` ``(index, state)``."""
-        adopted: dict[int, int] = self.__dict__.setdefault("_adopted", {})  # id(emb) -> index
-        index = adopted.get(id(emb))
-        if index is None:
-            with self._lock:
-                index = adopted.get(id(emb))
-                if index is None:
-                    index = adopted[id(emb)] = len(self._embedded)
-                    self._embedded.append(emb)
-        return index
-
-    def embedded_term(self, index: int, state: int) -> int:
-        """The term of embedded automaton ``index`` at ``state`` (``NOTHING`` where it is dead)."""
-        return self._dfa_node(index, state)
-
+        parent: dict[int, int] = {e: -1}
+        frontier = [e]
+        depth = 0
+        found = -1
+        while frontier and found < 0:
+            nxt = []
+            for x in frontier:
+                if self._nullable[x]:
+                    found = x
+                    break
+                known = self._witness.get(x)
+                if known is not None and known < _INF:  # (a witness known from x on)
+                    found = x
+                    break
+                if known is not None:
+                    continue
+                for mask in self.byte_classes(x):
+                    d = self.derive(x, (mask & -mask).bit_length() - 1)
+                    if d != NOTHING and d not in parent:
+                        parent[d] = x
+                        nxt.append(d)
+                if len(parent) > LIVENESS_LIMIT:
+                    self._witness[e] = _INF
+                    return _INF
+            else:
+                frontier = nxt
+                depth += 1
+                continue
+            break
+        if found < 0:
+            for x in parent:  # (none of them reaches a final term)
+                self._witness[x] = _INF
+            return _INF
+        # the path e -> ... -> found, lengths counted back from found's own
+        path = [found]
+        while parent[path[-1]] >= 0:
+            path.append(parent[path[-1]])
+        length = 0 if self._nullable[found] else self._witness[found]
+        for x in path:
+            if x not in self._witness or self._witness[x] > length:
+                self._witness[x] = length
+            length += 1
+        return self._witness[e]
 
 def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
     if len(p) == 1:
@@ -584,30 +620,3 @@ def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
             if c:
                 out.append(c)
     return tuple(out)
-
-
-def code_points_expr(pool: ExprPool, intervals: Iterable[tuple[int, int]]) -> int:
-    """One character whose code point is in ``intervals`` (inclusive), as UTF-8 bytes.
-
-    >>> pool = ExprPool()
-    >>> e = code_points_expr(pool, [(0xE9, 0xE9), (0x61, 0x61)])
-    >>> pool.nullable(pool.derive(pool.derive(e, 0xC3), 0xA9)), pool.nullable(pool.derive(e, 0x61))
-    (True, True)
-    """
-    seqs: list[list[tuple[int, int]]] = []
-    for lo, hi in intervals:
-        seqs.extend(utf8_sequences(lo, hi))
-    # a trie on the leading byte range, so that sequences sharing it share one branch
-    by_lead: dict[tuple[int, int], list[list[tuple[int, int]]]] = {}
-    for s in seqs:
-        by_lead.setdefault(s[0], []).append(s[1:])
-    parts = []
-    singles = 0
-    for (a, b), rests in by_lead.items():
-        head = ((1 << (b + 1)) - 1) & ~((1 << a) - 1)
-        if all(not r for r in rests):
-            singles |= head
-            continue
-        tails = pool.alt([pool.concat([pool.byte_range(x, y) for x, y in r]) for r in rests])
-        parts.append(pool.seq(pool.bytes_of(head), tails))
-    return pool.alt([pool.bytes_of(singles), *parts])

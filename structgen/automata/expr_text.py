@@ -19,10 +19,12 @@ from typing import Optional
 from .expr import ALL_BYTES, EPSILON, NOTHING, KINDS, ExprPool, bytes_of_mask
 from .utf8 import MAX_CODE_POINT
 
-__all__ = ["MinLength", "NotARegex", "describe", "to_regex"]
+__all__ = ["MaxObligation", "MinLength", "NotARegex", "describe", "to_regex"]
 
 _INF = 1 << 60
-_BYTES, _SEQ, _ALT, _REP, _SYM = KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"]
+_BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
+    KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
+)
 
 
 def describe(pool: ExprPool, e: int, limit: int = 200) -> str:
@@ -60,6 +62,17 @@ def _describe(pool: ExprPool, e: int, out: list[str], limit: int) -> None:
         out.append(f"){{{node[2]},{'' if node[3] < 0 else node[3]}}}")
     elif kind == _SYM:
         out.append(f"<{node[1]}>")
+    elif kind == _AND:
+        out.append("(?&")
+        for i, p in enumerate(node[1]):
+            if i:
+                out.append("&")
+            _describe(pool, p, out, limit)
+        out.append(")")
+    elif kind == _NOT:
+        out.append("(?!")
+        _describe(pool, node[1], out, limit)
+        out.append(")")
     else:
         out.append(f"<dfa{node[1]}@{node[2]}>")
 
@@ -89,6 +102,8 @@ class MinLength:
             got = 0 if node[2] == 0 else min(_INF, node[2] * self.of(node[1]))
         elif kind == _SYM:
             got = self.weights.get(node[1], 0)
+        elif kind in (_AND, _NOT):  # (symbol-free: the shortest witness, searched)
+            got = min(_INF, self.pool.witness_length(e))
         else:
             got = self.pool.embedded(node[1]).min_lengths(self.weights)[node[2]]
         self._memo[e] = got
@@ -305,6 +320,8 @@ class _Printer:
             return f"{inner}{q}" if node[1] in self._atoms else f"(?:{inner}){q}"
         if kind == _SYM:
             raise NotARegex(f"symbol {node[1]} (a call or a guard)")
+        if kind in (_AND, _NOT):
+            raise NotARegex("an intersection or a complement")
         raise NotARegex("an embedded automaton")
 
     def _sequence(self, e: int) -> str:
@@ -380,3 +397,52 @@ class _Printer:
                 return None
             out.extend(got)
         return _norm(out)
+
+
+class MaxObligation:
+    """An upper bound, over every state a term's derivatives reach, on the fewest bytes still
+    needed to finish there (the most a prefix can oblige one to write): ``x{lo,hi}`` obliges
+    ``lo`` copies of ``x``; in ``a·b`` a state inside ``a`` still owes all of ``b``. A call of ``k``
+    obliges ``callee[k]`` inside it (the callee's own bound) and weighs ``lengths[k]`` after it; a
+    complement or an intersection has no bound here (``_INF``). Memoised for one set of weights.
+
+    Example:
+        >>> from structgen.automata.expr import ExprPool
+        >>> pool = ExprPool()
+        >>> e = pool.seq(pool.literal(b"["), pool.repeat(pool.literal(b"ab"), 3, 5))
+        >>> MaxObligation(pool, {}, {}).of(e), MinLength(pool, {}).of(e)
+        (7, 7)
+    """
+
+    def __init__(self, pool: ExprPool, lengths: dict[int, int], callee: dict[int, int]) -> None:
+        self.pool = pool
+        self.callee = callee
+        self.minlen = MinLength(pool, lengths)
+        self._memo: dict[int, int] = {NOTHING: 0, EPSILON: 0}
+
+    def of(self, e: int) -> int:
+        got = self._memo.get(e)
+        if got is not None:
+            return got
+        node = self.pool.node(e)
+        kind = node[0]
+        ml = self.minlen.of
+        if kind == _BYTES:
+            got = 1
+        elif kind == _SEQ:
+            got = max(self.of(node[1]) + ml(node[2]), self.of(node[2]))
+        elif kind == _ALT:
+            got = max(self.of(p) for p in node[1])
+        elif kind == _REP:
+            lo = node[2]
+            got = self.of(node[1]) + max(lo - 1, 0) * ml(node[1])
+        elif kind == _SYM:
+            got = self.callee.get(node[1], 0)
+        elif kind == _DFA:
+            lengths = self.pool.embedded(node[1]).min_lengths(self.minlen.weights)
+            got = max((d for d in lengths if d < _INF), default=0)
+        else:  # an intersection or a complement
+            got = _INF
+        got = min(got, _INF)
+        self._memo[e] = got
+        return got

@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 
 from .expr import NOTHING, ExprPool, bytes_of_mask
+from .expr_rewrite import clamp
 from .expr_text import MinLength, describe
 
 __all__ = ["UNBUILT", "LazyAutomaton"]
@@ -71,7 +72,7 @@ class LazyAutomaton:
     @property
     def is_empty(self) -> bool:
         """Whether the automaton accepts nothing at all."""
-        return self.root == NOTHING
+        return not self.pool.is_live(self.root)
 
     @property
     def memory_bytes(self) -> int:
@@ -111,6 +112,8 @@ class LazyAutomaton:
             row = [-1] * 256
             state_of = self.state_of
             for mask, d in pool.row_classes(e):
+                if pool.is_algebraic(d) and not pool.is_live(d):
+                    continue  # (an intersection or complement with no string left: dead)
                 t = state_of(d)
                 for b in bytes_of_mask(mask):
                     row[b] = t
@@ -194,9 +197,9 @@ class LazyAutomaton:
 
     def clamped(self, q: int, n: int) -> int:
         """The state of ``q``'s expression with counters cut to what ``n`` bytes tell apart
-        (:meth:`ExprPool.clamp`): tokens of at most ``n`` bytes are accepted from both alike."""
+        (:func:`.expr_rewrite.clamp`): tokens of at most ``n`` bytes are accepted from both alike."""
         key = (q, n)
         got = self._clamped.get(key)
         if got is None:
-            got = self._clamped[key] = self.state_of(self.pool.clamp(self.exprs[q], n))
+            got = self._clamped[key] = self.state_of(clamp(self.pool, self.exprs[q], n))
         return got

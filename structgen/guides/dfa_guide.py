@@ -16,8 +16,10 @@ import numpy as np
 
 from ..automata.dfa import ByteDFA
 from ..automata.expr import ALL_BYTES, ExprPool, byte_mask
+from ..automata.expr_rewrite import restrict
+from ..automata.expr_text import MaxObligation
 from ..automata.lazy import UNBUILT, LazyAutomaton
-from ..vocab.slices import MIXED, SLICES, char_successor
+from ..vocab.slices import MIXED, SLICES, char_successor, slice_chain
 from ..vocab.trie import sparse_walk, walk_nodes
 from ..vocab.vocabulary import Vocabulary
 from .base import DEFAULT_MASK_CACHE_BYTES, Guide
@@ -48,7 +50,9 @@ class DfaGuide(Guide):
         (True, [0, 1, 3])
     """
 
-    __slots__ = ("automaton", "_flat", "_finals", "_spells_bytes", "_dists", "_exact", "_succ", "_runs", "_edges")
+    __slots__ = (
+        "automaton", "_flat", "_finals", "_spells_bytes", "_dists", "_exact", "_succ", "_runs", "_edges", "_obligation",
+    )
 
     _STATES_NOTE = " so far"
 
@@ -63,7 +67,7 @@ class DfaGuide(Guide):
         missing = vocabulary.missing_bytes
         if missing:  # bytes no token holds: cut out, with every way that needs them
             pool = automaton.pool
-            root = pool.restrict(automaton.root, ALL_BYTES & ~byte_mask(missing))
+            root = restrict(pool, automaton.root, ALL_BYTES & ~byte_mask(missing))
             if root != automaton.root:
                 automaton = LazyAutomaton(pool, root)
         self.automaton = automaton
@@ -77,6 +81,7 @@ class DfaGuide(Guide):
         self._succ: dict[tuple[int, int], int] = {}  # (state, slice) -> where every slice character leads
         self._runs: dict[tuple[int, int], int] = {}  # (state, slice) -> slice characters in a row that survive
         self._edges: dict[int, dict[int, int]] = {}
+        self._obligation: MaxObligation | None = None
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
@@ -161,6 +166,15 @@ class DfaGuide(Guide):
             return np.zeros(0, dtype=np.int64)
         unique, inverse = np.unique(states, return_inverse=True)
         return np.array([self.distance(q) for q in unique.tolist()], dtype=np.int64)[inverse]
+
+    def _farthest_bound(self, state: int) -> int | None:
+        """The most bytes any state after ``state`` may still need (:class:`MaxObligation`): a
+        token's distance is at most its bytes."""
+        bound = self._obligation
+        if bound is None:
+            bound = self._obligation = MaxObligation(self.automaton.pool, {}, {})
+        got = bound.of(self.automaton.exprs[state])
+        return got if got < INF else None
 
     def _farthest_after(self, state: int) -> int:
         _, ends = self._walk(state)
@@ -262,6 +276,11 @@ class DfaGuide(Guide):
         key = (q, k)
         got = self._runs.get(key)
         if got is not None:
+            return got
+        symbolic = slice_chain(self.automaton, q, k, longest)
+        if symbolic is not None:
+            looping = len(symbolic) > 1 and symbolic[-1] == symbolic[-2]
+            got = self._runs[key] = longest if looping else len(symbolic) - 1
             return got
         chain = [q]
         m = 0

@@ -35,7 +35,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..automata.expr_text import MinLength
+from ..automata.expr_text import MaxObligation, MinLength
 from ..automata.lazy import LazyAutomaton
 from ..automata.markers import CLOSE_GUARD
 from ..errors import VocabularyError
@@ -197,7 +197,7 @@ class NetworkDistances:
 
     __slots__ = (
         "view", "stacks", "index", "_busy", "_ready", "_bshortest", "_tshortest", "_spelled_check", "_per",
-        "_guarded", "_tails",
+        "_guarded", "_tails", "_obligation", "_bounds",
     )
 
     def __init__(self, view: NetworkView, stacks: StackTable, index: VocabularyIndex, busy: threading.RLock) -> None:
@@ -212,6 +212,8 @@ class NetworkDistances:
         self._per: dict[int, SpelledDistances] = {}
         self._guarded: dict[tuple[int, int, int, str], int] = {}
         self._tails: dict[int, int] = {}
+        self._obligation: MaxObligation | None | bool = False  # (False: not set up yet; None: unbounded)
+        self._bounds: dict[int, int | None] = {}
 
     @property
     def ready(self) -> bool:
@@ -330,6 +332,46 @@ class NetworkDistances:
                     best[(t, nd, np_)] = c
                     heapq.heappush(heap, (c, t, nd, np_))
         return INF
+
+    def _obligations(self) -> MaxObligation | None:
+        """The bound of :class:`MaxObligation` over the network: a call obliges its callee's own
+        bound (a fixpoint over the call graph); ``None`` when a callee calls itself (unbounded
+        nesting) or an automaton has guards (required keys the bound does not see)."""
+        got = self._obligation
+        if got is False:
+            self.prepare()
+            view = self.view
+            reach = view.reachable()
+            got = None
+            if not any(view.auto(k).has_guards for k in reach):
+                callee = {k: 0 for k in reach}
+                for _ in range(len(reach) + 2):
+                    bound = MaxObligation(view.network.pool, self._bshortest, callee)
+                    now = {k: bound.of(view.roots[k]) for k in reach}
+                    if now == callee:
+                        got = bound
+                        break
+                    callee = now
+            self._obligation = got
+        return got  # type: ignore[return-value]
+
+    def stack_bound(self, sid: int) -> int | None:
+        """An upper bound on the tokens still needed after any one more token from stack ``sid``
+        (``None``: no bound): the token may pop some frames and end in a lower one, which it may
+        advance (at most that frame's obligation) while the frames below it keep their distances."""
+        if sid in self._bounds:
+            return self._bounds[sid]
+        obligation = self._obligations()
+        got: int | None = None
+        if obligation is not None:
+            a, q, parent, data = self.stacks.stacks[sid]
+            here = obligation.of(self.view.auto(a).auto.exprs[q]) + (0 if parent < 0 else self.tail(parent))
+            below = None if parent < 0 else self.stack_bound(parent)
+            got = here if parent < 0 else (None if below is None else max(here, below))
+            if got is not None and got >= INF:
+                got = None
+        self._bounds[sid] = got
+        return got
 
     def tail(self, sid: int, unit: str = "tokens") -> int:
         """Tokens (or bytes) the frames of stack ``sid`` need to finish (its top frame's too)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..automata.expr import ALL_BYTES, NOTHING, byte_mask
+from ..automata.expr_rewrite import restrict
 from ..automata.lazy import UNBUILT, LazyAutomaton
 from ..automata.markers import CLOSE_GUARD, GUARD_FIRST
 from ..automata.network import Network
@@ -95,8 +96,9 @@ class AutomatonView:
     def branching(self, q: int) -> bool:
         """Whether a walk may branch off at ``q``: a return (final), a call or a guard."""
         got = self._branching.get(q)
-        if got is None:
-            got = self._branching[q] = self.finals[q] or bool(self.calls(q)) or bool(self.guards(q))
+        if got is None:  # (read off the state's expression: its row need not be built)
+            auto = self.auto
+            got = self._branching[q] = self.finals[q] or bool(auto.pool.first_symbols(auto.exprs[q]))
         return got
 
     def edges(self, q: int) -> dict[int, int]:
@@ -141,7 +143,7 @@ class NetworkView:
         allowed = ALL_BYTES & ~byte_mask(missing)
         dead: frozenset[int] = frozenset()
         while True:  # (an automaton that accepts nothing makes its calls dead: a fixpoint)
-            roots = [pool.restrict(e, allowed, dead) for e in network.exprs]
+            roots = [restrict(pool, e, allowed, dead) for e in network.exprs]
             now = frozenset(k for k, e in enumerate(roots) if e == NOTHING)
             if now == dead:
                 break

@@ -220,6 +220,10 @@ class PushdownGuide(Guide):
         """Whether every byte the reachable automata read is a single-byte token (see :meth:`min_length`)."""
         return self._dists.spells_every_byte
 
+    def _farthest_bound(self, state: int) -> int | None:
+        bounds = [self._dists.stack_bound(sid) for sid in self._stacks.configs[state]]
+        return None if any(b is None for b in bounds) else max(bounds)  # type: ignore[type-var]
+
     def _farthest_after(self, state: int) -> int:
         seen: dict[tuple[int, int], int] = {}
         with self._busy:
