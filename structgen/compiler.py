@@ -12,14 +12,15 @@ import contextlib
 import gc
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from typing import Any, Callable, Hashable, Union
 
-import numpy as np
 
 from .errors import UnsatisfiableConstraint
 from .automata.dfa import DEFAULT_MAX_STATES, ByteDFA
 from .automata.network import Network
-from .automata.regex import regex_to_dfa
+from .automata.expr import NOTHING, ExprPool
+from .automata.lazy import LazyAutomaton
+from .automata.regex import regex_to_expr
 from .automata.regex_emptiness import why_no_match
 from .guides.base import Guide
 from .guides.dfa_guide import DfaGuide
@@ -104,39 +105,46 @@ def _collector_paused() -> Any:
             gc.enable()
 
 
-def _guide(
-    key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str,
-    why_empty: Callable[[], str] | None = None,
-) -> Guide:
+#: What a constraint compiles to before it meets a vocabulary: an eager automaton, a network of
+#: automata, or an expression of a pool (its automaton is built lazily, per guide).
+Compiled = Union[ByteDFA, Network, tuple[ExprPool, int]]
+
+
+def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make: Callable[[], Compiled], description: str,
+           why_empty: Callable[[], str] | None = None) -> Guide:
     with _collector_paused():
-        return _guide_unpaused(key, vocab, make_dfa, description, why_empty)
+        return _guide_unpaused(key, vocab, make, description, why_empty)
 
 
-def _guide_unpaused(
-    key: tuple[Hashable, ...], vocab: Vocabulary, make_dfa: Callable[[], "ByteDFA | Network"], description: str,
-    why_empty: Callable[[], str] | None = None,
-) -> Guide:
-    dfa = _DFAS.get_or_make(key, make_dfa)
+def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make: Callable[[], Compiled], description: str,
+                    why_empty: Callable[[], str] | None = None) -> Guide:
+    compiled = _DFAS.get_or_make(key, make)
 
     def make_guide() -> Guide:
-        if isinstance(dfa, Network):
-            return PushdownGuide(dfa, vocab, description=description)
-        if dfa.is_empty:  # (no string at all, whatever the vocabulary: say why, if we can)
-            raise UnsatisfiableConstraint(f"no string matches {description}" + (f": {why_empty()}" if why_empty else ""))
-        lifted = dfa
+        if isinstance(compiled, Network):
+            return PushdownGuide(compiled, vocab, description=description)
+        if isinstance(compiled, ByteDFA):
+            pool = ExprPool()
+            root = pool.embed(compiled)
+        else:
+            pool, root = compiled
+        guide = None if root == NOTHING else DfaGuide(LazyAutomaton(pool, root), vocab, description=description)
         missing = vocab.missing_bytes
-        if missing:
-            used = set(np.flatnonzero((dfa.transitions >= 0).any(axis=0)).tolist())
-            if any(dfa.byte_classes[b] in used for b in missing):
-                lifted = dfa.without_bytes(missing)
-        if lifted.is_empty:
+        if guide is None or (guide.is_empty and not missing):  # (no string at all: say why, if we can)
+            raise UnsatisfiableConstraint(f"no string matches {description}" + (f": {why_empty()}" if why_empty else ""))
+        if guide.is_empty:
             raise UnsatisfiableConstraint(
                 f"{description} needs bytes that no token of {vocab!r} contains "
                 f"({', '.join(hex(b) for b in sorted(missing)[:8])}...)"
             )
-        return DfaGuide(lifted, vocab, description=description)
+        return guide
 
     return _GUIDES.get_or_make(key + (vocab.fingerprint, id(vocab)), make_guide)
+
+
+def _regex(pattern: str, max_states: int) -> tuple[ExprPool, int]:
+    pool = ExprPool()
+    return pool, regex_to_expr(pattern, pool, max_states=max_states)
 
 
 def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES) -> Guide:
@@ -157,7 +165,7 @@ def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEF
     return _guide(
         ("regex", pattern, max_states),
         vocabulary,
-        lambda: regex_to_dfa(pattern, max_states=max_states),
+        lambda: _regex(pattern, max_states),
         f"regex {pattern[:60]!r}",
         lambda: why_no_match(pattern, max_states=max_states),
     )
@@ -242,7 +250,7 @@ def compile_json_schema(
     return _guide(
         ("json", text, options.cache_key(), spans_key),
         vocabulary,
-        lambda: compile_schema(root, options, docs, network=docs is None),
+        lambda: compile_schema(root, options, docs, network=docs is None, lazy=True),
         f"JSON Schema {title or text[:60]!r}",
     )
 

@@ -2,69 +2,83 @@
 
 A flat automaton copies a sub-schema at every place it is used and unrolls recursion; a
 :class:`Network` keeps one automaton per shared piece (a ``$ref`` target, a large repeated
-sub-schema, "any JSON value") and lets an automaton *call* another
-(:func:`~structgen.automata.markers.call_marker`). The runtime over it is
-:class:`structgen.guides.pushdown.PushdownGuide`.
+sub-schema, "any JSON value") and lets an automaton *call* another. Each automaton is an
+expression of one shared :class:`~.expr.ExprPool`: a call of automaton ``k`` is the symbol ``k``
+of the pool, a guard the symbol ``GUARD_FIRST + i`` (:mod:`.markers`). Its states are built
+lazily by the runtime, :class:`structgen.guides.pushdown.PushdownGuide`. The JSON Schema front
+end builds the expressions directly (:meth:`Network.from_exprs`); a network may also be written
+as regexes with call markers (:func:`~structgen.automata.markers.call_marker`).
 """
 
 from __future__ import annotations
 
-import threading
 from typing import Sequence
 
 from .dfa import DEFAULT_MAX_STATES, ByteDFA
-from .regex import slotted_regex_to_dfa
+from .expr import NOTHING, ExprPool
+from .markers import GUARD_FIRST
+from .regex import regex_to_expr
 
 __all__ = ["Network"]
 
 
 class Network:
-    """The automata of a pushdown guide, as regexes (built into DFAs on first use).
+    """The automata of a pushdown guide: ``exprs[k]`` is automaton ``k``'s expression in ``pool``.
 
-    ``regexes[0]`` is the root; a :func:`.nfa.call_marker` ``(k)`` in a regex calls
-    ``regexes[k]``, and :func:`.nfa.slot_marker` ``(i)`` embeds ``slots[i]``. Every called
-    automaton must accept only non-empty strings.
+    Built from expressions (:meth:`from_exprs`: ``exprs[0]`` is the root, the symbol ``k`` calls
+    ``exprs[k]``) or from regexes (:meth:`__init__`: ``regexes[0]`` is the root; a
+    :func:`.markers.call_marker` ``(k)`` in a regex calls ``regexes[k]``, and
+    :func:`.markers.slot_marker` ``(i)`` embeds ``slots[i]``; ``regexes`` is empty otherwise). Every called automaton must accept only
+    non-empty strings. Everything that can fail (a look-around over its state budget) fails here,
+    at compile time; the automata themselves are built lazily.
 
     Example:
         >>> from structgen.automata.markers import call_marker
         >>> net = Network([f"a{call_marker(1)}?b", f"x{call_marker(1)}?y"], [])
-        >>> net.dfa(1).num_states > 0
-        True
+        >>> len(net), sorted(net.callees(0))
+        (2, [1])
     """
 
     def __init__(
         self, regexes: Sequence[str], slots: Sequence[ByteDFA], *, max_states: int = DEFAULT_MAX_STATES,
         required: dict[int, int] | None = None,
     ) -> None:
+        pool = ExprPool()
+        exprs = [regex_to_expr(r, pool, slots=slots, max_states=max_states) for r in regexes]
+        self._init(pool, exprs, required)
         self.regexes = tuple(regexes)
-        self.slots = tuple(slots)
-        self.max_states = max_states
+
+    @classmethod
+    def from_exprs(cls, pool: ExprPool, exprs: Sequence[int], *, required: dict[int, int] | None = None) -> "Network":
+        """A network of expressions already built in ``pool`` (``exprs[0]`` is the root)."""
+        net = cls.__new__(cls)
+        net._init(pool, list(exprs), required)
+        net.regexes = ()
+        return net
+
+    def _init(self, pool: ExprPool, exprs: list[int], required: dict[int, int] | None) -> None:
+        self.pool = pool
+        self.exprs = tuple(exprs)
         #: per automaton with guards: the bit set of the keys its close guard requires
         self.required = dict(required or {})
-        self._dfas: list[ByteDFA | None] = [None] * len(self.regexes)
-        self._lock = threading.Lock()
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (_network, (self.regexes, self.slots, self.max_states, self.required))
+        for k, e in enumerate(self.exprs):
+            if k and pool.nullable(e):
+                raise AssertionError(f"called automaton {k} accepts the empty string")
 
     def __len__(self) -> int:
-        return len(self.regexes)
+        return len(self.exprs)
 
-    def dfa(self, k: int) -> ByteDFA:
-        """Automaton ``k`` (built from its regex on first use)."""
-        d = self._dfas[k]
-        if d is None:
-            d = slotted_regex_to_dfa(self.regexes[k], self.slots, max_states=self.max_states)
-            if k and d.finals[0]:
-                raise AssertionError(f"called automaton {k} accepts the empty string")
-            self._dfas[k] = d
-        return d
+    def __repr__(self) -> str:
+        return f"<Network of {len(self.exprs)} automata>"
+
+    def callees(self, k: int) -> frozenset[int]:
+        """The automata automaton ``k`` calls (anywhere in it)."""
+        return frozenset(s for s in self.pool.symbols_in(self.exprs[k]) if s < GUARD_FIRST)
+
+    @property
+    def is_empty(self) -> bool:
+        return self.exprs[0] == NOTHING
 
     @property
     def memory_bytes(self) -> int:
-        built = [d for d in self._dfas if d is not None]
-        return sum(len(r) for r in self.regexes) + sum(d.transitions.nbytes + 2048 for d in built)
-
-
-def _network(regexes: tuple[str, ...], slots: tuple[ByteDFA, ...], max_states: int, required: dict[int, int]) -> Network:
-    return Network(regexes, slots, max_states=max_states, required=required)
+        return self.pool.memory_bytes

@@ -32,11 +32,12 @@ from interegular.patterns import (
 
 from ..errors import CompileBudgetExceeded
 from .dfa import ByteDFA, minimal_dfa
+from .expr import ExprPool
 from .markers import SLOT_FIRST, call_index, call_path
 from .lookaround import ANY_BYTES, Look, determinise_with_looks
 from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
 
-__all__ = ["pattern_to_dfa"]
+__all__ = ["pattern_to_dfa", "pattern_to_expr"]
 
 #: The NFA may hold this many states per allowed DFA state before compilation stops.
 NFA_STATES_PER_DFA_STATE = 4
@@ -79,11 +80,69 @@ class _Look(NamedTuple):
     k: int
 
 
-Node = Union[_Set, _Cat, _Alt, _Rep, _Embed, _Look]
+class _Sym(NamedTuple):
+    """A call of automaton ``k`` (or a guard), as one symbol (expressions only, see :func:`pattern_to_expr`)."""
+
+    k: int
+
+
+Node = Union[_Set, _Cat, _Alt, _Rep, _Embed, _Look, _Sym]
 _EMPTY = _Cat(())
 _ALL_BUT_NEWLINE: Intervals = ((0, 9), (11, MAX_CODE_POINT))
 _ALL: Intervals = ((0, MAX_CODE_POINT),)
 _KNOWN_FLAGS = REFlags.CASE_INSENSITIVE | REFlags.SINGLE_LINE
+
+
+def pattern_to_expr(pattern: Pattern, pool: ExprPool, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> int:
+    """The expression (in ``pool``) of an ``interegular.parse_pattern`` result: built straight
+    from the parse tree, in time linear in the pattern (no NFA, no determinisation). Calls of a
+    network are symbols. A pattern with look-arounds is compiled eagerly instead
+    (:func:`pattern_to_dfa`, within ``max_states``) and embedded whole.
+    """
+    resolver = _Resolver({}, len(slots), slots, max_states, symbols=True)
+    root = resolver.resolve(pattern, REFlags(0))
+    if _looks_in(root, set()):
+        if _has_symbols(root):
+            raise Unsupported("a look-around next to a call of another automaton")
+        return pool.embed(resolver.compile(root))
+    sets = {i: ivs for ivs, i in resolver.sets.items()}
+    memo: dict[int, int] = {}
+
+    def convert(node: Node) -> int:
+        got = memo.get(id(node))
+        if got is not None:
+            return got
+        if isinstance(node, _Set):
+            ivs = sets[node.set_id]
+            got = pool.bytes_of(1 << ivs[0][1]) if ivs and ivs[0][0] == -1 else pool.code_points(ivs)
+        elif isinstance(node, _Cat):
+            got = pool.concat([convert(x) for x in node.parts])
+        elif isinstance(node, _Alt):
+            got = pool.alt([convert(x) for x in node.options])
+        elif isinstance(node, _Rep):
+            got = pool.repeat(convert(node.x), node.lo, node.hi)
+        elif isinstance(node, _Embed):
+            got = pool.embed(resolver.slots[node.k])
+        elif isinstance(node, _Sym):
+            got = pool.symbol(node.k)
+        else:  # pragma: no cover - looks are handled above
+            raise Unsupported("a look-around")
+        memo[id(node)] = got
+        return got
+
+    return convert(root)
+
+
+def _has_symbols(node: Node) -> bool:
+    if isinstance(node, _Sym):
+        return True
+    if isinstance(node, _Cat):
+        return any(_has_symbols(x) for x in node.parts)
+    if isinstance(node, _Alt):
+        return any(_has_symbols(x) for x in node.options)
+    if isinstance(node, _Rep):
+        return _has_symbols(node.x)
+    return False
 
 
 def pattern_to_dfa(pattern: Pattern, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
@@ -104,9 +163,11 @@ class _Resolver:
     """Flags applied, character groups turned into interned code-point interval sets."""
 
     def __init__(
-        self, sets: dict[Intervals, int], num_slots: int = 0, slots: Sequence[ByteDFA] = (), max_states: int = 0
+        self, sets: dict[Intervals, int], num_slots: int = 0, slots: Sequence[ByteDFA] = (), max_states: int = 0,
+        *, symbols: bool = False,
     ) -> None:
         self.sets = sets
+        self.symbols = symbols  # calls as _Sym nodes (expressions), not paths of reserved bytes (NFA)
         self.num_slots = num_slots
         self._memo: dict[tuple[_CharGroup, bool], _Set] = {}
         # Automata the NFA embeds: the caller's slots, then ours (Σ* for look-around bodies).
@@ -199,6 +260,8 @@ class _Resolver:
                     return _Embed(k)
                 callee = call_index(ch)
                 if callee is not None:
+                    if self.symbols:
+                        return _Sym(callee)
                     return _Cat(tuple(self._set(((-1, b),)) for b in call_path(callee)))
             key = (p, bool(flags & REFlags.CASE_INSENSITIVE))
             node = self._memo.get(key)

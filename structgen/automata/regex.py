@@ -34,7 +34,8 @@ from interegular.patterns import InvalidSyntax, Pattern, Unsupported
 from ..errors import RegexNotSupported, RegexSyntaxError
 from .dfa import DEFAULT_MAX_STATES, ByteDFA
 from .markers import SLOT_FIRST, slot_marker
-from .nfa import pattern_to_dfa
+from .expr import ExprPool
+from .nfa import pattern_to_dfa, pattern_to_expr
 from .regex_syntax import plain_syntax
 
 try:  # Python >= 3.11
@@ -44,7 +45,10 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_constants as _sre_c  # type: ignore[no-redef]
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
-__all__ = ["INTEREGULAR_ERRORS", "not_supported", "parse_regex", "regex_to_dfa", "slotted_regex_to_dfa", "strip_anchors"]
+__all__ = [
+    "INTEREGULAR_ERRORS", "not_supported", "parse_regex", "regex_to_dfa", "regex_to_expr", "slotted_regex_to_dfa",
+    "strip_anchors",
+]
 
 # What each unsupported node of Python's regex parser is, for the error message, and the text that
 # marks it in the pattern (to report a position).
@@ -211,6 +215,26 @@ def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: S
     parsed = parse_regex(pattern)
     try:
         return pattern_to_dfa(parsed, max_states=max_states, slots=slots)
+    except INTEREGULAR_ERRORS as e:
+        raise not_supported(pattern, e) from e
+
+
+def regex_to_expr(
+    pattern: str, pool: ExprPool, *, slots: Sequence[ByteDFA] = (), max_states: int = DEFAULT_MAX_STATES
+) -> int:
+    """The expression of ``pattern`` in ``pool`` (see :mod:`structgen.automata.expr`): its
+    automaton is then built lazily, state by state. ``slots`` as in :func:`regex_to_dfa`; a call
+    marker is a symbol of the pool. A pattern with look-arounds is compiled eagerly within
+    ``max_states`` and embedded.
+
+    >>> pool = ExprPool()
+    >>> e = regex_to_expr(r"\\d{2}", pool)
+    >>> pool.nullable(pool.derive(pool.derive(e, ord("4")), ord("2")))
+    True
+    """
+    parsed = parse_regex(pattern)
+    try:
+        return pattern_to_expr(parsed, pool, max_states=max_states, slots=slots)
     except INTEREGULAR_ERRORS as e:
         raise not_supported(pattern, e) from e
 

@@ -160,6 +160,11 @@ class Guide(ABC):
     def _farthest_after(self, state: int) -> int:
         """An upper bound on :meth:`distance` after any token allowed in ``state``."""
 
+    def _farthest_bound(self, state: int) -> int | None:
+        """An upper bound on :meth:`_farthest_after`, cheap to compute (no walk), or ``None``:
+        while the budget is above it, no token can fail to finish in time."""
+        return None
+
     @abstractmethod
     def _byte_distance(self, state: int) -> int:
         """The length in bytes of the shortest complete output from ``state``."""
@@ -251,6 +256,9 @@ class Guide(ABC):
             )
         largest = self._max_next.get(state)
         if largest is None:
+            bound = self._farthest_bound(state)  # (cheap: read off the state, no walk)
+            if bound is not None and budget - 1 >= bound:
+                return None
             largest = self._max_next[state] = self._farthest_after(state)
         return None if budget - 1 >= largest else budget
 

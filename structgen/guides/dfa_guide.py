@@ -1,9 +1,11 @@
-"""The guide over one byte DFA: :class:`DfaGuide`, the flat sibling of the pushdown guide.
+"""The guide over one automaton: :class:`DfaGuide`, the flat sibling of the pushdown guide.
 
-A state is a state of the automaton. A mask is a walk of the vocabulary's token trie from that
-state: through a string slice where every slice character leads one way (a string body), by a
-sparse depth-first walk where the state has few ways on, else level by level with numpy. The API
-(masks, budgets, forced text) is :class:`~.base.Guide`'s.
+A state is a state of a :class:`~structgen.automata.lazy.LazyAutomaton` (built as generation
+reaches it). A mask is a walk of the vocabulary's token trie from that state: through a string
+slice where every slice character leads one way (a string body), by a sparse depth-first walk
+where the state has few ways on, else level by level with numpy. A plain mask is computed for the
+state with its counters clamped to what the longest token can tell apart, so a long string's
+positions share one mask. The API (masks, budgets, forced text) is :class:`~.base.Guide`'s.
 """
 
 from __future__ import annotations
@@ -13,22 +15,28 @@ from typing import Iterable
 import numpy as np
 
 from ..automata.dfa import ByteDFA
-from ..vocab.slices import MIXED, SLICES, char_successors
-from ..vocab.trie import SparseWalker, TokenTrie, walk_state
+from ..automata.expr import ALL_BYTES, ExprPool, byte_mask
+from ..automata.expr_rewrite import restrict
+from ..automata.expr_text import MaxObligation
+from ..automata.lazy import UNBUILT, LazyAutomaton
+from ..vocab.slices import MIXED, SLICES, char_successor, slice_chain
+from ..vocab.trie import sparse_walk, walk_nodes
 from ..vocab.vocabulary import Vocabulary
 from .base import DEFAULT_MASK_CACHE_BYTES, Guide
-from .distances import spells_every_byte, token_distances
+from .distances import INF, SpelledDistances, exact_token_distances
 
-__all__ = ["DEFAULT_MASK_CACHE_BYTES", "EAGER_SLICE_STATES", "DfaGuide"]
+__all__ = ["DEFAULT_MASK_CACHE_BYTES", "EAGER_STATES", "DfaGuide"]
 
-#: Automata this large compute every slice's successors when the guide is built (smaller ones on
-#: first use, where it costs well under a millisecond).
-EAGER_SLICE_STATES = 20_000
+#: :meth:`DfaGuide.precompute` builds at most this many states (breadth first from the start).
+EAGER_STATES = 256
+#: Most states whose ``{byte: next}`` maps a guide keeps for sparse walks.
+_EDGE_MAPS = 4096
 
 
 class DfaGuide(Guide):
-    """A :class:`~.base.Guide` over one :class:`ByteDFA`: a state is an automaton state, and every
-    int in ``range(num_states)`` is one.
+    """A :class:`~.base.Guide` over one automaton (a :class:`LazyAutomaton`, or a
+    :class:`ByteDFA` that is wrapped into one): a state is an automaton state, and every int
+    in ``range(num_states)`` is one (states are numbered as generation reaches them).
 
     Example:
         >>> import structgen
@@ -43,70 +51,62 @@ class DfaGuide(Guide):
     """
 
     __slots__ = (
-        "dfa",
-        "_flat",
-        "_width",
-        "_classes",
-        "_finals",
-        "_trie",
-        "_node_classes",
-        "_spells_bytes",
-        "_token_dist",
-        "_live_bytes",
-        "_char_next",
-        "_rest_classes",
-        "_sparse",
+        "automaton", "_flat", "_finals", "_spells_bytes", "_dists", "_exact", "_succ", "_runs", "_edges", "_obligation",
     )
 
+    _STATES_NOTE = " so far"
+
     def __init__(
-        self, dfa: ByteDFA, vocabulary: Vocabulary, *, description: str = "",
+        self, automaton: LazyAutomaton | ByteDFA, vocabulary: Vocabulary, *, description: str = "",
         mask_cache_bytes: int = DEFAULT_MASK_CACHE_BYTES,
     ) -> None:
         super().__init__(vocabulary, description=description, mask_cache_bytes=mask_cache_bytes)
-        self.dfa = dfa
-        # one flat list (state * width + class): a list per state would put num_states objects
-        # under the garbage collector, whose full passes then stall a token for tens of ms
-        self._flat: list[int] = dfa.transitions.ravel().tolist()
-        self._width: int = dfa.transitions.shape[1]
-        self._classes: list[int] = dfa.byte_classes.tolist()
-        self._finals: list[bool] = dfa.finals.tolist()
-        self._trie: TokenTrie | None = None  # the vocabulary's, fetched on the first walk
-        self._node_classes: np.ndarray | None = None
-        self._spells_bytes = spells_every_byte(dfa, vocabulary)
-        self._token_dist: np.ndarray | None = None
-        self._live_bytes: np.ndarray | None = None
-        # string slices (see structgen.vocab.slices): per state, where every slice character leads
-        self._char_next: dict[int, list[int]] = {}  # slice -> successor per state
-        self._rest_classes: dict[int, np.ndarray] = {}
-        self._sparse: SparseWalker | None = None  # built on the first full walk
-        if dfa.num_states >= EAGER_SLICE_STATES:
-            # ~25 ms per slice at 100k states: paid here (compile) rather than by one unlucky token
-            for k in range(len(SLICES)):
-                self._char_next[k] = char_successors(dfa, k).tolist()
+        if isinstance(automaton, ByteDFA):
+            pool = ExprPool()
+            automaton = LazyAutomaton(pool, pool.embed(automaton))
+        missing = vocabulary.missing_bytes
+        if missing:  # bytes no token holds: cut out, with every way that needs them
+            pool = automaton.pool
+            root = restrict(pool, automaton.root, ALL_BYTES & ~byte_mask(missing))
+            if root != automaton.root:
+                automaton = LazyAutomaton(pool, root)
+        self.automaton = automaton
+        self._flat = automaton.flat  # (the automaton's own list: it grows in place)
+        self._finals = automaton.finals
+        single = self._index.single_bytes
+        read = automaton.pool.readable_bytes(automaton.root)
+        self._spells_bytes = all(b in single for b in range(256) if read >> b & 1)
+        self._dists: SpelledDistances | None = None
+        self._exact: dict[int, int] | None = None
+        self._succ: dict[tuple[int, int], int] = {}  # (state, slice) -> where every slice character leads
+        self._runs: dict[tuple[int, int], int] = {}  # (state, slice) -> slice characters in a row that survive
+        self._edges: dict[int, dict[int, int]] = {}
+        self._obligation: MaxObligation | None = None
 
     def __repr__(self) -> str:
         what = f" {self.description}" if self.description else ""
-        return f"<Guide{what}: {self.num_states} states over {self.vocabulary!r}>"
+        return f"<Guide{what}: {self.num_states} states so far over {self.vocabulary!r}>"
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (_rebuild, (self.dfa, self.vocabulary, self.description, self._mask_cache_bytes))
+        return (_rebuild, (self.automaton.pool, self.automaton.root, self.vocabulary, self.description, self._mask_cache_bytes))
 
     @property
     def memory_bytes(self) -> int:
-        """Approximate bytes this guide holds: its automaton (numpy tables and their Python row
-        lists) and the masks cached so far. Bounded: at most ``mask_cache_bytes`` of masks
-        (default :data:`DEFAULT_MASK_CACHE_BYTES`), oldest dropped first."""
-        d = self.dfa
-        table = d.transitions.nbytes + d.byte_classes.nbytes + d.finals.nbytes
-        rows = d.num_states * (64 + 8 * d.num_classes)  # list of lists of (cached small) ints
+        """Approximate bytes this guide holds: its automaton as built so far and the masks cached
+        so far. Bounded: at most ``mask_cache_bytes`` of masks (default
+        :data:`DEFAULT_MASK_CACHE_BYTES`), oldest dropped first."""
         masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size
-        sparse = 0 if self._sparse is None else 40 * (len(self._sparse.byte) + len(self._sparse.first))
-        return int(2 * table + rows + masks + sparse + sum(len(b) + 40 for b in self._forced.values()))
+        return int(self.automaton.memory_bytes + masks + sum(len(b) + 40 for b in self._forced.values()))
 
     @property
     def num_states(self) -> int:
-        """Number of automaton states (every int in ``range(num_states)`` is a valid state)."""
-        return len(self._finals)
+        """Number of states built so far (every int in ``range(num_states)`` is a valid state)."""
+        return self.automaton.num_states
+
+    @property
+    def is_empty(self) -> bool:
+        """Whether no output at all is accepted (over this vocabulary)."""
+        return self.automaton.is_empty
 
     def is_final(self, state: int) -> bool:
         """Whether the output may end in ``state``."""
@@ -121,101 +121,187 @@ class DfaGuide(Guide):
             if token_id in self.vocabulary.eos_token_ids and self._finals[state]:
                 return state
             return -1
-        flat, cls, width = self._flat, self._classes, self._width
+        flat = self._flat
         for b in tok:
-            state = flat[state * width + cls[b]]
-            if state < 0:
+            t = flat[state * 256 + b]
+            if t == UNBUILT:
+                t = self.automaton.step(state, b)
+            if t < 0:
                 return -1
+            state = t
         return state
 
     def accepts_bytes(self, data: bytes) -> bool:
         """Whether ``data`` (as a whole) is in the constraint's language."""
-        s = self.dfa.step(0, data)
-        return s >= 0 and self._finals[s]
+        return self.automaton.accepts(data)
+
+    # -- distances -----------------------------------------------------------------------------
+
+    def _spelled(self) -> SpelledDistances:
+        got = self._dists
+        if got is None:
+            got = self._dists = SpelledDistances(self.automaton, self._index.token_bytes, self._index.token_prefixes)
+        return got
 
     def distance(self, state: int) -> int:
         """Tokens that are guaranteed to take ``state`` to a final state (see
-        :meth:`.Guide.distance`): :func:`.distances.token_distances` of the automaton."""
-        return int(self._distances()[state])
+        :meth:`.Guide.distance` and :mod:`.distances`)."""
+        if self._spells_bytes:
+            return self._spelled().tokens_to_end(state)
+        exact = self._exact
+        if exact is None:
+            exact = self._exact = exact_token_distances(self.automaton, self._index, repr(self))
+        return exact.get(state, INF)
 
     def _byte_distance(self, state: int) -> int:
-        return int(self.dfa.distances[state])
+        return self._spelled().bytes_to_end(state)
 
     @property
     def spells_every_byte(self) -> bool:
         """Whether every byte the automaton reads is a single-byte token (see :meth:`min_length`)."""
         return self._spells_bytes
 
+    def _distances_of(self, states: np.ndarray) -> np.ndarray:
+        if states.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        unique, inverse = np.unique(states, return_inverse=True)
+        return np.array([self.distance(q) for q in unique.tolist()], dtype=np.int64)[inverse]
+
+    def _farthest_bound(self, state: int) -> int | None:
+        """The most bytes any state after ``state`` may still need (:class:`MaxObligation`): a
+        token's distance is at most its bytes."""
+        bound = self._obligation
+        if bound is None:
+            bound = self._obligation = MaxObligation(self.automaton.pool, {}, {})
+        got = bound.of(self.automaton.exprs[state])
+        return got if got < INF else None
+
     def _farthest_after(self, state: int) -> int:
-        reached = self._walk(state)
-        return int(self._distances()[reached[reached >= 0]].max(initial=0))
+        _, ends = self._walk(state)
+        return int(self._distances_of(ends).max(initial=0))
+
+    # -- forced text ---------------------------------------------------------------------------
 
     def _find_forced_bytes(self, state: int) -> bytes:
-        live = self._live_bytes
-        if live is None:
-            # per state: the one byte that leads on when exactly one does, else -1
-            alive = self.dfa.transitions[:, self.dfa.byte_classes] >= 0
-            only = np.where(alive.sum(axis=1) == 1, alive.argmax(axis=1), -1)
-            only[self.dfa.finals] = -1
-            live = self._live_bytes = only.astype(np.int32)
+        auto = self.automaton
         chain: list[int] = []  # states along the forced chain, their forced bytes not yet known
         out = bytearray()
         s = state
         # Every state can reach a final state, so a chain of single-byte, non-final states cannot
         # loop; the bound is only a guard.
-        for _ in range(len(self._finals) + 1):
+        for _ in range(1 << 20):
             known = self._forced.get(s)
             if known is not None:
                 out += known
                 break
-            b = int(live[s])
-            if b < 0:
+            if self._finals[s]:
+                break
+            row = auto.row(s)
+            alive = [b for b, t in enumerate(row) if t >= 0]
+            if len(alive) != 1:
                 break
             chain.append(s)
-            out.append(b)
-            s = self._flat[s * self._width + self._classes[b]]
+            out.append(alive[0])
+            s = row[alive[0]]
         tail = bytes(out)
         for i, s in enumerate(chain):
             self._forced.setdefault(s, tail[i:])
         return tail if chain else self._forced.setdefault(state, b"")
 
     def _eager_states(self) -> Iterable[int]:
-        return range(self.num_states)
+        """Breadth first from the start, at most :data:`EAGER_STATES` states."""
+        auto = self.automaton
+        order, seen = [0], {0}
+        for q in order:
+            if len(order) >= EAGER_STATES:
+                break
+            for t in auto.row(q):
+                if t >= 0 and t not in seen and len(order) < EAGER_STATES:
+                    seen.add(t)
+                    order.append(t)
+        return order
 
-    def _distances(self) -> np.ndarray:
-        dist = self._token_dist
-        if dist is None:
-            dist = token_distances(self.dfa, self.vocabulary)
-            self._token_dist = dist
-        return dist
+    # -- masks ---------------------------------------------------------------------------------
 
-    def _full_trie(self) -> TokenTrie:
-        trie = self._trie
-        if trie is None:
-            trie = self._trie = self._index.trie
-        return trie
+    def _compute_mask(self, state: int) -> np.ndarray:
+        self._check_state(state)
+        clamped = self.automaton.clamped(state, self._index.longest_token)
+        if clamped == state:
+            return super()._compute_mask(state)
+        mask = self.token_mask(clamped)  # (the same tokens, EOS included: finality is kept)
+        with self._lock:
+            if len(self._masks) >= self._max_masks:
+                self._masks.pop(next(iter(self._masks)), None)
+            self._masks.setdefault(state, mask)
+        return mask
 
-    def _walk(self, state: int) -> np.ndarray:
-        trie = self._full_trie()
-        if self._node_classes is None:
-            self._node_classes = self.dfa.byte_classes[trie.byte]
-        return walk_state(self.dfa, self._node_classes, trie, state)
+    def _walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(token ids, next states)`` of every token allowed from ``state`` (a sparse walk where
+        it does, else the whole trie level by level)."""
+        trie = self._index.trie
+        edges = self._edges
+        if len(edges) > _EDGE_MAPS:
+            edges.clear()
+        found = sparse_walk(self.automaton, trie, state, edges)
+        if found is None:
+            reached = walk_nodes(self.automaton, trie, state)[trie.token_nodes]
+            ok = reached >= 0
+            found = trie.token_ids[ok], reached[ok]
+        return found
 
     def _budget_token_set(self, state: int, budget: int) -> np.ndarray:
-        trie = self._full_trie()
-        reached = self._walk(state)
-        dist = self._distances()
-        ok = reached >= 0
-        ok[ok] = dist[reached[ok]] <= budget - 1
+        ids, ends = self._walk(state)
+        ok = self._distances_of(ends) <= budget - 1
         mask = np.zeros(self.vocabulary.size, dtype=bool)
-        mask[trie.token_ids[ok]] = True
+        mask[ids[ok]] = True
         return mask
 
     def _token_set(self, state: int) -> np.ndarray:
-        mask = self._slice_mask(state) if self._token_dist is None else None
+        mask = self._slice_mask(state)
         if mask is None:
-            mask = self._walk_mask(state)
+            mask = np.zeros(self.vocabulary.size, dtype=bool)
+            mask[self._walk(state)[0]] = True
         return mask
+
+    def _successor(self, q: int, k: int) -> int:
+        key = (q, k)
+        got = self._succ.get(key)
+        if got is None:
+            got = self._succ[key] = char_successor(self.automaton, q, k)
+        return got
+
+    def _run(self, q: int, k: int, longest: int) -> int:
+        """How many slice-``k`` characters in a row survive from ``q`` (up to ``longest``), or -1
+        when a state along the way does not lead one way on them."""
+        key = (q, k)
+        got = self._runs.get(key)
+        if got is not None:
+            return got
+        symbolic = slice_chain(self.automaton, q, k, longest)
+        if symbolic is not None:
+            looping = len(symbolic) > 1 and symbolic[-1] == symbolic[-2]
+            got = self._runs[key] = longest if looping else len(symbolic) - 1
+            return got
+        chain = [q]
+        m = 0
+        while m < longest:
+            nxt = self._successor(chain[-1], k)
+            if nxt == MIXED:
+                m = -1
+                break
+            if nxt < 0:
+                break
+            m += 1
+            if nxt == chain[-1]:  # a loop on every slice character: any number of them
+                m = longest
+                break
+            known = self._runs.get((nxt, k))
+            if known is not None:
+                m = -1 if known < 0 else min(longest, m + known)
+                break
+            chain.append(nxt)
+        self._runs[key] = m
+        return m
 
     def _slice_mask(self, state: int) -> np.ndarray | None:
         """The mask from a vocabulary slice plus a walk of the tokens outside it, or ``None``
@@ -223,60 +309,27 @@ class DfaGuide(Guide):
 
         The first slice (a JSON string's characters) applies whenever its characters agree, even
         if they all die (its rest trie is small); a narrower one only where they lead on."""
-        flat, cls, base = self._flat, self._classes, state * self._width
-        probe = [flat[base + cls[b]] for b in b"a0 {"]  # characters of the first slice; "a" of every slice
+        auto = self.automaton
+        probe = [auto.step(state, b) for b in b"a0 {"]  # characters of the first slice; "a" of every slice
         for k in range(len(SLICES)):
             if (k == 0 and probe.count(probe[0]) < len(probe)) or (k and probe[0] < 0):
                 continue  # cheaper than the slice's successors: they cannot all agree here
-            succ = self._char_next.get(k)
-            if succ is None:
-                succ = self._char_next[k] = char_successors(self.dfa, k).tolist()
-            first = succ[state]
+            first = self._successor(state, k)
             if first == MIXED or (k and first < 0):
                 continue
             sl = self._index.string_slice(k)
-            # How many slice characters in a row survive from here (up to the longest slice token).
-            q, m, longest = state, 0, sl.longest
-            while m < longest:
-                nxt = succ[q]
-                if nxt < 0:
-                    break
-                m += 1
-                if nxt == q:  # a loop on every slice character: any number of them
-                    m = longest
-                    break
-                q = nxt
-            if m < longest and succ[q] == MIXED:
+            m = self._run(state, k, sl.longest)
+            if m < 0:
                 continue
             mask = sl.up_to(m).copy() if m else np.zeros(self.vocabulary.size, dtype=bool)
-            classes = self._rest_classes.get(k)
-            if classes is None:
-                classes = self._rest_classes[k] = self.dfa.byte_classes[sl.rest.byte]
-            reached = walk_state(self.dfa, classes, sl.rest, state)
+            reached = walk_nodes(auto, sl.rest, state)[sl.rest.token_nodes]
             mask[sl.rest.token_ids[reached >= 0]] = True
             return mask
         return None
 
-    def _walk_mask(self, state: int) -> np.ndarray:
-        """The mask from a walk of the whole token trie (also noting, once budgets are in use,
-        the farthest distance its tokens lead to)."""
-        trie = self._full_trie()
-        if self._sparse is None:
-            self._sparse = SparseWalker(self.dfa, trie)
-        found = self._sparse.walk(state)
-        if found is None:
-            if self._node_classes is None:
-                self._node_classes = self.dfa.byte_classes[trie.byte]
-            reached = walk_state(self.dfa, self._node_classes, trie, state)
-            found = trie.token_ids[reached >= 0], reached[reached >= 0]
-        mask = np.zeros(self.vocabulary.size, dtype=bool)
-        mask[found[0]] = True
-        if self._token_dist is not None:
-            # Once budgets are in use, note this here: a budget far from the end then reuses this
-            # mask without walking the trie again.
-            self._max_next[state] = int(self._distances()[found[1]].max(initial=0))
-        return mask
 
-
-def _rebuild(dfa: ByteDFA, vocabulary: Vocabulary, description: str, mask_cache_bytes: int = 0) -> DfaGuide:
-    return DfaGuide(dfa, vocabulary, description=description, mask_cache_bytes=mask_cache_bytes or DEFAULT_MASK_CACHE_BYTES)
+def _rebuild(pool: ExprPool, root: int, vocabulary: Vocabulary, description: str, mask_cache_bytes: int = 0) -> DfaGuide:
+    return DfaGuide(
+        LazyAutomaton(pool, root), vocabulary, description=description,
+        mask_cache_bytes=mask_cache_bytes or DEFAULT_MASK_CACHE_BYTES,
+    )

@@ -1,4 +1,4 @@
-"""How many tokens it takes, at most, to finish an output from each automaton state.
+"""How many tokens it takes, at most, to finish an output from a state: the budgets of never-truncated output.
 
 Budget-aware masking (:meth:`Guide.token_mask` with ``budget=``) needs, for every state ``s``, a
 number ``D(s)`` of tokens that is *guaranteed* to finish the output from ``s``, and that is
@@ -7,140 +7,178 @@ number ``D(s)`` of tokens that is *guaranteed* to finish the output from ``s``, 
 always an allowed token (the witness) after which ``D(s') <= budget - 1`` still holds, so a
 generation started with ``budget >= D(0)`` ends in a final state.
 
-:func:`token_distances` builds such a ``D``:
+Everything here is computed per state, on demand, as the automata are (:mod:`structgen.automata.lazy`):
 
-- When every byte the automaton can read is a single-byte token of the vocabulary (true of
-  byte-level BPE and of SentencePiece with byte fallback, once the bytes no token holds are cut out
-  of the automaton at compile time, which the compiler does): take, for every state, one shortest
-  byte path to a final state (the BFS tree of :attr:`ByteDFA.distances`) and let ``D(s)`` be the
-  fewest tokens that spell a prefix of that path followed by ``D`` of where the prefix ends. The
-  single byte is always a token, so ``D(s) <= distance in bytes``; the path's first token is the
-  witness, so ``D`` is consistent. It is exact on literal stretches (property names, brackets,
-  where the vocabulary has the multi-byte tokens) and an upper bound in general.
+- **Bytes.** The fewest bytes to a final state is read off a state's expression
+  (:class:`~structgen.automata.expr.MinLength`: ``x{lo,hi}`` needs ``lo`` times ``x``), a call
+  weighing its callee's shortest string.
+- **Tokens** (:class:`SpelledDistances`). When every byte the automaton can read is a single-byte
+  token of the vocabulary (true of byte-level BPE and of SentencePiece with byte fallback, once the
+  bytes no token holds are cut out): follow one shortest byte path and let ``D(s)`` be the fewest
+  tokens that spell a prefix of that path followed by ``D`` of where the prefix ends. The single
+  byte is always a token, so ``D(s) <= distance in bytes``; the path's first token is the
+  witness, so ``D`` is consistent. Exact on literal stretches, an upper bound in general.
 - Otherwise (some byte is only ever part of longer tokens): the exact fewest tokens, by a
-  shortest-path search over the token transitions of every state, for small automata and
-  vocabularies only; beyond :data:`EXACT_LIMIT` states × tokens it raises :class:`VocabularyError`.
+  shortest-path search over the token transitions of every state, for small automata only;
+  beyond :data:`EXACT_LIMIT` states × tokens it raises :class:`VocabularyError`.
 
-A pushdown guide's automata call one another, so their distances are a fixpoint over the call
-graph (:class:`NetworkDistances`): bytes first (Dijkstra, a call weighing its callee's shortest
-string), then tokens along those shortest byte paths, a call weighing its callee's tokens; an
-object with required keys is searched over (state, keys written). Both guides spell their
-shortest byte paths in tokens with one routine, :func:`spell_along_steps`.
+A pushdown guide's automata call one another (:class:`NetworkDistances`): a fixpoint over the
+call graph gives each automaton's shortest string, in bytes then in tokens; an object with
+required keys is searched over (state, keys written).
 """
 
 from __future__ import annotations
 
 import heapq
 import threading
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
-from ..automata.dfa import ByteDFA, distances_to_final
+from ..automata.expr_text import MaxObligation, MinLength
+from ..automata.lazy import LazyAutomaton
 from ..automata.markers import CLOSE_GUARD
-from ..errors import CompileBudgetExceeded, VocabularyError
-from ..vocab.index import VocabularyIndex, index_of
-from ..vocab.trie import walk_state
-from ..vocab.vocabulary import Vocabulary
-from .network_view import AutomatonView, NetworkView
+from ..errors import VocabularyError
+from ..vocab.index import VocabularyIndex
+from ..vocab.trie import walk_nodes
+from .network_view import NetworkView
 from .stacks import StackTable
 
-__all__ = ["EXACT_LIMIT", "NetworkDistances", "spell_along_steps", "spells_every_byte", "token_distances"]
+__all__ = ["EXACT_LIMIT", "INF", "NetworkDistances", "SpelledDistances", "exact_token_distances"]
 
 #: Most states × tokens for the exact search (vocabularies without a token for every byte).
 EXACT_LIMIT = 20_000_000
-#: "Cannot finish" in the network distances (larger than any real count, small enough to add).
+#: "Cannot finish" (larger than any real count, small enough to add).
 INF = 1 << 40
-#: A shortest step from a state: (its byte, as a one-byte string; the next state).
-Step = tuple[bytes, int]
+#: Most states the exact search builds (an automaton must be built whole to be searched).
+EXACT_STATES = 20_000
+
+Calls = Callable[[int], "tuple[tuple[int, int], ...]"]
 
 
-def spells_every_byte(dfa: ByteDFA, vocabulary: Vocabulary) -> bool:
-    """Whether every byte ``dfa`` can read is a single-byte token of ``vocabulary``."""
-    singles = index_of(vocabulary).single_bytes
-    readable = (dfa.transitions >= 0).any(axis=0)
-    return all(b in singles for b in range(256) if readable[dfa.byte_classes[b]])
+def _no_calls(q: int) -> tuple[tuple[int, int], ...]:
+    return ()
 
 
-def token_distances(dfa: ByteDFA, vocabulary: Vocabulary) -> np.ndarray:
-    """A consistent upper bound on the tokens needed to finish from each state (see module doc).
+class SpelledDistances:
+    """Tokens to finish from each state of one automaton, along one shortest byte path (see the
+    module docstring); memoised per state.
 
-    Returns a read-only int32 array over the states, 0 exactly in final states.
+    ``calls(q)`` lists the calls of state ``q``; a call of ``k`` weighs ``byte_weights[k]`` bytes
+    and ``token_weights[k]`` tokens (the callee's shortest string). ``words`` are the token byte
+    strings and ``prefixes`` all their non-empty prefixes.
     """
-    out = _along_shortest_paths(dfa, vocabulary) if spells_every_byte(dfa, vocabulary) else _exact(dfa, vocabulary)
-    out.flags.writeable = False
-    return out
 
+    __slots__ = ("auto", "calls", "byte_weights", "token_weights", "words", "prefixes", "_minlen", "_tokens", "_steps")
 
-def spell_along_steps(
-    order: Sequence[int], steps: Sequence[Step | None], words: frozenset[bytes], prefixes: frozenset[bytes],
-    out: list[int], otherwise: Callable[[int], int] | None = None,
-) -> None:
-    """Tokens to finish from each state, along one shortest byte path per state (in place).
+    def __init__(
+        self, auto: LazyAutomaton, words: frozenset[bytes], prefixes: frozenset[bytes], *,
+        calls: Calls = _no_calls, byte_weights: dict[int, int] | None = None, token_weights: dict[int, int] | None = None,
+    ) -> None:
+        self.auto = auto
+        self.calls = calls
+        self.byte_weights = byte_weights or {}
+        self.token_weights = token_weights or {}
+        self.words = words
+        self.prefixes = prefixes
+        self._minlen = MinLength(auto.pool, self.byte_weights)
+        self._tokens: dict[int, int] = {}
+        self._steps: dict[int, tuple[int, int] | tuple[None, int, int]] = {}
 
-    ``steps[s]`` is the first step of ``s``'s shortest byte path (``None`` where there is none:
-    a final state, or a call on the way). For each state of ``order`` (by ascending byte
-    distance, so every state along a path comes before it) with a step, ``out[s]`` becomes the
-    fewest of ``1 + out[t]`` over the tokens (``words``, with every non-empty prefix in
-    ``prefixes``) that spell the path from ``s`` to ``t``: the single byte is a token (the caller
-    checks), so the path's first token is the witness that makes the result consistent. States
-    without a step take ``otherwise(s)`` when given, else keep ``out[s]``.
-    """
-    for s in order:
-        step = steps[s]
-        if step is None:
-            if otherwise is not None:
-                out[s] = otherwise(s)
-            continue
-        spelled, cur = step
-        best = 1 + out[cur]
-        nxt = steps[cur]
-        while nxt is not None:
-            b, cur = nxt
-            spelled += b
-            if spelled not in prefixes:
+    def bytes_to_end(self, q: int) -> int:
+        """The fewest bytes from ``q`` to a final state (a call weighing its callee's)."""
+        return min(INF, self._minlen.of(self.auto.exprs[q]))
+
+    def _step(self, q: int) -> tuple[int, int] | tuple[None, int, int]:
+        """The first step of ``q``'s shortest path: ``(byte, next)``, or ``(None, callee, return)``."""
+        got = self._steps.get(q)
+        if got is not None:
+            return got
+        here = self.bytes_to_end(q)
+        auto = self.auto
+        seen: set[int] = set()
+        for b, t in enumerate(auto.row(q)):
+            if t >= 0 and t not in seen:
+                seen.add(t)
+                if self.bytes_to_end(t) == here - 1:
+                    got = (b, t)
+                    break
+        if got is None:
+            for k, r in self.calls(q):
+                if self.byte_weights.get(k, INF) + self.bytes_to_end(r) == here:
+                    got = (None, k, r)
+                    break
+        assert got is not None, f"no shortest step from state {q}"
+        self._steps[q] = got
+        return got
+
+    def tokens_to_end(self, q: int) -> int:
+        """``D(q)``: tokens that surely take ``q`` to a final state."""
+        got = self._tokens.get(q)
+        if got is not None:
+            return got
+        auto, memo = self.auto, self._tokens
+        if self.bytes_to_end(q) >= INF:
+            return INF
+        # the path from q up to a state already known, a final state, or a call
+        path = [q]
+        while True:
+            s = path[-1]
+            if s in memo and s != q:
                 break
-            if spelled in words and 1 + out[cur] < best:
-                best = 1 + out[cur]
-            nxt = steps[cur]
-        out[s] = best
+            if auto.finals[s]:
+                memo[s] = 0
+                break
+            step = self._step(s)
+            if step[0] is None:
+                _, k, r = step
+                memo[s] = min(INF, self.token_weights.get(k, INF) + self.tokens_to_end(r))
+                break
+            path.append(step[1])
+        words, prefixes = self.words, self.prefixes
+        for i in range(len(path) - 2, -1, -1):
+            s = path[i]
+            if s in memo:
+                continue
+            b, t = self._step(s)  # type: ignore[misc]
+            best = 1 + memo[t]
+            spelled = bytes([b])
+            j = i + 1
+            while j + 1 < len(path):
+                b2, t2 = self._step(path[j])  # type: ignore[misc]
+                spelled += bytes([b2])
+                if spelled not in prefixes:
+                    break
+                if spelled in words and 1 + memo[t2] < best:
+                    best = 1 + memo[t2]
+                j += 1
+            memo[s] = best
+        return memo[q]
 
 
-def _along_shortest_paths(dfa: ByteDFA, vocabulary: Vocabulary) -> np.ndarray:
-    dist = dfa.distances.astype(np.int64)
-    n = dfa.num_states
-    trans = dfa.transitions
-    # One step of a shortest path from every non-final state: the class whose successor is one
-    # byte closer, and the smallest byte of that class.
-    big = np.int64(1 << 40)
-    succ_dist = np.where(trans >= 0, dist[np.maximum(trans, 0)], big)
-    cls = succ_dist.argmin(axis=1)
-    succ = trans[np.arange(n), cls].tolist()
-    first_byte = np.full(dfa.num_classes, -1, dtype=np.int64)
-    for b in range(255, -1, -1):
-        first_byte[dfa.byte_classes[b]] = b
-    step_byte = [bytes([int(first_byte[c])]) for c in cls.tolist()]
-    d = dist.tolist()
-    steps: list[Step | None] = [(step_byte[s], succ[s]) if d[s] > 0 else None for s in range(n)]
-    index = index_of(vocabulary)
-    out = list(d)  # (final states stay 0)
-    spell_along_steps(np.argsort(dist, kind="stable").tolist(), steps, index.token_bytes, index.token_prefixes, out)
-    return np.array(out, dtype=np.int32)
-
-
-def _exact(dfa: ByteDFA, vocabulary: Vocabulary) -> np.ndarray:
-    trie = index_of(vocabulary).trie
-    n, walkable = dfa.num_states, len(trie.token_ids)
-    if n * walkable > EXACT_LIMIT:
+def exact_token_distances(auto: LazyAutomaton, index: VocabularyIndex, description: str) -> dict[int, int]:
+    """The exact fewest tokens to finish from every state of ``auto`` (built whole: small
+    automata only), for vocabularies in which some byte the automaton reads is not a token."""
+    trie = index.trie
+    todo, seen = [0], {0}
+    while todo:
+        q = todo.pop()
+        if len(seen) > EXACT_STATES:
+            break
+        for t in auto.row(q):
+            if t >= 0 and t not in seen:
+                seen.add(t)
+                todo.append(t)
+    n, walkable = auto.num_states, len(trie.token_ids)
+    if len(seen) > EXACT_STATES or n * walkable > EXACT_LIMIT:
         raise VocabularyError(
-            f"{vocabulary!r} lacks single-byte tokens for some bytes the constraint uses, so token "
-            f"distances must be searched exactly, and {n} states x {walkable} tokens is over the "
-            f"limit of {EXACT_LIMIT}; turn budget-aware masking off for this constraint"
+            f"{description} reads bytes that are no single token of the vocabulary, so token distances "
+            f"must be searched exactly, and {n} states x {walkable} tokens is over the limit of {EXACT_LIMIT}; "
+            "turn budget-aware masking off for this constraint"
         )
-    node_classes = dfa.byte_classes[trie.byte]
-    nxt = np.stack([walk_state(dfa, node_classes, trie, s) for s in range(n)]) if walkable else np.full((n, 0), -1)
-    big = np.int64(1 << 40)
-    dist = np.where(dfa.finals, 0, big).astype(np.int64)
+    nxt = np.stack([walk_nodes(auto, trie, s)[trie.token_nodes] for s in range(n)]) if walkable else np.full((n, 0), -1)
+    big = np.int64(INF)
+    dist = np.where(np.array(auto.finals[:n]), 0, big).astype(np.int64)
     while True:
         via = np.where(nxt >= 0, dist[np.maximum(nxt, 0)], big).min(axis=1, initial=big) + 1
         new = np.minimum(dist, via)
@@ -148,18 +186,18 @@ def _exact(dfa: ByteDFA, vocabulary: Vocabulary) -> np.ndarray:
             break
         dist = new
     if (dist >= big).any():
-        raise VocabularyError(f"some states of the automaton cannot be completed with the tokens of {vocabulary!r}")
-    return dist.astype(np.int32)
+        raise VocabularyError(f"some states of {description} cannot be completed with the tokens of the vocabulary")
+    return dict(enumerate(dist.tolist()))
 
 
 class NetworkDistances:
     """Token (and byte) distances of a pushdown guide: per automaton state, per frame data, per
-    stack. Computed once, on first use, as a fixpoint over the call graph (see the module
-    docstring); ``busy`` is the guide's lock for its frame caches, held while computing."""
+    stack. The callees' shortest strings are a fixpoint over the call graph, computed on first use;
+    the rest is per state, on demand. ``busy`` is the guide's lock, held while computing."""
 
     __slots__ = (
-        "view", "stacks", "index", "_busy", "_tokens", "_bytes", "_shortest", "_bshortest", "_guarded", "_vecs",
-        "_tails", "_spelled",
+        "view", "stacks", "index", "_busy", "_ready", "_bshortest", "_tshortest", "_spelled_check", "_per",
+        "_guarded", "_tails", "_obligation", "_bounds",
     )
 
     def __init__(self, view: NetworkView, stacks: StackTable, index: VocabularyIndex, busy: threading.RLock) -> None:
@@ -167,162 +205,124 @@ class NetworkDistances:
         self.stacks = stacks
         self.index = index
         self._busy = busy
-        self._tokens: dict[int, np.ndarray] | None = None  # automaton -> tokens to finish, per state
-        self._bytes: dict[int, np.ndarray] = {}  # automaton -> bytes to finish, per state
-        self._shortest: dict[int, int] = {}  # automaton -> tokens of its shortest string
+        self._ready = False
         self._bshortest: dict[int, int] = {}  # automaton -> bytes of its shortest string
+        self._tshortest: dict[int, int] = {}  # automaton -> tokens of its shortest string
+        self._spelled_check: bool | None = None
+        self._per: dict[int, SpelledDistances] = {}
         self._guarded: dict[tuple[int, int, int, str], int] = {}
-        self._vecs: dict[tuple[int, int], np.ndarray] = {}
         self._tails: dict[int, int] = {}
-        self._spelled = True  # (checked when distances are computed)
+        self._obligation: MaxObligation | None | bool = False  # (False: not set up yet; None: unbounded)
+        self._bounds: dict[int, int | None] = {}
 
     @property
     def ready(self) -> bool:
-        """Whether the distances are computed (frame masks then carry distance bounds)."""
-        return self._tokens is not None
+        """Whether the distances are set up (frame masks then carry distance bounds)."""
+        return self._ready
 
     @property
     def spells_every_byte(self) -> bool:
         """Whether every byte the reachable automata read is a single-byte token."""
-        self.per_automaton()
-        return self._spelled
+        got = self._spelled_check
+        if got is None:
+            pool, roots, single = self.view.network.pool, self.view.roots, self.index.single_bytes
+            read = 0
+            for k in self.view.reachable():
+                read |= pool.readable_bytes(roots[k])
+            got = self._spelled_check = all(b in single for b in range(256) if read >> b & 1)
+        return got
 
-    def per_automaton(self) -> dict[int, np.ndarray]:
-        """Per automaton (every one the root reaches), tokens that surely take each state to a
-        final state (a shortest byte path spelled with the longest tokens along it), a call
-        costing its callee's; a fixpoint over the call graph. The same in bytes is kept for
-        ``min_length(unit="bytes")``."""
-        dists = self._tokens
-        if dists is not None:
-            return dists
+    def prepare(self) -> None:
+        """The callees' shortest strings, in bytes then in tokens (a fixpoint over the call graph)."""
+        if self._ready:
+            return
         with self._busy:
-            if self._tokens is None:
-                self._tokens = self._compute()
-            return self._tokens
+            if self._ready:
+                return
+            view = self.view
+            reach = view.reachable()
+            shortest = {k: INF for k in reach}
+            for _ in range(len(reach) + 2):  # (Bellman-Ford: a shortest string nests at most len(reach) calls)
+                changed = False
+                for k in reach:
+                    ml = MinLength(view.network.pool, shortest)
+                    start = self._guarded_search(k, 0, 0, shortest, "bytes") if view.auto(k).has_guards else ml.of(view.roots[k])
+                    if start < shortest[k]:
+                        shortest[k], changed = start, True
+                if not changed:
+                    break
+            self._bshortest = shortest
+            tokens = dict(shortest)
+            for _ in range(64):  # (token counts only go down from the byte counts: a few rounds)
+                self._per = {}
+                self._tshortest = tokens
+                changed = False
+                for k in reach:
+                    auto = view.auto(k)
+                    start = self._guarded_search(k, 0, 0, tokens, "tokens") if auto.has_guards else self._spelled(k).tokens_to_end(0)
+                    if start < tokens[k]:
+                        tokens = {**tokens, k: start}
+                        changed = True
+                if not changed:
+                    break
+            self._per = {}
+            self._tshortest = tokens
+            self._guarded.clear()
+            self._ready = True
 
-    def _compute(self) -> dict[int, np.ndarray]:
-        view = self.view
-        reach = view.reachable()
-        callers: dict[int, set[int]] = {}
-        for k in reach:
-            for calls in view.auto(k).calls.values():
-                for j, _ in calls:
-                    callers.setdefault(j, set()).add(k)
-        shortest = {k: INF for k in reach}
-        out: dict[int, np.ndarray] = {}
-        work = list(reach)
-        queued = set(work)
-        rounds = 0
-        while work:
-            k = work.pop()
-            queued.discard(k)
-            rounds += 1
-            if rounds > 50 * len(reach) + 1000:
-                raise CompileBudgetExceeded("rounds of the distance fixpoint", 50 * len(reach) + 1000)
-            auto = view.auto(k)
-            d = _dijkstra(auto, shortest)
-            out[k] = d
-            start = int(d[0]) if not auto.guards else self.guarded_search(k, 0, 0, shortest)
-            if start < shortest[k]:
-                shortest[k] = start
-                for c in callers.get(k, ()):
-                    if c not in queued:
-                        queued.add(c)
-                        work.append(c)
-        self._spelled = _reads_spelled([view.auto(k) for k in reach], self.index.single_bytes)
-        for d in out.values():  # (states inside call paths are never reached: their distance stays INF)
-            d.flags.writeable = False
-        self._bytes, self._bshortest = out, shortest
-        tokens = dict(shortest)
-        refined: dict[int, np.ndarray] = {}
-        for _ in range(64):  # (token counts only go down from the byte counts: a few rounds)
-            changed = False
-            for k in reach:
-                auto = view.auto(k)
-                if auto.guards:
-                    refined[k] = out[k]
-                    start = self.guarded_search(k, 0, 0, tokens)
-                else:
-                    refined[k] = self._spelled_distances(auto, out[k], shortest, tokens)
-                    start = int(refined[k][0])
-                if start < tokens[k]:
-                    tokens[k] = start
-                    changed = True
-            if not changed:
-                break
-        for d in refined.values():
-            d.flags.writeable = False
-        self._shortest = tokens
-        return refined
-
-    def _spelled_distances(
-        self, auto: AutomatonView, dist: np.ndarray, shortest: dict[int, int], tokens: dict[int, int]
-    ) -> np.ndarray:
-        """Tokens to finish from each state: along one shortest byte path (``dist``, calls weighing
-        ``shortest[callee]`` bytes), the longest tokens that spell a stretch of it within this
-        automaton, a call weighing ``tokens[callee]``. Consistent as the module docstring
-        requires: the path's first token (or the callee's own first token) is a witness."""
-        d = dist.tolist()
-        n = len(d)
-        order: list[int] = []
-        steps: list[Step | None] = [None] * n  # (byte, next state) of a shortest byte step
-        for s in np.argsort(dist, kind="stable").tolist():
-            if d[s] >= INF:
-                break
-            order.append(s)
-            if not auto.finals[s]:
-                here = d[s]
-                steps[s] = next(((bytes([b]), t) for b, t in sorted(auto.edges(s).items()) if d[t] == here - 1), None)
-        out = [INF] * n
-
-        def no_byte_step(s: int) -> int:  # a final state, or a call on the way
-            if auto.finals[s]:
-                return 0
-            here = d[s]
-            call = next(((k, r) for k, r in auto.calls.get(s, ()) if shortest.get(k, INF) + d[r] == here), None)
-            return here if call is None else tokens[call[0]] + out[call[1]]
-
-        spell_along_steps(order, steps, self.index.token_bytes, self.index.token_prefixes, out, no_byte_step)
-        return np.array(out, dtype=np.int64)
+    def _spelled(self, a: int) -> SpelledDistances:
+        got = self._per.get(a)
+        if got is None:
+            auto = self.view.auto(a)
+            got = self._per[a] = SpelledDistances(
+                auto.auto, self.index.token_bytes, self.index.token_prefixes, calls=auto.calls,
+                byte_weights=self._bshortest, token_weights=self._tshortest,
+            )
+        return got
 
     def dist(self, a: int, q: int, data: int, unit: str = "tokens") -> int:
         """Tokens (or bytes) from state ``q`` of automaton ``a`` to a final state, given the
         frame data (an object's keys written: its required keys must be written before it closes)."""
+        self.prepare()
         auto = self.view.auto(a)
-        base = self.per_automaton()[a] if unit == "tokens" else self._bytes[a]
-        if not auto.guards:
-            return int(base[q])
+        if not auto.has_guards:
+            per = self._spelled(a)
+            return per.tokens_to_end(q) if unit == "tokens" else per.bytes_to_end(q)
         key = (a, q, data, unit)
         got = self._guarded.get(key)
         if got is None:
-            shortest = self._shortest if unit == "tokens" else self._bshortest
-            got = self._guarded[key] = self.guarded_search(a, q, data, shortest)
+            weights = self._tshortest if unit == "tokens" else self._bshortest
+            got = self._guarded[key] = self._guarded_search(a, q, data, weights, unit)
         return got
 
-    def guarded_search(self, a: int, q: int, data: int, shortest: dict[int, int]) -> int:
+    def dists(self, a: int, data: int, states: np.ndarray) -> np.ndarray:
+        """:meth:`dist` in tokens of each of ``states`` (an int array) of automaton ``a``."""
+        if states.size == 0:
+            return np.zeros(0, dtype=np.int64)
+        unique, inverse = np.unique(states, return_inverse=True)
+        values = np.array([self.dist(a, int(q), data) for q in unique.tolist()], dtype=np.int64)
+        return values[inverse]
+
+    def _guarded_search(self, a: int, q: int, data: int, weights: dict[int, int], unit: str) -> int:
         """Dijkstra over (state, data, passed a guard yet): an optional key is written only to
-        finish the one being spelled (before any guard), never to get anywhere sooner. A call
-        weighs ``shortest[callee]``."""
+        finish the one being spelled (before any guard), never to get anywhere sooner. A byte
+        weighs 1, a call ``weights[callee]``."""
         view = self.view
         auto = view.auto(a)
         required = view.network.required.get(a, 0)
         heap = [(0, q, data, 0)]
         best: dict[tuple[int, int, int], int] = {(q, data, 0): 0}
-        explored = 0
         while heap:
             cost, s, d, passed = heapq.heappop(heap)
             if best.get((s, d, passed), INF) < cost:
                 continue
             if auto.finals[s]:
                 return cost
-            explored += 1
-            if explored > 200_000:
-                raise CompileBudgetExceeded("states searched for the distance of an object with required keys", 200_000)
             moves: list[tuple[int, int, int, int]] = [(cost + 1, t, d, passed) for t in set(auto.edges(s).values())]
-            for k, r in auto.calls.get(s, ()):
-                if shortest.get(k, INF) < INF:
-                    moves.append((cost + shortest[k], r, d, passed))
-            for g, r in auto.guards.get(s, ()):
+            for k, r in auto.calls(s):
+                if weights.get(k, INF) < INF:
+                    moves.append((cost + weights[k], r, d, passed))
+            for g, r in auto.guards(s):
                 nd = view.pass_guard(a, g, d)
                 if nd is None or (g != CLOSE_GUARD and not required >> g & 1 and passed):
                     continue
@@ -333,15 +333,44 @@ class NetworkDistances:
                     heapq.heappush(heap, (c, t, nd, np_))
         return INF
 
-    def dist_vec(self, a: int, data: int) -> np.ndarray:
-        """:meth:`dist` of every state of ``a`` (cached per frame data)."""
-        auto = self.view.auto(a)
-        if not auto.guards:
-            return self.per_automaton()[a]
-        key = (a, data)
-        got = self._vecs.get(key)
-        if got is None:
-            got = self._vecs[key] = np.array([self.dist(a, s, data) for s in range(auto.dfa.num_states)], dtype=np.int64)
+    def _obligations(self) -> MaxObligation | None:
+        """The bound of :class:`MaxObligation` over the network: a call obliges its callee's own
+        bound (a fixpoint over the call graph); ``None`` when a callee calls itself (unbounded
+        nesting) or an automaton has guards (required keys the bound does not see)."""
+        got = self._obligation
+        if got is False:
+            self.prepare()
+            view = self.view
+            reach = view.reachable()
+            got = None
+            if not any(view.auto(k).has_guards for k in reach):
+                callee = {k: 0 for k in reach}
+                for _ in range(len(reach) + 2):
+                    bound = MaxObligation(view.network.pool, self._bshortest, callee)
+                    now = {k: bound.of(view.roots[k]) for k in reach}
+                    if now == callee:
+                        got = bound
+                        break
+                    callee = now
+            self._obligation = got
+        return got  # type: ignore[return-value]
+
+    def stack_bound(self, sid: int) -> int | None:
+        """An upper bound on the tokens still needed after any one more token from stack ``sid``
+        (``None``: no bound): the token may pop some frames and end in a lower one, which it may
+        advance (at most that frame's obligation) while the frames below it keep their distances."""
+        if sid in self._bounds:
+            return self._bounds[sid]
+        obligation = self._obligations()
+        got: int | None = None
+        if obligation is not None:
+            a, q, parent, data = self.stacks.stacks[sid]
+            here = obligation.of(self.view.auto(a).auto.exprs[q]) + (0 if parent < 0 else self.tail(parent))
+            below = None if parent < 0 else self.stack_bound(parent)
+            got = here if parent < 0 else (None if below is None else max(here, below))
+            if got is not None and got >= INF:
+                got = None
+        self._bounds[sid] = got
         return got
 
     def tail(self, sid: int, unit: str = "tokens") -> int:
@@ -353,48 +382,3 @@ class NetworkDistances:
             got = self.dist(a, q, data, unit) + (0 if parent < 0 else self.tail(parent, unit))
             self._tails[key] = got
         return got
-
-
-def _dijkstra(auto: AutomatonView, shortest: dict[int, int]) -> np.ndarray:
-    """Bytes to a final state from each state of ``auto``, calls weighing ``shortest[callee]``."""
-    n = auto.dfa.num_states
-    if not auto.calls and not auto.guards:
-        d = distances_to_final(auto.table, auto.dfa.finals).astype(np.int64)
-        return np.where(d < 0, INF, d)
-    src, col = np.nonzero(auto.table >= 0)
-    dst = auto.table[src, col]
-    preds: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-    for s, t in set(zip(src.tolist(), dst.tolist())):
-        preds[t].append((s, 1))
-    for q, calls in auto.calls.items():
-        for k, r in calls:
-            w = shortest.get(k, INF)
-            if w < INF:
-                preds[r].append((q, w))
-    for q, guards in auto.guards.items():  # (zero-width; the frame data is left to NetworkDistances.dist)
-        for _, r in guards:
-            preds[r].append((q, 0))
-    dist = [INF] * n
-    heap = [(0, f) for f in np.flatnonzero(auto.dfa.finals).tolist()]
-    for _, f in heap:
-        dist[f] = 0
-    heapq.heapify(heap)
-    while heap:
-        d, t = heapq.heappop(heap)
-        if d > dist[t]:
-            continue
-        for s, w in preds[t]:
-            nd = d + w
-            if nd < dist[s]:
-                dist[s] = nd
-                heapq.heappush(heap, (nd, s))
-    return np.array(dist, dtype=np.int64)
-
-
-def _reads_spelled(autos: list[AutomatonView], single: frozenset[int]) -> bool:
-    """Whether every byte the automata read is a single-byte token (see the module docstring)."""
-    for auto in autos:
-        read = (auto.table >= 0).any(axis=0)[auto.cls_np]  # per byte
-        if any(read[b] and b not in single for b in range(256)):
-            return False
-    return True

@@ -24,8 +24,8 @@ from bisect import bisect_left
 import numpy as np
 
 from ..vocab.index import VocabularyIndex
-from ..vocab.slices import MIXED, SLICES
-from ..vocab.trie import TokenTrie, expand_ranges
+from ..vocab.slices import MIXED, SLICES, slice_chain
+from ..vocab.trie import TokenTrie, expand_ranges, walk_nodes
 from .distances import NetworkDistances
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
@@ -82,7 +82,7 @@ class FrameMasks:
     """The walks and frame tokens of one pushdown guide, cached. Callers hold the guide's lock
     (``busy``): frames under computation are tracked to cut call cycles that read no byte."""
 
-    __slots__ = ("view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_bounded")
+    __slots__ = ("view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active")
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex) -> None:
         self.view = view
@@ -91,9 +91,8 @@ class FrameMasks:
         self.index = index
         self._trie: TokenTrie | None = None
         self._walks: dict[tuple[int, int, int], TokenWalk] = {}
-        self._frames: dict[tuple[int, int, int, int], FrameTokens] = {}
-        self._active: set[tuple[int, int, int, int]] = set()
-        self._bounded = False  # whether the cached frames carry distance bounds (umax)
+        self._frames: dict[tuple[int, int, int, int, bool], FrameTokens] = {}
+        self._active: set[tuple[int, int, int, int, bool]] = set()
 
     @property
     def memory_bytes(self) -> int:
@@ -131,7 +130,7 @@ class FrameMasks:
 
     def sparse_walk(self, auto: AutomatonView, q: int, node: int, limit: int) -> TokenWalk | None:
         """Depth-first from ``node`` in state ``q``, looping over the fewer of a trie node's
-        children and the state's edges (as :class:`~structgen.vocab.trie.SparseWalker`);
+        children and the state's edges (as :func:`~structgen.vocab.trie.sparse_walk`);
         ``None`` past ``limit`` visited nodes (0: no limit)."""
         trie = self.trie
         nchild = trie.num_children_list
@@ -140,7 +139,7 @@ class FrameMasks:
         nodes: list[int] = []
         states: list[int] = []
         branches: list[tuple[int, int]] = []
-        if branching[q] and nchild[node]:
+        if branching(q) and nchild[node]:
             branches.append((node, q))
         stack = [(node, q)]
         while stack:
@@ -169,7 +168,7 @@ class FrameMasks:
                 nodes.append(child)
                 states.append(t)
                 stack.append((child, t))
-                if branching[t] and nchild[child]:
+                if nchild[child] and branching(t):
                     branches.append((child, t))
             if limit and len(nodes) > limit:
                 return None
@@ -187,22 +186,15 @@ class FrameMasks:
         where a state along the slice's chain may call or return."""
         branching = auto.branching
         for k in range(len(SLICES)):
-            succ = auto.slice_successors(k)
-            first = succ[q]
+            first = auto.slice_successor(q, k)
             if first == MIXED or first < 0:
                 continue
             sl = self.index.string_slice(k)
-            chain = [q]  # chain[c]: the state after c slice characters
-            while len(chain) <= sl.longest:
-                nxt = succ[chain[-1]]
-                if nxt < 0:
-                    break
-                if nxt == MIXED or branching[nxt]:
-                    chain = []
-                    break
-                chain.append(nxt)
-                if nxt == chain[-2]:  # a loop: every length leads here
-                    break
+            chain = slice_chain(auto.auto, q, k, sl.longest)  # chain[c]: the state after c slice characters
+            if chain is None:
+                chain = _stepped_chain(auto, q, k, sl.longest)
+            elif any(branching(s) for s in chain[1:]):
+                chain = []
             if not chain:
                 continue
             looping = len(chain) > 1 and chain[-1] == chain[-2]
@@ -218,32 +210,38 @@ class FrameMasks:
             trie = self.trie
             assert rest.origin is not None  # (the rest trie is cut out of the full one)
             alive = np.flatnonzero(node_state >= 0)
-            full = rest.origin[alive]
-            br = np.asarray(branching)[node_state[alive]] & (trie.num_children[full] > 0)
-            branches = list(zip(full[br].tolist(), node_state[alive[br]].tolist()))
+            alive = alive[trie.num_children[rest.origin[alive]] > 0]  # (only a node with children can branch)
+            alive = alive[_branching_of(auto, node_state[alive])]
+            branches = list(zip(rest.origin[alive].tolist(), node_state[alive].tolist()))
             return TokenWalk(
                 np.concatenate([ids, rest.token_ids[ok]]), np.concatenate([ends, at[ok]]).astype(np.int32), branches
             )
         return None
 
     def full_walk(self, auto: AutomatonView, q: int) -> TokenWalk:
-        """The whole trie, level by level (as :func:`~structgen.vocab.trie.walk_state`)."""
+        """The whole trie, level by level (as :func:`~structgen.vocab.trie.walk_nodes`)."""
         trie = self.trie
         node_state = _node_states(auto, trie, q)
         at = node_state[trie.token_nodes]
         ok = at >= 0
         alive = np.flatnonzero(node_state >= 0)
-        br = alive[np.asarray(auto.branching)[node_state[alive]] & (trie.num_children[alive] > 0)]
+        alive = alive[trie.num_children[alive] > 0]  # (only a node with children can branch)
+        br = alive[_branching_of(auto, node_state[alive])]
         return TokenWalk(trie.token_ids[ok], at[ok], list(zip(br.tolist(), node_state[br].tolist())))
 
     # -- frames --------------------------------------------------------------------------------
 
-    def frame(self, a: int, q: int, node: int, data: int = 0) -> FrameTokens:
-        """The tokens of frame ``(a, q, data)`` from trie node ``node`` (cached)."""
-        if not self._bounded and self.distances.ready:
-            self._frames.clear()  # (frames computed without distances carry no bound)
-            self._bounded = True
-        key = (a, q, node, data)
+    def frame(self, a: int, q: int, node: int, data: int = 0, bounded: bool = False) -> FrameTokens:
+        """The tokens of frame ``(a, q, data)`` from trie node ``node`` (cached).
+
+        A plain frame is computed for ``q`` with its counters clamped to what the longest token can
+        tell apart (:meth:`.LazyAutomaton.clamped`): its tokens are ``q``'s, and states that differ
+        only in large counters (a long string's length so far) share one frame. A ``bounded``
+        frame also carries the farthest distance its tokens lead to (``umax``), so it is computed
+        for ``q`` itself; only budgets near their end need one (see :meth:`farthest`)."""
+        if not bounded:
+            q = self.view.auto(a).auto.clamped(q, self.index.longest_token)
+        key = (a, q, node, data, bounded)
         got = self._frames.get(key)
         if got is not None:
             return got
@@ -251,7 +249,7 @@ class FrameMasks:
             return FrameTokens(_EMPTY_IDS, (), 0)
         self._active.add(key)
         try:
-            got = self._frame(a, q, node, data)
+            got = self._frame(a, q, node, data, bounded)
         finally:
             self._active.discard(key)
         if len(self._frames) >= FRAME_CACHE:
@@ -259,38 +257,38 @@ class FrameMasks:
         self._frames[key] = got
         return got
 
-    def _frame(self, a: int, q: int, node: int, data: int) -> FrameTokens:
+    def _frame(self, a: int, q: int, node: int, data: int, bounded: bool) -> FrameTokens:
         view, dist = self.view, self.distances
         walk = self.walk(a, q, node)
         auto = view.auto(a)
-        bounded = dist.ready
         ids, ends = walk.ids, walk.ends
-        if auto.guards and ids.size:  # (a token may not end where only written keys go on)
-            dead = view.dead_states(a, data)
-            if dead:
-                keep = ~np.isin(ends, list(dead))
+        if auto.has_guards and ids.size:  # (a token may not end where only written keys go on)
+            unique, inverse = np.unique(ends, return_inverse=True)
+            dead = np.array([view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
+            if dead.any():
+                keep = ~dead[inverse]
                 ids, ends = ids[keep], ends[keep]
         parts = [ids]
-        umax = int(dist.dist_vec(a, data)[ends].max(initial=0)) if bounded else 0
+        umax = int(dist.dists(a, data, ends).max(initial=0)) if bounded else 0
         pops: list[int] = []
         for m, p in walk.branches:
             if auto.finals[p]:
                 pops.append(m)
-            for k, r in auto.calls.get(p, ()):
-                callee = self.frame(k, 0, m)
+            for k, r in auto.calls(p):
+                callee = self.frame(k, 0, m, 0, bounded)
                 parts.append(callee.ids)
                 back = dist.dist(a, r, data) if bounded else 0
                 umax = max(umax, callee.umax + back) if callee.ids.size else umax
                 for m2 in callee.pops:
-                    rest = self.frame(a, r, m2, data)
+                    rest = self.frame(a, r, m2, data, bounded)
                     parts.append(rest.ids)
                     if rest.ids.size:
                         umax = max(umax, rest.umax)
                     pops.extend(rest.pops)
-            for g, r in auto.guards.get(p, ()):
+            for g, r in auto.guards(p):
                 passed = view.pass_guard(a, g, data)
                 if passed is not None:  # (zero-width: the same frame goes on with new data)
-                    rest = self.frame(a, r, m, passed)
+                    rest = self.frame(a, r, m, passed, bounded)
                     parts.append(rest.ids)
                     if rest.ids.size:
                         umax = max(umax, rest.umax)
@@ -318,7 +316,7 @@ class FrameMasks:
             return seen[key]
         seen[key] = 0
         a, q, parent, data = self.stacks.stacks[sid]
-        frame = self.frame(a, q, node, data)
+        frame = self.frame(a, q, node, data, bounded=True)
         below = 0 if parent < 0 else self.distances.tail(parent)
         out = frame.umax + below if frame.ids.size else 0
         if parent >= 0:
@@ -346,23 +344,32 @@ class FrameMasks:
         return ~tainted[where[walk.ids]]
 
 
-def _node_states(auto: AutomatonView, trie: TokenTrie, q: int) -> np.ndarray:
-    """The state every trie node's prefix reaches from ``q`` in ``auto`` (-1: dead)."""
-    trans = auto.table
-    cls = auto.cls_np
-    node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
-    node_state[0] = q
-    frontier = np.array([0], dtype=np.int64)
-    states = np.array([q], dtype=np.int32)
-    first, count, byte = trie.first_child, trie.num_children, trie.byte
-    while frontier.size:
-        cnt = count[frontier]
-        children = expand_ranges(first[frontier], cnt)
-        if children.size == 0:
+def _stepped_chain(auto: AutomatonView, q: int, k: int, longest: int) -> list[int]:
+    """The states after 0, 1, ... characters of slice ``k`` from ``q``, one character at a time
+    (``[]`` when the characters disagree somewhere, or a state on the way may call or return);
+    a repeated last state means every further length leads there."""
+    chain = [q]
+    while len(chain) <= longest:
+        nxt = auto.slice_successor(chain[-1], k)
+        if nxt < 0:
             break
-        nxt = trans[np.repeat(states, cnt), cls[byte[children]]]
-        alive = nxt >= 0
-        frontier = children[alive]
-        states = nxt[alive]
-        node_state[frontier] = states
-    return node_state
+        if nxt == MIXED or auto.branching(nxt):
+            return []
+        chain.append(nxt)
+        if nxt == chain[-2]:  # a loop: every length leads here
+            break
+    return chain
+
+
+def _node_states(auto: AutomatonView, trie: TokenTrie, q: int) -> np.ndarray:
+    """The state every trie node's prefix reaches from ``q`` in ``auto`` (-1: dead), level by
+    level, the rows of each level's states built first."""
+    return walk_nodes(auto.auto, trie, q)
+
+
+def _branching_of(auto: AutomatonView, states: np.ndarray) -> np.ndarray:
+    """Per state of ``states``: whether a walk may branch off there (bool array)."""
+    if states.size == 0:
+        return np.zeros(0, dtype=bool)
+    unique, inverse = np.unique(states, return_inverse=True)
+    return np.array([auto.branching(q) for q in unique.tolist()], dtype=bool)[inverse]

@@ -25,6 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..automata.lazy import UNBUILT
 from ..automata.network import Network
 from ..errors import VocabularyError
 from ..vocab.vocabulary import Vocabulary
@@ -57,7 +58,7 @@ class PushdownGuide(Guide):
         (True, [3])
     """
 
-    __slots__ = ("network", "max_depth", "dfa", "_busy", "_view", "_stacks", "_dists", "_frames", "_next", "_finals_memo")
+    __slots__ = ("network", "max_depth", "_busy", "_view", "_stacks", "_dists", "_frames", "_next", "_finals_memo")
 
     _STATES_NOTE = " so far"
 
@@ -68,7 +69,6 @@ class PushdownGuide(Guide):
         super().__init__(vocabulary, description=description, mask_cache_bytes=mask_cache_bytes)
         self.network = network
         self.max_depth = max_depth
-        self.dfa = network.dfa(0)  # the root automaton
         # Mask, distance and budget computations share frame caches and a set of frames being
         # computed (to cut call cycles): one thread at a time (they hold the GIL anyway).
         self._busy = threading.RLock()
@@ -136,8 +136,10 @@ class PushdownGuide(Guide):
             if len(stacks) == 1:  # the common case: one stack whose top frame reads the byte itself
                 a, q, parent, data = entries[stacks[0]]
                 auto = autos.get(a) or view.auto(a)
-                if not auto.branching[q]:
-                    t = auto.flat[q * auto.width + auto.cls[b]]
+                if not auto.branching(q):
+                    t = auto.flat[q * 256 + b]
+                    if t == UNBUILT:
+                        t = auto.step(q, b)
                     if t < 0:
                         got = -1
                         break
@@ -192,7 +194,6 @@ class PushdownGuide(Guide):
             return mask
 
     def _eager_states(self) -> Iterable[int]:
-        self._view.reachable()  # (builds every automaton the root reaches)
         return (self.initial_state,)
 
     # -- distances and budgets -----------------------------------------------------------------
@@ -210,7 +211,7 @@ class PushdownGuide(Guide):
         return min(tail(s) for s in self._stacks.configs[state])
 
     def _byte_distance(self, state: int) -> int:
-        self._dists.per_automaton()
+        self._dists.prepare()
         tail = self._dists.tail
         return min(tail(s, "bytes") for s in self._stacks.configs[state])
 
@@ -218,6 +219,10 @@ class PushdownGuide(Guide):
     def spells_every_byte(self) -> bool:
         """Whether every byte the reachable automata read is a single-byte token (see :meth:`min_length`)."""
         return self._dists.spells_every_byte
+
+    def _farthest_bound(self, state: int) -> int | None:
+        bounds = [self._dists.stack_bound(sid) for sid in self._stacks.configs[state]]
+        return None if any(b is None for b in bounds) else max(bounds)  # type: ignore[type-var]
 
     def _farthest_after(self, state: int) -> int:
         seen: dict[tuple[int, int], int] = {}
@@ -228,7 +233,7 @@ class PushdownGuide(Guide):
         with self._busy:
             plain = self.token_mask(state)
             dists, frames = self._dists, self._frames
-            dists.per_automaton()
+            dists.prepare()
             ok = np.zeros(self.vocabulary.size, dtype=bool)
             stacks = self._stacks.configs[state]
             decided = np.zeros(self.vocabulary.size, dtype=bool)
@@ -236,7 +241,7 @@ class PushdownGuide(Guide):
                 a, q, parent, data = self._stacks.stacks[sid]
                 walk = frames.walk(a, q, 0)
                 below = 0 if parent < 0 else dists.tail(parent)
-                fits = dists.dist_vec(a, data)[walk.ends] + below <= budget - 1
+                fits = dists.dists(a, data, walk.ends) + below <= budget - 1
                 ok[walk.ids[fits]] = True  # (that path alone finishes in time)
                 if len(stacks) == 1:
                     clean = frames.single_path_tokens(walk)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from typing import Iterable, Sequence
 
+from ..automata.lazy import UNBUILT
 from .network_view import NetworkView
 
 __all__ = ["StackTable"]
@@ -92,10 +93,12 @@ class StackTable:
             seen.add(sid)
             a, q, parent, data = self.stacks[sid]
             auto = view.autos.get(a) or view.auto(a)
-            t = auto.flat[q * auto.width + auto.cls[b]]
+            t = auto.flat[q * 256 + b]
+            if t == UNBUILT:
+                t = auto.step(q, b)
             if t >= 0:
                 out.append(self.stack(a, t, parent, data))
-            calls = auto.calls.get(q)
+            calls = auto.calls(q)
             if calls and self.depths[sid] < self.max_depth:
                 for k, r in calls:
                     if view.first_bytes(k) & bit:
@@ -109,7 +112,7 @@ class StackTable:
         """The stacks that the guards of state ``q`` pass to (zero-width steps, same frame)."""
         view = self.view
         out = []
-        for g, r in (view.autos.get(a) or view.auto(a)).guards.get(q, ()):
+        for g, r in (view.autos.get(a) or view.auto(a)).guards(q):
             passed = view.pass_guard(a, g, data)
             if passed is not None:
                 out.append(self.stack(a, r, parent, passed))
@@ -121,7 +124,7 @@ class StackTable:
         a, q, _, data = self.stacks[sid]
         view = self.view
         auto = view.autos.get(a) or view.auto(a)
-        return bool(auto.guards) and q in view.dead_states(a, data)
+        return auto.has_guards and view.is_dead(a, q, data)
 
     def is_final(self, sid: int) -> bool:
         """Whether every frame of stack ``sid`` may end (the output may end here)."""
@@ -149,7 +152,7 @@ class StackTable:
             auto = view.auto(a)
             out |= auto.byte_set(q)
             if self.depths[sid] < self.max_depth:
-                for k, _ in auto.calls.get(q, ()):
+                for k, _ in auto.calls(q):
                     out |= view.first_bytes(k)
             todo.extend(self.guarded(a, q, parent, data))
             if parent >= 0 and auto.finals[q]:

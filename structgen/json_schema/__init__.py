@@ -1,4 +1,5 @@
-"""The JSON Schema front end: a schema → regex pieces and automata (never a guide).
+"""The JSON Schema front end: a schema → expressions (terms of an expression pool) and automata
+(never a guide).
 
 Entry points: :func:`schema_to_regex`, :func:`schema_to_dfa`, :func:`schema_to_network`,
 :func:`load_schema`, :func:`format_annotations`; :mod:`structgen.compiler` calls :func:`.api.prepare`
@@ -6,8 +7,8 @@ and :func:`.api.compile_schema` with one :class:`SchemaOptions`. The keyword cov
 departures from the specification: ``docs/json_schema.md``.
 
 How it is built, bottom up: pure helpers (:mod:`.ops`, :mod:`.regex_text`, :mod:`.charsets`,
-:mod:`.python_regex`), the ``pattern`` and ``format`` languages (:mod:`.ecma_pattern`,
-:mod:`.formats`), loading (:mod:`.dialects`, :mod:`.loading`), the shared state of a compile
+:mod:`.python_regex`), JSON's pieces as terms (:mod:`.terms`), the ``pattern`` and ``format``
+languages (:mod:`.ecma_pattern`, :mod:`.formats`), loading (:mod:`.dialects`, :mod:`.loading`), the shared state of a compile
 (:mod:`.refs`, :mod:`.calls`, :mod:`.spans`, :mod:`.context`), its parts (:mod:`.values`,
 :mod:`.strings`, :mod:`.numbers`, :mod:`.arrays`, :mod:`.objects`, :mod:`.keywords`,
 :mod:`.universe`), the dispatcher (:mod:`.dispatch`) and the entry points (:mod:`.api`).

@@ -11,6 +11,9 @@ specification: ``docs/json_schema.md``.
 >>> dfa = compile_schema(root, options)
 >>> dfa.accepts(b"[true,false]"), dfa.accepts(b"[true,false,true]")
 (True, False)
+>>> pool, term = compile_schema(root, options, network=True, lazy=True)
+>>> to_regex(pool, term)
+'\\\\[(?:(?:false|true)(?:,(?:false|true))?)?\\\\]'
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ import json
 from typing import Optional, Sequence, Union
 
 from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
+from ..automata.expr import ExprPool
+from ..automata.expr_dfa import lazy_to_dfa
+from ..automata.expr_text import NotARegex, to_regex
 from ..automata.network import Network
-from ..automata.regex import regex_to_dfa
 from ..automata.spans import normalize_documents
-from ..errors import SchemaNotSupported
+from ..errors import CompileBudgetExceeded, SchemaNotSupported
+from .context import MAX_REGEX_SIZE
 from .dispatch import SchemaCompiler
 from .loading import load_2020_12, warn_annotations
 from .ops import Schema
@@ -46,25 +52,31 @@ def prepare(schema: SchemaInput, options: SchemaOptions) -> tuple[Schema, str]:
 
 def compile_schema(
     root: Schema, options: SchemaOptions, documents: Optional[tuple[str, ...]] = None, *, network: bool = False,
-) -> Union[ByteDFA, Network]:
+    lazy: bool = False,
+) -> Union[ByteDFA, Network, tuple[ExprPool, int]]:
     """The automaton of a prepared (2020-12) schema: one :class:`ByteDFA`, or with ``network=True``
-    (and no ``documents``) a :class:`Network` when some part is called. With ``documents``
-    (normalized ``extract_from``), string values are spans of them. Warns of nothing: the caller
-    does (:func:`.loading.warn_annotations`)."""
+    (and no ``documents``) a :class:`Network` of expressions when some part is called. With
+    ``lazy=True`` a schema that calls nothing is an expression ``(pool, term)`` whose automaton
+    is built lazily (:mod:`structgen.automata.lazy`) instead of one eager :class:`ByteDFA`. With
+    ``documents`` (normalized ``extract_from``), string values are spans of them (one
+    :class:`ByteDFA`). Warns of nothing: the caller does (:func:`.loading.warn_annotations`)."""
     spans = None if documents is None else SpanStrings(documents, root, max_states=options.max_states)
     compiler = SchemaCompiler(root, options, spans, network=network)
-    regex = compiler.run()
+    term = compiler.run()
     ctx = compiler.ctx
     if ctx.calls.callees:
         callees = [c for c in ctx.calls.callees if c is not None]
         assert len(callees) == len(ctx.calls.callees)
-        return Network([regex, *callees], ctx.slots, max_states=options.max_states, required=ctx.calls.required)
+        return Network.from_exprs(ctx.pool, [term, *callees], required=ctx.calls.required)
     if spans is None:
-        return ctx.to_dfa(regex, "")
+        return (ctx.pool, term) if lazy else ctx.to_dfa(term, "", minimal=True)
     # span strings are placeholders until here (see structgen.json_schema.spans)
-    dfa = regex_to_dfa(regex, max_states=options.max_states, slots=ctx.slots)
+    try:
+        dfa = lazy_to_dfa(ctx.pool, term, max_states=options.max_states)
+    except CompileBudgetExceeded as e:
+        raise CompileBudgetExceeded(e.what, e.limit, e.path or "/") from None
     spliced = spans.splice(dfa)
-    return spliced if spliced is not None else regex_to_dfa(regex, max_states=options.max_states, slots=spans.resolve(ctx.slots))
+    return spliced if spliced is not None else ctx.to_dfa(term, "", minimal=True)
 
 
 def schema_to_regex(
@@ -76,7 +88,8 @@ def schema_to_regex(
     formats: Optional[dict] = None,
     unknown_formats: str = "annotate",
 ) -> str:
-    """The regex (full-match, interegular-compatible) of the serialised instances of ``schema``.
+    """The regex (full-match, interegular-compatible) of the serialised instances of ``schema``:
+    the expression :func:`schema_to_dfa` builds, printed (:func:`structgen.automata.expr_text.to_regex`).
 
     Between two JSON tokens (after ``{ [ , :`` and before ``} ] , :``) it allows one match of
     ``whitespace``, so both ``json.dumps(x)`` and ``json.dumps(x, separators=(",", ":"))``
@@ -126,12 +139,15 @@ def schema_to_regex(
         formats={} if formats is None else formats, unknown_formats=unknown_formats,
     )
     root = load_2020_12(schema, options.dialect)
-    compiler = SchemaCompiler(root, options, regex_only=True)
-    regex = compiler.run()
+    compiler = SchemaCompiler(root, options)
+    term = compiler.run()
     warn_annotations(root, options)
-    if compiler.ctx.slots:
-        raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa")
-    return regex
+    try:
+        return to_regex(compiler.ctx.pool, term, max_length=MAX_REGEX_SIZE)
+    except NotARegex as e:
+        if e.too_long:
+            raise CompileBudgetExceeded("regex size in characters", MAX_REGEX_SIZE, "/") from None
+        raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa") from None
 
 
 def schema_to_dfa(
@@ -197,8 +213,8 @@ def schema_to_network(
     needs finite automata.
 
     >>> net = schema_to_network({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"})
-    >>> len(net.regexes)
-    2
+    >>> len(net), sorted(net.callees(0))
+    (2, [1])
     """
     options = SchemaOptions(
         whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,

@@ -1,19 +1,24 @@
-"""Arrays: ``prefixItems`` / ``items`` with ``minItems`` / ``maxItems`` (one regex), ``contains`` with
+"""Arrays: ``prefixItems`` / ``items`` with ``minItems`` / ``maxItems`` (one term), ``contains`` with
 ``minContains`` / ``maxContains`` (the array language intersected with an item count), and
 ``uniqueItems`` over items from a finite set of values (one count per value).
 
->>> count_items("1", "2", 1, 1, ",")
-'(?:2(?:,2)*(?:,1(?:,2)*)|1(?:,2)*)'
+>>> from structgen.automata.expr import ExprPool
+>>> from structgen.automata.expr_text import to_regex
+>>> from structgen.json_schema.terms import JsonTerms
+>>> t = JsonTerms(ExprPool())
+>>> to_regex(t.pool, count_items(t, t.lit("1"), t.lit("2"), 1, 1))
+'(?:1(?:,2)*|2(?:,2)*,1(?:,2)*)'
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..automata.expr import EPSILON, NOTHING
 from ..errors import SchemaNotSupported, UnsatisfiableConstraint
-from .context import Context
+from .context import Context, Term
 from .ops import TooDeep, equal
-from .regex_text import alt, quantify
+from .terms import JsonTerms
 
 __all__ = ["Arrays", "count_items", "finite_values"]
 
@@ -24,9 +29,10 @@ class Arrays:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    def array(self, s: dict, path: str, refs: tuple) -> str:
+    def array(self, s: dict, path: str, refs: tuple) -> Term:
         """The JSON arrays valid under ``s``."""
         ctx = self.ctx
+        t = ctx.t
         if "contains" in s:
             return self.array_contains(s, path, refs)
         prefix = s.get("prefixItems", [])
@@ -34,8 +40,8 @@ class Arrays:
         cap = None if s.get("maxItems") is None else int(s["maxItems"])
         if cap is not None and lo > cap:
             raise UnsatisfiableConstraint(f"minItems {lo} > maxItems {cap}", path or "/")
-        elems: list[str] = []
-        tail = None
+        elems: list[Term] = []
+        tail: Optional[Term] = None
         for i, sub in enumerate(prefix):
             if cap is not None and i >= cap:
                 break
@@ -59,34 +65,38 @@ class Arrays:
         if unique:
             item_schemas = prefix[: len(elems)] + ([s.get("items", True)] if tail is not None else [])
             values = finite_values(item_schemas, f"{path}/uniqueItems")  # (refuses infinite item languages)
-        w = ctx.ws
-        sep = f"{w},{w}"
+        sep = t.sep
 
-        def after(j: int) -> str:  # items from position j on, each after a separator when j > 0
+        def after(j: int) -> Term:  # items from position j on, each after a separator when j > 0
             if cap is not None and j >= cap:
-                return ""
+                return EPSILON
             if j >= len(elems):
                 assert tail is not None
                 need, most = max(0, lo - j), None if cap is None else cap - j
                 if j == 0:
-                    return tail + quantify(sep + tail, max(need - 1, 0), None if most is None else most - 1)
-                return quantify(sep + tail, need, most)
-            piece = ("" if j == 0 else sep) + elems[j] + after(j + 1)
-            return piece if j < lo or j == 0 else f"(?:{piece})?"
+                    return t.cat(tail, t.rep(t.cat(sep, tail), max(need - 1, 0), None if most is None else most - 1))
+                return t.rep(t.cat(sep, tail), need, most)
+            piece = t.cat(elems[j], after(j + 1)) if j == 0 else t.cat(sep, elems[j], after(j + 1))
+            return piece if j < lo or j == 0 else t.opt(piece)
 
         content = after(0)
-        if not content:
-            return rf"\[{w}\]"
-        array = rf"\[{w}(?:{content}{w})?\]" if lo == 0 else rf"\[{w}{content}{w}\]"
+        open_, close = t.lit("["), t.lit("]")
+        if content == EPSILON:
+            return t.cat(open_, t.ws, close)
+        if lo == 0:
+            array = t.cat(open_, t.ws, t.opt(t.cat(content, t.ws)), close)
+        else:
+            array = t.cat(open_, t.ws, content, t.ws, close)
         if unique:
-            return self.unique_items(array, alt(elems + ([tail] if tail is not None else [])), values, path, refs)
-        return ctx.budget(array, path)
+            return self.unique_items(array, t.alt(elems + ([tail] if tail is not None else [])), values, path, refs)
+        return array
 
-    def array_contains(self, s: dict, path: str, refs: tuple) -> str:
+    def array_contains(self, s: dict, path: str, refs: tuple) -> Term:
         """``contains`` with ``minContains`` / ``maxContains``: the array language intersected with
         "lo..hi items valid under contains"; with a maximum, the other items must be outside the
         over-approximation of ``contains``."""
         ctx = self.ctx
+        t = ctx.t
         lo, hi = int(s.get("minContains", 1)), s.get("maxContains")
         hi = None if hi is None else int(hi)
         base = self.array({k: v for k, v in s.items() if k not in ("contains", "minContains", "maxContains")}, path, refs)
@@ -100,48 +110,46 @@ class Arrays:
             if lo > 0:
                 raise
             return base
-        yes = ctx.embed(ctx.to_dfa(yes, f"{path}/contains"))  # (small automata compose faster than long regexes)
+        yes = ctx.embed(ctx.to_dfa(yes, f"{path}/contains"))  # (small automata compose faster than long terms)
         anything = ctx.embed(ctx.to_dfa(ctx.compiler.any_value(), path))
         if hi is None:
-            others: Optional[str] = anything
+            others = anything
         else:
             contains_over = ctx.compiler.over(s["contains"], f"{path}/contains", refs)
             others = ctx.minus(ctx.compiler.positive_in_universe(anything, path), contains_over, path)
-        w = ctx.ws
-        body = count_items(yes, others, lo, hi, f"{w},{w}")
-        shapes = [rf"\[{w}{body}{w}\]"] if body else []
+        body = count_items(t, yes, others, lo, hi)
+        shapes = [t.cat(t.lit("["), t.ws, body, t.ws, t.lit("]"))]
         if lo == 0:
-            shapes.append(rf"\[{w}\]")
-        got = ctx.inter(base, alt(shapes), path) if shapes else None
-        if got is None:
+            shapes.append(t.cat(t.lit("["), t.ws, t.lit("]")))
+        got = ctx.inter(base, t.alt(shapes), path)
+        if got == NOTHING:
             raise UnsatisfiableConstraint("no array has the items contains asks for", path or "/")
         return got
 
-    def unique_items(self, array: str, item: str, values: list, path: str, refs: tuple) -> str:
-        """``array`` (items from the regex ``item``) with at most one item equal to each of
+    def unique_items(self, array: Term, item: Term, values: list, path: str, refs: tuple) -> Term:
+        """``array`` (items from the term ``item``) with at most one item equal to each of
         ``values``: one intersection per value, like ``contains: {const: v}, maxContains: 1``.
         An item is counted by its value (every spelling of it), so ``1`` and ``1.0`` are one."""
         ctx = self.ctx
-        w = ctx.ws
-        got: Optional[str] = ctx.budget(array, path)
+        t = ctx.t
+        got = array
         for v in values:
             try:
                 yes = ctx.inter(item, ctx.compiler.compile({"const": v}, path, refs), path)
             except UnsatisfiableConstraint:
                 continue
-            if yes is None:
+            if yes == NOTHING:
                 continue
             try:
                 value_over = ctx.compiler.over({"const": v}, path, refs)
                 others = ctx.minus(ctx.compiler.positive_in_universe(item, path), value_over, path)
             except UnsatisfiableConstraint:
-                others = None
-            body = count_items(yes, others, 0, 1, f"{w},{w}")
-            shapes = [rf"\[{w}\]"] + ([rf"\[{w}{body}{w}\]"] if body else [])
-            got = ctx.inter(got, alt(shapes), path)
-            if got is None:
+                others = NOTHING
+            body = count_items(t, yes, others, 0, 1)
+            shapes = [t.cat(t.lit("["), t.ws, t.lit("]")), t.cat(t.lit("["), t.ws, body, t.ws, t.lit("]"))]
+            got = ctx.inter(got, t.alt(shapes), path)
+            if got == NOTHING:
                 raise UnsatisfiableConstraint("no array has unique items here", path or "/")
-        assert got is not None
         return got
 
 
@@ -175,24 +183,23 @@ def _listed_values(s: Any) -> Optional[list]:
     return None
 
 
-def count_items(yes: str, others: Optional[str], lo: int, hi: Optional[int], sep: str) -> Optional[str]:
-    """Item sequences (``sep`` between items) with ``lo..hi`` items from ``yes``, any number from
-    ``others`` (``None``: none); ``None`` when no sequence qualifies. Exact when ``yes`` and
+def count_items(t: JsonTerms, yes: Term, others: Term, lo: int, hi: Optional[int]) -> Term:
+    """Item sequences (commas between items) with ``lo..hi`` items from ``yes`` and any number from
+    ``others`` (``NOTHING``: none); ``NOTHING`` when no sequence qualifies. Exact when ``yes`` and
     ``others`` are disjoint sets of whole JSON values (an item then splits one way)."""
+    sep = t.sep
     bodies = []
-    if others is None:
+    if others == NOTHING:
         if hi is None or hi >= 1:
-            bodies.append(yes + quantify(sep + yes, max(lo - 1, 0), None if hi is None else hi - 1))
+            bodies.append(t.cat(yes, t.rep(t.cat(sep, yes), max(lo - 1, 0), None if hi is None else hi - 1)))
     else:
-        rest = f"(?:{sep}{others})*"
-        counted = f"(?:{sep}{yes}{rest})"
+        rest = t.star(t.cat(sep, others))
+        counted = t.cat(sep, yes, rest)
 
-        def times(a: int, b: Optional[int]) -> str:
-            if b is not None and b <= 0:
-                return ""
-            return quantify(counted, a, b) if (a, b) != (1, 1) else counted
+        def times(a: int, b: Optional[int]) -> Term:
+            return t.rep(counted, a, b)
 
-        bodies.append(others + rest + times(lo, hi))
+        bodies.append(t.cat(others, rest, times(lo, hi)))
         if hi is None or hi >= 1:
-            bodies.append(yes + rest + times(max(lo - 1, 0), None if hi is None else hi - 1))
-    return "(?:" + "|".join(bodies) + ")" if bodies else None
+            bodies.append(t.cat(yes, rest, times(max(lo - 1, 0), None if hi is None else hi - 1)))
+    return t.alt(bodies)

@@ -2,68 +2,71 @@
 
 The schema compiler (:class:`.dispatch.SchemaCompiler`) is made of parts, one per idea
 (:mod:`.values`, :mod:`.strings`, :mod:`.numbers`, :mod:`.arrays`, :mod:`.objects`,
-:mod:`.keywords`, :mod:`.universe`). Each receives the context: the options, the references
+:mod:`.keywords`, :mod:`.universe`). Each receives the context: the options, the expression pool
+every part builds its terms in (with the JSON pieces, :class:`.terms.JsonTerms`), the references
 (:class:`.refs.RefResolver`), the call graph (:class:`.calls.CallGraph`), the validator, the
-documents' spans, and the automata embedded in the regex so far (``slots``) with the algebra on
-them. A part reaches the others through :attr:`Context.compiler` (the :class:`Compiler` protocol),
-never by importing them.
+documents' spans, and the automata algebra. A part reaches the others through
+:attr:`Context.compiler` (the :class:`Compiler` protocol), never by importing them.
 
-Regexes written here may hold *slot markers*: one character standing for an automaton (a result of
-the algebra: ``inter``, ``minus``), see :func:`structgen.automata.markers.slot_marker`. ``None``
-stands for the empty language.
+What a part returns is a :data:`Term`: an expression id of :attr:`Context.pool` (``NOTHING``, 0,
+is the empty language). An automaton built eagerly (an algebra result, a span automaton) is a term
+too, embedded in the pool (:meth:`Context.embed`).
 """
 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Optional, Protocol, Sequence
+from typing import Any, Callable, Iterable, Iterator, Optional, Protocol
 
 import referencing
 
 from ..automata.algebra import difference, intersect
-from ..automata.dfa import ByteDFA
-from ..automata.markers import slot_marker
-from ..automata.regex import slotted_regex_to_dfa
+from ..automata.dfa import ByteDFA, minimal_dfa
+from ..automata.expr import NOTHING, ExprPool
+from ..automata.expr_dfa import lazy_to_dfa
+from ..automata.regex import regex_to_expr
 from ..errors import CompileBudgetExceeded
 from .calls import CallGraph
-from .ecma_pattern import has_assertions
 from .loading import validator_class
 from .ops import Schema
 from .options import SchemaOptions
 from .refs import RefResolver
 from .spans import SpanStrings
+from .terms import JsonTerms
 
-__all__ = ["MAX_REGEX_SIZE", "Compiler", "Context", "Regex"]
+__all__ = ["MAX_REGEX_SIZE", "Compiler", "Context", "Term"]
 
-#: Regexes longer than this many characters raise :class:`CompileBudgetExceeded`.
+#: Enumerations spelled out, and regexes printed (:func:`.api.schema_to_regex`), longer than this
+#: many characters raise :class:`CompileBudgetExceeded`.
 MAX_REGEX_SIZE = 1_000_000
 
-Regex = Optional[str]  # None: the empty language
+#: An expression id of the compile's pool; ``NOTHING`` (0) is the empty language.
+Term = int
 
 
 class Compiler(Protocol):
     """What the parts ask of the schema compiler (and, through it, of each other)."""
 
-    def compile(self, s: Schema, path: str, refs: tuple) -> str:
-        """The regex of ``s`` at JSON pointer ``path`` (in a network, maybe a call)."""
+    def compile(self, s: Schema, path: str, refs: tuple) -> Term:
+        """The term of ``s`` at JSON pointer ``path`` (in a network, maybe a call)."""
 
-    def compile_node(self, s: Schema, path: str, refs: tuple) -> str:
-        """The regex of ``s`` itself, never a call of it."""
+    def compile_node(self, s: Schema, path: str, refs: tuple) -> Term:
+        """The term of ``s`` itself, never a call of it."""
 
-    def any_value(self) -> str:
+    def any_value(self) -> Term:
         """Any JSON value."""
 
-    def string(self, s: dict, path: str, refs: tuple) -> str:
+    def string(self, s: dict, path: str, refs: tuple) -> Term:
         """The JSON strings of ``s``."""
 
-    def array(self, s: dict, path: str, refs: tuple) -> str:
+    def array(self, s: dict, path: str, refs: tuple) -> Term:
         """The JSON arrays of ``s``."""
 
-    def over(self, s: Any, path: str, refs: tuple) -> Regex:
+    def over(self, s: Any, path: str, refs: tuple) -> Term:
         """An over-approximation of ``s`` within the canonical universe (see :mod:`.universe`)."""
 
-    def positive_in_universe(self, regex: str, path: str) -> str:
-        """``regex`` restricted to the canonical universe, the side a subtraction starts from."""
+    def positive_in_universe(self, term: Term, path: str) -> Term:
+        """``term`` restricted to the canonical universe, the side a subtraction starts from."""
 
     def without_unevaluated(self, s: dict, path: str) -> Schema:
         """``s`` with ``unevaluated*`` rewritten over what is evaluated in place."""
@@ -72,106 +75,95 @@ class Compiler(Protocol):
 class Context:
     """The shared state of one compile of ``root`` (a 2020-12 schema) under ``options``.
 
-    ``network``: sub-schemas may become called automata (no documents); ``regex_only``: no
-    automaton is spliced in where a regex will do (:func:`.api.schema_to_regex`).
+    ``network``: sub-schemas may become called automata (no documents).
     """
 
     def __init__(
         self, root: Schema, options: SchemaOptions, spans: Optional[SpanStrings], compiler: Compiler, *,
-        network: bool = False, regex_only: bool = False,
+        network: bool = False,
     ) -> None:
         self.root = root
         self.options = options
         self.compiler = compiler
         self.spans = spans  # extract_from: string values restricted to spans of documents
-        self.regex_only = regex_only
-        self.ws = options.between_tokens
+        self._documents = spans  # (kept while ``spans`` is set aside: its placeholders are resolved by it)
+        self.pool = ExprPool()
+        self.t = JsonTerms(self.pool, options.whitespace)
         # the output's style: the options', widened for a while by widened()
         self.key_order = options.key_order
         self.extra_properties = options.extra_properties
         self.validator = validator_class(options)(root, registry=referencing.Registry())  # (no remote retrieval)
         self.refs = RefResolver(root)
-        # Automata the regex refers to by a slot marker (FSM algebra results).
-        self.slots: list[ByteDFA] = []
         self.calls = CallGraph(
-            self.slots, on=network and spans is None, inline=compiler.compile_node, any_value=compiler.any_value
+            self.pool, on=network and spans is None, inline=compiler.compile_node, any_value=compiler.any_value
         )
-        self._dfas: dict[str, ByteDFA] = {}
-        self._quoted: dict[str, str] = {}  # pattern translation with assertions -> its slot marker
+        self._dfas: dict[Term, ByteDFA] = {}  # term -> its automaton (embedded or built for algebra)
+        self._bodies: dict[str, Term] = {}  # translated pattern -> its term
 
-    # -- automata inside the regex -------------------------------------------------------------
+    # -- automata inside terms -----------------------------------------------------------------
 
-    def embed(self, dfa: ByteDFA) -> str:
-        """A one-character regex that stands for ``dfa`` (an FSM-algebra result) in the output."""
-        self.slots.append(dfa)
-        return slot_marker(len(self.slots) - 1)
+    def embed(self, dfa: ByteDFA) -> Term:
+        """The term of an automaton built eagerly (``NOTHING`` when it accepts nothing)."""
+        term = self.pool.embed(dfa)
+        if term != NOTHING:
+            self._dfas.setdefault(term, dfa)
+        return term
 
-    def embed_calling(self, build: Callable[[Callable[[str], str]], ByteDFA]) -> str:
-        """:meth:`embed` of ``build(convert)``, an automaton made from regexes that pass through
-        ``convert``: given the identity first, so calls stay calls; the automata algebra, which
-        needs calls inlined, gets ``build(calls.flat)`` in its place (see :meth:`.CallGraph.flat`)."""
-        marker = self.embed(build(lambda r: r))
-        if self.calls.on:
-            self.calls.flat_twin(marker, lambda: self.embed(build(self.calls.flat)))
-        return marker
-
-    def to_dfa(self, regex: str, path: str = "") -> ByteDFA:
-        """The automaton of a regex written by this compiler (its slots included), for algebra.
-
-        A blown state budget names ``path``, the schema whose automaton grew too big."""
-        cached = self._dfas.get(regex)
+    def to_dfa(self, term: Term, path: str = "", *, minimal: bool = False) -> ByteDFA:
+        """The automaton of ``term``, for algebra: calls inlined (:meth:`.CallGraph.flat`), span
+        placeholders resolved; ``minimal``: minimised and numbered canonically (for a result
+        returned to the user; the algebra minimises its products anyway). A blown state budget
+        names ``path``, the schema whose automaton grew too big."""
+        cached = self._dfas.get(term)
         if cached is not None:
-            return cached
+            return minimal_dfa(cached.transitions, cached.finals, cached.byte_classes) if minimal else cached
         try:
-            slots = self.slots if self.spans is None else self.spans.resolve(self.slots)  # (no placeholders)
-            dfa = slotted_regex_to_dfa(self.budget(self.calls.flat(regex), path), slots, max_states=self.options.max_states)
+            flat = self.calls.flat(term)
+            if self._documents is not None:
+                flat = self._documents.resolve(self.pool, flat)
+            dfa = lazy_to_dfa(self.pool, flat, max_states=self.options.max_states, minimise=minimal)
         except CompileBudgetExceeded as e:
             if e.path:
                 raise
             raise CompileBudgetExceeded(e.what, e.limit, path or "/") from None
-        self._dfas[regex] = dfa
+        self._dfas[term] = dfa
         return dfa
 
-    def quoted(self, body: str, path: str) -> str:
-        """The JSON strings whose contents ``body`` (a translated ``pattern``) matches. Its
-        look-arounds and ``\\A``/``\\Z`` read the string's contents only, so a body that has them is
-        compiled on its own and spliced in as an automaton."""
-        if has_assertions(body):
-            marker = self._quoted.get(body)
-            if marker is None:
-                marker = self._quoted[body] = self.embed(self.to_dfa(body, path))
-            body = marker
-        return f'"{body}"'
+    def body(self, regex: str, path: str) -> Term:
+        """The term of the contents of JSON strings that ``regex`` (a translated ``pattern`` or
+        custom format, see :mod:`.ecma_pattern`) matches. Its look-arounds and ``\\A``/``\\Z`` read
+        the string's contents only: such a body is an automaton of its own."""
+        got = self._bodies.get(regex)
+        if got is None:
+            try:
+                got = regex_to_expr(regex, self.pool, max_states=self.options.max_states)
+            except CompileBudgetExceeded as e:
+                if e.path:
+                    raise
+                raise CompileBudgetExceeded(e.what, e.limit, path or "/") from None
+            self._bodies[regex] = got
+        return got
 
-    def budget(self, regex: str, path: str) -> str:
-        """``regex``, or :class:`CompileBudgetExceeded` when it is longer than :data:`MAX_REGEX_SIZE`."""
-        if len(regex) > MAX_REGEX_SIZE:
-            raise CompileBudgetExceeded("regex size in characters", MAX_REGEX_SIZE, path or "/")
-        return regex
+    def quoted(self, regex: str, path: str) -> Term:
+        """The JSON strings whose contents ``regex`` (a translated ``pattern``) matches."""
+        return self.t.quoted(self.body(regex, path))
 
-    # -- the algebra (None: the empty language) ------------------------------------------------
+    # -- the algebra (NOTHING: the empty language) ----------------------------------------------
 
-    def as_regex(self, dfa: ByteDFA) -> Regex:
-        return None if dfa.is_empty else self.embed(dfa)
-
-    def inter(self, a: Regex, b: Regex, path: str) -> Regex:
-        if a is None or b is None:
-            return None
+    def inter(self, a: Term, b: Term, path: str) -> Term:
+        if a == NOTHING or b == NOTHING:
+            return NOTHING
         if a == b:
             return a
-        return self.as_regex(intersect(self.to_dfa(a, path), self.to_dfa(b, path), max_states=self.options.max_states))
+        return self.embed(intersect(self.to_dfa(a, path), self.to_dfa(b, path), max_states=self.options.max_states))
 
-    def minus(self, a: Regex, b: Regex, path: str) -> Regex:
-        if a is None or b is None:
+    def minus(self, a: Term, b: Term, path: str) -> Term:
+        if a == NOTHING or b == NOTHING:
             return a
-        return self.as_regex(difference(self.to_dfa(a, path), self.to_dfa(b, path), max_states=self.options.max_states))
+        return self.embed(difference(self.to_dfa(a, path), self.to_dfa(b, path), max_states=self.options.max_states))
 
-    @staticmethod
-    def unite(parts: Sequence[Regex], path: str = "") -> Regex:
-        kept = [p for p in dict.fromkeys(parts) if p is not None]
-        if not kept:
-            return None
-        return kept[0] if len(kept) == 1 else "(?:" + "|".join(kept) + ")"
+    def unite(self, parts: Iterable[Term]) -> Term:
+        return self.pool.alt(parts)
 
     # -- retries where an under-approximation came out empty ------------------------------------
 
@@ -192,11 +184,11 @@ class Context:
         """Whether the output style is already the widest (any key order, extra keys)."""
         return self.key_order == "any" and self.extra_properties
 
-    def retry_widened(self, attempt: Callable[[], Regex]) -> Regex:
+    def retry_widened(self, attempt: Callable[[], Term]) -> Term:
         """``attempt()``; when it finds nothing (an intersection or a subtraction of our
         under-approximated languages came out empty), once more :meth:`widened`."""
         got = attempt()
-        if got is None and not self.is_wide:
+        if got == NOTHING and not self.is_wide:
             with self.widened():
                 got = attempt()
         return got

@@ -1,17 +1,20 @@
-"""The schema compiler: a (2020-12) schema → a regex whose language is the serialisations of the
-valid instances, with automata spliced in (slots) and, in a network, calls of other automata.
+"""The schema compiler: a (2020-12) schema → a term (an expression of the compile's pool, see
+:mod:`.context`) whose language is the serialisations of the valid instances, with automata
+embedded and, in a network, calls of other automata.
 
 :class:`SchemaCompiler` dispatches each schema to the part that compiles it (``enum``/``const``,
 ``not``, ``if``, dependencies, ``anyOf``/``oneOf``, then one builder per type) after
 :meth:`SchemaCompiler.normalize` has merged its ``$ref`` and ``allOf`` into one schema object. What
 each keyword compiles to, and where that departs from the specification: ``docs/json_schema.md``.
 
-**Soundness first**: every string the regex matches parses with ``json.loads`` and is valid
+**Soundness first**: every string the term matches parses with ``json.loads`` and is valid
 under the schema. A keyword that cannot be enforced exactly raises :class:`SchemaNotSupported`
 (with the keyword and a JSON pointer) at compile time; it is never ignored.
 
+>>> from structgen.automata.expr_text import to_regex
 >>> from structgen.json_schema.options import SchemaOptions
->>> SchemaCompiler({"enum": ["a", 1]}, SchemaOptions()).run()
+>>> compiler = SchemaCompiler({"enum": ["a", 1]}, SchemaOptions())
+>>> to_regex(compiler.ctx.pool, compiler.run())
 '(?:"a"|1(?:\\\\.0+)?)'
 """
 
@@ -21,14 +24,13 @@ from typing import Any, Callable, Optional
 
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 from .arrays import Arrays
-from .context import Context, Regex
+from .context import Context, Term
 from .formats import NUMBER_FORMATS
 from .keywords import Keywords
 from .numbers import Numbers
 from .objects import Objects
 from .ops import TYPES, MergeClash, Schema, TooDeep, accepts_all, clean, conj, merge, no_alternative, type_set
 from .options import SchemaOptions
-from .regex_text import alt
 from .shapes import check_disjoint
 from .spans import SpanStrings
 from .strings import Strings
@@ -39,15 +41,15 @@ __all__ = ["SchemaCompiler"]
 
 
 class SchemaCompiler:
-    """One compile of ``root`` (a 2020-12 schema) under ``options``: :meth:`run` gives the regex;
-    :attr:`ctx` then holds its slots and, in a network (``network=True``, no ``spans``), its called
-    automata (``ctx.calls``). ``regex_only``: no automaton where a regex will do."""
+    """One compile of ``root`` (a 2020-12 schema) under ``options``: :meth:`run` gives the term
+    of the root in ``ctx.pool``; in a network (``network=True``, no ``spans``) :attr:`ctx` then
+    holds its called automata (``ctx.calls``)."""
 
     def __init__(
         self, root: Schema, options: SchemaOptions, spans: Optional[SpanStrings] = None, *,
-        network: bool = False, regex_only: bool = False,
+        network: bool = False,
     ) -> None:
-        self.ctx = ctx = Context(root, options, spans, self, network=network, regex_only=regex_only)
+        self.ctx = ctx = Context(root, options, spans, self, network=network)
         self.values = Values(ctx)
         self.strings = Strings(ctx)
         self.numbers = Numbers(ctx)
@@ -56,22 +58,20 @@ class SchemaCompiler:
         self.keywords = Keywords(ctx)
         self.universe = Universe(ctx)
 
-    def run(self) -> str:
-        """The regex of the root (the root counts as entered once, like a ``$ref`` target)."""
+    def run(self) -> Term:
+        """The term of the root (the root counts as entered once, like a ``$ref`` target)."""
         ctx = self.ctx
         try:
             if ctx.calls.on:
-                regex = ctx.calls.compile_root(ctx.root)  # (a $ref to "#" may call it)
-            else:
-                regex = self.compile(ctx.root, "", ("",))
+                return ctx.calls.compile_root(ctx.root)  # (a $ref to "#" may call it)
+            return self.compile(ctx.root, "", ("",))
         except TooDeep as e:
             raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
-        return ctx.budget(regex, "")
 
     # -- the Compiler protocol (what the parts ask of each other) ------------------------------
 
-    def compile(self, s: Schema, path: str, refs: tuple) -> str:
-        """The regex of ``s`` at ``path`` (``refs``: the ``$ref`` targets entered so far); in a
+    def compile(self, s: Schema, path: str, refs: tuple) -> Term:
+        """The term of ``s`` at ``path`` (``refs``: the ``$ref`` targets entered so far); in a
         network a ``$ref`` target or a heavy sub-schema becomes a call."""
         calls = self.ctx.calls
         if not calls.on:
@@ -79,11 +79,11 @@ class SchemaCompiler:
         if isinstance(s, dict) and isinstance(s.get("$ref"), str) and not clean({k: v for k, v in s.items() if k != "$ref"}):
             target, target_path = self.ctx.refs.resolve(s["$ref"], path)
             return calls.call_ref(target, target_path)
-        regex = self.compile_node(s, path, refs)
-        return calls.call_if_heavy(regex) if path else regex
+        term = self.compile_node(s, path, refs)
+        return calls.call_if_heavy(term) if path else term
 
-    def compile_node(self, s: Schema, path: str, refs: tuple) -> str:
-        """The regex of ``s`` itself (never a call of it): dispatched by its keywords."""
+    def compile_node(self, s: Schema, path: str, refs: tuple) -> Term:
+        """The term of ``s`` itself (never a call of it): dispatched by its keywords."""
         if s is True:
             return self.any_value()
         if s is False:
@@ -117,20 +117,20 @@ class SchemaCompiler:
                 return self.union(s, key, path, refs)
         return self.typed(s, path, refs)
 
-    def any_value(self) -> str:
+    def any_value(self) -> Term:
         return self.values.any_value()
 
-    def string(self, s: dict, path: str, refs: tuple) -> str:
+    def string(self, s: dict, path: str, refs: tuple) -> Term:
         return self.strings.string(s, path, refs)
 
-    def array(self, s: dict, path: str, refs: tuple) -> str:
+    def array(self, s: dict, path: str, refs: tuple) -> Term:
         return self.arrays.array(s, path, refs)
 
-    def over(self, s: Any, path: str, refs: tuple) -> Regex:
+    def over(self, s: Any, path: str, refs: tuple) -> Term:
         return self.universe.over(s, path, refs)
 
-    def positive_in_universe(self, regex: str, path: str) -> str:
-        return self.universe.positive_in_universe(regex, path)
+    def positive_in_universe(self, term: Term, path: str) -> Term:
+        return self.universe.positive_in_universe(term, path)
 
     def without_unevaluated(self, s: dict, path: str) -> Schema:
         return self.keywords.without_unevaluated(s, path)
@@ -166,7 +166,7 @@ class SchemaCompiler:
                 break
         return s, path, refs
 
-    def union(self, s: dict, key: str, path: str, refs: tuple) -> str:
+    def union(self, s: dict, key: str, path: str, refs: tuple) -> Term:
         """``anyOf`` / ``oneOf``: the siblings distributed into each branch; a ``oneOf`` whose
         branches are not provably disjoint is left to :meth:`.Keywords.exclusive`."""
         rest = {k: v for k, v in s.items() if k != key}
@@ -176,7 +176,7 @@ class SchemaCompiler:
                 check_disjoint(rest, branches, path, resolve=self.ctx.refs.resolve)
             except SchemaNotSupported:
                 return self.keywords.exclusive(rest, branches, path, refs)
-        alts: list[str] = []
+        alts: list[Term] = []
         errors: list[Exception] = []
         for i, branch in enumerate(branches):
             where = f"{path}/{key}/{i}"
@@ -195,9 +195,9 @@ class SchemaCompiler:
                 errors.append(e)
         if not alts:
             raise no_alternative(errors, f"no {key} branch can be satisfied", path)
-        return self.ctx.budget(alt(alts), path)
+        return self.ctx.unite(alts)
 
-    def typed(self, s: dict, path: str, refs: tuple) -> str:
+    def typed(self, s: dict, path: str, refs: tuple) -> Term:
         """One builder per type the schema allows (all of them without ``type``), united."""
         t = s.get("type")
         types = list(TYPES) if t is None else list(dict.fromkeys(type_set(t) if isinstance(t, str) else t))
@@ -207,11 +207,12 @@ class SchemaCompiler:
         if fmt in NUMBER_FORMATS and fmt not in self.ctx.options.formats and ("number" in types or "integer" in types):
             lo, hi = NUMBER_FORMATS[fmt]  # (OpenAPI's int32 / int64: bounds on numbers)
             s = {**s, "minimum": max(s.get("minimum", lo), lo), "maximum": min(s.get("maximum", hi), hi)}
-        builders: dict[str, Callable[[dict, str, tuple], str]] = {
+        t = self.ctx.t
+        builders: dict[str, Callable[[dict, str, tuple], Term]] = {
             "object": self.objects.object, "array": self.array, "string": self.string, "number": self.numbers.number,
-            "integer": self.numbers.integer, "boolean": lambda *_: "(?:true|false)", "null": lambda *_: "null",
+            "integer": self.numbers.integer, "boolean": lambda *_: t.boolean, "null": lambda *_: t.null,
         }
-        alts: list[str] = []
+        alts: list[Term] = []
         errors: list[Exception] = []
         for name in types:
             try:
@@ -220,4 +221,4 @@ class SchemaCompiler:
                 errors.append(e)
         if not alts:
             raise no_alternative(errors, f"no instance of type {types} satisfies the schema", path)
-        return self.ctx.budget(alt(alts), path)
+        return self.ctx.unite(alts)

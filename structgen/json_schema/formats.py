@@ -2,7 +2,9 @@
 
 Format regexes are ASCII and use no character JSON would escape, so a string's encoded contents
 and its decoded value coincide: one regex serves both the automaton and ``jsonschema``'s check.
-Which formats are exact and which are under-approximations: ``docs/json_schema.md``.
+The automaton's side is a term (:func:`format_term`), parsed once per process into a template
+pool and copied into each compile's pool. Which formats are exact and which are
+under-approximations: ``docs/json_schema.md``.
 
 >>> format_regex("uuid") == FORMATS["uuid"], format_regex("no-such-format")
 (True, None)
@@ -16,9 +18,14 @@ import functools
 import re
 from typing import Optional
 
+from ..automata.expr import ExprPool
+from ..automata.expr_rewrite import copy_from
+from ..automata.regex import regex_to_expr
 from .python_regex import parse_items, width
 
-__all__ = ["FORMATS", "FREE_STRING_FORMATS", "NUMBER_FORMATS", "compiled_format", "format_regex", "regex_width"]
+__all__ = [
+    "FORMATS", "FREE_STRING_FORMATS", "NUMBER_FORMATS", "compiled_format", "format_regex", "format_term", "regex_width",
+]
 
 _YEAR = r"(?:[0-9]{3}[1-9]|[0-9]{2}[1-9]0|[0-9][1-9]00|[1-9]000)"
 _LEAP_YEAR = r"(?:[0-9]{2}(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
@@ -126,6 +133,28 @@ NUMBER_FORMATS: dict[str, tuple[int, int]] = {"int32": (-(2**31), 2**31 - 1), "i
 def format_regex(name: str) -> Optional[str]:
     """The regex of a supported ``format``, None when unknown."""
     return FORMATS.get(name)
+
+
+#: One pool holding the terms of the built-in formats, parsed once per process.
+_TEMPLATES = ExprPool()
+
+
+@functools.lru_cache(maxsize=None)
+def _template(name: str) -> int:
+    return regex_to_expr(FORMATS[name], _TEMPLATES)
+
+
+def format_term(name: str, pool: ExprPool) -> int:
+    """The term (in ``pool``) of the contents of the strings of a supported ``format``.
+
+    >>> pool = ExprPool()
+    >>> e = format_term("ipv4", pool)
+    >>> for b in b"10.0.0.1":
+    ...     e = pool.derive(e, b)
+    >>> pool.nullable(e)
+    True
+    """
+    return copy_from(pool, _TEMPLATES, _template(name))
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import itertools
 from typing import Optional
 
+from ..automata.expr import NOTHING
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
-from .context import Context, Regex
+from .context import Context, Term
 from .ops import Schema, TooDeep, accepts_all, clean, conj, no_alternative
-from .regex_text import alt
 
 __all__ = ["Keywords"]
 
@@ -30,7 +30,7 @@ class Keywords:
     def truly_empty(self, s: Schema, path: str, refs: tuple) -> bool:
         """Whether no instance is valid under ``s``: its over-approximation is empty."""
         try:
-            return self.ctx.compiler.over(s, path, refs) is None
+            return self.ctx.compiler.over(s, path, refs) == NOTHING
         except (ConstraintError, CompileBudgetExceeded):
             return False
 
@@ -115,7 +115,7 @@ class Keywords:
 
     # -- keywords through automaton algebra ------------------------------------------------------
 
-    def intersection(self, s: dict, path: str, refs: tuple) -> str:
+    def intersection(self, s: dict, path: str, refs: tuple) -> Term:
         """``allOf`` (and ``$ref`` with siblings) whose schemas do not merge: the automata intersected."""
         rest = {k: v for k, v in s.items() if k not in ("allOf", "$ref")}
         parts = [(sub, f"{path}/allOf/{i}") for i, sub in enumerate(s.get("allOf", []))]
@@ -124,17 +124,17 @@ class Keywords:
         if clean(rest):
             parts.append((rest, path))
 
-        def attempt() -> Optional[str]:
-            acc: Optional[str] = None
+        def attempt() -> Term:
+            acc = NOTHING
             for i, (sub, where) in enumerate(parts):
-                regex = self.ctx.compiler.compile(sub, where, refs)
-                acc = regex if i == 0 else self.ctx.inter(acc, regex, path)
-                if acc is None:
-                    return None
+                term = self.ctx.compiler.compile(sub, where, refs)
+                acc = term if i == 0 else self.ctx.inter(acc, term, path)
+                if acc == NOTHING:
+                    return NOTHING
             return acc
 
         got = self.ctx.retry_widened(attempt)
-        if got is None:
+        if got == NOTHING:
             if self.truly_empty(s, path, refs):
                 raise UnsatisfiableConstraint("the allOf schemas have no instance in common", path or "/")
             raise SchemaNotSupported(
@@ -143,25 +143,25 @@ class Keywords:
             )
         return got
 
-    def negation(self, s: dict, path: str, refs: tuple) -> str:
+    def negation(self, s: dict, path: str, refs: tuple) -> Term:
         """``not``: the rest of ``s`` (made canonical) minus the over-approximated negated schema."""
         rest = {k: v for k, v in s.items() if k != "not"}
         negated = self.ctx.compiler.over(s["not"], f"{path}/not", refs)
 
-        def attempt() -> Optional[str]:
+        def attempt() -> Term:
             positive = self.ctx.compiler.positive_in_universe(self.ctx.compiler.compile(rest or True, path, refs), path)
             return self.ctx.minus(positive, negated, path)
 
         got = self.ctx.retry_widened(attempt)
-        if got is None:
+        if got == NOTHING:
             raise SchemaNotSupported("not", f"{path}/not", "nothing is left once the negated schema's over-approximation is taken away")
         return got
 
-    def conditional(self, s: dict, path: str, refs: tuple) -> str:
+    def conditional(self, s: dict, path: str, refs: tuple) -> Term:
         """(if ∩ then) ∪ (¬if ∩ else), the ¬ as a subtraction of the over-approximated ``if``."""
         rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
         cond = s["if"]
-        alts: list[Regex] = []
+        alts: list[Term] = []
         try:
             alts.append(self.ctx.compiler.compile(conj(rest, conj(cond, s.get("then", True))), path, refs))
         except (UnsatisfiableConstraint, TooDeep):
@@ -171,12 +171,12 @@ class Keywords:
             alts.append(self.ctx.minus(otherwise, self.ctx.compiler.over(cond, f"{path}/if", refs), path))
         except (UnsatisfiableConstraint, TooDeep):
             pass
-        got = self.ctx.unite(alts, path)
-        if got is None:
+        got = self.ctx.unite(alts)
+        if got == NOTHING:
             raise UnsatisfiableConstraint("neither the then nor the else branch can be satisfied", path or "/")
         return got
 
-    def dependencies(self, s: dict, path: str, refs: tuple) -> str:
+    def dependencies(self, s: dict, path: str, refs: tuple) -> Term:
         """``dependentRequired`` / ``dependentSchemas``: objects without the key, or with it and
         what it brings (one key at a time)."""
         required_deps = dict(s.get("dependentRequired", {}))
@@ -202,9 +202,9 @@ class Keywords:
                 errors.append(e)
         if not alts:
             raise no_alternative(errors, "no object satisfies the dependencies", path)
-        return alt(alts)
+        return self.ctx.unite(alts)
 
-    def exclusive(self, rest: dict, branches: list, path: str, refs: tuple) -> str:
+    def exclusive(self, rest: dict, branches: list, path: str, refs: tuple) -> Term:
         """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others."""
         if sum(map(accepts_all, branches)) >= 2:
             raise UnsatisfiableConstraint("two oneOf branches accept everything: no instance matches exactly one", path or "/")
@@ -217,7 +217,7 @@ class Keywords:
             if errors:
                 raise no_alternative(errors, "no oneOf branch can be satisfied", path)
             raise SchemaNotSupported("oneOf", f"{path}/oneOf", "every branch is covered by the over-approximations of the others")
-        return alt(alts)
+        return self.ctx.unite(alts)
 
     def exclusive_branches(self, rest: dict, branches: list, overs: list, path: str, refs: tuple) -> tuple[list, list]:
         """(each branch that is left minus the others' over-approximations ``overs``, the errors
@@ -232,8 +232,8 @@ class Keywords:
             except (UnsatisfiableConstraint, TooDeep) as e:
                 errors.append(e)
                 continue
-            others = self.ctx.unite([o for j, o in enumerate(overs) if j != i], path)
+            others = self.ctx.unite([o for j, o in enumerate(overs) if j != i])
             got = self.ctx.minus(positive, others, where)
-            if got is not None:
+            if got != NOTHING:
                 alts.append(got)
         return alts, errors

@@ -58,17 +58,50 @@ def load_schema(schema: Union[dict, bool, str, type], *, dialect: Optional[str] 
     if _CHECKED.get(key) is schema:
         return schema
     validator = metaschema_validator(dialect_of(schema, dialect))
-    try:
-        validator.check_schema(reached_part(schema), format_checker=_metaschema_formats(validator))
-    except jsonschema.exceptions.SchemaError as e:
-        if e.validator == "format" and e.validator_value == "regex":
-            keyword = "pattern" if e.absolute_path and e.absolute_path[-1] == "pattern" else "patternProperties"
-            raise SchemaNotSupported(keyword, pointer(e.absolute_path), f"{e.instance!r} is not a regex Python can read") from e
-        raise SchemaError(e.message, pointer(e.absolute_path)) from e
+    for where, piece in _pieces(reached_part(schema)):
+        _check(validator, where, piece)
     _CHECKED[key] = schema
     while len(_CHECKED) > 64:
         _CHECKED.popitem(last=False)
     return schema
+
+
+def _pieces(schema: Schema) -> Iterator[tuple[tuple[str, ...], Any]]:
+    """The parts of ``schema`` checked on their own against the metaschema: the root without its
+    definitions, then each definition (a schema of its own there too). A bundle of definitions
+    shared by many schemas (Kubernetes resources) is then checked once per distinct definition."""
+    if not isinstance(schema, dict):
+        yield (), schema
+        return
+    maps = [k for k in ("$defs", "definitions") if isinstance(schema.get(k), dict)]
+    yield (), {k: v for k, v in schema.items() if k not in maps} if maps else schema
+    for m in maps:
+        for name, sub in schema[m].items():
+            yield (m, name), sub
+
+
+def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
+    """``piece`` checked against ``validator``'s metaschema, once per distinct piece (its JSON text)."""
+    text = json.dumps(piece, sort_keys=True)
+    key = (validator, text)
+    if key in _VALID_PIECES:
+        _VALID_PIECES.move_to_end(key)
+        return
+    try:
+        validator.check_schema(piece, format_checker=_metaschema_formats(validator))
+    except jsonschema.exceptions.SchemaError as e:
+        path = [*where, *e.absolute_path]
+        if e.validator == "format" and e.validator_value == "regex":
+            keyword = "pattern" if path and path[-1] == "pattern" else "patternProperties"
+            raise SchemaNotSupported(keyword, pointer(path), f"{e.instance!r} is not a regex Python can read") from e
+        raise SchemaError(e.message, pointer(path)) from e
+    _VALID_PIECES[key] = None
+    while len(_VALID_PIECES) > 4096:
+        _VALID_PIECES.popitem(last=False)
+
+
+#: Pieces of schemas found valid lately, by (metaschema validator, JSON text): a bound of 4,096.
+_VALID_PIECES: "OrderedDict[tuple[Any, str], None]" = OrderedDict()
 
 
 #: Schemas :func:`load_schema` checked lately, by ``id`` (held, so an id is not reused).

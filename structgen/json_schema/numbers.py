@@ -1,4 +1,4 @@
-"""JSON numbers under bounds and ``multipleOf``: regexes and automata over decimal digits.
+"""JSON numbers under bounds and ``multipleOf``: terms and automata over decimal digits.
 
 Every language here is a set of JSON numbers written **without an exponent** (a sound
 sub-language: ``1e2`` is valid JSON but never emitted when a bound or ``multipleOf`` applies).
@@ -16,6 +16,13 @@ digits, read as the integer ``x * 10**s``, are divisible by ``M``. ``jsonschema`
 (``0.3 / 0.1`` is not a whole number there), so a non-integer ``m`` is accepted only when it is a
 binary fraction (``1.5``, ``0.25``: exact as a float, so the division is exact on numbers of at
 most :data:`SAFE_DIGITS` digits); ``0.1`` or ``0.0001`` are refused.
+
+>>> from structgen.automata.expr import ExprPool
+>>> from structgen.automata.expr_text import to_regex
+>>> from structgen.json_schema.terms import JsonTerms
+>>> t = JsonTerms(ExprPool())
+>>> to_regex(t.pool, number_bound(t, "exclusiveMinimum", 2.5))
+'(?:2\\\\.(?:[6-9][0-9]*|5[0-9]*[1-9][0-9]*)|(?:[3-9]|[1-9][0-9]+)(?:\\\\.[0-9]+)?)'
 """
 
 from __future__ import annotations
@@ -23,12 +30,13 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 from ..automata.dfa import ByteDFA
+from ..automata.expr import NOTHING
 from ..errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
-from .context import Context
-from .regex_text import NUMBER, PLAIN_NUMBER, integer_range, natural_range
+from .context import Context, Term
+from .terms import JsonTerms
 
 __all__ = [
     "SAFE_DIGITS", "Numbers", "decimal_of", "is_binary_fraction", "multiple_of_dfa", "number_bound", "over_number",
@@ -38,8 +46,6 @@ __all__ = [
 #: Numbers with a fraction and at most this many digits keep their order and their exactness
 #: through ``float()`` (doubles hold 15 significant decimal digits).
 SAFE_DIGITS = 15
-
-_MAG = r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"  # any unsigned number without exponent
 
 
 def decimal_of(v: Union[int, float]) -> Decimal:
@@ -57,81 +63,91 @@ def _split(d: Decimal) -> tuple[int, str]:
     return int(whole), frac.rstrip("0")
 
 
-def _frac(op: str, g: str) -> Optional[str]:
-    """Non-empty fraction digit strings ``f`` with ``0.f op 0.g`` (``None``: none)."""
+def _frac(t: JsonTerms, op: str, g: str) -> Term:
+    """Non-empty fraction digit strings ``f`` with ``0.f op 0.g`` (``NOTHING``: none)."""
     if not g:
-        return {"ge": "[0-9]+", "gt": "[0-9]*[1-9][0-9]*", "le": "0+", "lt": None}[op]
+        if op == "ge":
+            return t.digits
+        if op == "gt":
+            return t.cat(t.star(t.digit), t.nonzero, t.star(t.digit))
+        return t.rep(t.lit("0"), 1, None) if op == "le" else NOTHING
     d, rest = int(g[0]), g[1:]
     alts = []
     if op in ("ge", "gt") and d < 9:
-        alts.append(f"[{d + 1}-9][0-9]*")
+        alts.append(t.cat(t.span(str(d + 1), "9"), t.star(t.digit)))
     if op in ("le", "lt") and d > 0:
-        alts.append(f"[0-{d - 1}][0-9]*")
-    inner = _frac(op, rest)  # f = d f' with f' non-empty
+        alts.append(t.cat(t.span("0", str(d - 1)), t.star(t.digit)))
+    inner = _frac(t, op, rest)  # f = d f' with f' non-empty
     empty_ok = op in ("ge", "le") if not rest else op in ("le", "lt")  # f = d alone
-    if inner is not None:
-        alts.append(f"{d}(?:{inner})?" if empty_ok else f"{d}{inner}")
+    if inner != NOTHING:
+        alts.append(t.cat(t.lit(str(d)), t.opt(inner) if empty_ok else inner))
     elif empty_ok:
-        alts.append(str(d))
-    return "(?:" + "|".join(alts) + ")" if alts else None
+        alts.append(t.lit(str(d)))
+    return t.alt(alts)
 
 
-def _mag(op: str, d: Decimal) -> Optional[str]:
+def _magnitude(t: JsonTerms) -> Term:
+    """Any unsigned number without exponent."""
+    return t.cached("magnitude", lambda t: t.cat(t.natural, t.opt(t.fraction)))
+
+
+def _mag(t: JsonTerms, op: str, d: Decimal) -> Term:
     """Unsigned number texts (no exponent) whose value ``op`` ``d`` (``d >= 0``)."""
     di, g = _split(d)
     alts = []
+    f = _frac(t, op, g)
+    point = t.cat(t.lit(f"{di}."), f)
     if op in ("ge", "gt"):
-        alts.append(f"{natural_range(di + 1, None)}(?:\\.[0-9]+)?")
-        f = _frac(op, g)
-        if f is not None:
-            alts.append(f"{di}\\.{f}")
+        alts.append(t.cat(t.natural_range(di + 1, None), t.opt(t.fraction)))
+        alts.append(point)
         if op == "ge" and not g:
-            alts.append(str(di))
+            alts.append(t.lit(str(di)))
     else:
         if di >= 1:
-            alts.append(f"{natural_range(0, di - 1)}(?:\\.[0-9]+)?")
-        f = _frac(op, g)
-        if f is not None:
-            alts.append(f"{di}\\.{f}")
+            alts.append(t.cat(t.natural_range(0, di - 1), t.opt(t.fraction)))
+        alts.append(point)
         if op == "le" or g:
-            alts.append(str(di))
-    return "(?:" + "|".join(alts) + ")" if alts else None
+            alts.append(t.lit(str(di)))
+    return t.alt(alts)
 
 
-def _signed(op: str, c: Decimal) -> str:
+def _signed(t: JsonTerms, op: str, c: Decimal) -> Term:
     """JSON numbers (no exponent) ``x`` with ``x op c``."""
-    zero = r"-0(?:\.0+)?"
+    minus = t.lit("-")
+    zero = t.cat(t.lit("-0"), t.opt(t.zeros_fraction))
     if op in ("ge", "gt"):
         if c > 0 or (c == 0 and op == "gt"):
-            return _mag(op, c) or "[]"
+            return _mag(t, op, c)
         if c == 0:
-            return f"(?:{_mag('ge', c)}|{zero})"
-        neg = _mag("le" if op == "ge" else "lt", -c)
-        return f"(?:{_MAG}|-{neg})" if neg else _MAG
+            return t.alt([_mag(t, "ge", c), zero])
+        return t.alt([_magnitude(t), t.cat(minus, _mag(t, "le" if op == "ge" else "lt", -c))])
     if c < 0 or (c == 0 and op == "lt"):
-        m = _mag("ge" if op == "le" else "gt", -c)
-        return f"-{m}"
+        return t.cat(minus, _mag(t, "ge" if op == "le" else "gt", -c))
     if c == 0:
-        return f"(?:{zero}|0(?:\\.0+)?|-{_mag('gt', c)})"
-    pos = _mag(op, c)
-    return f"(?:{pos}|-{_MAG})" if pos else f"-{_MAG}"
+        return t.alt([zero, t.cat(t.lit("0"), t.opt(t.zeros_fraction)), t.cat(minus, _mag(t, "gt", c))])
+    return t.alt([_mag(t, op, c), t.cat(minus, _magnitude(t))])
 
 
 _OPS = {"minimum": "ge", "exclusiveMinimum": "gt", "maximum": "le", "exclusiveMaximum": "lt"}
 
 
-def number_bound(key: str, value: Union[int, float]) -> str:
+def number_bound(t: JsonTerms, key: str, value: Union[int, float]) -> Term:
     """The JSON numbers (no exponent) satisfying one bound keyword."""
-    return _signed(_OPS[key], decimal_of(value))
+    return _signed(t, _OPS[key], decimal_of(value))
 
 
-def safe_digits() -> str:
+def safe_digits(t: JsonTerms) -> Term:
     """JSON numbers without exponent whose fraction, if any, keeps the total digits within
     :data:`SAFE_DIGITS`; integers of any length."""
-    forms = [r"-?(?:0|[1-9][0-9]*)", rf"-?0\.[0-9]{{1,{SAFE_DIGITS}}}"]
-    for i in range(1, SAFE_DIGITS):
-        forms.append(rf"-?[1-9][0-9]{{{i - 1}}}\.[0-9]{{1,{SAFE_DIGITS - i}}}")
-    return "(?:" + "|".join(forms) + ")"
+
+    def build(t: JsonTerms) -> Term:
+        sign = t.opt(t.lit("-"))
+        forms = [t.integer, t.cat(sign, t.lit("0."), t.rep(t.digit, 1, SAFE_DIGITS))]
+        for i in range(1, SAFE_DIGITS):
+            forms.append(t.cat(sign, t.nonzero, t.rep(t.digit, i - 1, i - 1), t.lit("."), t.rep(t.digit, 1, SAFE_DIGITS - i)))
+        return t.alt(forms)
+
+    return t.cached("safe_digits", build)
 
 
 def is_binary_fraction(m: Union[int, float]) -> bool:
@@ -204,14 +220,14 @@ def multiple_of_dfa(m: Union[int, float], *, integer: bool, max_states: int) -> 
     return ByteDFA.from_rows(rows, finals, max_states=max_states)
 
 
-def over_number(v: Union[int, float]) -> str:
+def over_number(t: JsonTerms, v: Union[int, float]) -> Term:
     """Every text without exponent of a number equal to ``v`` (trailing zeros, ``-0``)."""
     d = decimal_of(v)
     di, g = _split(abs(d))
-    body = f"{di}\\.{g}0*" if g else f"{di}(?:\\.0+)?"
+    body = t.cat(t.lit(f"{di}.{g}"), t.star(t.lit("0"))) if g else t.cat(t.lit(str(di)), t.opt(t.zeros_fraction))
     if d == 0:
-        return f"-?{body}"
-    return ("-" if d < 0 else "") + body
+        return t.cat(t.opt(t.lit("-")), body)
+    return t.cat(t.lit("-"), body) if d < 0 else body
 
 
 class Numbers:
@@ -220,7 +236,7 @@ class Numbers:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    def integer(self, s: dict, path: str, refs: tuple) -> str:
+    def integer(self, s: dict, path: str, refs: tuple) -> Term:
         """Integers under the bounds and ``multipleOf`` of ``s`` (exact: digit ranges)."""
         try:
             bounds = {k: Fraction(s[k]) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s}
@@ -234,15 +250,14 @@ class Numbers:
         if lo is not None and hi is not None and lo > hi:
             described = ", ".join(f"{k} {s[k]}" for k in bounds)
             raise UnsatisfiableConstraint(f"no integer satisfies {described} (minimum > maximum)", path or "/")
-        regex: Optional[str] = integer_range(lo, hi)
+        term = self.ctx.t.integer_range(lo, hi)
         if "multipleOf" in s and s["multipleOf"] != 1:  # (every integer is a multiple of 1)
-            regex = self.ctx.inter(regex, self.multiple_of(s["multipleOf"], True, path), path)
-            if regex is None:
+            term = self.ctx.inter(term, self.multiple_of(s["multipleOf"], True, path), path)
+            if term == NOTHING:
                 raise UnsatisfiableConstraint(f"no integer in range is a multiple of {s['multipleOf']}", path or "/")
-        assert regex is not None
-        return regex
+        return term
 
-    def multiple_of(self, m: Any, integer: bool, path: str) -> str:
+    def multiple_of(self, m: Any, integer: bool, path: str) -> Term:
         """The multiples of ``m`` written without exponent, as an automaton (refused for a float
         that is not a binary fraction: jsonschema divides floats inexactly)."""
         where = f"{path}/multipleOf"
@@ -252,26 +267,28 @@ class Numbers:
             dfa = multiple_of_dfa(m, integer=integer, max_states=self.ctx.options.max_states)
         except CompileBudgetExceeded as e:
             raise CompileBudgetExceeded(e.what, e.limit, where) from None
-        regex: Optional[str] = self.ctx.embed(dfa)
+        term = self.ctx.embed(dfa)
         if isinstance(m, float) or not integer:  # (floats: exact only within SAFE_DIGITS digits)
-            regex = self.ctx.inter(regex, safe_digits(), path)
-        if regex is None:
+            term = self.ctx.inter(term, safe_digits(self.ctx.t), path)
+        if term == NOTHING:
             raise UnsatisfiableConstraint(f"no number written without exponent is a multiple of {m}", path or "/")
-        return regex
+        return term
 
-    def number(self, s: dict, path: str, refs: tuple) -> str:
+    def number(self, s: dict, path: str, refs: tuple) -> Term:
         """Numbers under the bounds and ``multipleOf`` of ``s`` (then without exponent)."""
         ctx = self.ctx
         keys = [k for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s]
         if not keys and "multipleOf" not in s:
-            return NUMBER
-        regex: Optional[str] = PLAIN_NUMBER  # (no exponent: a sound sub-language)
-        for key in keys:
-            regex = ctx.inter(regex, number_bound(key, s[key]), path)
+            return ctx.t.number
+        # (no exponent: a sound sub-language; a bound's numbers are already written without one)
+        term = ctx.t.plain_number
+        for i, key in enumerate(keys):
+            bound = number_bound(ctx.t, key, s[key])
+            term = bound if i == 0 else ctx.inter(term, bound, path)
         if any(k.startswith("exclusive") for k in keys):
-            regex = ctx.inter(regex, safe_digits(), path)
+            term = ctx.inter(term, safe_digits(ctx.t), path)
         if "multipleOf" in s:
-            regex = ctx.inter(regex, self.multiple_of(s["multipleOf"], False, path), path)
-        if regex is None:
+            term = ctx.inter(term, self.multiple_of(s["multipleOf"], False, path), path)
+        if term == NOTHING:
             raise UnsatisfiableConstraint("no number satisfies the bounds" + (" and multipleOf" if "multipleOf" in s else ""), path or "/")
-        return regex
+        return term

@@ -94,11 +94,6 @@ class SchemaOptions:
             raise TypeError("formats must be a dict of format names to regexes (strings)")
         object.__setattr__(self, "formats", MappingProxyType(dict(formats)))  # (frozen: set once, here)
 
-    @property
-    def between_tokens(self) -> str:
-        """The whitespace regex as a group to write between two tokens (``""``: none)."""
-        return f"(?:{self.whitespace})" if self.whitespace else ""
-
     def cache_key(self) -> tuple:
         """A hashable key that two options share exactly when they compile alike."""
         return (

@@ -1,14 +1,14 @@
 """JSON Schema strings that are spans of documents (``extract_from``): the compiler's side.
 
-:class:`SpanStrings` tells the schema compiler (:mod:`.strings`, :mod:`.values`) which string values are spans and writes
-their regex. A plain span string is written as a *placeholder*: a one-byte automaton on a byte no
-UTF-8 text contains (0xFF, or 0xFE for a non-empty span). The schema's automaton then stays small
-(its subset construction and minimisation never see the document), and :meth:`SpanStrings.splice`
-replaces each placeholder edge ``p -> q`` by a copy of the span automaton whose accepting states
-continue as ``q`` does — vectorised, without determinising again. Algebra never sees a
-placeholder: :meth:`SpanStrings.resolve` gives the compiler's ``to_dfa`` the real automata, and a
-splice that would not stay deterministic (another string alternative right after the same quote)
-falls back to the general construction with the real automata as slots.
+:class:`SpanStrings` tells the schema compiler (:mod:`.strings`, :mod:`.values`) which string
+values are spans and builds their terms. A plain span string is written as a *placeholder*: one
+byte no UTF-8 text contains (0xFF, or 0xFE for a non-empty span). The schema's automaton then
+stays small (it never sees the document), and :meth:`SpanStrings.splice` replaces each placeholder
+edge ``p -> q`` by a copy of the span automaton whose accepting states continue as ``q`` does —
+vectorised, without determinising again. Algebra never sees a placeholder:
+:meth:`SpanStrings.resolve` gives the compiler's ``to_dfa`` the real automata (embedded in the
+term), and a splice that would not stay deterministic (another string alternative right after
+the same quote) falls back to the automaton of the resolved term.
 
 Example:
     >>> from structgen.json_schema import schema_to_dfa
@@ -19,16 +19,18 @@ Example:
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
 from ..automata.algebra import intersect
 from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
-from ..automata.markers import slot_marker
-from ..automata.regex import regex_to_dfa
+from ..automata.expr import ExprPool
+from ..automata.expr_dfa import lazy_to_dfa
+from ..automata.expr_rewrite import concat_all, substitute
 from ..automata.spans import json_span_dfa, without_empty
 from ..errors import CompileBudgetExceeded, UnsatisfiableConstraint
+from .terms import JsonTerms
 
 __all__ = ["SpanStrings"]
 
@@ -78,8 +80,8 @@ class SpanStrings:
         self.marked = _has_mark(root)
         self.max_states = max_states
         self._bodies: dict[bool, ByteDFA] = {}
-        self._placeholders: dict[bool, ByteDFA] = {}
-        self._markers: dict[bool, str] = {}  # (one SpanStrings per compile: markers of its slots)
+        self._quoted: dict[bool, ByteDFA] = {}
+        self._used: set[bool] = set()  # the placeholders written so far
 
     def applies(self, s: dict) -> bool:
         """Whether the string values of schema ``s`` must be spans."""
@@ -107,25 +109,28 @@ class SpanStrings:
 
     def quoted(self, nonempty: bool) -> ByteDFA:
         """The automaton of the whole JSON strings (quotes included) of :meth:`body`."""
-        return regex_to_dfa(f'"{slot_marker(0)}"', max_states=self.max_states, slots=[self.body(nonempty)])
-
-    def placeholder(self, nonempty: bool) -> ByteDFA:
-        """The one-byte automaton that stands for :meth:`body` until :meth:`splice`."""
-        dfa = self._placeholders.get(nonempty)
+        dfa = self._quoted.get(nonempty)
         if dfa is None:
-            dfa = self._placeholders[nonempty] = ByteDFA.from_rows([{_PLACEHOLDER[nonempty]: 1}, {}], [1])
+            pool = ExprPool()
+            quote = pool.literal(b'"')
+            term = concat_all(pool, [quote, pool.embed(self.body(nonempty)), quote])
+            dfa = self._quoted[nonempty] = lazy_to_dfa(pool, term, max_states=self.max_states)
         return dfa
 
-    def resolve(self, slots: Sequence[ByteDFA]) -> list[ByteDFA]:
-        """``slots`` with every placeholder replaced by the automaton it stands for."""
-        real = {id(self._placeholders[k]): k for k in self._placeholders}
-        return [self.body(real[id(d)]) if id(d) in real else d for d in slots]
+    @staticmethod
+    def placeholder(pool: ExprPool, nonempty: bool) -> int:
+        """The one-byte term that stands for :meth:`body` until :meth:`splice` or :meth:`resolve`."""
+        return pool.bytes_of(1 << _PLACEHOLDER[nonempty])
+
+    def resolve(self, pool: ExprPool, term: int) -> int:
+        """``term`` with every placeholder replaced by the automaton it stands for."""
+        return substitute(pool, term, {self.placeholder(pool, k): pool.embed(self.body(k)) for k in self._used})
 
     def splice(self, dfa: ByteDFA) -> ByteDFA | None:
         """``dfa`` with each placeholder edge replaced by a copy of the span automaton, or
         ``None`` when the result would not be deterministic (the caller then compiles with
         :meth:`resolve`'d slots)."""
-        used = [k for k, b in _PLACEHOLDER.items() if k in self._placeholders and dfa.transitions[:, dfa.byte_classes[b]].max() >= 0]
+        used = [k for k, b in _PLACEHOLDER.items() if dfa.transitions[:, dfa.byte_classes[b]].max() >= 0]
         if not used:
             return dfa
         body = self.body(False)
@@ -182,24 +187,22 @@ class SpanStrings:
         return ByteDFA(np.ascontiguousarray(table), class_of.astype(np.int32), all_finals)
 
     def string(
-        self, s: dict, path: str, refs: tuple, plain: Callable[[dict, str, tuple], str], *,
-        embed: Callable[[ByteDFA], str], to_dfa: Callable[[str, str], ByteDFA],
-    ) -> str:
-        """The regex of the JSON strings of ``s`` (``plain`` compiles it without spans; ``embed``
-        and ``to_dfa`` are the compile's, see :class:`structgen.json_schema.context.Context`)."""
+        self, s: dict, path: str, refs: tuple, plain: Callable[[dict, str, tuple], int], t: JsonTerms, *,
+        embed: Callable[[ByteDFA], int], to_dfa: Callable[[int, str], ByteDFA],
+    ) -> int:
+        """The term of the JSON strings of ``s`` in ``t.pool`` (``plain`` compiles it without
+        spans; ``embed`` and ``to_dfa`` are the compile's, see
+        :class:`structgen.json_schema.context.Context`)."""
         rest = {k: v for k, v in s.items() if k != "x-extract"}
         if not self.applies(s):
             return plain(rest, path, refs)
         lo = rest.get("minLength", 0)
         nonempty = isinstance(lo, int) and lo >= 1
-        marker = self._markers.get(nonempty)
-        if marker is None:
-            marker = self._markers[nonempty] = embed(self.placeholder(nonempty))
-        quoted = f'"{marker}"'
         if not any(k in rest for k in self.KEYWORDS) or (set(rest) & set(self.KEYWORDS) == {"minLength"} and lo <= 1):
             if self.body(nonempty).is_empty:
                 raise UnsatisfiableConstraint("no span of extract_from is a non-empty string", path or "/")
-            return quoted
+            self._used.add(nonempty)
+            return t.quoted(self.placeholder(t.pool, nonempty))
         try:
             both = intersect(to_dfa(plain(rest, path, refs), path), self.quoted(nonempty), max_states=self.max_states)
         except CompileBudgetExceeded as e:

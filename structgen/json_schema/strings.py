@@ -4,19 +4,39 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
-from ..errors import SchemaNotSupported, UnsatisfiableConstraint
-from .context import Context
+from ..automata.dfa import ByteDFA
+from ..automata.dfa_chain import enclose, repeat_unit
+from ..automata.expr import NOTHING, ExprPool
+from ..automata.expr_dfa import lazy_to_dfa
+from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
+from .context import Context, Term
 from .ecma_pattern import pattern_regex
-from .formats import FORMATS, FREE_STRING_FORMATS, format_regex, regex_width
+from .formats import FORMATS, FREE_STRING_FORMATS, format_regex, format_term, regex_width
 from .loading import anchored
-from .regex_text import CHAR, quantify
+from .terms import JsonTerms
 
 __all__ = ["Strings"]
 
 #: Formats whose regex keeps under the RFC's length limit by dropping some long valid values.
 _CAPPED_FORMATS = ("hostname", "email", "idn-hostname", "idn-email")
+
+
+@functools.lru_cache(maxsize=64)
+def length_dfa(lo: int, hi: Optional[int], max_states: int) -> ByteDFA:
+    """The JSON strings of ``lo``..``hi`` characters (any encoding of each), as an automaton:
+    the character's automaton chained (:func:`~structgen.automata.dfa_chain.repeat_unit`) and
+    quoted; built once per process for each length range.
+
+    >>> dfa = length_dfa(1, 2, 1000)
+    >>> dfa.accepts('"é"'.encode()), dfa.accepts(br'"\\u00e9\\t"'), dfa.accepts(b'""'), dfa.accepts(b'"abc"')
+    (True, True, False, False)
+    """
+    t = JsonTerms(ExprPool())
+    char = lazy_to_dfa(t.pool, t.char)
+    return enclose(repeat_unit(char, lo, hi, max_states=max_states), ord('"'), ord('"'))
 
 
 class Strings:
@@ -25,13 +45,14 @@ class Strings:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    def string(self, s: dict, path: str, refs: tuple) -> str:
+    def string(self, s: dict, path: str, refs: tuple) -> Term:
         """The JSON strings (quotes included) valid under ``s``."""
         ctx = self.ctx
+        t = ctx.t
         if ctx.spans is not None:
             spans, ctx.spans = ctx.spans, None  # (re-entered without spans for the other keywords)
             try:
-                return spans.string(s, path, refs, self.string, embed=ctx.embed, to_dfa=ctx.to_dfa)
+                return spans.string(s, path, refs, self.string, t, embed=ctx.embed, to_dfa=ctx.to_dfa)
             finally:
                 ctx.spans = spans
         if s.get("x-extract") is True:
@@ -41,63 +62,65 @@ class Strings:
         if hi is not None and lo > hi:
             raise UnsatisfiableConstraint(f"minLength {lo} > maxLength {hi}", path or "/")
         fmt, pattern = s.get("format"), s.get("pattern")
-        regex = None if fmt is None else self.format_body(fmt, f"{path}/format")
-        if regex is not None and pattern is not None:
-            return self.format_and_pattern(regex, fmt, pattern, lo, hi, path)
-        if regex is not None and fmt in ctx.options.formats:
-            quoted = f'"(?:{regex})"'
+        body = None if fmt is None else self.format_body(fmt, f"{path}/format")
+        if body is not None and pattern is not None:
+            return self.format_and_pattern(body, fmt, pattern, lo, hi, path)
+        if body is not None and fmt in ctx.options.formats:
+            quoted = t.quoted(body)
             return self.with_length(quoted, lo, hi, path, f"format {fmt!r}") if lo or hi is not None else quoted
-        if regex is not None:
-            wlo, whi = regex_width(regex)
+        if body is not None:
+            wlo, whi = regex_width(FORMATS[fmt])
             if fmt in _CAPPED_FORMATS and (wlo < lo or (hi is not None and (whi is None or whi > hi))):
                 key = "minLength" if wlo < lo else "maxLength"  # (our length cap is tighter than the RFC's)
                 raise SchemaNotSupported(key, f"{path}/{key}", f"together with format {fmt!r}")
             if (hi is not None and wlo > hi) or (whi is not None and whi < lo):
                 raise UnsatisfiableConstraint(f"no {fmt!r} string has {lo}..{hi} characters", path or "/")
             if wlo < lo or (hi is not None and (whi is None or whi > hi)):
-                return self.with_length(f'"(?:{regex})"', lo, hi, path, f"format {fmt!r}")
-            return f'"(?:{regex})"'
+                return self.with_length(t.quoted(body), lo, hi, path, f"format {fmt!r}")
+            return t.quoted(body)
         if pattern is not None:
             try:
-                body = pattern_regex(pattern, lo, hi, path=f"{path}/pattern")
+                regex = pattern_regex(pattern, lo, hi, path=f"{path}/pattern")
             except SchemaNotSupported:
                 if lo == 0 and hi is None:
                     raise
                 # (a length the pattern's own repetitions cannot absorb: intersect the automata)
-                body = pattern_regex(pattern, path=f"{path}/pattern")
-                if body is None:
+                regex = pattern_regex(pattern, path=f"{path}/pattern")
+                if regex is None:
                     raise UnsatisfiableConstraint(f"no string matches pattern {pattern!r}", path or "/") from None
-                return self.with_length(ctx.quoted(body, path), lo, hi, path, f"pattern {pattern!r}")
-            if body is None:
+                return self.with_length(ctx.quoted(regex, path), lo, hi, path, f"pattern {pattern!r}")
+            if regex is None:
                 raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches pattern {pattern!r}", path or "/")
-            return ctx.quoted(body, path)
-        return '"' + quantify(CHAR, lo, hi) + '"'
+            return ctx.quoted(regex, path)
+        return t.quoted(t.rep(t.char, lo, hi))
 
-    def format_body(self, fmt: Any, path: str) -> Optional[str]:
-        """The regex of the string contents of a ``format`` (None: it constrains no string)."""
-        options = self.ctx.options
+    def format_body(self, fmt: Any, path: str) -> Optional[Term]:
+        """The term of the string contents of a ``format`` (None: it constrains no string)."""
+        ctx = self.ctx
+        options = ctx.options
         if not isinstance(fmt, str):
             return None
         if fmt in options.formats:  # (a custom format: its regex matches the whole decoded string)
-            body = pattern_regex(anchored(options.formats[fmt]), path=path)
-            if body is None:
+            regex = pattern_regex(anchored(options.formats[fmt]), path=path)
+            if regex is None:
                 raise UnsatisfiableConstraint(f"no string matches the regex of format {fmt!r}", path)
-            return body
-        regex = format_regex(fmt)
-        if regex is None and fmt not in FREE_STRING_FORMATS and options.unknown_formats == "error":
-            raise SchemaNotSupported("format", path, f"unknown format {fmt!r}; known: {', '.join(FORMATS)} (or pass formats=)")
-        return regex  # (unknown: an annotation, see format_annotations)
+            return ctx.body(regex, path)
+        if format_regex(fmt) is None:
+            if fmt not in FREE_STRING_FORMATS and options.unknown_formats == "error":
+                raise SchemaNotSupported("format", path, f"unknown format {fmt!r}; known: {', '.join(FORMATS)} (or pass formats=)")
+            return None  # (unknown: an annotation, see format_annotations)
+        return format_term(fmt, ctx.pool)
 
-    def format_and_pattern(self, regex: str, fmt: str, pattern: str, lo: int, hi: Optional[int], path: str) -> str:
+    def format_and_pattern(self, body: Term, fmt: str, pattern: str, lo: int, hi: Optional[int], path: str) -> Term:
         """A string under both a ``format`` and a ``pattern``: the two automata intersected.
         Built-in formats are under-approximations, so an empty result is a refusal there."""
-        body = pattern_regex(pattern, path=f"{path}/pattern")
-        if body is None:
+        regex = pattern_regex(pattern, path=f"{path}/pattern")
+        if regex is None:
             raise UnsatisfiableConstraint(f"no string matches pattern {pattern!r}", path or "/")
         what = f"format {fmt!r} and pattern {pattern!r}"
         try:
-            both = self.ctx.inter(f'"(?:{regex})"', f'"{body}"', path)
-            if both is None:
+            both = self.ctx.inter(self.ctx.t.quoted(body), self.ctx.quoted(regex, path), path)
+            if both == NOTHING:
                 raise UnsatisfiableConstraint(f"no string matches {what}", path or "/")
             return self.with_length(both, lo, hi, path, what) if lo or hi is not None else both
         except UnsatisfiableConstraint:
@@ -107,10 +130,14 @@ class Strings:
                 "pattern", f"{path}/pattern", f"no string of structgen's format {fmt!r} matches it (the format's regex leaves some valid strings out)"
             ) from None
 
-    def with_length(self, string: str, lo: int, hi: Optional[int], path: str, what: str) -> str:
-        """The strings of the regex ``string`` (quotes included) of ``lo``..``hi`` characters: an
-        intersection of automata (exact: a unit of both regexes is one decoded character)."""
-        kept = self.ctx.inter(string, '"' + quantify(CHAR, lo, hi) + '"', path)
-        if kept is None:
+    def with_length(self, string: Term, lo: int, hi: Optional[int], path: str, what: str) -> Term:
+        """The strings of ``string`` (quotes included) of ``lo``..``hi`` characters: an
+        intersection of automata (exact: a unit of both terms is one decoded character)."""
+        try:
+            lengths = self.ctx.embed(length_dfa(lo, hi, self.ctx.options.max_states))
+        except CompileBudgetExceeded as e:
+            raise CompileBudgetExceeded(e.what, e.limit, path or "/") from None
+        kept = self.ctx.inter(string, lengths, path)
+        if kept == NOTHING:
             raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches {what}", path or "/")
         return kept

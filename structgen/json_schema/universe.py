@@ -29,15 +29,17 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..automata.dfa import ByteDFA
+from ..automata.expr import NOTHING, ExprPool
+from ..automata.expr_dfa import lazy_to_dfa
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .arrays import count_items
-from .context import Context, Regex
+from .context import Context, Term
 from .ecma_pattern import pattern_language_is_python, pattern_regex
 from .numbers import number_bound, over_number, safe_digits
 from .ops import clean, encoded
-from .regex_text import CANON_STRING, CHAR, PLAIN_INTEGER_VALUE, PLAIN_NUMBER, literal, quantify
+from .terms import JsonTerms
 
-__all__ = ["MAX_ONEOF_BRANCHES", "UNIVERSE_DEPTH", "Universe"]
+__all__ = ["MAX_ONEOF_BRANCHES", "UNIVERSE_DEPTH", "Universe", "universe_dfa"]
 
 #: Nesting depth of the canonical universe (deeper positive strings are dropped before a subtraction).
 UNIVERSE_DEPTH = 6
@@ -49,160 +51,165 @@ MAX_ONEOF_BRANCHES = 6
 _UNIVERSES: dict[str, ByteDFA] = {}
 
 
+def universe_dfa(whitespace: str) -> ByteDFA:
+    """The automaton of the canonical universe ``U`` under ``whitespace`` (built once per process,
+    a level of nesting at a time: each level is an automaton the next one embeds)."""
+    dfa = _UNIVERSES.get(whitespace)
+    if dfa is None:
+        t = JsonTerms(ExprPool(), whitespace)
+        scalars = t.alt([t.null, t.boolean, t.plain_number, t.canon_string])
+        value = scalars
+        for _ in range(UNIVERSE_DEPTH + 1):
+            dfa = lazy_to_dfa(t.pool, value)
+            value = t.pool.embed(dfa)
+            value = t.alt([scalars, t.sequence("[", value, "]"), t.sequence("{", t.member(t.canon_string, value), "}")])
+        assert dfa is not None
+        _UNIVERSES[whitespace] = dfa
+    return dfa
+
+
 class Universe:
     """The canonical universe and over-approximations in it (a part of the schema compiler)."""
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
-        self._universe: Optional[str] = None
-        self._long_fractions: Regex = None
+        self._universe: Optional[Term] = None
+        self._long_fractions: Optional[Term] = None
 
     # -- the canonical universe ----------------------------------------------------------------
 
-    def universe(self) -> str:
+    def universe(self) -> Term:
         """The canonical universe ``U`` (one automaton per whitespace regex, shared by compiles)."""
-        cached = self._universe
-        if cached is None:
-            dfa = _UNIVERSES.get(self.ctx.ws)
-            if dfa is None:
-                scalars = f"null|true|false|{PLAIN_NUMBER}|{CANON_STRING}"
-                value = f"(?:{scalars})"
-                for _ in range(UNIVERSE_DEPTH):
-                    value = self.ctx.embed(self.ctx.to_dfa(f"(?:{scalars}|{self.array_of(value)}|{self.object_of(CANON_STRING, value)})"))
-                dfa = _UNIVERSES[self.ctx.ws] = self.ctx.to_dfa(value)
-            cached = self._universe = self.ctx.embed(dfa)
-        return cached
+        if self._universe is None:
+            self._universe = self.ctx.embed(universe_dfa(self.ctx.options.whitespace))
+        return self._universe
 
-    def array_of(self, item: str, lo: int = 0, hi: Optional[int] = None) -> str:
-        """Arrays of ``lo``..``hi`` items from the regex ``item``."""
-        w = self.ctx.ws
-        sep = f"{w},{w}"
-        if hi == 0:
-            return rf"\[{w}\]"
-        body = item + quantify(sep + item, max(lo - 1, 0), None if hi is None else hi - 1)
-        return rf"\[{w}{body}{w}\]" if lo > 0 else rf"\[{w}(?:{body}{w})?\]"
+    def array_of(self, item: Term, lo: int = 0, hi: Optional[int] = None) -> Term:
+        """Arrays of ``lo``..``hi`` items from ``item``."""
+        return self.ctx.t.sequence("[", item, "]", lo, hi)
 
-    def object_of(self, key: str, value: str, lo: int = 0) -> str:
+    def object_of(self, key: Term, value: Term, lo: int = 0) -> Term:
         """Objects of at least ``lo`` members ``key: value``."""
-        w = self.ctx.ws
-        member = f"{key}{w}:{w}{value}"
-        sep = f"{w},{w}"
-        body = member + quantify(sep + member, max(lo - 1, 0), None)
-        return rf"\{{{w}{body}{w}\}}" if lo > 0 else rf"\{{{w}(?:{body}{w})?\}}"
+        t = self.ctx.t
+        return t.sequence("{", t.member(key, value), "}", lo)
 
-    def object_having(self, key: str, value: str) -> str:
+    def object_having(self, key: Term, value: Term) -> Term:
         """Objects with some member ``key: value`` (and any other members)."""
-        w = self.ctx.ws
-        u = self.universe()
-        any_member = f"{CANON_STRING}{w}:{w}{u}"
-        sep = f"{w},{w}"
-        return rf"\{{{w}(?:{any_member}{sep})*{key}{w}:{w}{value}(?:{sep}{any_member})*{w}\}}"
+        t = self.ctx.t
+        any_member = t.member(t.canon_string, self.universe())
+        return t.cat(
+            t.lit("{"), t.ws, t.star(t.cat(any_member, t.sep)), t.member(key, value), t.star(t.cat(t.sep, any_member)),
+            t.ws, t.lit("}"),
+        )
 
-    def positive_in_universe(self, regex: str, path: str) -> str:
-        """``regex ∩ U``: the side a subtraction starts from (:class:`UnsatisfiableConstraint` if empty)."""
-        got = self.ctx.inter(regex, self.universe(), path)
-        if got is None:
+    def positive_in_universe(self, term: Term, path: str) -> Term:
+        """``term ∩ U``: the side a subtraction starts from (:class:`UnsatisfiableConstraint` if empty)."""
+        got = self.ctx.inter(term, self.universe(), path)
+        if got == NOTHING:
             raise UnsatisfiableConstraint("no canonical serialisation is left to subtract from", path or "/")
         return got
 
     # -- over-approximation --------------------------------------------------------------------
 
-    def over(self, s: Any, path: str, refs: tuple) -> Regex:
-        """A regex holding every canonical serialisation of every instance valid under ``s``."""
+    def over(self, s: Any, path: str, refs: tuple) -> Term:
+        """A term holding every canonical serialisation of every instance valid under ``s``."""
+        ctx = self.ctx
         if s is True:
             return self.universe()
         if s is False:
-            return None
+            return NOTHING
         if "unevaluatedProperties" in s or "unevaluatedItems" in s:
             try:  # (the rewrite is exact; when it is refused, ignoring the keyword keeps a superset)
-                rewritten = self.ctx.compiler.without_unevaluated(s, path)
+                rewritten = ctx.compiler.without_unevaluated(s, path)
             except SchemaNotSupported:
                 rewritten = {k: v for k, v in s.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
             return self.over(rewritten, path, refs)
         s = clean(s)
         if not s:
             return self.universe()
-        acc: Regex = self.universe()
+        acc = self.universe()
         if "$ref" in s:
-            target, target_path = self.ctx.refs.resolve(s["$ref"], path)
-            if refs.count(target_path) > self.ctx.options.max_recursion_depth:
+            target, target_path = ctx.refs.resolve(s["$ref"], path)
+            if refs.count(target_path) > ctx.options.max_recursion_depth:
                 return self.universe()  # (an over-approximation may stop anywhere)
             acc = self.over(target, target_path, refs + (target_path,))
         if "enum" in s or "const" in s:
             values = [s["const"]] if "const" in s else list(s["enum"])
-            acc = self.ctx.inter(acc, self.ctx.unite([self.over_value(v) for v in values], path), path)
-        acc = self.ctx.inter(acc, self.over_typed(s, path, refs), path)
+            acc = ctx.inter(acc, ctx.unite([self.over_value(v) for v in values]), path)
+        acc = ctx.inter(acc, self.over_typed(s, path, refs), path)
         for i, sub in enumerate(s.get("allOf", [])):
-            acc = self.ctx.inter(acc, self.over(sub, f"{path}/allOf/{i}", refs), path)
+            acc = ctx.inter(acc, self.over(sub, f"{path}/allOf/{i}", refs), path)
         for key in ("anyOf", "oneOf"):
             if key in s:
-                acc = self.ctx.inter(acc, self.ctx.unite([self.over(b, f"{path}/{key}/{i}", refs) for i, b in enumerate(s[key])], path), path)
+                acc = ctx.inter(acc, ctx.unite([self.over(b, f"{path}/{key}/{i}", refs) for i, b in enumerate(s[key])]), path)
         if "oneOf" in s:
-            acc = self.ctx.minus(acc, self.in_two_branches(s["oneOf"], path, refs), path)
+            acc = ctx.minus(acc, self.in_two_branches(s["oneOf"], path, refs), path)
         if "not" in s:
             try:
-                inner = self.ctx.compiler.compile(s["not"], f"{path}/not", refs)
+                inner = ctx.compiler.compile(s["not"], f"{path}/not", refs)
             except (UnsatisfiableConstraint, SchemaNotSupported, CompileBudgetExceeded):
-                inner = None  # (subtracting less keeps a superset)
-            acc = self.ctx.minus(acc, inner, path)
+                inner = NOTHING  # (subtracting less keeps a superset)
+            acc = ctx.minus(acc, inner, path)
         if "if" in s:
             then = self.over(s.get("then", True), f"{path}/then", refs)
             otherwise = self.over(s.get("else", True), f"{path}/else", refs)
             cond_over = self.over(s["if"], f"{path}/if", refs)
             try:
-                cond = self.ctx.compiler.compile(s["if"], f"{path}/if", refs)
+                cond = ctx.compiler.compile(s["if"], f"{path}/if", refs)
             except (UnsatisfiableConstraint, SchemaNotSupported, CompileBudgetExceeded):
-                cond = None
-            branch = self.ctx.unite([self.ctx.inter(cond_over, then, path), self.ctx.minus(otherwise, cond, path)], path)
-            acc = self.ctx.inter(acc, branch, path)
+                cond = NOTHING
+            branch = ctx.unite([ctx.inter(cond_over, then, path), ctx.minus(otherwise, cond, path)])
+            acc = ctx.inter(acc, branch, path)
         return acc
 
-    def in_two_branches(self, branches: list, path: str, refs: tuple) -> Regex:
+    def in_two_branches(self, branches: list, path: str, refs: tuple) -> Term:
         """Instances valid for sure under two ``oneOf`` branches (the union of the pairwise
         intersections of their languages), which ``oneOf`` rejects: subtracted from its
         over-approximation. Beyond :data:`MAX_ONEOF_BRANCHES` branches, or where a branch does not
         compile, less is subtracted (still a superset)."""
         if len(branches) > MAX_ONEOF_BRANCHES:
-            return None
+            return NOTHING
         ctx = self.ctx
-        langs: list[Regex] = []
+        langs: list[Term] = []
         for i, b in enumerate(branches):
             try:
                 langs.append(ctx.compiler.compile(b, f"{path}/oneOf/{i}", refs))
             except (ConstraintError, CompileBudgetExceeded):
-                langs.append(None)  # (nothing valid for sure: subtracting less keeps a superset)
+                langs.append(NOTHING)  # (nothing valid for sure: subtracting less keeps a superset)
         pairs = [ctx.inter(a, b, path) for i, a in enumerate(langs) for b in langs[i + 1 :]]
-        return ctx.unite(pairs, path)
+        return ctx.unite(pairs)
 
-    def over_value(self, v: Any) -> str:
-        w = self.ctx.ws
+    def over_value(self, v: Any) -> Term:
+        ctx = self.ctx
+        t = ctx.t
         if v is None or isinstance(v, bool):
-            return "true" if v is True else "false" if v is False else "null"
+            return t.lit("true" if v is True else "false" if v is False else "null")
         if isinstance(v, (int, float)):
-            return over_number(v)
+            return over_number(t, v)
         if isinstance(v, str):
-            return '"' + literal(encoded(v)) + '"'
+            return t.quoted(t.lit(encoded(v)))
         if isinstance(v, list):
             if not v:
-                return rf"\[{w}\]"
-            return rf"\[{w}" + f"{w},{w}".join(self.over_value(x) for x in v) + rf"{w}\]"
+                return t.cat(t.lit("["), t.ws, t.lit("]"))
+            items = [p for x in v for p in (t.sep, self.over_value(x))][1:]
+            return t.cat(t.lit("["), t.ws, *items, t.ws, t.lit("]"))
         # an object: its keys only, each present, and some member of each name with its value
-        keys = [f'"{literal(encoded(k))}"' for k in v]
         if not v:
-            return rf"\{{{w}\}}"
-        acc: Regex = self.object_of("(?:" + "|".join(keys) + ")", self.universe(), lo=len(v))
+            return t.cat(t.lit("{"), t.ws, t.lit("}"))
+        keys = [t.quoted(t.lit(encoded(k))) for k in v]
+        acc = self.object_of(t.alt(keys), self.universe(), lo=len(v))
         for key, x in zip(keys, v.values()):
-            acc = self.ctx.inter(acc, self.object_having(key, self.over_value(x)), "")
-        assert acc is not None
+            acc = ctx.inter(acc, self.object_having(key, self.over_value(x)), "")
+        assert acc != NOTHING
         return acc
 
-    def over_typed(self, s: dict, path: str, refs: tuple) -> Regex:
+    def over_typed(self, s: dict, path: str, refs: tuple) -> Term:
         t = s.get("type")
         types = ["null", "boolean", "number", "string", "array", "object"] if t is None else ([t] if isinstance(t, str) else list(t))
-        parts: list[Regex] = []
+        parts: list[Term] = []
         for name in dict.fromkeys(types):
             if name in ("null", "boolean"):
-                parts.append("null" if name == "null" else "(?:true|false)")
+                parts.append(self.ctx.t.null if name == "null" else self.ctx.t.boolean)
             elif name in ("number", "integer"):
                 parts.append(self.over_number_schema(s, name == "integer" and "number" not in types, path))
             elif name == "string":
@@ -211,114 +218,122 @@ class Universe:
                 parts.append(self.over_array(s, path, refs))
             elif name == "object":
                 parts.append(self.over_object(s, path, refs))
-        return self.ctx.unite(parts, path)
+        return self.ctx.unite(parts)
 
-    def over_number_schema(self, s: dict, integer: bool, path: str) -> Regex:
-        acc: Regex = PLAIN_INTEGER_VALUE if integer else PLAIN_NUMBER
+    def over_number_schema(self, s: dict, integer: bool, path: str) -> Term:
+        ctx = self.ctx
+        acc = ctx.t.plain_integer_value if integer else ctx.t.plain_number
         for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
             if key in s:
-                acc = self.ctx.inter(acc, number_bound(key, s[key]), path)
+                bound = number_bound(ctx.t, key, s[key])  # (without exponent, as plain_number)
+                acc = bound if acc == ctx.t.plain_number else ctx.inter(acc, bound, path)
         # a long fraction may round onto a bound or onto a whole number: keep every such text
-        return self.ctx.unite([acc, self.long_fractions(path)], path)
+        return ctx.unite([acc, self.long_fractions(path)])
 
-    def long_fractions(self, path: str) -> Regex:
-        cached = self._long_fractions
-        if cached is None:
-            cached = self._long_fractions = self.ctx.minus(PLAIN_NUMBER, safe_digits(), path)
-        return cached
+    def long_fractions(self, path: str) -> Term:
+        if self._long_fractions is None:
+            t = self.ctx.t
+            self._long_fractions = self.ctx.minus(t.plain_number, safe_digits(t), path)
+        return self._long_fractions
 
-    def over_string(self, s: dict, path: str) -> Regex:
+    def over_string(self, s: dict, path: str) -> Term:
+        t = self.ctx.t
         lo = int(s.get("minLength", 0))
         hi = None if s.get("maxLength") is None else int(s["maxLength"])
         if hi is not None and lo > hi:
-            return None
-        acc: Regex = '"' + quantify(CHAR, lo, hi) + '"'  # (format ignored: a superset)
+            return NOTHING
+        acc = t.quoted(t.rep(t.char, lo, hi))  # (format ignored: a superset)
         pattern = s.get("pattern")
         if isinstance(pattern, str) and pattern_language_is_python(pattern):
             try:
-                body = pattern_regex(pattern)  # (exactly the strings re.search finds it in, every spelling)
+                regex = pattern_regex(pattern)  # (exactly the strings re.search finds it in, every spelling)
             except SchemaNotSupported:
                 return acc
-            acc = None if body is None else self.ctx.inter(acc, f'"{body}"', path)
+            acc = NOTHING if regex is None else self.ctx.inter(acc, self.ctx.quoted(regex, path), path)
         return acc
 
-    def over_array(self, s: dict, path: str, refs: tuple) -> Regex:
+    def over_array(self, s: dict, path: str, refs: tuple) -> Term:
+        ctx = self.ctx
+        t = ctx.t
         u = self.universe()
         lo = int(s.get("minItems", 0))
         hi = None if s.get("maxItems") is None else int(s["maxItems"])
         if hi is not None and lo > hi:
-            return None
+            return NOTHING
         prefix = [self.over(p, f"{path}/prefixItems/{i}", refs) for i, p in enumerate(s.get("prefixItems", []))]
         tail = self.over(s.get("items", True), f"{path}/items", refs)
-        w = self.ctx.ws
-        sep = f"{w},{w}"
-        cut = next((i for i, p in enumerate(prefix) if p is None), len(prefix))
-        bodies, seq = [], ""
+        sep = t.sep
+        cut = next((i for i, p in enumerate(prefix) if p == NOTHING), len(prefix))
+        bodies = []
+        seq: list[Term] = []
         for i in range(cut):  # arrays that end inside the prefix
-            seq += (sep if i else "") + prefix[i]
-            bodies.append(seq)
-        if cut == len(prefix) and tail is not None:
-            bodies.append(seq + (sep if seq else "") + tail + f"(?:{sep}{tail})*")
-        shape = [rf"\[{w}\]"]
-        body = self.ctx.unite(bodies, path)
-        if body is not None:
-            shape.append(rf"\[{w}{body}{w}\]")
-        acc = self.ctx.unite(shape, path)
+            seq += [sep, prefix[i]] if i else [prefix[i]]
+            bodies.append(t.cat(*seq))
+        if cut == len(prefix) and tail != NOTHING:
+            bodies.append(t.cat(*seq, *([sep] if seq else []), tail, t.star(t.cat(sep, tail))))
+        shape = [t.cat(t.lit("["), t.ws, t.lit("]"))]
+        body = ctx.unite(bodies)
+        if body != NOTHING:
+            shape.append(t.cat(t.lit("["), t.ws, body, t.ws, t.lit("]")))
+        acc = ctx.unite(shape)
         if lo or hi is not None:
-            acc = self.ctx.inter(acc, self.array_of(u, lo, hi), path)
+            acc = ctx.inter(acc, self.array_of(u, lo, hi), path)
         if "contains" in s:
-            acc = self.ctx.inter(acc, self.over_contains(s, path, refs), path)
+            acc = ctx.inter(acc, self.over_contains(s, path, refs), path)
         return acc
 
-    def over_contains(self, s: dict, path: str, refs: tuple) -> Regex:
+    def over_contains(self, s: dict, path: str, refs: tuple) -> Term:
         """Arrays with ``minContains``..``maxContains`` items valid under ``contains``, over-
         approximated: at least ``minContains`` items in its over-approximation, and at most
-        ``maxContains`` items in its own (under-approximated) language. None when the bounds
-        cross (``maxContains`` below ``minContains``): then no array is valid."""
+        ``maxContains`` items in its own (under-approximated) language. ``NOTHING`` when the
+        bounds cross (``maxContains`` below ``minContains``): then no array is valid."""
         ctx = self.ctx
+        t = ctx.t
         lo, hi = int(s.get("minContains", 1)), s.get("maxContains")
         hi = None if hi is None else int(hi)
         if hi is not None and lo > hi:
-            return None
+            return NOTHING
         u = self.universe()
-        w = ctx.ws
-        sep = f"{w},{w}"
-        acc: Regex = self.array_of(u)
+        acc = self.array_of(u)
         if lo >= 1:
             over = self.over(s["contains"], f"{path}/contains", refs)
-            if over is None:
-                return None
-            body = count_items(over, ctx.minus(u, over, path), lo, None, sep)
-            acc = ctx.inter(acc, None if body is None else rf"\[{w}{body}{w}\]", path)
+            if over == NOTHING:
+                return NOTHING
+            body = count_items(t, over, ctx.minus(u, over, path), lo, None)
+            acc = ctx.inter(acc, t.cat(t.lit("["), t.ws, body, t.ws, t.lit("]")), path)
         if hi is not None:
             try:  # (items valid for sure: when there are more than hi of them, the array is invalid)
                 valid = ctx.inter(ctx.compiler.compile(s["contains"], f"{path}/contains", refs), u, path)
             except (UnsatisfiableConstraint, SchemaNotSupported, CompileBudgetExceeded):
-                valid = None  # (counting less keeps a superset)
-            if valid is not None:
-                body = count_items(valid, ctx.minus(u, valid, path), 0, hi, sep)
-                acc = ctx.inter(acc, ctx.unite([rf"\[{w}\]", None if body is None else rf"\[{w}{body}{w}\]"]), path)
+                valid = NOTHING  # (counting less keeps a superset)
+            if valid != NOTHING:
+                body = count_items(t, valid, ctx.minus(u, valid, path), 0, hi)
+                empty = t.cat(t.lit("["), t.ws, t.lit("]"))
+                acc = ctx.inter(acc, ctx.unite([empty, t.cat(t.lit("["), t.ws, body, t.ws, t.lit("]"))]), path)
         return acc
 
-    def over_object(self, s: dict, path: str, refs: tuple) -> Regex:
+    def over_object(self, s: dict, path: str, refs: tuple) -> Term:
+        ctx = self.ctx
+        t = ctx.t
         u = self.universe()
-        acc: Regex = self.object_of(CANON_STRING, u, lo=int(s.get("minProperties", 0)))
+        acc = self.object_of(t.canon_string, u, lo=int(s.get("minProperties", 0)))
         props = s.get("properties", {})
         for name in s.get("required", []):
-            acc = self.ctx.inter(acc, self.object_having(f'"{literal(encoded(name))}"', u), path)
+            acc = ctx.inter(acc, self.object_having(t.quoted(t.lit(encoded(name))), u), path)
         for name, sub in props.items():
-            key = f'"{literal(encoded(name))}"'
+            key = t.quoted(t.lit(encoded(name)))
             o = self.over(sub, f"{path}/properties/{name}", refs)
             if o == u:
                 continue
-            others = self.ctx.minus(CANON_STRING, key, path)
-            without = self.object_of(others, u) if others is not None else None
-            acc = self.ctx.inter(acc, self.ctx.unite([without, self.object_having(key, o) if o is not None else None], path), path)
+            others = ctx.minus(t.canon_string, key, path)
+            without = self.object_of(others, u) if others != NOTHING else NOTHING
+            acc = ctx.inter(acc, ctx.unite([without, self.object_having(key, o) if o != NOTHING else NOTHING]), path)
+        empty = t.cat(t.lit("{"), t.ws, t.lit("}"))
         if s.get("additionalProperties") is False and not s.get("patternProperties"):
-            allowed = self.ctx.unite([f'"{literal(encoded(name))}"' for name in props], path)
-            acc = self.ctx.inter(acc, self.object_of(allowed, u) if allowed else rf"\{{{self.ctx.ws}\}}", path)
+            allowed = ctx.unite([t.quoted(t.lit(encoded(name))) for name in props])
+            acc = ctx.inter(acc, self.object_of(allowed, u) if allowed != NOTHING else empty, path)
         if "propertyNames" in s:
             names = self.over(s["propertyNames"], f"{path}/propertyNames", refs)
-            names = self.ctx.inter(names, CANON_STRING, path)
-            acc = self.ctx.inter(acc, self.object_of(names, u) if names else rf"\{{{self.ctx.ws}\}}", path)
+            names = ctx.inter(names, t.canon_string, path)
+            acc = ctx.inter(acc, self.object_of(names, u) if names != NOTHING else empty, path)
         return acc

@@ -13,9 +13,9 @@ idea, on a byte DFA:
 1. per vocabulary (:meth:`StringSlice.build`, kept by the vocabulary's
    :class:`~.index.VocabularyIndex`): which tokens are slice tokens, their lengths in characters,
    and the trie of the rest;
-2. per automaton (:func:`char_successors`, vectorised over all states): the state every slice
-   character leads to, or -1 if every one dies, or -2 if they disagree (then the slice does not
-   apply and the guide walks the full trie, as before).
+2. per state (:func:`char_successor`, as generation reaches it): the state every slice character
+   leads to, or -1 if every one dies, or -2 if they disagree (then the slice does not apply and
+   the guide walks the full trie).
 
 Example:
     >>> import structgen
@@ -37,10 +37,14 @@ from typing import Sequence
 import numpy as np
 
 from ..automata.dfa import ByteDFA
+from ..automata.expr import EPSILON, KINDS, NOTHING, ExprPool, byte_mask
+from ..automata.lazy import LazyAutomaton
 from ..automata.regex import regex_to_dfa
 from .trie import TokenTrie
 
-__all__ = ["MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successors", "slice_automaton"]
+__all__ = [
+    "MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successor", "slice_automaton", "slice_chain", "uniform_successor",
+]
 
 #: The slices, widest first, as one-character regexes: any character of a JSON string but
 #: ``"``, ``\`` and C0 controls; then the classes identifiers, slugs and codes are made of.
@@ -124,40 +128,106 @@ def slice_automaton(k: int) -> tuple[ByteDFA, list[list[tuple[np.ndarray, int]]]
     return r, edges
 
 
-def char_successors(dfa: ByteDFA, k: int = 0) -> np.ndarray:
-    """For every state: where every character of ``SLICES[k]`` leads (one state), -1 if every one dies,
-    or ``MIXED`` (-2) if they disagree. Vectorised over states; int32 [num_states].
-
-    The single-character automaton R of the slice is acyclic; its states are visited in
-    topological order, carrying for each of our states the state reached so far (or -1/-2).
-    """
-    r, byte_edges = slice_automaton(k)
-    n = dfa.num_states
-    trans, ours = dfa.transitions, dfa.byte_classes
-    edges = {s: [(np.unique(ours[bs]), t) for bs, t in out] for s, out in enumerate(byte_edges)}
+@cache
+def _slice_order(k: int) -> tuple[int, ...]:
+    """The states of slice ``k``'s one-character automaton in topological order (it is acyclic)."""
+    r, edges = slice_automaton(k)
     indegree = [0] * r.num_states
-    for s in edges:
-        for _, t in edges[s]:
+    for out in edges:
+        for _, t in out:
             indegree[t] += 1
-    value: dict[int, np.ndarray] = {0: np.arange(n, dtype=np.int32)}
-    ready = [0]
-    final = None
+    order, ready = [], [0]
     while ready:
         s = ready.pop()
-        v = value[s]
-        if r.finals[s]:
-            final = v
-        alive = v >= 0
-        for cols, t in edges[s]:
-            got = np.where(v == MIXED, MIXED, -1).astype(np.int32)
-            if alive.any():
-                targets = trans[v[alive]][:, cols]
-                same = (targets == targets[:, :1]).all(axis=1)
-                got[alive] = np.where(same, targets[:, 0], MIXED)
-            old = value.get(t)
-            value[t] = got if old is None else np.where(old == got, old, MIXED).astype(np.int32)
+        order.append(s)
+        for _, t in edges[s]:
             indegree[t] -= 1
             if indegree[t] == 0:
                 ready.append(t)
-    assert final is not None
+    return tuple(order)
+
+
+def char_successor(auto: LazyAutomaton, q: int, k: int = 0) -> int:
+    """Where every character of ``SLICES[k]`` leads from state ``q`` of ``auto`` (one state), -1 if
+    every one dies, or ``MIXED`` (-2) if they disagree."""
+    got = uniform_successor(auto.pool, auto.exprs[q], k)
+    if got == MIXED:
+        return MIXED
+    return -1 if got == NOTHING else auto.state_of(got)
+
+
+def uniform_successor(pool: ExprPool, e: int, k: int = 0) -> int:
+    """The expression every character of ``SLICES[k]`` leads to from ``e``, ``NOTHING`` if every one
+    dies, or ``MIXED``. The one-character automaton R of the slice is acyclic: its states are visited
+    in topological order, carrying the expression reached so far; an R edge keeps one expression
+    only if all its bytes agree there (read off the expression's byte classes: no state is built
+    for the bytes inside a character). Memoised in the pool."""
+    key = ("slice", e, k)
+    got = pool.facts.get(key)
+    if got is not None:
+        return got  # type: ignore[no-any-return]
+    r, _ = slice_automaton(k)
+    value: dict[int, int] = {0: e}
+    final = MIXED
+    for s in _slice_order(k):
+        v = value.get(s)
+        if v is None:
+            continue
+        if r.finals[s]:
+            final = v
+        for mask, t in _edge_masks(k)[s]:
+            if v == NOTHING or v == MIXED:
+                got = v
+            else:
+                got = None
+                for part in pool.byte_classes(v):
+                    if part & mask:
+                        d = pool.derive(v, (part & mask & -(part & mask)).bit_length() - 1)
+                        if got is None:
+                            got = d
+                        elif got != d:
+                            got = MIXED
+                            break
+                assert got is not None
+            old = value.get(t)
+            value[t] = got if old is None or old == got else MIXED
+    pool.facts[key] = final
     return final
+
+
+def slice_chain(auto: LazyAutomaton, q: int, k: int, longest: int) -> list[int] | None:
+    """The states after 0, 1, ... ``longest`` characters of ``SLICES[k]`` from ``q``, read off the
+    counters when ``q``'s expression is a counted repetition of a set that takes every slice
+    character, followed by something that takes none (a string body ``x{lo,hi}"...``): nothing is
+    walked, however long the string may be. The chain stops where slice characters die; it ends
+    with its last state twice when every further length leads there. ``None`` when the expression
+    has another form (then :func:`char_successor` steps one character at a time)."""
+    pool = auto.pool
+    node = pool.node(auto.exprs[q])
+    if node[0] == KINDS["seq"] and pool.node(node[1])[0] == KINDS["rep"]:
+        _, x, lo, hi = pool.node(node[1])
+        rest = node[2]
+    elif node[0] == KINDS["rep"]:
+        _, x, lo, hi = node
+        rest = EPSILON
+    else:
+        return None
+    if uniform_successor(pool, x, k) != EPSILON or uniform_successor(pool, rest, k) != NOTHING:
+        return None
+    chain = [q]
+    for j in range(1, longest + 1):
+        if 0 <= hi < j:
+            break
+        lo_j = max(lo - j, 0)
+        chain.append(auto.state_of(pool.seq(pool.repeat(x, lo_j, None if hi < 0 else hi - j), rest)))
+        if hi < 0 and lo_j == 0:  # unbounded: from here every length leads to the same state
+            chain.append(chain[-1])
+            break
+    return chain
+
+
+@cache
+def _edge_masks(k: int) -> list[list[tuple[int, int]]]:
+    """Per state of slice ``k``'s one-character automaton: its edges as (byte mask, target)."""
+    _, edges = slice_automaton(k)
+    return [[(byte_mask(bs.tolist()), t) for bs, t in out] for out in edges]

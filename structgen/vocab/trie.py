@@ -17,10 +17,10 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
-from ..automata.dfa import ByteDFA
+from ..automata.lazy import LazyAutomaton
 from .vocabulary import Vocabulary
 
-__all__ = ["SPARSE_LIMIT", "SparseWalker", "TokenTrie", "TrieLookup", "expand_ranges", "walk_nodes", "walk_state"]
+__all__ = ["SPARSE_LIMIT", "TokenTrie", "TrieLookup", "expand_ranges", "sparse_walk", "walk_nodes"]
 
 
 class TrieLookup(NamedTuple):
@@ -169,19 +169,49 @@ def expand_ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 #: Below this many remaining trie nodes, the walk finishes in plain Python.
 _SMALL_REST = 48
+#: A sparse walk gives up (``None``) past this many (trie node, state) pairs.
+SPARSE_LIMIT = 256
 
 
-def _walk_small(
-    trans: np.ndarray, node_classes: np.ndarray, trie: TokenTrie, nodes: list[int], states: list[int], out: np.ndarray
-) -> None:
-    first, count = trie.first_child, trie.num_children
+def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:
+    """The state every trie node's prefix reaches from ``state`` in ``auto`` (-1 where the prefix
+    dies): an int32 array over the trie's nodes. Level by level, vectorised with numpy: a whole
+    level of nodes is stepped at once, and only the children of nodes still alive are visited, so a
+    dead byte prunes its whole subtree; the rows of the states a level reaches are built first
+    (:meth:`~structgen.automata.lazy.LazyAutomaton.table_for`). When a few nodes are left (the
+    long tails of ``-----`` tokens) it finishes in plain Python, cheaper than a numpy step per level."""
+    node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
+    node_state[0] = state
+    frontier = np.array([0], dtype=np.int64)
+    states = np.array([state], dtype=np.int32)
+    first, count, byte = trie.first_child, trie.num_children, trie.byte.astype(np.int64)
+    while frontier.size:
+        if int(trie.subtree[frontier].sum()) <= _SMALL_REST:
+            _lazy_walk_small(auto, trie, frontier.tolist(), states.tolist(), node_state)
+            break
+        cnt = count[frontier]
+        children = expand_ranges(first[frontier], cnt)
+        if children.size == 0:
+            break
+        trans = auto.table_for(np.unique(states))
+        nxt = trans[np.repeat(states, cnt), byte[children]]
+        alive = nxt >= 0
+        frontier = children[alive]
+        states = nxt[alive]
+        node_state[frontier] = states
+    return node_state
+
+
+def _lazy_walk_small(auto: LazyAutomaton, trie: TokenTrie, nodes: list[int], states: list[int], out: np.ndarray) -> None:
+    first, count, byte = trie.first_child, trie.num_children, trie.byte
+    step = auto.step
     stack = list(zip(nodes, states))
     found, reached = [], []
     while stack:
         node, s = stack.pop()
         c0 = int(first[node])
         for child in range(c0, c0 + int(count[node])):
-            t = int(trans[s, node_classes[child]])
+            t = step(s, int(byte[child]))
             if t >= 0:
                 found.append(child)
                 reached.append(t)
@@ -190,115 +220,54 @@ def _walk_small(
         out[found] = reached
 
 
-def walk_state(dfa: ByteDFA, node_classes: np.ndarray, trie: TokenTrie, state: int) -> np.ndarray:
-    """The DFA state every walkable token reaches from ``state`` (-1 where the token dies).
-
-    Returns an int32 array aligned with ``trie.token_ids``.
-    """
-    return walk_nodes(dfa.transitions, node_classes, trie, state)[trie.token_nodes]
-
-
-def walk_nodes(trans: np.ndarray, node_classes: np.ndarray, trie: TokenTrie, state: int) -> np.ndarray:
-    """The state every trie node's prefix reaches from ``state`` under the table ``trans``
-    (``[state, class]``; -1 where the prefix dies): an int32 array over the trie's nodes."""
-    node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
-    node_state[0] = state
-    frontier = np.array([0], dtype=np.int64)
-    states = np.array([state], dtype=np.int32)
-    first, count = trie.first_child, trie.num_children
-    while frontier.size:
-        if int(trie.subtree[frontier].sum()) <= _SMALL_REST:
-            # A few nodes left (the long tails of "-----" tokens): a per-level numpy step costs
-            # more than a plain walk of all of them.
-            _walk_small(trans, node_classes, trie, frontier.tolist(), states.tolist(), node_state)
-            break
-        parents_of_children = np.repeat(np.arange(frontier.size), count[frontier])
-        children = expand_ranges(first[frontier], count[frontier])
-        if children.size == 0:
-            break
-        nxt = trans[states[parents_of_children], node_classes[children]]
-        alive = nxt >= 0
-        frontier = children[alive]
-        states = nxt[alive]
-        node_state[frontier] = states
-    return node_state
-
-
-#: A sparse walk gives up (for :func:`walk_state`) past this many (trie node, state) pairs.
-SPARSE_LIMIT = 256
-
-
-class SparseWalker:
-    """Token walks for states with few ways on (a span of a document, a literal): a depth-first
-    walk in plain Python along the automaton's edges, looking children up by ``(node, byte)`` in
-    the trie, instead of :func:`walk_state`'s level-by-level numpy pass over the whole trie (whose
-    fixed cost is a few hundred microseconds on a 128k vocabulary). Gives up (``None``) past
-    :data:`SPARSE_LIMIT` pairs, so a wide state costs little more than the numpy walk alone.
-    """
-
-    def __init__(self, dfa: ByteDFA, trie: TokenTrie) -> None:
-        src, cls = np.nonzero(dfa.transitions >= 0)
-        dst = dfa.transitions[src, cls]
-        classes = dfa.byte_classes.astype(np.int64)
-        by_class = np.argsort(classes, kind="stable")  # bytes grouped by class
-        start = np.searchsorted(classes[by_class], np.arange(dfa.num_classes + 1))
-        count = start[cls + 1] - start[cls]
-        idx = expand_ranges(start[cls], count)
-        e_src, e_byte, e_dst = np.repeat(src, count), by_class[idx], np.repeat(dst, count)
-        order = np.lexsort((e_byte, e_src))
-        self.first: list[int] = np.searchsorted(e_src[order], np.arange(dfa.num_states + 1)).tolist()
-        self.byte: list[int] = e_byte[order].tolist()
-        self.target: list[int] = e_dst[order].tolist()
-        self.keys, self.tok_first, self.tok_count, self.tok_ids = trie.lookup
-        self._edge_maps: dict[int, dict[int, int]] = {}  # (a cache: racing threads at worst rebuild an entry)
-
-    def walk(self, state: int) -> tuple[np.ndarray, np.ndarray] | None:
-        """``(token ids, next states)`` of every token allowed from ``state``, or ``None``.
-
-        At each (trie node, state) pair it loops over the fewer of the node's children (a range
-        of the sorted keys) and the state's edges: a wide string state meets a narrow trie node
-        and the reverse, and either costs only the small side."""
-        first, byte, target, keys = self.first, self.byte, self.target, self.keys
-        edge_maps = self._edge_maps
-        nodes: list[int] = []
-        states: list[int] = []
-        stack = [(0, state)]
-        while stack:
-            node, s = stack.pop()
-            base = node << 8
-            lo = bisect_left(keys, base)  # the node's children: keys[lo:hi] (node j + 1 is keys[j])
-            hi = bisect_left(keys, base + 256, lo)
-            if hi == lo:
-                continue
-            e0, e1 = first[s], first[s + 1]
-            if hi - lo < e1 - e0:
-                edges = edge_maps.get(s)
-                if edges is None:
-                    if len(edge_maps) >= _EDGE_MAPS:
-                        edge_maps.clear()
-                    edges = edge_maps[s] = dict(zip(byte[e0:e1], target[e0:e1]))
-                for j in range(lo, hi):
-                    t = edges.get(keys[j] & 255)
-                    if t is not None:
-                        nodes.append(j + 1)
-                        states.append(t)
-                        stack.append((j + 1, t))
-            else:
-                for i in range(e0, e1):
-                    key = base | byte[i]
-                    j = bisect_left(keys, key, lo, hi)
-                    if j < hi and keys[j] == key:
-                        nodes.append(j + 1)
-                        states.append(target[i])
-                        stack.append((j + 1, target[i]))
-            if len(nodes) > SPARSE_LIMIT:
-                return None
-        at = np.array(nodes, dtype=np.int64)
-        cnt = self.tok_count[at]
-        ids = self.tok_ids[expand_ranges(self.tok_first[at], cnt)]
-        return ids, np.repeat(np.array(states, dtype=np.int32), cnt)
-
-
-#: Most states whose edges a :class:`SparseWalker` keeps as byte -> target dicts.
-_EDGE_MAPS = 4096
-
+def sparse_walk(
+    auto: LazyAutomaton, trie: TokenTrie, state: int, edges: dict[int, dict[int, int]], limit: int = SPARSE_LIMIT
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(token ids, next states)`` of every token allowed from ``state``, or ``None`` past
+    ``limit`` (trie node, state) pairs: a depth-first walk in plain Python for states with few ways
+    on (a span of a document, a literal), cheaper there than :func:`walk_nodes`'s numpy pass over
+    the whole trie (whose fixed cost is a few hundred microseconds on a 128k vocabulary). At each
+    (trie node, state) it loops over the fewer of the node's children (a range of the trie's sorted
+    keys) and the state's edges, so a wide state meets a narrow node and the reverse cheaply.
+    ``edges`` caches each state's ``{byte: next}`` (the caller's, bounded by it)."""
+    keys, tok_first, tok_count, tok_ids = trie.lookup
+    nchild = trie.num_children_list
+    nodes: list[int] = []
+    states: list[int] = []
+    stack = [(0, state)]
+    while stack:
+        node, s = stack.pop()
+        n = nchild[node]
+        if not n:
+            continue
+        out = edges.get(s)
+        if out is None:
+            out = edges[s] = auto.edges(s)
+        if not out:
+            continue
+        base = node << 8
+        lo = bisect_left(keys, base)
+        hi = lo + n
+        if n < len(out):
+            for j in range(lo, hi):
+                t = out.get(keys[j] & 255)
+                if t is not None:
+                    nodes.append(j + 1)
+                    states.append(t)
+                    stack.append((j + 1, t))
+        else:
+            for b, t in out.items():
+                key = base | b
+                j = bisect_left(keys, key, lo, hi)
+                if j < hi and keys[j] == key:
+                    nodes.append(j + 1)
+                    states.append(t)
+                    stack.append((j + 1, t))
+        if len(nodes) > limit:
+            return None
+    if not nodes:
+        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int32)
+    at = np.array(nodes, dtype=np.int64)
+    cnt = tok_count[at]
+    ids = tok_ids[expand_ranges(tok_first[at], cnt)]
+    return ids, np.repeat(np.array(states, dtype=np.int32), cnt)

@@ -126,7 +126,8 @@ def test_large_repeated_sub_schemas_are_called_once() -> None:
     schema = {"type": "array", "maxItems": 10, "items": item}
     net = schema_to_network(schema)
     assert isinstance(net, Network)
-    assert sum(net.dfa(k).num_states for k in range(len(net))) < 5_000  # (flat: over the NFA budget)
+    # one automaton for the items, called up to 10 times (flat, it was over the NFA budget)
+    assert len(net) <= 3 and len(net.pool) < 2_000
     vocab = _byte_vocab()
     guide = structgen.compile_json_schema(schema, vocab)
     inst = [{"f0": "a" * 63, "f29": "b"}, {}, {"f3": "é"}]

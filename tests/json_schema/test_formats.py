@@ -12,13 +12,18 @@ from typing import Any
 
 import interegular
 import jsonschema
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from structgen.automata.expr import ExprPool
+from structgen.automata.expr_dfa import lazy_to_dfa
+from structgen.automata.expr_text import to_regex
 from structgen.json_schema import charsets
 from structgen.json_schema import formats as jf
 from structgen.json_schema import regex_text
+from structgen.json_schema.terms import JsonTerms
 from structgen.json_schema.ecma_pattern import pattern_regex
 from structgen.json_schema.python_regex import matches_only
 from structgen.automata.algebra import intersect
@@ -34,6 +39,24 @@ def full(regex: str, text: str) -> bool:
     return re.fullmatch(regex, text) is not None
 
 
+_TERMS = JsonTerms(ExprPool())
+#: The JSON pieces the schema compiler builds, printed as regexes.
+STRING = to_regex(_TERMS.pool, _TERMS.string)
+NUMBER = to_regex(_TERMS.pool, _TERMS.number)
+
+
+def integer_range(lo: int | None, hi: int | None) -> str:
+    return to_regex(_TERMS.pool, _TERMS.integer_range(lo, hi))
+
+
+def test_char_term_is_the_char_regex() -> None:
+    # (the pattern translation writes CHAR as text; the compiler builds it as a term: one language)
+    got = lazy_to_dfa(_TERMS.pool, _TERMS.char)
+    want = regex_to_dfa(regex_text.CHAR)
+    assert np.array_equal(got.transitions, want.transitions) and np.array_equal(got.finals, want.finals)
+    assert np.array_equal(got.byte_classes, want.byte_classes)
+
+
 # --- integer ranges -------------------------------------------------------------------------------
 
 BOUNDS = [None, *range(-25, 26)]
@@ -46,9 +69,9 @@ def test_integer_range_exhaustive_on_small_ranges() -> None:
         for hi in BOUNDS:
             if lo is not None and hi is not None and lo > hi:
                 with pytest.raises(ValueError):
-                    regex_text.integer_range(lo, hi)
+                    integer_range(lo, hi)
                 continue
-            rx = re.compile(regex_text.integer_range(lo, hi))
+            rx = re.compile(integer_range(lo, hi))
             for v in values:
                 expected = (lo is None or v >= lo) and (hi is None or v <= hi)
                 assert (rx.fullmatch(str(v)) is not None) == expected, (lo, hi, v)
@@ -66,7 +89,7 @@ def test_integer_range_exhaustive_on_small_ranges() -> None:
 )
 def test_integer_range_random(lo: int | None, hi: int | None, values: list[int]) -> None:
     assume(lo is None or hi is None or lo <= hi)
-    rx = re.compile(regex_text.integer_range(lo, hi))
+    rx = re.compile(integer_range(lo, hi))
     probes = values + [b + d for b in (lo, hi) if b is not None for d in (-1, 0, 1)]
     for v in probes:
         expected = (lo is None or v >= lo) and (hi is None or v <= hi)
@@ -75,7 +98,7 @@ def test_integer_range_random(lo: int | None, hi: int | None, values: list[int])
 
 def test_integer_range_huge_bounds() -> None:
     big = 10**40 + 12345
-    rx = re.compile(regex_text.integer_range(-big, big))
+    rx = re.compile(integer_range(-big, big))
     assert rx.fullmatch(str(big)) and rx.fullmatch(str(-big)) and rx.fullmatch("0")
     assert not rx.fullmatch(str(big + 1)) and not rx.fullmatch(str(-big - 1))
 
@@ -87,14 +110,14 @@ def test_integer_range_huge_bounds() -> None:
 @given(st.text())
 def test_every_json_string_matches(text: str) -> None:
     assume(not any(0xD800 <= ord(c) <= 0xDFFF for c in text))
-    assert full(regex_text.STRING, json.dumps(text, ensure_ascii=False))
+    assert full(STRING, json.dumps(text, ensure_ascii=False))
     assert full(regex_text.quantify(regex_text.CHAR, len(text), len(text)), json.dumps(text, ensure_ascii=False)[1:-1])
     if all(ord(c) < 0x10000 for c in text):  # astral characters would need surrogate-pair escapes
         assert full(regex_text.quantify(regex_text.CHAR, len(text), len(text)), json.dumps(text, ensure_ascii=True)[1:-1])
 
 
 @FAST
-@given(st.from_regex(regex_text.STRING, fullmatch=True))
+@given(st.from_regex(STRING, fullmatch=True))
 def test_string_regex_is_sound(serialised: str) -> None:
     decoded = json.loads(serialised)
     assert isinstance(decoded, str)
@@ -105,20 +128,20 @@ def test_string_regex_is_sound(serialised: str) -> None:
 def test_only_paired_surrogate_escapes() -> None:
     # A high surrogate then a low one is one astral character (json.dumps writes emoji so);
     # lone or reversed halves are not characters.
-    assert full(regex_text.STRING, '"\\ud83d\\ude00"') and full(regex_text.STRING, '"\\uD83D\\uDE00x"')
-    assert not full(regex_text.STRING, '"\\uDFFF"')
-    assert not full(regex_text.STRING, '"\\ud83d"') and not full(regex_text.STRING, '"\\ude00\\ud83d"')
-    assert full(regex_text.STRING, '"\\u00e9\\uE000\\uffff"')
-    assert not full(regex_text.STRING, '"a\nb"')
-    assert not full(regex_text.STRING, '"a"b"')
+    assert full(STRING, '"\\ud83d\\ude00"') and full(STRING, '"\\uD83D\\uDE00x"')
+    assert not full(STRING, '"\\uDFFF"')
+    assert not full(STRING, '"\\ud83d"') and not full(STRING, '"\\ude00\\ud83d"')
+    assert full(STRING, '"\\u00e9\\uE000\\uffff"')
+    assert not full(STRING, '"a\nb"')
+    assert not full(STRING, '"a"b"')
 
 
 def test_number_regex() -> None:
     for text in ["0", "-0", "12", "-1.5", "1e5", "2.5E-3", "1E+2"]:
-        assert full(regex_text.NUMBER, text)
+        assert full(NUMBER, text)
         json.loads(text)
     for text in ["01", "1.", ".5", "+1", "1e", "--1", "NaN", "Infinity"]:
-        assert not full(regex_text.NUMBER, text)
+        assert not full(NUMBER, text)
 
 
 # --- character sets and patterns ------------------------------------------------------------------

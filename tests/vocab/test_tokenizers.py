@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import structgen
+from structgen.automata.regex import regex_to_dfa
 
 TOKENIZERS = ["smollm2", "llama3", "mistral"]
 
@@ -47,7 +48,8 @@ def test_vocabulary_facts(tokenizer_and_vocab: tuple[Any, structgen.Vocabulary])
     # bytes no token holds are known, and guides never lead to them.
     singles = {t[0] for t in vocab.tokens if t is not None and len(t) == 1}
     assert singles == set(range(256)) - vocab.missing_bytes
-    guide = structgen.compile_regex(r"(?s).{0,2}", vocab)
+    guide = structgen.compile_regex(r"(?s).{0,2}", vocab).precompute()
+    assert guide.num_states > 3
     for s in range(guide.num_states):
         assert guide.token_mask(s).any()
     assert len(vocab.fingerprint) == 32
@@ -101,9 +103,11 @@ def test_rejected_text_dies(tokenizer_and_vocab: tuple[Any, structgen.Vocabulary
 
 def test_masks_match_reference_on_real_vocabulary(tokenizer_and_vocab: tuple[Any, structgen.Vocabulary]) -> None:
     """The trie walk against per-token walks over a full real vocabulary (a few states)."""
-    from ..support.reference import reference_mask
+    from ..support.reference import paired_states, reference_mask, restricted
 
     _, vocab = tokenizer_and_vocab
-    guide = structgen.compile_regex(r'"(?:[^"\\]|\\["\\n])*"|[0-9é]+', vocab)
-    for s in range(min(guide.num_states, 6)):
-        assert (guide.token_mask(s) == reference_mask(guide.dfa, vocab, s)).all(), s
+    pattern = r'"(?:[^"\\]|\\["\\n])*"|[0-9é]+'
+    dfa = restricted(regex_to_dfa(pattern), vocab)
+    guide = structgen.compile_regex(pattern, vocab)
+    for s, d in paired_states(guide, dfa, limit=6):
+        assert (guide.token_mask(s) == reference_mask(dfa, vocab, d)).all(), s

@@ -14,7 +14,7 @@ from structgen.automata.regex import regex_to_dfa
 from structgen.guides.dfa_guide import DfaGuide
 from structgen.vocab.trie import TokenTrie
 
-from ..support.reference import reference_mask
+from ..support.reference import paired_states, reference_mask, restricted
 from ..support.strategies import patterns
 
 
@@ -27,9 +27,10 @@ _BYTES = st.binary(min_size=1, max_size=4) | st.sampled_from(
 @given(pattern=patterns, tokens=st.lists(_BYTES, min_size=1, max_size=40))
 def test_trie_walk_equals_reference(pattern: str, tokens: list[bytes]) -> None:
     vocab = structgen.Vocabulary.from_bytes([*tokens, None], eos_token_ids=[len(tokens)])
+    dfa = restricted(regex_to_dfa(pattern), vocab)
     guide = DfaGuide(regex_to_dfa(pattern), vocab)
-    for s in range(guide.num_states):
-        ref = reference_mask(guide.dfa, vocab, s)
+    for s, d in paired_states(guide, dfa):
+        ref = reference_mask(dfa, vocab, d)
         if not ref.any():
             with pytest.raises(structgen.VocabularyError, match="no token"):
                 guide.token_mask(s)
@@ -38,8 +39,9 @@ def test_trie_walk_equals_reference(pattern: str, tokens: list[bytes]) -> None:
         for t in np.flatnonzero(ref):
             nxt = guide.next_state(s, int(t))
             assert nxt >= 0
-            if tokens[t] if t < len(tokens) else False:
-                assert nxt == guide.dfa.step(s, tokens[t])
+            if t < len(tokens):
+                assert guide.accepts_bytes(b"") == bool(dfa.finals[0])
+                assert guide.is_final(nxt) == bool(dfa.finals[dfa.step(d, tokens[t])])
         for t in np.flatnonzero(~ref):
             assert guide.next_state(s, int(t)) == -1
 

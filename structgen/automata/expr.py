@@ -1,0 +1,622 @@
+"""Byte regular expressions as hash-consed terms, and their derivatives: automata built lazily.
+
+An :class:`ExprPool` holds expressions over bytes as integer ids (``NOTHING`` = 0 is the empty
+language, ``EPSILON`` = 1 the empty string). Constructors simplify as they build (``∅·x = ∅``,
+``ε·x = x``, alternatives flattened, sorted and deduplicated, byte sets merged), so two equal
+expressions built twice are one id, and an expression is ``NOTHING`` exactly when its language is
+empty. The *derivative* of an expression by a byte (Brzozowski) is the expression of what may
+follow that byte; the states of an automaton are expressions, and a state's transitions are
+computed the first time a walk needs them (:mod:`.lazy`): nothing is built for a part of the
+language that generation never reaches, and no whole automaton is ever determinised or minimised.
+
+Kinds of terms:
+
+- a byte set (one byte of a 256-bit mask);
+- concatenation, alternation;
+- bounded repetition ``x{lo,hi}`` as **one term with counters**: its derivative is
+  ``d(x)·x{lo-1,hi-1}``, so ``maxLength: 1024`` is a number in a term, not 1,024 copies;
+- a *symbol* ``k`` (a call of automaton ``k`` of a network, or a guard: zero-width steps a
+  pushdown guide takes, see :mod:`.markers`), read by :meth:`ExprPool.derive_symbol`;
+- an embedded :class:`~.dfa.ByteDFA` at one of its states (look-arounds, algebra results,
+  document spans: automata built eagerly elsewhere).
+
+Example:
+    >>> pool = ExprPool()
+    >>> digit = pool.byte_range(ord("0"), ord("9"))
+    >>> e = pool.seq(pool.repeat(digit, 1, 3), pool.literal(b"!"))   # [0-9]{1,3}!
+    >>> for b in b"12!":
+    ...     e = pool.derive(e, b)
+    >>> pool.nullable(e), pool.derive(pool.derive(pool.derive(pool.derive(
+    ...     pool.seq(pool.repeat(digit, 1, 3), pool.literal(b"!")), 49), 50), 51), 52) == NOTHING
+    (True, True)
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Iterable, Sequence
+
+
+from .dfa import ByteDFA
+from .embedded import EmbeddedDfa
+from .utf8 import code_points_expr
+
+__all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask"]
+
+NOTHING = 0
+EPSILON = 1
+#: Every byte, as a 256-bit mask.
+ALL_BYTES = (1 << 256) - 1
+
+# term kinds (the first item of a node tuple)
+_NOTHING, _EPSILON, _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = range(10)
+#: The kind of a term, by name: the first item of :meth:`ExprPool.node`.
+KINDS = {
+    "nothing": _NOTHING, "epsilon": _EPSILON, "bytes": _BYTES, "seq": _SEQ, "alt": _ALT, "rep": _REP, "sym": _SYM,
+    "dfa": _DFA, "and": _AND, "not": _NOT,
+}
+#: A liveness search (:meth:`ExprPool.is_live`) gives up past this many terms: the term is then
+#: taken as dead (sound: nothing is allowed that has no witness of a completion).
+LIVENESS_LIMIT = 20_000
+_INF = 1 << 60
+
+
+@functools.lru_cache(maxsize=4096)
+def bytes_of_mask(mask: int) -> tuple[int, ...]:
+    """The bytes of a 256-bit mask, ascending (cached: masks repeat across states).
+
+    >>> bytes_of_mask(byte_mask(b"ba"))
+    (97, 98)
+    """
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return tuple(out)
+
+
+def byte_mask(data: Iterable[int]) -> int:
+    """The 256-bit mask of some bytes.
+
+    >>> byte_mask(b"ab") == (1 << 97) | (1 << 98)
+    True
+    """
+    m = 0
+    for b in data:
+        m |= 1 << b
+    return m
+
+
+class ExprPool:
+    """Hash-consed byte expressions and their derivatives (see the module docstring).
+
+    Thread-safe: interning is locked; memo tables may be filled twice by racing threads with the
+    same ids. Everything a pool builds stays until the pool is dropped (a guide holds its pool).
+    """
+
+    def __init__(self) -> None:
+        self._nodes: list[tuple] = []
+        self._ids: dict[tuple, int] = {}
+        self._nullable: list[bool] = []
+        self._algebraic: list[bool] = []  # the term holds an intersection or a complement
+        self._lock = threading.Lock()
+        self._witness: dict[int, int] = {}  # algebraic term -> length of its shortest string (_INF: empty)
+        self._derived: dict[int, int] = {}  # e << 8 | byte -> derivative
+        self._derived_sym: dict[tuple[int, int], int] = {}
+        self._classes: dict[int, tuple[int, ...]] = {}
+        self._firsts: dict[int, frozenset[int]] = {}
+        self._embedded: list[EmbeddedDfa] = []
+        self._embedded_ids: dict[int, int] = {}  # id(dfa) -> index
+        self._held: list[ByteDFA] = []
+        self._code_points: dict[tuple[tuple[int, int], ...], int] = {}
+        self._symbols_in: dict[int, frozenset[int]] = {}
+        #: facts other modules derive from terms, memoised with the pool (keys are tuples that
+        #: start with the deriving module's own tag)
+        self.facts: dict[tuple, object] = {}
+        self._readable: dict[int, int] = {}
+        self._intern((_NOTHING,), False)
+        self._intern((_EPSILON,), True)
+        #: every byte string (the complement of ``NOTHING``)
+        self.anything = self.star(self.bytes_of(ALL_BYTES))
+
+    def __len__(self) -> int:
+        return len(self._nodes)
+
+    def __getstate__(self) -> dict[str, object]:
+        # the terms and the embedded automata; memo tables are rebuilt on use, the lock anew
+        return {
+            "nodes": self._nodes, "nullable": self._nullable, "algebraic": self._algebraic,
+            "embedded": [e.state() for e in self._embedded],
+        }
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__()  # type: ignore[misc]
+        self._nodes = list(state["nodes"])  # type: ignore[call-overload]
+        self._nullable = list(state["nullable"])  # type: ignore[call-overload]
+        self._algebraic = list(state["algebraic"])  # type: ignore[call-overload]
+        self._ids = {key: i for i, key in enumerate(self._nodes)}
+        for rows, finals, symbols in state["embedded"]:  # type: ignore[attr-defined]
+            self._embedded.append(EmbeddedDfa(rows, finals, symbols))
+
+    @property
+    def memory_bytes(self) -> int:
+        """Approximate bytes held by the terms, the memo tables and the embedded automata."""
+        memo = len(self._derived) + len(self._derived_sym) + len(self._classes) + len(self.facts)
+        dfas = sum(8 * 256 * len(e.rows) for e in self._embedded)
+        return int(150 * len(self._nodes) + 100 * memo + dfas)
+
+    def _intern(self, key: tuple, nullable: bool, algebraic: bool = False) -> int:
+        got = self._ids.get(key)
+        if got is not None:
+            return got
+        with self._lock:
+            got = self._ids.get(key)
+            if got is None:
+                got = len(self._nodes)
+                self._nodes.append(key)
+                self._nullable.append(nullable)
+                self._algebraic.append(algebraic)
+                self._ids[key] = got
+        return got
+
+    # -- constructors ---------------------------------------------------------------------------
+
+    def bytes_of(self, mask: int) -> int:
+        """One byte of ``mask`` (a 256-bit int); ``NOTHING`` for the empty mask."""
+        if not mask:
+            return NOTHING
+        return self._intern((_BYTES, mask), False)
+
+    def byte_range(self, lo: int, hi: int) -> int:
+        """One byte in ``lo..hi`` (inclusive)."""
+        return self.bytes_of(((1 << (hi + 1)) - 1) & ~((1 << lo) - 1))
+
+    def code_points(self, intervals: Sequence[tuple[int, int]]) -> int:
+        """One character whose code point is in ``intervals`` (inclusive), as UTF-8 bytes (cached)."""
+        key = tuple(intervals)
+        got = self._code_points.get(key)
+        if got is None:
+            got = self._code_points[key] = code_points_expr(self, key)
+        return got
+
+    def literal(self, data: bytes) -> int:
+        """Exactly the bytes ``data``."""
+        out = EPSILON
+        for b in reversed(data):
+            out = self.seq(self.bytes_of(1 << b), out)
+        return out
+
+    def seq(self, a: int, b: int) -> int:
+        """``a`` then ``b``."""
+        if a == NOTHING or b == NOTHING:
+            return NOTHING
+        if a == EPSILON:
+            return b
+        if b == EPSILON:
+            return a
+        node = self._nodes[a]
+        if node[0] == _SEQ:  # kept right-nested: (x·y)·b = x·(y·b)
+            return self.seq(node[1], self.seq(node[2], b))
+        return self._intern((_SEQ, a, b), self._nullable[a] and self._nullable[b], self._algebraic[a] or self._algebraic[b])
+
+    def concat(self, parts: Sequence[int]) -> int:
+        """The concatenation of ``parts`` in order."""
+        out = EPSILON
+        for p in reversed(parts):
+            out = self.seq(p, out)
+        return out
+
+    def alt(self, parts: Iterable[int]) -> int:
+        """Any of ``parts`` (flattened, deduplicated; byte sets merged)."""
+        flat: set[int] = set()
+        nodes = self._nodes
+        for p in parts:
+            node = nodes[p]
+            if node[0] == _ALT:
+                flat.update(node[1])
+            elif p != NOTHING:
+                flat.add(p)
+        if not flat:
+            return NOTHING
+        if len(flat) > 1:
+            byte_sets = [p for p in flat if nodes[p][0] == _BYTES]
+            if len(byte_sets) > 1:
+                mask = 0
+                for p in byte_sets:
+                    mask |= nodes[p][1]
+                    flat.discard(p)
+                flat.add(self.bytes_of(mask))
+            if EPSILON in flat and any(self._nullable[p] for p in flat if p != EPSILON):
+                flat.discard(EPSILON)  # (already in a nullable alternative)
+        if len(flat) == 1:
+            return next(iter(flat))
+        members = tuple(sorted(flat))
+        return self._intern(
+            (_ALT, members), any(self._nullable[p] for p in members), any(self._algebraic[p] for p in members)
+        )
+
+    def optional(self, x: int) -> int:
+        """``x`` or nothing at all."""
+        return self.alt((x, EPSILON))
+
+    def repeat(self, x: int, lo: int, hi: int | None) -> int:
+        """``x{lo,hi}`` (``hi=None``: unbounded), one term whose counters count down."""
+        if lo < 0 or (hi is not None and hi < lo):
+            raise ValueError(f"a repetition {{{lo},{hi}}} is not a range")
+        if hi == 0 or x == EPSILON:
+            return EPSILON
+        if x == NOTHING:
+            return EPSILON if lo == 0 else NOTHING
+        if self._nullable[x]:
+            lo = 0  # x{lo,hi} = x{0,hi} when x matches the empty string
+        if lo == 1 and hi == 1:
+            return x
+        node = self._nodes[x]
+        if node[0] == _REP and node[2] == 0 and node[3] == -1 and lo <= 1:
+            return x if lo == 0 else self._intern((_REP, node[1], 1, -1), False, self._algebraic[x])  # (y*)* = y*
+        return self._intern((_REP, x, lo, -1 if hi is None else hi), lo == 0, self._algebraic[x])
+
+    def star(self, x: int) -> int:
+        """``x*``."""
+        return self.repeat(x, 0, None)
+
+    def symbol(self, k: int) -> int:
+        """The symbol ``k`` (a call or a guard of a pushdown guide), read only by
+        :meth:`derive_symbol`."""
+        return self._intern((_SYM, k), False)
+
+    def both(self, parts: Iterable[int]) -> int:
+        """The strings every one of ``parts`` matches (an intersection, built lazily: its states
+        are pairs read off the parts' derivatives, so no product automaton is ever built)."""
+        flat: set[int] = set()
+        for p in parts:
+            if p == NOTHING:
+                return NOTHING
+            node = self._nodes[p]
+            if node[0] == _AND:
+                flat.update(node[1])
+            elif p != self.anything:
+                flat.add(p)
+        if not flat:
+            return self.anything
+        if len(flat) == 1:
+            return next(iter(flat))
+        if any(self.symbols_in(p) for p in flat):
+            raise ValueError("an intersection of terms that call other automata (inline the calls first)")
+        members = tuple(sorted(flat))
+        return self._intern((_AND, members), all(self._nullable[p] for p in members), True)
+
+    def negate(self, x: int) -> int:
+        """Every byte string ``x`` does not match (a complement, built lazily)."""
+        if x == NOTHING:
+            return self.anything
+        if x == self.anything:
+            return NOTHING
+        node = self._nodes[x]
+        if node[0] == _NOT:
+            return node[1]
+        if self.symbols_in(x):
+            raise ValueError("the complement of a term that calls other automata (inline the calls first)")
+        return self._intern((_NOT, x), not self._nullable[x], True)
+
+    def minus(self, a: int, b: int) -> int:
+        """The strings of ``a`` that ``b`` does not match."""
+        return NOTHING if a == NOTHING else self.both((a, self.negate(b)))
+
+    def embed(self, dfa: ByteDFA, state: int = 0) -> int:
+        """The language of ``dfa`` from ``state`` (an eager automaton inside an expression)."""
+        if state < 0:
+            return NOTHING
+        index = self._embedded_ids.get(id(dfa))
+        if index is None:
+            with self._lock:
+                index = self._embedded_ids.get(id(dfa))
+                if index is None:
+                    index = len(self._embedded)
+                    self._embedded.append(EmbeddedDfa.of(dfa))
+                    self._embedded_ids[id(dfa)] = index
+                    self._held.append(dfa)  # (keeps id(dfa) from being reused while the pool lives)
+        return self._dfa_node(index, state)
+
+    def add_embedded(self, emb: EmbeddedDfa) -> int:
+        """Register an embedded automaton built elsewhere (a rewrite of one); returns its index."""
+        with self._lock:
+            self._embedded.append(emb)
+            return len(self._embedded) - 1
+
+    def embed_state(self, index: int, state: int) -> int:
+        """The term of embedded automaton ``index`` at ``state`` (``NOTHING`` where nothing follows)."""
+        return self._dfa_node(index, state)
+
+    def _dfa_node(self, index: int, state: int) -> int:
+        if state < 0:
+            return NOTHING
+        emb = self._embedded[index]
+        if emb.is_dead(state):
+            return NOTHING
+        return self._intern((_DFA, index, state), emb.finals[state])
+
+    # -- reading --------------------------------------------------------------------------------
+
+    def node(self, e: int) -> tuple:
+        """The term ``e`` as a tuple: its kind, then its parts (see :mod:`.expr_text`)."""
+        return self._nodes[e]
+
+    def embedded(self, index: int) -> EmbeddedDfa:
+        """The embedded automaton ``index`` (the first part of a ``DFA`` term)."""
+        return self._embedded[index]
+
+    def nullable(self, e: int) -> bool:
+        """Whether ``e`` matches the empty string (a final state)."""
+        return self._nullable[e]
+
+    def derive(self, e: int, b: int) -> int:
+        """What may follow byte ``b`` in ``e`` (memoised)."""
+        key = e << 8 | b
+        got = self._derived.get(key)
+        if got is not None:
+            return got
+        node = self._nodes[e]
+        kind = node[0]
+        if kind == _BYTES:
+            got = EPSILON if node[1] >> b & 1 else NOTHING
+        elif kind == _SEQ:
+            got = self.seq(self.derive(node[1], b), node[2])
+            if self._nullable[node[1]]:
+                got = self.alt((got, self.derive(node[2], b)))
+        elif kind == _ALT:
+            got = self.alt([self.derive(p, b) for p in node[1]])
+        elif kind == _REP:
+            x, lo, hi = node[1], node[2], node[3]
+            dx = self.derive(x, b)
+            got = NOTHING if dx == NOTHING else self.seq(dx, self.repeat(x, max(lo - 1, 0), None if hi < 0 else hi - 1))
+        elif kind == _DFA:
+            got = self._dfa_node(node[1], self._embedded[node[1]].rows[node[2]][b])
+        elif kind == _AND:
+            got = self.both([self.derive(p, b) for p in node[1]])
+        elif kind == _NOT:
+            got = self.negate(self.derive(node[1], b))
+        else:  # nothing, the empty string, a symbol
+            got = NOTHING
+        self._derived[key] = got
+        return got
+
+    def derive_symbol(self, e: int, k: int) -> int:
+        """What may follow symbol ``k`` in ``e`` (``NOTHING`` if ``k`` cannot come first)."""
+        key = (e, k)
+        got = self._derived_sym.get(key)
+        if got is not None:
+            return got
+        node = self._nodes[e]
+        kind = node[0]
+        if kind == _SYM:
+            got = EPSILON if node[1] == k else NOTHING
+        elif kind == _SEQ:
+            got = self.seq(self.derive_symbol(node[1], k), node[2])
+            if self._nullable[node[1]]:
+                got = self.alt((got, self.derive_symbol(node[2], k)))
+        elif kind == _ALT:
+            got = self.alt([self.derive_symbol(p, k) for p in node[1]])
+        elif kind == _REP:
+            x, lo, hi = node[1], node[2], node[3]
+            dx = self.derive_symbol(x, k)
+            got = NOTHING if dx == NOTHING else self.seq(dx, self.repeat(x, max(lo - 1, 0), None if hi < 0 else hi - 1))
+        elif kind == _DFA:
+            got = NOTHING
+            for k2, r in self._embedded[node[1]].symbols.get(node[2], ()):
+                if k2 == k:
+                    got = self._dfa_node(node[1], r)
+        else:
+            got = NOTHING
+        self._derived_sym[key] = got
+        return got
+
+    def first_symbols(self, e: int) -> frozenset[int]:
+        """The symbols that may come first in ``e``."""
+        got = self._firsts.get(e)
+        if got is not None:
+            return got
+        node = self._nodes[e]
+        kind = node[0]
+        if kind == _SYM:
+            got = frozenset((node[1],))
+        elif kind == _SEQ:
+            got = self.first_symbols(node[1])
+            if self._nullable[node[1]]:
+                got = got | self.first_symbols(node[2])
+        elif kind == _ALT:
+            got = frozenset().union(*(self.first_symbols(p) for p in node[1]))
+        elif kind == _REP:
+            got = self.first_symbols(node[1])
+        elif kind == _DFA:
+            got = frozenset(k for k, _ in self._embedded[node[1]].symbols.get(node[2], ()))
+        else:
+            got = frozenset()
+        self._firsts[e] = got
+        return got
+
+    def symbols_in(self, e: int) -> frozenset[int]:
+        """Every symbol anywhere in ``e`` (the automata it may call, its guards)."""
+        got = self._symbols_in.get(e)
+        if got is not None:
+            return got
+        node = self._nodes[e]
+        kind = node[0]
+        if kind == _SYM:
+            got = frozenset((node[1],))
+        elif kind == _SEQ:
+            got = self.symbols_in(node[1]) | self.symbols_in(node[2])
+        elif kind == _ALT:
+            got = frozenset().union(*(self.symbols_in(p) for p in node[1]))
+        elif kind == _REP:
+            got = self.symbols_in(node[1])
+        elif kind == _DFA:
+            got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
+        else:
+            got = frozenset()
+        self._symbols_in[e] = got
+        return got
+
+    def readable_bytes(self, e: int) -> int:
+        """Every byte ``e`` may read anywhere (a 256-bit mask)."""
+        got = self._readable.get(e)
+        if got is not None:
+            return got
+        node = self._nodes[e]
+        kind = node[0]
+        if kind == _BYTES:
+            got = node[1]
+        elif kind == _SEQ:
+            got = self.readable_bytes(node[1]) | self.readable_bytes(node[2])
+        elif kind == _ALT:
+            got = 0
+            for p in node[1]:
+                got |= self.readable_bytes(p)
+        elif kind == _REP:
+            got = self.readable_bytes(node[1])
+        elif kind == _DFA:
+            got = 0
+            for row in self._embedded[node[1]].rows:
+                got |= byte_mask(b for b, t in enumerate(row) if t >= 0)
+        elif kind == _AND:
+            got = ALL_BYTES
+            for p in node[1]:
+                got &= self.readable_bytes(p)
+        elif kind == _NOT:
+            got = ALL_BYTES
+        else:
+            got = 0
+        self._readable[e] = got
+        return got
+
+    def byte_classes(self, e: int) -> tuple[int, ...]:
+        """A partition of the 256 bytes (as masks) on each part of which :meth:`derive` is the
+        same: one derivative per part gives a state's whole row."""
+        got = self._classes.get(e)
+        if got is not None:
+            return got
+        node = self._nodes[e]
+        kind = node[0]
+        if kind == _BYTES:
+            got = (node[1], ALL_BYTES & ~node[1]) if node[1] != ALL_BYTES else (ALL_BYTES,)
+        elif kind == _SEQ:
+            got = self.byte_classes(node[1])
+            if self._nullable[node[1]]:
+                got = _refine(got, self.byte_classes(node[2]))
+        elif kind == _ALT:
+            got = (ALL_BYTES,)
+            for p in node[1]:
+                got = _refine(got, self.byte_classes(p))
+        elif kind == _REP:
+            got = self.byte_classes(node[1])
+        elif kind == _DFA:
+            got = self._embedded[node[1]].classes(node[2])
+        elif kind == _AND:
+            got = (ALL_BYTES,)
+            for p in node[1]:
+                got = _refine(got, self.byte_classes(p))
+        elif kind == _NOT:
+            got = self.byte_classes(node[1])
+        else:
+            got = (ALL_BYTES,)
+        self._classes[e] = got
+        return got
+
+    def row(self, e: int) -> list[int]:
+        """``[derive(e, b) for b in range(256)]``, one derivative per byte class."""
+        out = [NOTHING] * 256
+        for mask, d in self.row_classes(e):
+            for b in bytes_of_mask(mask):
+                out[b] = d
+        return out
+
+    def row_classes(self, e: int) -> list[tuple[int, int]]:
+        """``(byte mask, derivative)`` for each byte class of ``e`` whose derivative is not
+        ``NOTHING`` (one derivative per class)."""
+        out = []
+        for mask in self.byte_classes(e):
+            d = self.derive(e, (mask & -mask).bit_length() - 1)
+            if d != NOTHING:
+                out.append((mask, d))
+        return out
+
+    # -- liveness ---------------------------------------------------------------------------------
+
+    def is_algebraic(self, e: int) -> bool:
+        """Whether ``e`` holds an intersection or a complement: then it can be empty without being
+        ``NOTHING``, and :meth:`is_live` searches for a witness."""
+        return self._algebraic[e]
+
+    def is_live(self, e: int) -> bool:
+        """Whether some string matches ``e`` (a term that is not ``NOTHING`` and holds no
+        intersection or complement always has one)."""
+        return e != NOTHING and (not self._algebraic[e] or self.witness_length(e) < _INF)
+
+    def witness_length(self, e: int) -> int:
+        """The length of the shortest string of an algebraic term (``_INF``: none), by a breadth-first
+        search over its derivatives (one per byte class). Every term on the shortest path found is
+        known live at once (each has a witness: the rest of the path); when the search runs out of
+        terms every term it saw is dead. Past :data:`LIVENESS_LIMIT` terms it stops and takes ``e``
+        as dead: sound (nothing is allowed without a witness), and never a dead end (a live term's
+        witness path leads through terms whose own searches are smaller)."""
+        got = self._witness.get(e)
+        if got is not None:
+            return got
+        parent: dict[int, int] = {e: -1}
+        frontier = [e]
+        depth = 0
+        found = -1
+        while frontier and found < 0:
+            nxt = []
+            for x in frontier:
+                if self._nullable[x]:
+                    found = x
+                    break
+                known = self._witness.get(x)
+                if known is not None and known < _INF:  # (a witness known from x on)
+                    found = x
+                    break
+                if known is not None:
+                    continue
+                for mask in self.byte_classes(x):
+                    d = self.derive(x, (mask & -mask).bit_length() - 1)
+                    if d != NOTHING and d not in parent:
+                        parent[d] = x
+                        nxt.append(d)
+                if len(parent) > LIVENESS_LIMIT:
+                    self._witness[e] = _INF
+                    return _INF
+            else:
+                frontier = nxt
+                depth += 1
+                continue
+            break
+        if found < 0:
+            for x in parent:  # (none of them reaches a final term)
+                self._witness[x] = _INF
+            return _INF
+        # the path e -> ... -> found, lengths counted back from found's own
+        path = [found]
+        while parent[path[-1]] >= 0:
+            path.append(parent[path[-1]])
+        length = 0 if self._nullable[found] else self._witness[found]
+        for x in path:
+            if x not in self._witness or self._witness[x] > length:
+                self._witness[x] = length
+            length += 1
+        return self._witness[e]
+
+def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
+    if len(p) == 1:
+        return q
+    if len(q) == 1:
+        return p
+    out = []
+    for a in p:
+        for b in q:
+            c = a & b
+            if c:
+                out.append(c)
+    return tuple(out)

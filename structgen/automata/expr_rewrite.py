@@ -1,0 +1,253 @@
+"""Building terms from terms (:mod:`.expr`): what a vocabulary can spell (:func:`restrict`),
+counters cut to what a token can tell apart (:func:`clamp`), concatenations of long chains
+(:func:`concat_all`), substitution of sub-terms (:func:`substitute`: a call symbol by the callee's
+term) and copies between pools (:func:`copy_from`: a template pool's terms, built once per process,
+shared by every compile). The maps are memoised in the pool; substitution and copies walk a term
+without recursion, however deep it is (a long literal is a chain of thousands of concatenations).
+
+Example:
+    >>> from structgen.automata.expr import ExprPool, byte_mask
+    >>> pool, template = ExprPool(), ExprPool()
+    >>> e = pool.repeat(pool.byte_range(97, 99), 0, 1000)
+    >>> clamp(pool, e, 4) == pool.star(pool.byte_range(97, 99))
+    True
+    >>> restrict(pool, pool.literal(b"ab"), byte_mask(b"a")) == NOTHING
+    True
+    >>> e = concat_all(pool, [pool.literal(b"a"), pool.symbol(1)])
+    >>> b = copy_from(pool, template, template.literal(b"b"))
+    >>> e2 = substitute(pool, e, {pool.symbol(1): b})
+    >>> pool.nullable(pool.derive(pool.derive(e2, ord("a")), ord("b")))
+    True
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Iterable
+
+from .embedded import EmbeddedDfa
+from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
+
+__all__ = ["clamp", "concat_all", "copy_from", "restrict", "substitute"]
+
+_BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
+    KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
+)
+
+def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozenset()) -> int:
+    """``e`` read only through the bytes of ``allowed`` (a mask), and with the symbols of ``dead``
+    (calls of automata that accept nothing) taken away: what a vocabulary that cannot spell the
+    other bytes can still produce. Empty parts become ``NOTHING``."""
+    if allowed == ALL_BYTES and not dead:
+        return e
+    key = ("restrict", e, allowed, dead)
+    got = pool.facts.get(key)
+    if got is not None:
+        return got  # type: ignore[return-value]
+    node = pool.node(e)
+    kind = node[0]
+    if kind == _BYTES:
+        got = pool.bytes_of(node[1] & allowed)
+    elif kind == _SEQ:
+        got = pool.seq(restrict(pool, node[1], allowed, dead), restrict(pool, node[2], allowed, dead))
+    elif kind == _ALT:
+        got = pool.alt([restrict(pool, p, allowed, dead) for p in node[1]])
+    elif kind == _REP:
+        got = pool.repeat(restrict(pool, node[1], allowed, dead), node[2], None if node[3] < 0 else node[3])
+    elif kind == _DFA:
+        got = pool.embed_state(_restricted_dfa(pool, node[1], allowed, dead), node[2])
+    elif kind == _SYM:
+        got = NOTHING if node[1] in dead else e
+    elif kind == _AND:
+        got = pool.both([restrict(pool, p, allowed, dead) for p in node[1]])
+    elif kind == _NOT:  # the strings of the vocabulary's bytes that the operand does not match
+        got = pool.both((pool.negate(restrict(pool, node[1], allowed, dead)), pool.star(pool.bytes_of(allowed))))
+    else:
+        got = e
+    pool.facts[key] = got
+    return got  # type: ignore[return-value]
+
+
+def _restricted_dfa(pool: ExprPool, index: int, allowed: int, dead: frozenset[int]) -> int:
+    """The embedded automaton ``index`` without the bytes outside ``allowed`` and the symbols in
+    ``dead``, its states kept (their numbers unchanged) and the ones that can no longer finish cut off."""
+    key = ("restrict-dfa", index, allowed, dead)
+    got = pool.facts.get(key)
+    if got is None:
+        emb = pool.embedded(index)
+        n = len(emb.rows)
+        rows = [[t if allowed >> b & 1 else -1 for b, t in enumerate(row)] for row in emb.rows]
+        symbols = {q: kept for q, es in emb.symbols.items() if (kept := tuple((k, r) for k, r in es if k not in dead))}
+        preds: list[list[int]] = [[] for _ in range(n)]
+        for q, row in enumerate(rows):
+            for t in set(row):
+                if t >= 0:
+                    preds[t].append(q)
+        for q, es in symbols.items():
+            for _, r in es:
+                preds[r].append(q)
+        live = list(emb.finals)
+        todo = [q for q in range(n) if live[q]]
+        while todo:
+            t = todo.pop()
+            for q in preds[t]:
+                if not live[q]:
+                    live[q] = True
+                    todo.append(q)
+        rows = [[t if t >= 0 and live[t] else -1 for t in row] for row in rows]
+        symbols = {q: kept for q, es in symbols.items() if (kept := tuple((k, r) for k, r in es if live[r]))}
+        parts = [p for m in emb.column_classes for p in (m & allowed, m & ~allowed) if p]
+        got = pool.facts[key] = pool.add_embedded(EmbeddedDfa(rows, list(emb.finals), symbols, parts))
+    return got  # type: ignore[return-value]
+
+
+def clamp(pool: ExprPool, e: int, n: int) -> int:
+    """``e`` with every repetition's counters cut to what ``n`` bytes can tell apart: for every
+    string ``w`` of at most ``n`` bytes, ``w`` leads somewhere in ``e`` iff it does in the result,
+    and to a final state iff it does there. States that differ only in large counters then share
+    one token mask (a token of at most ``n`` bytes cannot see the difference). An intersection or
+    a complement is left whole (whether it can still be completed may depend on any counter)."""
+    key = ("clamp", e, n)
+    got = pool.facts.get(key)
+    if got is not None:
+        return got  # type: ignore[return-value]
+    node = pool.node(e)
+    kind = node[0]
+    if kind == _SEQ:
+        got = pool.seq(clamp(pool, node[1], n), clamp(pool, node[2], n))
+    elif kind == _ALT:
+        got = pool.alt([clamp(pool, p, n) for p in node[1]])
+    elif kind == _REP:
+        x, lo, hi = clamp(pool, node[1], n), node[2], node[3]
+        # Within n bytes at most n repetitions complete: a lower bound above n + 1 and an upper
+        # bound above n are indistinguishable from n + 1 and "unbounded".
+        got = pool.repeat(x, min(lo, n + 1), None if hi < 0 or hi > n else hi)
+    else:
+        got = e
+    pool.facts[key] = got
+    return got  # type: ignore[return-value]
+
+
+def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:
+    """The concatenation of ``parts`` in order. Each part's own chain (but the last's) is
+    unrolled first, so a long left operand (a long literal) costs no recursion, unlike
+    :meth:`ExprPool.seq`."""
+    parts = list(parts)
+    if not parts:
+        return EPSILON
+    if NOTHING in parts:
+        return NOTHING
+    items: list[int] = []
+    for p in parts[:-1]:
+        node = pool.node(p)
+        while node[0] == _SEQ:
+            items.append(node[1])
+            p = node[2]
+            node = pool.node(p)
+        if p != EPSILON:
+            items.append(p)
+    out = parts[-1]
+    for p in reversed(items):
+        out = pool.seq(p, out)  # (p is no concatenation: no recursion)
+    return out
+
+
+def _children(node: tuple) -> tuple[int, ...]:
+    kind = node[0]
+    if kind == _SEQ:
+        return (node[1], node[2])
+    if kind == _ALT:
+        return node[1]  # type: ignore[no-any-return]
+    if kind == _REP or kind == _NOT:
+        return (node[1],)
+    if kind == _AND:
+        return node[1]  # type: ignore[no-any-return]
+    return ()
+
+
+def _rebuilt(pool: ExprPool, node: tuple, done: dict[int, int]) -> int:
+    """A concatenation, alternation or repetition ``node`` over the parts ``done`` maps to."""
+    kind = node[0]
+    if kind == _SEQ:
+        head, tail = done[node[1]], done[node[2]]
+        if pool.node(head)[0] != _SEQ:
+            return pool.seq(head, tail)
+        return concat_all(pool, (head, tail))
+    if kind == _ALT:
+        return pool.alt([done[p] for p in node[1]])
+    if kind == _AND:
+        return pool.both([done[p] for p in node[1]])
+    if kind == _NOT:
+        return pool.negate(done[node[1]])
+    return pool.repeat(done[node[1]], node[2], None if node[3] < 0 else node[3])
+
+
+def substitute(pool: ExprPool, e: int, mapping: dict[int, int]) -> int:
+    """``e`` with every sub-term that is a key of ``mapping`` replaced by its value; embedded
+    automata are kept as they are."""
+    if not mapping:
+        return e
+    done: dict[int, int] = {}
+    stack = [e]
+    while stack:
+        x = stack[-1]
+        if x in done:
+            stack.pop()
+            continue
+        if x in mapping:
+            done[x] = mapping[x]
+            stack.pop()
+            continue
+        node = pool.node(x)
+        kids = _children(node)
+        pending = [k for k in kids if k not in done]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        done[x] = _rebuilt(pool, node, done) if kids else x
+    return done[e]
+
+
+#: Per destination pool, per source pool: (the source, its terms copied, its automata adopted).
+_COPIES: "weakref.WeakKeyDictionary[ExprPool, dict[int, tuple[ExprPool, dict[int, int], dict[int, int]]]]" = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def copy_from(pool: ExprPool, other: ExprPool, e: int) -> int:
+    """Term ``e`` of pool ``other`` as a term of ``pool``: a structural copy, memoised per pair of
+    pools (what was copied once is not copied again; embedded automata are shared)."""
+    if other is pool:
+        return e
+    copies = _COPIES.setdefault(pool, {})
+    entry = copies.get(id(other))
+    if entry is None or entry[0] is not other:
+        entry = copies[id(other)] = (other, {NOTHING: NOTHING, EPSILON: EPSILON}, {})
+    _, done, adopted = entry
+    stack = [e]
+    while stack:
+        x = stack[-1]
+        if x in done:
+            stack.pop()
+            continue
+        node = other.node(x)
+        kids = _children(node)
+        pending = [k for k in kids if k not in done]
+        if pending:
+            stack.extend(pending)
+            continue
+        stack.pop()
+        kind = node[0]
+        if kind == _BYTES:
+            done[x] = pool.bytes_of(node[1])
+        elif kind == _SYM:
+            done[x] = pool.symbol(node[1])
+        elif kind == _DFA:
+            index = adopted.get(node[1])
+            if index is None:
+                index = adopted[node[1]] = pool.add_embedded(other.embedded(node[1]))
+            done[x] = pool.embed_state(index, node[2])
+        else:
+            done[x] = _rebuilt(pool, node, done)
+    return done[e]

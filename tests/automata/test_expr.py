@@ -1,0 +1,116 @@
+"""Expressions and their derivatives (structgen.automata.expr), the lazy automaton over them, and the
+lazy algebra (intersection, complement) against the eager product automata of automata.algebra."""
+
+from __future__ import annotations
+
+import random
+
+import regex
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structgen.automata.algebra import difference, intersect
+from structgen.automata.expr import NOTHING, ExprPool
+from structgen.automata.expr_rewrite import clamp
+from structgen.automata.lazy import LazyAutomaton
+from structgen.automata.regex import regex_to_dfa, regex_to_expr
+
+from ..support.strategies import patterns
+
+_TEXTS = st.text(alphabet="abc01 -é", max_size=8)
+
+
+def _accepts(pool: ExprPool, e: int, data: bytes) -> bool:
+    for b in data:
+        e = pool.derive(e, b)
+    return pool.nullable(e)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pattern=patterns, texts=st.lists(_TEXTS, min_size=1, max_size=8))
+def test_derivatives_agree_with_the_regex_module(pattern: str, texts: list[str]) -> None:
+    pool = ExprPool()
+    e = regex_to_expr(pattern, pool)
+    dfa = regex_to_dfa(pattern)
+    for text in texts:
+        data = text.encode()
+        assert _accepts(pool, e, data) == dfa.accepts(data), (pattern, text)
+        ref = regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0, timeout=0.5)
+        assert _accepts(pool, e, data) == (ref is not None), (pattern, text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(a=patterns, b=patterns, texts=st.lists(_TEXTS, min_size=1, max_size=8))
+def test_lazy_algebra_agrees_with_product_automata(a: str, b: str, texts: list[str]) -> None:
+    pool = ExprPool()
+    ea, eb = regex_to_expr(a, pool), regex_to_expr(b, pool)
+    both, minus = pool.both((ea, eb)), pool.minus(ea, eb)
+    da, db = regex_to_dfa(a), regex_to_dfa(b)
+    inter, diff = intersect(da, db), difference(da, db)
+    assert pool.is_live(both) == (not inter.is_empty)
+    assert pool.is_live(minus) == (not diff.is_empty)
+    for text in texts:
+        data = text.encode()
+        assert _accepts(pool, both, data) == inter.accepts(data), (a, b, text)
+        assert _accepts(pool, minus, data) == diff.accepts(data), (a, b, text)
+        assert _accepts(pool, pool.negate(ea), data) == (not da.accepts(data))
+
+
+@settings(max_examples=100, deadline=None)
+@given(a=patterns, b=patterns, seed=st.integers(0, 2**16))
+def test_lazy_products_never_lead_into_a_dead_end(a: str, b: str, seed: int) -> None:
+    """Every state a lazy automaton of an intersection reaches has a completion: random walks
+    along allowed bytes always can finish, and what they finish is in both languages."""
+    pool = ExprPool()
+    e = pool.minus(regex_to_expr(a, pool), regex_to_expr(b, pool))
+    auto = LazyAutomaton(pool, e)
+    if auto.is_empty:
+        return
+    rng = random.Random(seed)
+    dfa = difference(regex_to_dfa(a), regex_to_dfa(b))
+    for _ in range(5):
+        q, out = 0, b""
+        for _ in range(30):
+            ways = [(byte, t) for byte, t in auto.edges(q).items()]
+            if auto.finals[q] and (not ways or rng.random() < 0.3):
+                break
+            assert ways, (a, b, out)  # (never a dead end)
+            byte, q = rng.choice(ways)
+            out += bytes([byte])
+            assert dfa.step(0, out) >= 0, (a, b, out)  # (every prefix can still be completed)
+        if auto.finals[q]:
+            assert dfa.accepts(out)
+
+
+def test_counters_are_one_term_not_copies() -> None:
+    pool = ExprPool()
+    e = regex_to_expr('"(?:[^"\\\\]|\\\\.){0,100000}"', pool)
+    assert len(pool) < 100  # (the repetition is one term; a DFA would have 100,000+ states)
+    auto = LazyAutomaton(pool, e)
+    q = auto.walk(0, b'"' + b"a" * 1000)
+    # states are made as the walk reaches them: a few per character read (a row's targets), not 100,000
+    assert q >= 0 and auto.num_states < 10 * 1001 and auto.accepts(b'"' + b"a" * 1000 + b'"')
+    assert not auto.accepts(b'"' + b"a" * 100001 + b'"')
+
+
+def test_clamped_counters_keep_short_strings_alike() -> None:
+    pool = ExprPool()
+    e = regex_to_expr("a{3,500}b", pool)
+    c = clamp(pool, e, 4)
+    for n in range(0, 7):
+        for tail in (b"", b"b"):
+            data = b"a" * n + tail
+            if len(data) <= 4:
+                de, dc = e, c
+                for byte in data:
+                    de, dc = pool.derive(de, byte), pool.derive(dc, byte)
+                assert (de == NOTHING) == (dc == NOTHING) and pool.nullable(de) == pool.nullable(dc), data
+
+
+def test_liveness_of_an_empty_intersection() -> None:
+    pool = ExprPool()
+    digits = regex_to_expr("[0-9]{2,4}", pool)
+    letters = regex_to_expr("[a-z]+", pool)
+    assert not pool.is_live(pool.both((digits, letters)))
+    assert pool.witness_length(pool.both((digits, regex_to_expr("[0-5]*", pool)))) == 2
+    assert LazyAutomaton(pool, pool.both((digits, letters))).is_empty
