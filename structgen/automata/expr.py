@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Iterable, Sequence
+from typing import Iterable, Optional, Sequence
 
 
 from .dfa import ByteDFA
@@ -103,6 +103,7 @@ class ExprPool:
         self._algebraic: list[bool] = []  # the term holds an intersection or a complement
         self._lock = threading.Lock()
         self._witness: dict[int, int] = {}  # algebraic term -> length of its shortest string (_INF: empty)
+        self._gave_up: set[int] = set()  # algebraic terms whose witness search ran out (taken as empty)
         self._derived: dict[int, int] = {}  # e << 8 | byte -> derivative
         self._derived_sym: dict[tuple[int, int], int] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
@@ -129,6 +130,7 @@ class ExprPool:
         return {
             "nodes": self._nodes, "nullable": self._nullable, "algebraic": self._algebraic,
             "embedded": [e.state() for e in self._embedded],
+            "witness": self._witness, "gave_up": self._gave_up,  # (liveness found: a search may not find it again)
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -137,6 +139,8 @@ class ExprPool:
         self._nullable = list(state["nullable"])  # type: ignore[call-overload]
         self._algebraic = list(state["algebraic"])  # type: ignore[call-overload]
         self._ids = {key: i for i, key in enumerate(self._nodes)}
+        self._witness = dict(state.get("witness", {}))  # type: ignore[call-overload]
+        self._gave_up = set(state.get("gave_up", ()))  # type: ignore[call-overload]
         for rows, finals, symbols in state["embedded"]:  # type: ignore[attr-defined]
             self._embedded.append(EmbeddedDfa(rows, finals, symbols))
 
@@ -554,7 +558,18 @@ class ExprPool:
         intersection or complement always has one)."""
         return e != NOTHING and (not self._algebraic[e] or self.witness_length(e) < _INF)
 
-    def witness_length(self, e: int) -> int:
+    def liveness(self, e: int, limit: int = LIVENESS_LIMIT) -> Optional[bool]:
+        """Whether some string matches ``e``, searching up to ``limit`` terms: ``None`` when the
+        search gave up (``e`` is then taken as dead from here on, see :meth:`witness_length`)."""
+        if e == NOTHING:
+            return False
+        if not self._algebraic[e]:
+            return True
+        if self.witness_length(e, limit) < _INF:
+            return True
+        return None if e in self._gave_up else False
+
+    def witness_length(self, e: int, limit: int = LIVENESS_LIMIT) -> int:
         """The length of the shortest string of an algebraic term (``_INF``: none), by a breadth-first
         search over its derivatives (one per byte class). Every term on the shortest path found is
         known live at once (each has a witness: the rest of the path); when the search runs out of
@@ -585,8 +600,14 @@ class ExprPool:
                     if d != NOTHING and d not in parent:
                         parent[d] = x
                         nxt.append(d)
-                if len(parent) > LIVENESS_LIMIT:
+                for k in self.first_symbols(x):  # (a call or guard is a step too: algebra may sit after one)
+                    d = self.derive_symbol(x, k)
+                    if d != NOTHING and d not in parent:
+                        parent[d] = x
+                        nxt.append(d)
+                if len(parent) > limit:
                     self._witness[e] = _INF
+                    self._gave_up.add(e)
                     return _INF
             else:
                 frontier = nxt

@@ -20,7 +20,6 @@ from typing import Any, Callable, Iterable, Iterator, Optional, Protocol
 
 import referencing
 
-from ..automata.algebra import difference, intersect
 from ..automata.dfa import ByteDFA, minimal_dfa
 from ..automata.expr import NOTHING, ExprPool
 from ..automata.expr_dfa import lazy_to_dfa
@@ -34,11 +33,15 @@ from .refs import RefResolver
 from .spans import SpanStrings
 from .terms import JsonTerms
 
-__all__ = ["MAX_REGEX_SIZE", "Compiler", "Context", "Term"]
+__all__ = ["ALGEBRA_SEARCH_LIMIT", "MAX_REGEX_SIZE", "Compiler", "Context", "Term"]
 
 #: Enumerations spelled out, and regexes printed (:func:`.api.schema_to_regex`), longer than this
 #: many characters raise :class:`CompileBudgetExceeded`.
 MAX_REGEX_SIZE = 1_000_000
+
+#: How many terms the algebra's emptiness check (:meth:`Context.inter`, :meth:`Context.minus`)
+#: searches before it gives up with :class:`CompileBudgetExceeded`.
+ALGEBRA_SEARCH_LIMIT = 200_000
 
 #: An expression id of the compile's pool; ``NOTHING`` (0) is the empty language.
 Term = int
@@ -151,16 +154,37 @@ class Context:
     # -- the algebra (NOTHING: the empty language) ----------------------------------------------
 
     def inter(self, a: Term, b: Term, path: str) -> Term:
+        """The strings of both ``a`` and ``b``: a lazy intersection (its states are built as
+        generation reaches them; no product automaton, no state budget), ``NOTHING`` when no
+        string is in both."""
         if a == NOTHING or b == NOTHING:
             return NOTHING
         if a == b:
             return a
-        return self.embed(intersect(self.to_dfa(a, path), self.to_dfa(b, path), max_states=self.options.max_states))
+        return self._live(self.pool.both((self.operand(a), self.operand(b))), path)
 
     def minus(self, a: Term, b: Term, path: str) -> Term:
+        """The strings of ``a`` that ``b`` does not match: a lazy difference (see :meth:`inter`)."""
         if a == NOTHING or b == NOTHING:
             return a
-        return self.embed(difference(self.to_dfa(a, path), self.to_dfa(b, path), max_states=self.options.max_states))
+        return self._live(self.pool.minus(self.operand(a), self.operand(b)), path)
+
+    def operand(self, term: Term) -> Term:
+        """``term`` as an operand of the algebra: calls inlined (:meth:`.CallGraph.flat`), span
+        placeholders resolved (intersections and complements read bytes, not symbols)."""
+        flat = self.calls.flat(term)
+        if self._documents is not None:
+            flat = self._documents.resolve(self.pool, flat)
+        return flat
+
+    def _live(self, term: Term, path: str) -> Term:
+        """``term``, or ``NOTHING`` when no string matches it. Deciding that searches the term's
+        derivatives for a shortest string (:meth:`.ExprPool.liveness`); a search that runs past
+        :data:`ALGEBRA_SEARCH_LIMIT` terms raises :class:`CompileBudgetExceeded` naming ``path``."""
+        live = self.pool.liveness(term, ALGEBRA_SEARCH_LIMIT)
+        if live is None:
+            raise CompileBudgetExceeded("terms searched for a string of an intersection or a complement", ALGEBRA_SEARCH_LIMIT, path or "/")
+        return term if live else NOTHING
 
     def unite(self, parts: Iterable[Term]) -> Term:
         return self.pool.alt(parts)

@@ -45,7 +45,7 @@ from .charsets import (
 from .python_regex import parse_items, sre, width
 from .regex_text import CHAR, alt, quantify
 
-__all__ = ["compiled_pattern", "has_assertions", "pattern_language_is_python", "pattern_regex"]
+__all__ = ["compiled_pattern", "has_assertions", "pattern_regex"]
 
 
 _ALLOWED_ESCAPE_LETTERS = set("dDwWsSbBnrtfvxu0pP")  # (\\p{..}: see structgen.automata.unicode_props)
@@ -234,6 +234,8 @@ class _Translator:
         class to intersect here)."""
         if self.scope:
             raise self.refuse(f"a word boundary inside a look-{self.scope}")
+        if self.negative:  # (the reading of either engine: Python's \w is Unicode's, too large a class here)
+            raise self.refuse("a word boundary read by either engine")
         e = encode_set(_WORD_ECMA, self.path)
         if non:
             return f"(?:{self.behind(e)}(?={e})|{self.behind(e, True)}(?!{e}))"
@@ -431,14 +433,30 @@ def _parse(pattern: str, path: str) -> list:
     return list(parsed)
 
 
-def pattern_regex(pattern: str, min_length: int = 0, max_length: Optional[int] = None, *, path: str = "") -> Optional[str]:
+def pattern_regex(
+    pattern: str, min_length: int = 0, max_length: Optional[int] = None, *, path: str = "", wide: bool = False,
+) -> Optional[str]:
     """The contents (no quotes) of the JSON strings whose decoded value has a match of ``pattern``
-    (ECMA-262, unanchored search) and ``min_length``..``max_length`` characters; None when no string does."""
+    (ECMA-262, unanchored search) and ``min_length``..``max_length`` characters; None when no string does.
+
+    The strings match under both ECMA-262 and Python's ``re``; with ``wide``, under *either* (each
+    set the union of both readings, ``$`` also before a final newline): an over-approximation of
+    both engines' languages, for what a ``not`` or ``oneOf`` takes away. ``\\b``/``\\B`` have no
+    such reading here and raise :class:`SchemaNotSupported` with ``wide``.
+
+    >>> encoded = r"a,\\n"  # (the contents of the JSON string "a,\\n": a comma, then a newline)
+    >>> bool(re.fullmatch(pattern_regex(",$"), encoded)), bool(re.fullmatch(pattern_regex(",$", wide=True), encoded))
+    (False, True)
+    """
     t = _Translator(pattern, path)
+    t.negative = wide
     alts = []
     for start, items, end in _split(_parse(pattern, path), path):
         ir = ([] if start else [("rep", CHAR, 0, None)]) + [t.ir(it) for it in items]
-        ir += [] if end else [("rep", CHAR, 0, None)]
+        if not end:
+            ir += [("rep", CHAR, 0, None)]
+        elif wide:  # (Python's "$" also holds before a final newline)
+            ir += [("rep", encode_set(chars(chr(10)), path), 0, 1)]
         r = _constrain(_reduce_free_ends(ir, start, end), min_length, max_length, t)
         if r is not None:
             alts.append(r)
@@ -456,38 +474,6 @@ class _AutomatonMatcher:
 
     def fullmatch(self, text: str) -> Optional[bool]:
         return True if self.dfa.accepts(text.encode("utf-8", "surrogatepass")) else None
-
-
-def _plain(items: Iterable[tuple]) -> bool:
-    for op, av in items:
-        if op in (sre.LITERAL, sre.NOT_LITERAL):
-            continue
-        if op is sre.IN:
-            if any(iop not in (sre.LITERAL, sre.RANGE, sre.NEGATE) for iop, _ in av):
-                return False
-        elif op is sre.BRANCH:
-            if not all(_plain(sub) for sub in av[1]):
-                return False
-        elif op is sre.SUBPATTERN:
-            if av[1] or av[2] or not _plain(av[3]):
-                return False
-        elif op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
-            if not _plain(av[2]):
-                return False
-        elif not (op is sre.AT and av is sre.AT_BEGINNING):
-            return False
-    return True
-
-
-def pattern_language_is_python(pattern: str) -> bool:
-    """Whether :func:`pattern_regex` reads ``pattern`` exactly as Python's ``re.search`` does (the
-    engine ``jsonschema`` runs): literals, classes of literals and ranges, groups, alternations,
-    repetitions and ``^`` only (no ``\\d``/``\\w``/``.``, whose readings differ, and no ``$``,
-    which Python also matches before a final newline)."""
-    try:
-        return "\\p" not in pattern and "\\P" not in pattern and _plain(_parse(pattern, ""))
-    except SchemaNotSupported:
-        return False
 
 
 @functools.lru_cache(maxsize=256)

@@ -34,7 +34,7 @@ from ..automata.expr_dfa import lazy_to_dfa
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .arrays import count_items
 from .context import Context, Term
-from .ecma_pattern import pattern_language_is_python, pattern_regex
+from .ecma_pattern import pattern_regex
 from .numbers import number_bound, over_number, safe_digits
 from .ops import clean, encoded
 from .terms import JsonTerms
@@ -244,9 +244,9 @@ class Universe:
             return NOTHING
         acc = t.quoted(t.rep(t.char, lo, hi))  # (format ignored: a superset)
         pattern = s.get("pattern")
-        if isinstance(pattern, str) and pattern_language_is_python(pattern):
-            try:
-                regex = pattern_regex(pattern)  # (exactly the strings re.search finds it in, every spelling)
+        if isinstance(pattern, str):
+            try:  # (the strings either engine finds it in, every spelling)
+                regex = pattern_regex(pattern, wide=True)
             except SchemaNotSupported:
                 return acc
             acc = NOTHING if regex is None else self.ctx.inter(acc, self.ctx.quoted(regex, path), path)

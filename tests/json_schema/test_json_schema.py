@@ -437,7 +437,8 @@ REFUSED = [
     ({"type": "string", "pattern": "(a)\\1"}, "pattern", "/pattern"),
     ({"type": "string", "format": "hostname", "minLength": 300}, "minLength", "/minLength"),
     ({"$schema": "https://json-schema.org/draft/2019-09/schema", "$recursiveAnchor": True, "$defs": {"i": {"$id": "i", "$recursiveAnchor": True, "items": {"$recursiveRef": "#"}}}, "items": {"$ref": "i"}}, "$recursiveRef", "/$defs/i/items/$recursiveRef"),
-    ({"type": "string", "oneOf": [{"pattern": "\\d"}, {"pattern": "\\w"}]}, "oneOf", "/oneOf"),
+    # \b has no reading "under either engine" here, so the first branch's over-approximation is every string
+    ({"type": "string", "oneOf": [{"pattern": "\\bx"}, {"pattern": "x"}]}, "oneOf", "/oneOf"),
 ]
 
 
@@ -448,6 +449,25 @@ def test_unsupported_keywords_are_refused(schema: Any, keyword: str, path: str) 
     assert info.value.keyword == keyword
     assert info.value.path == path
     assert f"JSON Schema keyword {keyword!r} at {path or '/'} is not supported" in str(info.value)
+
+
+def test_oneof_of_patterns_read_by_either_engine() -> None:
+    # \d is \w's subset under ECMA-262 and under Python (Unicode digits): exactly one branch holds for
+    # strings with a word character and no digit of either reading
+    dfa = schema_to_dfa({"type": "string", "oneOf": [{"pattern": "\\d"}, {"pattern": "\\w"}]})
+    assert dfa.accepts(b'"a"') and dfa.accepts(b'"_ b"')
+    for bad in ['"1"', '"a1"', '"a\u0663"', '"a\\u0663"', '" "']:
+        assert not dfa.accepts(bad.encode()), bad
+
+
+def test_not_pattern_with_anchors_inside_alternation_is_exact() -> None:
+    # a SchemaStore config schema: no empty item in a comma-separated list; "$" is read as Python
+    # reads it too (also before a final newline), so "a,\n" is not allowed either
+    dfa = schema_to_dfa({"type": "string", "not": {"pattern": ",,|^,|,$"}})
+    for ok in ['"a,b"', '""', '"a"', '"a,b,c"']:
+        assert dfa.accepts(ok.encode()), ok
+    for bad in ['"a,,b"', '",a"', '"a,"', '"a,\\n"', '","']:
+        assert not dfa.accepts(bad.encode()), bad
 
 
 def test_refused_keywords_are_decided_exactly_under_enum() -> None:
