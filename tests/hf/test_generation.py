@@ -216,10 +216,11 @@ def test_helpers_take_the_compile_options(tiny_llama: Any, monkeypatch: pytest.M
     misspelt = {"type": "object", "propertes": {}}
     with pytest.raises(structgen.SchemaNotSupported, match="'propertes'"):
         structgen.generate_json(model, tokenizer, "?", misspelt, unknown_keywords="error", num_beams=2)
+    # (max_states bounds what is built eagerly: the span automaton, a look-around's NFA)
     with pytest.raises(structgen.CompileBudgetExceeded):
-        structgen.generate_pydantic(model, tokenizer, "?", Person, max_states=3)
+        structgen.generate_pydantic(model, tokenizer, "?", Person, extract_from=document, max_states=3)
     with pytest.raises(structgen.CompileBudgetExceeded):
-        structgen.generate_regex(model, tokenizer, "?", r"[a-z]{40}", max_states=10, num_beams=2)
+        structgen.generate_regex(model, tokenizer, "?", r"(a|b)*a(a|b){12}(?!c)", max_states=10, num_beams=2)
     code = structgen.generate_json(
         model, tokenizer, "?", {"type": "string", "format": "x-code"}, formats={"x-code": "[A-Z]{3}"}, max_new_tokens=8
     )
