@@ -18,7 +18,7 @@ from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported,
 from .context import Context, Term
 from .ops import Schema, TooDeep, accepts_all, clean, conj, no_alternative
 
-__all__ = ["Keywords"]
+__all__ = ["Keywords", "implied_by"]
 
 
 class Keywords:
@@ -208,6 +208,12 @@ class Keywords:
         """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others."""
         if sum(map(accepts_all, branches)) >= 2:
             raise UnsatisfiableConstraint("two oneOf branches accept everything: no instance matches exactly one", path or "/")
+        implied = [i for i, b in enumerate(branches) if implied_by(rest, b)]
+        if len(implied) >= 2:
+            i, j = implied[:2]
+            raise UnsatisfiableConstraint(
+                f"oneOf branches {i} and {j} hold for every instance the rest of the schema allows "
+                f"(their required keys and types follow from it): no instance matches exactly one", path or "/")
         overs = [self.ctx.compiler.over(b, f"{path}/oneOf/{i}", refs) for i, b in enumerate(branches)]
         alts, errors = self.exclusive_branches(rest, branches, overs, path, refs)
         if not alts and not errors and not self.ctx.is_wide:
@@ -237,3 +243,35 @@ class Keywords:
             if got != NOTHING:
                 alts.append(got)
         return alts, errors
+
+
+_TYPE_IMPLIES = {"integer": {"integer", "number"}}
+
+
+def implied_by(rest: dict, branch: Schema) -> bool:
+    """Whether every instance valid under ``rest`` is valid under ``branch`` for sure: a syntactic
+    check (``branch`` constrains only ``required`` keys that ``rest`` requires, and types that
+    ``rest``'s types fall under); ``False`` means "not known", not "no".
+
+    >>> implied_by({"type": "object", "required": ["a", "b"]}, {"required": ["a"]})
+    True
+    >>> implied_by({"required": ["a"]}, {"required": ["b"]})
+    False
+    """
+    if accepts_all(branch):
+        return True
+    if not isinstance(branch, dict) or not isinstance(rest, dict):
+        return False
+    own = clean(branch)
+    if not set(own) <= {"required", "type"}:
+        return False
+    types = rest.get("type")
+    have = None if types is None else {types} if isinstance(types, str) else set(types)
+    objects = have is None or "object" in have  # (``required`` says nothing of other values)
+    if objects and not set(own.get("required", [])) <= set(rest.get("required", [])):
+        return False
+    if "type" in own:
+        wanted = {own["type"]} if isinstance(own["type"], str) else set(own["type"])
+        if have is None or not all(_TYPE_IMPLIES.get(t, {t}) & wanted for t in have):
+            return False
+    return True

@@ -491,6 +491,10 @@ def test_refused_keywords_are_decided_exactly_under_enum() -> None:
         # additionalProperties only sees its own schema's properties: "id" is forbidden here
         ({"allOf": [{"properties": {"id": {}}, "required": ["id"]}], "properties": {"x": {}}, "additionalProperties": False,
           "type": "object"}, "the schema is false"),
+        # every key required, then oneOf of required subsets (function-calling schemas): both branches always hold
+        ({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "integer"}}, "required": ["a", "b"],
+          "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}, "oneOf branches 0 and 1 hold for every instance"),
+        ({"type": "integer", "oneOf": [{"type": "number"}, {"required": ["x"]}]}, "oneOf branches 0 and 1 hold for every instance"),
     ],
 )
 def test_unsatisfiable(schema: Any, message: str) -> None:
@@ -594,3 +598,11 @@ def test_random_schemas_are_sound(schema: Any, data: st.DataObject) -> None:
         except RecursionError:  # e.g. {"$defs": {"d": {"anyOf": [{"$ref": "#/$defs/d"}, ...]}}}: jsonschema loops
             return
         assert not errors, (text, errors[0].message, list(errors[0].absolute_schema_path))
+
+
+def test_oneof_with_one_implied_branch_keeps_the_others_exact() -> None:
+    # (branch 0 always holds, so a valid instance is one where branch 1 does not: no "b")
+    schema = {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}}, "required": ["a"],
+              "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}
+    dfa = schema_to_dfa(schema)
+    assert dfa.accepts(b'{"a": "x"}') and not dfa.accepts(b'{"a": "x", "b": "y"}')

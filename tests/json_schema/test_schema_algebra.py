@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from structgen.errors import SchemaNotSupported, UnsatisfiableConstraint
 from structgen.automata.dfa import ByteDFA
 from structgen.json_schema import schema_to_dfa
+from structgen.json_schema.keywords import implied_by
 
 ANY = dict(key_order="any", extra_properties=True)
 
@@ -395,3 +396,25 @@ def test_unique_items_over_free_items_is_refused() -> None:
     with pytest.raises(SchemaNotSupported) as info:
         schema_to_dfa({"type": "array", "items": {"type": "integer", "maximum": 3}, "uniqueItems": True})
     assert info.value.keyword == "uniqueItems" and info.value.path == "/uniqueItems"
+
+
+# -- oneOf branches that follow from the rest of the schema ------------------------------------------
+
+_TYPES = st.sampled_from(["integer", "number", "string", "object", "null"])
+_SMALL_SCHEMAS = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.one_of(_TYPES, st.lists(_TYPES, min_size=1, max_size=3, unique=True)),
+        "required": st.lists(st.sampled_from(["a", "b", "c"]), max_size=3, unique=True),
+    },
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_SMALL_SCHEMAS, _SMALL_SCHEMAS, st.lists(INSTANCES, min_size=5, max_size=10))
+def test_implied_branches_hold_for_every_instance_of_the_rest(rest: dict, branch: dict, instances: list) -> None:
+    # (implied_by is what lets a oneOf be called unsatisfiable: it must never claim too much)
+    if implied_by(rest, branch):
+        for v in [*instances, {"a": 1, "b": 2, "c": 3}, {"a": 1}, 1, 1.5, "s", None, {}]:
+            if jsonschema.Draft202012Validator(rest).is_valid(v):
+                assert jsonschema.Draft202012Validator(branch).is_valid(v), (rest, branch, v)
