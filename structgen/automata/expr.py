@@ -34,13 +34,13 @@ Example:
 from __future__ import annotations
 
 import functools
-import heapq
 import threading
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 
 from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
+from .liveness import LIVENESS_LIMIT, Liveness
 from .utf8 import code_points_expr
 
 __all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask"]
@@ -57,10 +57,6 @@ KINDS = {
     "nothing": _NOTHING, "epsilon": _EPSILON, "bytes": _BYTES, "seq": _SEQ, "alt": _ALT, "rep": _REP, "sym": _SYM,
     "dfa": _DFA, "and": _AND, "not": _NOT,
 }
-#: A liveness search (:meth:`ExprPool.is_live`) gives up past this many terms: the term is then
-#: taken as dead (sound: nothing is allowed that has no witness of a completion).
-LIVENESS_LIMIT = 20_000
-_INF = 1 << 60
 
 
 @functools.lru_cache(maxsize=4096)
@@ -103,11 +99,8 @@ class ExprPool:
         self._nullable: list[bool] = []
         self._algebraic: list[bool] = []  # the term holds an intersection or a complement
         self._lock = threading.Lock()
-        self._witness: dict[int, int] = {}  # algebraic term -> length of its shortest string (_INF: empty)
-        self._gave_up: set[int] = set()  # algebraic terms whose witness search ran out (taken as empty)
-        self._alive: set[int] = set()  # algebraic terms some string is known to match (length unknown)
-        self._lower: dict[int, int] = {}  # term -> a lower bound of its strings' length
-        self._lower_dfa: dict[int, list[int]] = {}  # embedded automaton -> its states' shortest lengths
+        #: the liveness of algebraic terms, searched for and remembered (:class:`.Liveness`)
+        self.search = Liveness(self, KINDS)
         self._derived: dict[int, int] = {}  # e << 8 | byte -> derivative
         self._derived_sym: dict[tuple[int, int], int] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
@@ -134,7 +127,7 @@ class ExprPool:
         return {
             "nodes": self._nodes, "nullable": self._nullable, "algebraic": self._algebraic,
             "embedded": [e.state() for e in self._embedded],
-            "witness": self._witness, "gave_up": self._gave_up, "alive": self._alive,  # (a search may not find it again)
+            "search": self.search.state(),
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -143,9 +136,7 @@ class ExprPool:
         self._nullable = list(state["nullable"])  # type: ignore[call-overload]
         self._algebraic = list(state["algebraic"])  # type: ignore[call-overload]
         self._ids = {key: i for i, key in enumerate(self._nodes)}
-        self._witness = dict(state.get("witness", {}))  # type: ignore[call-overload]
-        self._gave_up = set(state.get("gave_up", ()))  # type: ignore[call-overload]
-        self._alive = set(state.get("alive", ()))  # type: ignore[call-overload]
+        self.search.restore(state.get("search", {}))  # type: ignore[arg-type]
         for rows, finals, symbols in state["embedded"]:  # type: ignore[attr-defined]
             self._embedded.append(EmbeddedDfa(rows, finals, symbols))
 
@@ -559,150 +550,16 @@ class ExprPool:
         return self._algebraic[e]
 
     def is_live(self, e: int) -> bool:
-        """Whether some string matches ``e`` (a term that is not ``NOTHING`` and holds no
-        intersection or complement always has one; a search that gives up counts as "no")."""
-        return e != NOTHING and (not self._algebraic[e] or self.liveness(e) is True)
+        """Whether some string matches ``e`` (see :meth:`.Liveness.is_live`)."""
+        return e != NOTHING and (not self._algebraic[e] or self.search.liveness(e) is True)
 
     def liveness(self, e: int, limit: int = LIVENESS_LIMIT) -> Optional[bool]:
-        """Whether some string matches ``e``, searching up to ``limit`` terms: ``None`` when the
-        search gave up (``e`` is then taken as dead from here on).
-
-        A best-first search over derivatives (byte classes, then calls and guards), the term with
-        the smallest :meth:`_lower_bound` first (so it heads for the end of the string), that
-        stops at the first term known to match something: a nullable one, or one without
-        intersection or complement (those always match a string). The terms on the path found are
-        remembered as live, and when the search runs out every term it saw is dead."""
-        if e == NOTHING:
-            return False
-        if self._known_live(e):
-            return True
-        if self._witness.get(e) == _INF:
-            return None if e in self._gave_up else False
-        parent: dict[int, int] = {e: -1}
-        heap = [(self._lower_bound(e), 0, e)]
-        while heap:
-            x = heapq.heappop(heap)[2]
-            for d in self._successors(x):
-                if d in parent or self._witness.get(d) == _INF:
-                    continue
-                parent[d] = x
-                if self._known_live(d):
-                    while x >= 0:
-                        self._alive.add(x)
-                        x = parent[x]
-                    return True
-                heapq.heappush(heap, (self._lower_bound(d), len(parent), d))
-            if len(parent) > limit:
-                self._witness[e] = _INF
-                self._gave_up.add(e)
-                return None
-        for y in parent:
-            self._witness[y] = _INF
-        return False
-
-    def _lower_bound(self, e: int) -> int:
-        """A lower bound of the length of ``e``'s strings, cheap: an intersection is bounded by
-        its longest part's bound, a complement by 0 (symbols weigh 0)."""
-        got = self._lower.get(e)
-        if got is not None:
-            return got
-        node = self._nodes[e]
-        kind = node[0]
-        if kind == _NOTHING:
-            got = _INF
-        elif kind in (_EPSILON, _SYM, _NOT):
-            got = 0
-        elif kind == _BYTES:
-            got = 1
-        elif kind == _SEQ:
-            got = min(_INF, self._lower_bound(node[1]) + self._lower_bound(node[2]))
-        elif kind == _ALT:
-            got = min(self._lower_bound(p) for p in node[1])
-        elif kind == _REP:
-            got = 0 if node[2] == 0 else min(_INF, node[2] * self._lower_bound(node[1]))
-        elif kind == _AND:
-            got = max(self._lower_bound(p) for p in node[1])
-        else:
-            lengths = self._lower_dfa.get(node[1])
-            if lengths is None:
-                lengths = self._lower_dfa[node[1]] = self._embedded[node[1]].min_lengths({})
-            got = lengths[node[2]]
-        self._lower[e] = got
-        return got
-
-    def _known_live(self, x: int) -> bool:
-        return not self._algebraic[x] or self._nullable[x] or x in self._alive or self._witness.get(x, _INF) < _INF
-
-    def _successors(self, x: int) -> Iterator[int]:
-        """The derivatives of ``x`` that are not ``NOTHING``: one per byte class, then one per symbol."""
-        for mask in self.byte_classes(x):
-            d = self.derive(x, (mask & -mask).bit_length() - 1)
-            if d != NOTHING:
-                yield d
-        for k in self.first_symbols(x):
-            d = self.derive_symbol(x, k)
-            if d != NOTHING:
-                yield d
+        """Whether some string matches ``e``: ``None`` when the search gave up (:meth:`.Liveness.liveness`)."""
+        return self.search.liveness(e, limit)
 
     def witness_length(self, e: int, limit: int = LIVENESS_LIMIT) -> int:
-        """The length of the shortest string of an algebraic term (``_INF``: none), by a breadth-first
-        search over its derivatives (one per byte class). Every term on the shortest path found is
-        known live at once (each has a witness: the rest of the path); when the search runs out of
-        terms every term it saw is dead. Past :data:`LIVENESS_LIMIT` terms it stops and takes ``e``
-        as dead: sound (nothing is allowed without a witness), and never a dead end (a live term's
-        witness path leads through terms whose own searches are smaller)."""
-        got = self._witness.get(e)
-        if got is not None:
-            return got
-        parent: dict[int, int] = {e: -1}
-        frontier = [e]
-        depth = 0
-        found = -1
-        while frontier and found < 0:
-            nxt = []
-            for x in frontier:
-                if self._nullable[x]:
-                    found = x
-                    break
-                known = self._witness.get(x)
-                if known is not None and known < _INF:  # (a witness known from x on)
-                    found = x
-                    break
-                if known is not None:
-                    continue
-                for mask in self.byte_classes(x):
-                    d = self.derive(x, (mask & -mask).bit_length() - 1)
-                    if d != NOTHING and d not in parent:
-                        parent[d] = x
-                        nxt.append(d)
-                for k in self.first_symbols(x):  # (a call or guard is a step too: algebra may sit after one)
-                    d = self.derive_symbol(x, k)
-                    if d != NOTHING and d not in parent:
-                        parent[d] = x
-                        nxt.append(d)
-                if len(parent) > limit:
-                    self._witness[e] = _INF
-                    self._gave_up.add(e)
-                    return _INF
-            else:
-                frontier = nxt
-                depth += 1
-                continue
-            break
-        if found < 0:
-            for x in parent:  # (none of them reaches a final term)
-                self._witness[x] = _INF
-            return _INF
-        # the path e -> ... -> found, lengths counted back from found's own
-        path = [found]
-        while parent[path[-1]] >= 0:
-            path.append(parent[path[-1]])
-        length = 0 if self._nullable[found] else self._witness[found]
-        for x in path:
-            if x not in self._witness or self._witness[x] > length:
-                self._witness[x] = length
-            length += 1
-        return self._witness[e]
+        """The length of the shortest string of an algebraic term (:meth:`.Liveness.witness_length`)."""
+        return self.search.witness_length(e, limit)
 
 def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
     if len(p) == 1:
