@@ -40,6 +40,7 @@ from typing import Iterable, Optional, Sequence
 
 from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
+from .liveness import LIVENESS_LIMIT, Liveness
 from .utf8 import code_points_expr
 
 __all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask"]
@@ -56,10 +57,6 @@ KINDS = {
     "nothing": _NOTHING, "epsilon": _EPSILON, "bytes": _BYTES, "seq": _SEQ, "alt": _ALT, "rep": _REP, "sym": _SYM,
     "dfa": _DFA, "and": _AND, "not": _NOT,
 }
-#: A liveness search (:meth:`ExprPool.is_live`) gives up past this many terms: the term is then
-#: taken as dead (sound: nothing is allowed that has no witness of a completion).
-LIVENESS_LIMIT = 20_000
-_INF = 1 << 60
 
 
 @functools.lru_cache(maxsize=4096)
@@ -102,8 +99,8 @@ class ExprPool:
         self._nullable: list[bool] = []
         self._algebraic: list[bool] = []  # the term holds an intersection or a complement
         self._lock = threading.Lock()
-        self._witness: dict[int, int] = {}  # algebraic term -> length of its shortest string (_INF: empty)
-        self._gave_up: set[int] = set()  # algebraic terms whose witness search ran out (taken as empty)
+        #: the liveness of algebraic terms, searched for and remembered (:class:`.Liveness`)
+        self.search = Liveness(self, KINDS)
         self._derived: dict[int, int] = {}  # e << 8 | byte -> derivative
         self._derived_sym: dict[tuple[int, int], int] = {}
         self._classes: dict[int, tuple[int, ...]] = {}
@@ -130,7 +127,7 @@ class ExprPool:
         return {
             "nodes": self._nodes, "nullable": self._nullable, "algebraic": self._algebraic,
             "embedded": [e.state() for e in self._embedded],
-            "witness": self._witness, "gave_up": self._gave_up,  # (liveness found: a search may not find it again)
+            "search": self.search.state(),
         }
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -139,8 +136,7 @@ class ExprPool:
         self._nullable = list(state["nullable"])  # type: ignore[call-overload]
         self._algebraic = list(state["algebraic"])  # type: ignore[call-overload]
         self._ids = {key: i for i, key in enumerate(self._nodes)}
-        self._witness = dict(state.get("witness", {}))  # type: ignore[call-overload]
-        self._gave_up = set(state.get("gave_up", ()))  # type: ignore[call-overload]
+        self.search.restore(state.get("search", {}))  # type: ignore[arg-type]
         for rows, finals, symbols in state["embedded"]:  # type: ignore[attr-defined]
             self._embedded.append(EmbeddedDfa(rows, finals, symbols))
 
@@ -554,80 +550,16 @@ class ExprPool:
         return self._algebraic[e]
 
     def is_live(self, e: int) -> bool:
-        """Whether some string matches ``e`` (a term that is not ``NOTHING`` and holds no
-        intersection or complement always has one)."""
-        return e != NOTHING and (not self._algebraic[e] or self.witness_length(e) < _INF)
+        """Whether some string matches ``e`` (see :meth:`.Liveness.is_live`)."""
+        return e != NOTHING and (not self._algebraic[e] or self.search.liveness(e) is True)
 
     def liveness(self, e: int, limit: int = LIVENESS_LIMIT) -> Optional[bool]:
-        """Whether some string matches ``e``, searching up to ``limit`` terms: ``None`` when the
-        search gave up (``e`` is then taken as dead from here on, see :meth:`witness_length`)."""
-        if e == NOTHING:
-            return False
-        if not self._algebraic[e]:
-            return True
-        if self.witness_length(e, limit) < _INF:
-            return True
-        return None if e in self._gave_up else False
+        """Whether some string matches ``e``: ``None`` when the search gave up (:meth:`.Liveness.liveness`)."""
+        return self.search.liveness(e, limit)
 
     def witness_length(self, e: int, limit: int = LIVENESS_LIMIT) -> int:
-        """The length of the shortest string of an algebraic term (``_INF``: none), by a breadth-first
-        search over its derivatives (one per byte class). Every term on the shortest path found is
-        known live at once (each has a witness: the rest of the path); when the search runs out of
-        terms every term it saw is dead. Past :data:`LIVENESS_LIMIT` terms it stops and takes ``e``
-        as dead: sound (nothing is allowed without a witness), and never a dead end (a live term's
-        witness path leads through terms whose own searches are smaller)."""
-        got = self._witness.get(e)
-        if got is not None:
-            return got
-        parent: dict[int, int] = {e: -1}
-        frontier = [e]
-        depth = 0
-        found = -1
-        while frontier and found < 0:
-            nxt = []
-            for x in frontier:
-                if self._nullable[x]:
-                    found = x
-                    break
-                known = self._witness.get(x)
-                if known is not None and known < _INF:  # (a witness known from x on)
-                    found = x
-                    break
-                if known is not None:
-                    continue
-                for mask in self.byte_classes(x):
-                    d = self.derive(x, (mask & -mask).bit_length() - 1)
-                    if d != NOTHING and d not in parent:
-                        parent[d] = x
-                        nxt.append(d)
-                for k in self.first_symbols(x):  # (a call or guard is a step too: algebra may sit after one)
-                    d = self.derive_symbol(x, k)
-                    if d != NOTHING and d not in parent:
-                        parent[d] = x
-                        nxt.append(d)
-                if len(parent) > limit:
-                    self._witness[e] = _INF
-                    self._gave_up.add(e)
-                    return _INF
-            else:
-                frontier = nxt
-                depth += 1
-                continue
-            break
-        if found < 0:
-            for x in parent:  # (none of them reaches a final term)
-                self._witness[x] = _INF
-            return _INF
-        # the path e -> ... -> found, lengths counted back from found's own
-        path = [found]
-        while parent[path[-1]] >= 0:
-            path.append(parent[path[-1]])
-        length = 0 if self._nullable[found] else self._witness[found]
-        for x in path:
-            if x not in self._witness or self._witness[x] > length:
-                self._witness[x] = length
-            length += 1
-        return self._witness[e]
+        """The length of the shortest string of an algebraic term (:meth:`.Liveness.witness_length`)."""
+        return self.search.witness_length(e, limit)
 
 def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
     if len(p) == 1:

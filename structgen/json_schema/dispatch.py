@@ -20,9 +20,10 @@ under the schema. A keyword that cannot be enforced exactly raises :class:`Schem
 
 from __future__ import annotations
 
+import json
 from typing import Any, Callable, Optional
 
-from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
+from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .arrays import Arrays
 from .context import Context, Term
 from .formats import NUMBER_FORMATS
@@ -56,6 +57,7 @@ class SchemaCompiler:
         self.arrays = Arrays(ctx)
         self.objects = Objects(ctx)
         self.keywords = Keywords(ctx)
+        self._memos: dict[tuple, Any] = {}  # (kind, schema text, path, refs, widened, calls on) -> term or error
         self.universe = Universe(ctx)
 
     def run(self) -> Term:
@@ -72,7 +74,27 @@ class SchemaCompiler:
 
     def compile(self, s: Schema, path: str, refs: tuple) -> Term:
         """The term of ``s`` at ``path`` (``refs``: the ``$ref`` targets entered so far); in a
-        network a ``$ref`` target or a heavy sub-schema becomes a call."""
+        network a ``$ref`` target or a heavy sub-schema becomes a call. Memoised: the algebra
+        compiles a sub-schema again for each keyword that subtracts it (a ``oneOf`` inside a
+        ``oneOf`` would otherwise cost exponential time in the nesting)."""
+        return self._memo("compile", self._compile, s, path, refs)
+
+    def _memo(self, kind: str, make: Callable[[Schema, str, tuple], Term], s: Schema, path: str, refs: tuple) -> Term:
+        if isinstance(s, bool):
+            return make(s, path, refs)
+        key = (kind, json.dumps(s, sort_keys=True, default=repr), path, refs, self.ctx.is_wide, self.ctx.calls.on)
+        got = self._memos.get(key)
+        if got is None:
+            try:
+                got = make(s, path, refs)
+            except (ConstraintError, TooDeep, CompileBudgetExceeded) as e:
+                got = e
+            self._memos[key] = got
+        if isinstance(got, BaseException):
+            raise got
+        return got
+
+    def _compile(self, s: Schema, path: str, refs: tuple) -> Term:
         calls = self.ctx.calls
         if not calls.on:
             return self.compile_node(s, path, refs)
@@ -127,7 +149,7 @@ class SchemaCompiler:
         return self.arrays.array(s, path, refs)
 
     def over(self, s: Any, path: str, refs: tuple) -> Term:
-        return self.universe.over(s, path, refs)
+        return self._memo("over", self.universe.over, s, path, refs)
 
     def positive_in_universe(self, term: Term, path: str) -> Term:
         return self.universe.positive_in_universe(term, path)

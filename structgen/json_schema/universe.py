@@ -123,7 +123,7 @@ class Universe:
                 rewritten = ctx.compiler.without_unevaluated(s, path)
             except SchemaNotSupported:
                 rewritten = {k: v for k, v in s.items() if k not in ("unevaluatedProperties", "unevaluatedItems")}
-            return self.over(rewritten, path, refs)
+            return self.ctx.compiler.over(rewritten, path, refs)
         s = clean(s)
         if not s:
             return self.universe()
@@ -132,16 +132,16 @@ class Universe:
             target, target_path = ctx.refs.resolve(s["$ref"], path)
             if refs.count(target_path) > ctx.options.max_recursion_depth:
                 return self.universe()  # (an over-approximation may stop anywhere)
-            acc = self.over(target, target_path, refs + (target_path,))
+            acc = self.ctx.compiler.over(target, target_path, refs + (target_path,))
         if "enum" in s or "const" in s:
             values = [s["const"]] if "const" in s else list(s["enum"])
             acc = ctx.inter(acc, ctx.unite([self.over_value(v) for v in values]), path)
         acc = ctx.inter(acc, self.over_typed(s, path, refs), path)
         for i, sub in enumerate(s.get("allOf", [])):
-            acc = ctx.inter(acc, self.over(sub, f"{path}/allOf/{i}", refs), path)
+            acc = ctx.inter(acc, self.ctx.compiler.over(sub, f"{path}/allOf/{i}", refs), path)
         for key in ("anyOf", "oneOf"):
             if key in s:
-                acc = ctx.inter(acc, ctx.unite([self.over(b, f"{path}/{key}/{i}", refs) for i, b in enumerate(s[key])]), path)
+                acc = ctx.inter(acc, ctx.unite([self.ctx.compiler.over(b, f"{path}/{key}/{i}", refs) for i, b in enumerate(s[key])]), path)
         if "oneOf" in s:
             acc = ctx.minus(acc, self.in_two_branches(s["oneOf"], path, refs), path)
         if "not" in s:
@@ -151,9 +151,9 @@ class Universe:
                 inner = NOTHING  # (subtracting less keeps a superset)
             acc = ctx.minus(acc, inner, path)
         if "if" in s:
-            then = self.over(s.get("then", True), f"{path}/then", refs)
-            otherwise = self.over(s.get("else", True), f"{path}/else", refs)
-            cond_over = self.over(s["if"], f"{path}/if", refs)
+            then = self.ctx.compiler.over(s.get("then", True), f"{path}/then", refs)
+            otherwise = self.ctx.compiler.over(s.get("else", True), f"{path}/else", refs)
+            cond_over = self.ctx.compiler.over(s["if"], f"{path}/if", refs)
             try:
                 cond = ctx.compiler.compile(s["if"], f"{path}/if", refs)
             except (UnsatisfiableConstraint, SchemaNotSupported, CompileBudgetExceeded):
@@ -260,8 +260,8 @@ class Universe:
         hi = None if s.get("maxItems") is None else int(s["maxItems"])
         if hi is not None and lo > hi:
             return NOTHING
-        prefix = [self.over(p, f"{path}/prefixItems/{i}", refs) for i, p in enumerate(s.get("prefixItems", []))]
-        tail = self.over(s.get("items", True), f"{path}/items", refs)
+        prefix = [self.ctx.compiler.over(p, f"{path}/prefixItems/{i}", refs) for i, p in enumerate(s.get("prefixItems", []))]
+        tail = self.ctx.compiler.over(s.get("items", True), f"{path}/items", refs)
         sep = t.sep
         cut = next((i for i, p in enumerate(prefix) if p == NOTHING), len(prefix))
         bodies = []
@@ -296,7 +296,7 @@ class Universe:
         u = self.universe()
         acc = self.array_of(u)
         if lo >= 1:
-            over = self.over(s["contains"], f"{path}/contains", refs)
+            over = self.ctx.compiler.over(s["contains"], f"{path}/contains", refs)
             if over == NOTHING:
                 return NOTHING
             body = count_items(t, over, ctx.minus(u, over, path), lo, None)
@@ -322,7 +322,7 @@ class Universe:
             acc = ctx.inter(acc, self.object_having(t.quoted(t.lit(encoded(name))), u), path)
         for name, sub in props.items():
             key = t.quoted(t.lit(encoded(name)))
-            o = self.over(sub, f"{path}/properties/{name}", refs)
+            o = self.ctx.compiler.over(sub, f"{path}/properties/{name}", refs)
             if o == u:
                 continue
             others = ctx.minus(t.canon_string, key, path)
@@ -333,7 +333,7 @@ class Universe:
             allowed = ctx.unite([t.quoted(t.lit(encoded(name))) for name in props])
             acc = ctx.inter(acc, self.object_of(allowed, u) if allowed != NOTHING else empty, path)
         if "propertyNames" in s:
-            names = self.over(s["propertyNames"], f"{path}/propertyNames", refs)
+            names = self.ctx.compiler.over(s["propertyNames"], f"{path}/propertyNames", refs)
             names = ctx.inter(names, t.canon_string, path)
             acc = ctx.inter(acc, self.object_of(names, u) if names != NOTHING else empty, path)
         return acc

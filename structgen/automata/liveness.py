@@ -1,0 +1,200 @@
+"""Liveness of the terms of an expression pool that hold an intersection or a complement: such a
+term can match nothing without being ``NOTHING``, so whether it still matches some string is
+searched for, over its derivatives, and remembered (:class:`Liveness`, one per
+:class:`~structgen.automata.expr.ExprPool`).
+
+Two searches: :meth:`Liveness.liveness`, best-first towards the end of a string, for "does any
+string match" (the compiler's algebra and the lazy automata's dead states ask that), and
+:meth:`Liveness.witness_length`, breadth-first, for the length of a shortest string (budgets).
+Both stop after a given number of terms; a search that gives up takes its term as dead: sound,
+since nothing is allowed without a witness of a completion.
+
+Example:
+    >>> from structgen.automata.expr import ExprPool
+    >>> pool = ExprPool()
+    >>> digits, letters = pool.star(pool.byte_range(48, 57)), pool.star(pool.byte_range(97, 122))
+    >>> pool.search.liveness(pool.both((pool.seq(pool.byte_range(48, 57), digits), letters)))
+    False
+    >>> pool.search.witness_length(pool.minus(digits, pool.literal(b"")))
+    1
+"""
+
+from __future__ import annotations
+
+import heapq
+from typing import Any, Iterator, Optional
+
+__all__ = ["INF", "LIVENESS_LIMIT", "Liveness"]
+
+#: A search (:meth:`Liveness.liveness`, :meth:`Liveness.witness_length`) gives up past this many
+#: terms: the term is then taken as dead (sound: nothing is allowed that has no witness of a completion).
+LIVENESS_LIMIT = 20_000
+
+#: The length of nothing (no string matches).
+INF = 1 << 60
+_INF = INF
+NOTHING = 0  # (the pool's empty language)
+
+
+class Liveness:
+    """The liveness facts of one pool's algebraic terms, searched for on demand and remembered."""
+
+    def __init__(self, pool: Any, kinds: dict[str, int]) -> None:  # (pool: the ExprPool that holds it)
+        self.pool = pool
+        self.kinds = kinds
+        self.witness: dict[int, int] = {}  # algebraic term -> length of its shortest string (INF: empty)
+        self.gave_up: set[int] = set()  # algebraic terms whose search ran out (taken as empty)
+        self.alive: set[int] = set()  # algebraic terms some string is known to match (length unknown)
+        self.lower: dict[int, int] = {}  # term -> a lower bound of its strings' length
+        self.lower_dfa: dict[int, list[int]] = {}  # embedded automaton -> its states' shortest lengths
+
+    def state(self) -> dict[str, object]:
+        """What pickling keeps (a search that gave up must not find a witness after a reload)."""
+        return {"witness": self.witness, "gave_up": self.gave_up, "alive": self.alive}
+
+    def restore(self, state: dict) -> None:
+        self.witness = dict(state.get("witness", {}))
+        self.gave_up = set(state.get("gave_up", ()))
+        self.alive = set(state.get("alive", ()))
+
+    def liveness(self, e: int, limit: int = LIVENESS_LIMIT) -> Optional[bool]:
+        """Whether some string matches ``e``, searching up to ``limit`` terms: ``None`` when the
+        search gave up (``e`` is then taken as dead from here on).
+
+        A best-first search over derivatives (byte classes, then calls and guards), the term with
+        the smallest :meth:`lower_bound` first (so it heads for the end of the string), that
+        stops at the first term known to match something: a nullable one, or one without
+        intersection or complement (those always match a string). The terms on the path found are
+        remembered as live, and when the search runs out every term it saw is dead."""
+        if e == NOTHING:
+            return False
+        if self._known_live(e):
+            return True
+        if self.witness.get(e) == _INF:
+            return None if e in self.gave_up else False
+        parent: dict[int, int] = {e: -1}
+        heap = [(self.lower_bound(e), 0, e)]
+        while heap:
+            x = heapq.heappop(heap)[2]
+            for d in self._successors(x):
+                if d in parent or self.witness.get(d) == _INF:
+                    continue
+                parent[d] = x
+                if self._known_live(d):
+                    while x >= 0:
+                        self.alive.add(x)
+                        x = parent[x]
+                    return True
+                heapq.heappush(heap, (self.lower_bound(d), len(parent), d))
+            if len(parent) > limit:
+                self.witness[e] = _INF
+                self.gave_up.add(e)
+                return None
+        for y in parent:
+            self.witness[y] = _INF
+        return False
+
+    def lower_bound(self, e: int) -> int:
+        """A lower bound of the length of ``e``'s strings, cheap: an intersection is bounded by
+        its longest part's bound, a complement by 0 (symbols weigh 0)."""
+        got = self.lower.get(e)
+        if got is not None:
+            return got
+        node = self.pool.node(e)
+        kind = node[0]
+        k = self.kinds
+        if kind == k["nothing"]:
+            got = _INF
+        elif kind in (k["epsilon"], k["sym"], k["not"]):
+            got = 0
+        elif kind == k["bytes"]:
+            got = 1
+        elif kind == k["seq"]:
+            got = min(_INF, self.lower_bound(node[1]) + self.lower_bound(node[2]))
+        elif kind == k["alt"]:
+            got = min(self.lower_bound(p) for p in node[1])
+        elif kind == k["rep"]:
+            got = 0 if node[2] == 0 else min(_INF, node[2] * self.lower_bound(node[1]))
+        elif kind == k["and"]:
+            got = max(self.lower_bound(p) for p in node[1])
+        else:
+            lengths = self.lower_dfa.get(node[1])
+            if lengths is None:
+                lengths = self.lower_dfa[node[1]] = self.pool.embedded(node[1]).min_lengths({})
+            got = lengths[node[2]]
+        self.lower[e] = got
+        return got
+
+    def _known_live(self, x: int) -> bool:
+        return not self.pool.is_algebraic(x) or self.pool.nullable(x) or x in self.alive or self.witness.get(x, _INF) < _INF
+
+    def _successors(self, x: int) -> Iterator[int]:
+        """The derivatives of ``x`` that are not ``NOTHING``: one per byte class, then one per symbol."""
+        for mask in self.pool.byte_classes(x):
+            d = self.pool.derive(x, (mask & -mask).bit_length() - 1)
+            if d != NOTHING:
+                yield d
+        for k in self.pool.first_symbols(x):
+            d = self.pool.derive_symbol(x, k)
+            if d != NOTHING:
+                yield d
+
+    def witness_length(self, e: int, limit: int = LIVENESS_LIMIT) -> int:
+        """The length of the shortest string of an algebraic term (``_INF``: none), by a breadth-first
+        search over its derivatives (one per byte class). Every term on the shortest path found is
+        known live at once (each has a witness: the rest of the path); when the search runs out of
+        terms every term it saw is dead. Past :data:`20_000` terms it stops and takes ``e``
+        as dead: sound (nothing is allowed without a witness), and never a dead end (a live term's
+        witness path leads through terms whose own searches are smaller)."""
+        got = self.witness.get(e)
+        if got is not None:
+            return got
+        parent: dict[int, int] = {e: -1}
+        frontier = [e]
+        depth = 0
+        found = -1
+        while frontier and found < 0:
+            nxt = []
+            for x in frontier:
+                if self.pool.nullable(x):
+                    found = x
+                    break
+                known = self.witness.get(x)
+                if known is not None and known < _INF:  # (a witness known from x on)
+                    found = x
+                    break
+                if known is not None:
+                    continue
+                for mask in self.pool.byte_classes(x):
+                    d = self.pool.derive(x, (mask & -mask).bit_length() - 1)
+                    if d != NOTHING and d not in parent:
+                        parent[d] = x
+                        nxt.append(d)
+                for k in self.pool.first_symbols(x):  # (a call or guard is a step too: algebra may sit after one)
+                    d = self.pool.derive_symbol(x, k)
+                    if d != NOTHING and d not in parent:
+                        parent[d] = x
+                        nxt.append(d)
+                if len(parent) > limit:
+                    self.witness[e] = _INF
+                    self.gave_up.add(e)
+                    return _INF
+            else:
+                frontier = nxt
+                depth += 1
+                continue
+            break
+        if found < 0:
+            for x in parent:  # (none of them reaches a final term)
+                self.witness[x] = _INF
+            return _INF
+        # the path e -> ... -> found, lengths counted back from found's own
+        path = [found]
+        while parent[path[-1]] >= 0:
+            path.append(parent[path[-1]])
+        length = 0 if self.pool.nullable(found) else self.witness[found]
+        for x in path:
+            if x not in self.witness or self.witness[x] > length:
+                self.witness[x] = length
+            length += 1
+        return self.witness[e]
