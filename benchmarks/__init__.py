@@ -11,6 +11,7 @@ Run each one from the repository root as a module, ``python -m benchmarks.NAME [
 - ``budget``: budget-aware masking on and off (SmolLM2);
 - ``fast_forward``: forced tokens against one model call per token (SmolLM2);
 - ``server_load``: ``structgen serve`` under concurrent clients;
+- ``penalties``: the small model's repetition loops without and with the server's penalties (SmolLM2);
 - ``conformance``: the JSON Schema Test Suite (``--write-docs`` rewrites docs/json_schema.md's tables);
 - ``make_corpus``: writes ``benchmarks/corpus/``.
 

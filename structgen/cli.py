@@ -5,12 +5,15 @@ structgen generate "PROMPT" (--regex R | --schema FILE_OR_JSON | --grammar NAME)
                    [--model DIR_OR_GGUF] [--max-new-tokens N] [--sample [--seed S]] [--no-chat]
 structgen grammars
 structgen serve [--model DIR_OR_GGUF] [--host H] [--port P] [--max-batch-size N]
-                [--batch-timeout-ms MS] [--device D]
+                [--batch-timeout-ms MS] [--device D] [--api-key KEY] [--served-model-name NAME ...]
 ```
 
 ``generate`` prints the constrained answer of the embedded SmolLM2-135M-Instruct (or ``--model``).
 The constraint is checked before the model loads, so a bad regex or schema fails at once: a
-one-line message on stderr and exit status 2. A generation that runs out of tokens exits with 1.
+one-line message on stderr and exit status 2; so is a ``--max-new-tokens`` below the
+constraint's shortest output (that check needs the tokenizer only). A generation that runs out of
+tokens exits with 1. ``generate`` and ``serve`` need an extra (``transformers``, ``server``):
+without it they say which, in one line, and exit with 2.
 
 Named grammars are ``NAME.regex`` / ``NAME.schema.json`` files, looked up first in
 ``structgen/grammars/`` (where an installed wheel keeps them) and then in the ``grammars/`` folder
@@ -147,6 +150,11 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-budget-aware", action="store_true",
                        help="let guided output be cut off at max_tokens (finish_reason 'length') "
                             "instead of always finishing within it")
+    serve.add_argument("--api-key", metavar="KEY",
+                       help="require 'Authorization: Bearer KEY' on /v1/* and /generate* (401 otherwise)")
+    serve.add_argument("--served-model-name", nargs="+", metavar="NAME",
+                       help="the name(s) clients pass as 'model' (default: the model's); the first is "
+                            "the one responses report")
     serve.set_defaults(func=_cmd_serve)
     return parser
 
@@ -165,6 +173,12 @@ def _check_constraint(kind: str, constraint: Any) -> None:
         compile_json_schema(constraint, vocab)
 
 
+def _missing_extra(command: str, extra: str, error: ImportError) -> CliError:
+    """The one-line message for a command whose extra is not installed."""
+    what = f"{error.name} is not installed" if error.name else str(error)
+    return CliError(f"structgen {command} needs the '{extra}' extra ({what}): pip install 'structgen[{extra}]'")
+
+
 def _cmd_generate(args: argparse.Namespace) -> int:
     if args.regex is not None:
         kind, constraint = "regex", args.regex
@@ -181,25 +195,28 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     _check_constraint(kind, constraint)
 
     # Heavy imports only now: `structgen grammars` and constraint errors stay fast.
-    import transformers
+    try:
+        import transformers
 
+        from .hf.generation import generate_text, model_vocabulary
+        from .hf.models import load_default_model, load_model, load_tokenizer, vocabulary_for
+    except ImportError as e:
+        raise _missing_extra("generate", "transformers", e) from e
     from .compiler import compile_json_schema, compile_regex
-    from .hf.generation import generate_text, model_vocabulary
-    from .hf.models import load_default_model, load_model
+
+    def compile_for(vocab: Any) -> Any:
+        return compile_regex(constraint, vocab) if kind == "regex" else compile_json_schema(constraint, vocab)
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
+    budget = args.max_new_tokens or (64 if kind == "regex" else 256)
+    if not args.no_budget_aware:  # the budget is checked on the tokenizer, before the model loads
+        compile_for(vocabulary_for(load_tokenizer(args.model or None))).check_budget(budget)
     if args.model:
         model, tokenizer = load_model(args.model, device=args.device)
     else:
         model, tokenizer = load_default_model(device=args.device)
-    vocab = model_vocabulary(model, tokenizer)
-    if kind == "regex":
-        guide = compile_regex(constraint, vocab)
-        budget = args.max_new_tokens or 64
-    else:
-        guide = compile_json_schema(constraint, vocab)
-        budget = args.max_new_tokens or 256
+    guide = compile_for(model_vocabulary(model, tokenizer))
     options: dict[str, Any] = {"do_sample": args.sample}
     if args.sample and args.seed is not None:
         transformers.set_seed(args.seed)
@@ -232,13 +249,15 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--port {args.port}: not a port number")
     if args.model and not Path(args.model).expanduser().exists():
         raise CliError(f"--model {args.model!r}: no such folder or file")
+    if args.api_key is not None and not args.api_key.strip():
+        raise CliError("--api-key must not be empty")
     try:
+        import transformers
         import uvicorn
 
         from .server import ServerConfig, create_app
     except ImportError as e:
-        raise CliError(f"the server needs extra packages ({e.name}): pip install 'structgen[server]'") from e
-    import transformers
+        raise _missing_extra("serve", "server", e) from e
 
     from .hf.models import DEFAULT_MODEL_NAME, load_default_model, load_model
 
@@ -250,8 +269,10 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     else:
         model, tokenizer = load_default_model(device=args.device)
         name = DEFAULT_MODEL_NAME
-    config = ServerConfig(model_name=name, max_batch_size=args.max_batch_size,
-                          batch_timeout_ms=args.batch_timeout_ms, budget_aware=not args.no_budget_aware)
+    names = args.served_model_name or [name]
+    config = ServerConfig(model_name=names[0], model_aliases=tuple(names[1:]), max_batch_size=args.max_batch_size,
+                          batch_timeout_ms=args.batch_timeout_ms, budget_aware=not args.no_budget_aware,
+                          api_key=args.api_key)
     uvicorn.run(create_app(model, tokenizer, config), host=args.host, port=args.port, log_level="info")
     return 0
 

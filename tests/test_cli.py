@@ -134,3 +134,57 @@ def test_no_budget_aware_lets_the_budget_cut_and_says_so(smollm2: Any, capsys: p
     assert main(["generate", "Write.", "--regex", "[a-z ]{200}", "--max-new-tokens", "2", "--no-budget-aware"]) == 1
     err = capsys.readouterr().err
     assert "max_new_tokens=2" in err
+
+
+# -- a missing extra, and the budget checked before the model loads (issue 25) -----------------------
+
+
+def _run_without(modules: list[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI in a subprocess where ``modules`` cannot be imported (as with only the core installed)."""
+    code = ("import sys\n"
+            f"for name in {modules!r}: sys.modules[name] = None\n"
+            "from structgen.cli import main\n"
+            f"sys.exit(main({list(args)!r}))\n")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.parametrize(
+    ("modules", "args", "message"),
+    [
+        (["transformers", "torch"], ["generate", "When?", "--grammar", "date"],
+         "structgen generate needs the 'transformers' extra (transformers is not installed): "
+         "pip install 'structgen[transformers]'"),
+        (["fastapi"], ["serve", "--port", "0"],
+         "structgen serve needs the 'server' extra (fastapi is not installed): pip install 'structgen[server]'"),
+        (["uvicorn"], ["serve"],
+         "structgen serve needs the 'server' extra (uvicorn is not installed): pip install 'structgen[server]'"),
+    ],
+)
+def test_a_missing_extra_is_one_line_naming_it(modules: list[str], args: list[str], message: str) -> None:
+    result = _run_without(modules, *args)
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert _one_line_error(result.stderr) == f"structgen: error: {message}"
+
+
+def test_a_budget_below_the_minimum_fails_before_the_model_loads(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("transformers")
+    import structgen.hf.models as models
+
+    def no_model(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the model was loaded before the budget was checked")
+
+    monkeypatch.setattr(models, "load_default_model", no_model)
+    monkeypatch.setattr(models, "load_model", no_model)
+    assert main(["generate", "Write.", "--regex", "[a-z ]{200}", "--max-new-tokens", "2"]) == 2
+    err = _one_line_error(capsys.readouterr().err)
+    assert "max_new_tokens=2" in err and "raise the token budget to at least" in err
+    # with --no-budget-aware there is no such check: the model loads (here: the stand-in refuses)
+    with pytest.raises(AssertionError, match="the model was loaded"):
+        main(["generate", "Write.", "--regex", "[a-z ]{200}", "--max-new-tokens", "2", "--no-budget-aware"])
+
+
+def test_serve_refuses_an_empty_api_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve", "--api-key", " "]) == 2
+    assert "--api-key must not be empty" in _one_line_error(capsys.readouterr().err)

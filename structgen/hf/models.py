@@ -36,6 +36,7 @@ __all__ = [
     "eos_token_ids",
     "load_default_model",
     "load_model",
+    "load_tokenizer",
     "vocabulary_for",
 ]
 
@@ -111,15 +112,38 @@ def load_model(
     Example:
         >>> model, tokenizer = load_model("models/my-finetune")        # doctest: +SKIP
     """
+    return _from_folder(_model_folder(path_or_gguf, cache_dir), device=device)
+
+
+def _model_folder(path_or_gguf: str | Path, cache_dir: str | Path | None) -> Path:
+    """The transformers folder of a model: the folder given, or a GGUF file's converted copy."""
     path = Path(path_or_gguf).expanduser()
     if path.is_file() and path.suffix.lower() == ".gguf":
         st = path.stat()
         key = hashlib.blake2b(f"{path.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode(), digest_size=6).hexdigest()
         root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-        return _from_folder(_converted_gguf(path, root / f"{path.stem}-{key}"), device=device)
+        return _converted_gguf(path, root / f"{path.stem}-{key}")
     if not path.is_dir():
         raise StructgenError(f"no model at {str(path)!r}: give a local transformers folder or a .gguf file")
-    return _from_folder(path, device=device)
+    return path
+
+
+def load_tokenizer(path_or_gguf: str | Path | None = None, *, cache_dir: str | Path | None = None) -> Any:
+    """The tokenizer alone of :func:`load_model`'s (``None``: of :func:`load_default_model`'s),
+    without reading the weights: what a check before the model loads needs (a GGUF file is
+    converted, once, as :func:`load_model` would).
+
+    Example:
+        >>> tokenizer = load_tokenizer()                               # doctest: +SKIP
+    """
+    if path_or_gguf is None:
+        folder = default_model_dir(cache_dir=cache_dir)
+    else:
+        folder = _model_folder(path_or_gguf, cache_dir)
+    try:
+        return AutoTokenizer.from_pretrained(folder, local_files_only=True)
+    except (OSError, ValueError) as e:
+        raise StructgenError(f"cannot load a tokenizer from {str(folder)!r}: {e}") from e
 
 
 def _from_folder(path: Path, *, device: str) -> tuple[Any, Any]:

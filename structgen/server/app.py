@@ -2,8 +2,10 @@
 
 :func:`create_app` loads what a model needs (its vocabulary, prepared before the first request),
 starts the :class:`~structgen.server.engine.Engine` with the app and stops it after, refuses
-bodies over the size limit, answers every error with OpenAI's error body
-(:attr:`~structgen.server.protocol.HTTPProblem.body`), and serves the endpoints of
+bodies over the size limit, checks the API key (``ServerConfig.api_key``: a Bearer token on
+``/v1/*`` and ``/generate*``; ``/healthz`` and ``/metrics`` stay open, as in vLLM), counts every
+answer for ``/metrics`` (:mod:`structgen.server.metrics`), answers every error with OpenAI's
+error body (:attr:`~structgen.server.protocol.HTTPProblem.body`), and serves the endpoints of
 :mod:`structgen.server.routes`.
 
 Example:
@@ -13,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import secrets
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, AsyncIterator, Awaitable, Callable
@@ -25,6 +28,7 @@ from ..errors import ConstraintError, PayloadTooLarge
 from ..hf.generation import model_vocabulary
 from ..vocab.index import prepare_vocabulary
 from .engine import Engine
+from .metrics import Metrics
 from .protocol import HTTPProblem
 from .response_format import GuideCompiler
 from .routes import Serving, router
@@ -47,6 +51,10 @@ class ServerConfig:
     budget_aware: bool = True
     #: Append the tokens a guide forces without sampling, several per forward pass (see ``Engine``).
     fast_forward: bool = True
+    #: When set, ``/v1/*`` and ``/generate*`` need ``Authorization: Bearer <api_key>`` (401 otherwise).
+    api_key: str | None = None
+    #: More names the model answers to besides ``model_name`` (``--served-model-name A B``: A, then B).
+    model_aliases: tuple[str, ...] = ()
 
 
 def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -> FastAPI:
@@ -57,6 +65,7 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     engine = Engine(model, vocab, max_batch_size=config.max_batch_size, batch_timeout_ms=config.batch_timeout_ms,
                     budget_aware=config.budget_aware, tokenizer=tokenizer, fast_forward=config.fast_forward)
     compiler = GuideCompiler(vocab, max_constraint_bytes=config.max_constraint_bytes)
+    metrics = Metrics(engine, compiler)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -70,14 +79,20 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     app = FastAPI(title="structgen", lifespan=lifespan)
     app.state.engine = engine
     app.state.config = config
+    app.state.metrics = metrics
+    names = tuple(dict.fromkeys((config.model_name, *config.model_aliases)))
     app.state.serving = Serving(engine=engine, compiler=compiler, tokenizer=tokenizer, model_name=config.model_name,
                                 default_max_tokens=config.default_max_tokens,
-                                max_prompt_tokens=min(config.max_prompt_tokens, engine.max_context - 1))
+                                max_prompt_tokens=min(config.max_prompt_tokens, engine.max_context - 1),
+                                model_names=names, metrics=metrics)
     app.exception_handler(RequestValidationError)(_invalid_request)
     app.exception_handler(HTTPProblem)(_problem)
     app.exception_handler(ConstraintError)(_bad_constraint)
     app.exception_handler(PayloadTooLarge)(_too_large)
+    # (the last added runs first: counting sees every answer, the key is checked before the body)
     app.middleware("http")(_limit_body)
+    app.middleware("http")(_check_key)
+    app.middleware("http")(_count)
     app.include_router(router)
     return app
 
@@ -91,16 +106,19 @@ def _answer(problem: HTTPProblem) -> JSONResponse:
 
 async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
     """400 naming each problem: malformed JSON, an unknown field, a value out of range."""
-    parts = []
+    parts, params, code = [], [], None
     for err in exc.errors():
         loc = [str(x) for x in err.get("loc", ()) if x != "body"]
+        params.append(".".join(loc))
         if err.get("type") == "json_invalid":
             parts.append(f"malformed JSON body: {err.get('ctx', {}).get('error', err.get('msg'))}")
         elif err.get("type") == "extra_forbidden":
             parts.append(f"unknown field {'.'.join(loc)!r}")
+            code = "unknown_parameter"
         else:
             parts.append(f"{'.'.join(loc) or 'body'}: {err.get('msg')}")
-    return _answer(HTTPProblem(400, "; ".join(parts) or "invalid request"))
+    param = params[0] if len(params) == 1 and params[0] else None
+    return _answer(HTTPProblem(400, "; ".join(parts) or "invalid request", param=param, code=code))
 
 
 async def _problem(_: Request, exc: HTTPProblem) -> JSONResponse:
@@ -112,7 +130,32 @@ async def _bad_constraint(_: Request, exc: ConstraintError) -> JSONResponse:
 
 
 async def _too_large(_: Request, exc: PayloadTooLarge) -> JSONResponse:
-    return _answer(HTTPProblem(413, str(exc), param="response_format"))
+    return _answer(HTTPProblem(413, str(exc), param="response_format", code="payload_too_large"))
+
+
+_OPEN_PATHS = ("/healthz", "/metrics")
+
+
+async def _check_key(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+    """401 without ``Authorization: Bearer <key>`` when the server has an API key."""
+    key = request.app.state.config.api_key
+    if key is None or request.url.path in _OPEN_PATHS:
+        return await call_next(request)
+    scheme, _, given = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not secrets.compare_digest(given.strip().encode(), key.encode()):
+        problem = HTTPProblem(401, "missing or incorrect API key: send the header 'Authorization: Bearer <key>' "
+                                   "with the key this server was started with (--api-key)", code="invalid_api_key")
+        return JSONResponse(problem.body, status_code=401, headers={"WWW-Authenticate": "Bearer"})
+    return await call_next(request)
+
+
+async def _count(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+    """Count every answer by endpoint (a path the app serves, or "other") and status, for ``/metrics``."""
+    response = await call_next(request)
+    path = request.url.path
+    endpoint = path if any(getattr(r, "path", None) == path for r in request.app.routes) else "other"
+    request.app.state.metrics.requests.labels(endpoint=endpoint, status=str(response.status_code)).inc()
+    return response
 
 
 async def _limit_body(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
@@ -120,5 +163,6 @@ async def _limit_body(request: Request, call_next: Callable[[Request], Awaitable
     limit = request.app.state.config.max_body_bytes
     length = request.headers.get("content-length")
     if length is not None and length.isdigit() and int(length) > limit:
-        return _answer(HTTPProblem(413, f"request body of {length} bytes is over this server's limit of {limit}"))
+        return _answer(HTTPProblem(413, f"request body of {length} bytes is over this server's limit of {limit}",
+                                   code="payload_too_large"))
     return await call_next(request)

@@ -22,6 +22,11 @@ guide forces (:meth:`Guide.forced_tokens`) are appended at once without sampling
 step feeds each row all its new tokens in one forward pass. Rows feed different numbers of tokens
 in the same step: each row's tokens are left-padded (attention 0) to the step's longest, with
 position ids continuing the row's own, so the logits of every row's last token are at the end.
+
+Per-request logits: a row's :class:`~structgen.hf.steps.LogitAdjustments` (penalties,
+``logit_bias``) change its logits before the mask; with ``logprobs``, each sampled token's
+log-probability under the distribution the constraint leaves rides on the event that carries its
+text, and the row does not fast-forward (every token is the model's, with its own number).
 """
 
 from __future__ import annotations
@@ -43,7 +48,8 @@ from transformers import DynamicCache
 
 from ..errors import StructgenError, TokenRejected
 from ..guides.base import Guide
-from ..hf.steps import DeviceMasks, all_allowed, completes, forced_within, forward_last, sample_token
+from ..hf.steps import (DeviceMasks, LogitAdjustments, TokenHistory, TokenLogprob, adjust_logits, all_allowed,
+                        completes, forced_within, forward_last, sample_token, token_logprobs)
 from ..vocab.vocabulary import Vocabulary
 
 __all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
@@ -53,13 +59,20 @@ log = logging.getLogger("structgen.server")
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """Per-request decoding settings. ``temperature == 0`` is greedy."""
+    """Per-request decoding settings. ``temperature == 0`` is greedy.
+
+    ``adjustments``: penalties and ``logit_bias``, applied before the mask. ``logprobs``: ``None``
+    reports none; ``k >= 0`` reports each token's log-probability and the ``k`` most likely
+    tokens (see :func:`~structgen.hf.steps.token_logprobs`).
+    """
 
     max_tokens: int
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    adjustments: LogitAdjustments = LogitAdjustments()
+    logprobs: int | None = None
 
 
 @dataclass
@@ -71,6 +84,8 @@ class Event:
     finish_reason: str | None = None  # "stop" | "length" once finished
     completion_tokens: int = 0
     error: BaseException | None = None
+    #: with ``SamplingParams.logprobs``: one entry per token of ``text``, with its offset in the output
+    logprobs: tuple[tuple[TokenLogprob, int], ...] = ()
 
     @property
     def is_last(self) -> bool:
@@ -115,7 +130,8 @@ class EngineRequest:
 class _Row:
     """Engine-thread state of one request in the batch."""
 
-    __slots__ = ("req", "state", "generated", "decoder", "text", "emitted", "generator", "pending", "done")
+    __slots__ = ("req", "state", "generated", "decoder", "text", "emitted", "generator", "pending", "done",
+                 "history", "logprob", "logprobs")
 
     def __init__(self, req: EngineRequest) -> None:
         self.req = req
@@ -128,6 +144,9 @@ class _Row:
         self.generator = torch.Generator().manual_seed(seed)
         self.pending: list[int] = []  # tokens to feed the model at the next step
         self.done = False
+        self.history: TokenHistory | None = None  # for penalties: created with the first logits
+        self.logprob: TokenLogprob | None = None  # the sampled token's, until _advance files it
+        self.logprobs: list[tuple[TokenLogprob, int]] = []  # (entry, offset in text) not yet emitted
 
 
 @dataclass
@@ -185,6 +204,9 @@ class Engine:
         self._thread: threading.Thread | None = None
         self.steps = 0
         self.max_rows_seen = 0
+        #: totals since start (read by /metrics): prompt tokens prefilled, tokens generated
+        self.prompt_tokens = 0
+        self.generated_tokens = 0
 
     # -- public API (any thread) -------------------------------------------------------------
 
@@ -205,6 +227,11 @@ class Engine:
     def num_running(self) -> int:
         """Rows in the batch right now (approximate when read from another thread)."""
         return len(self._batch.rows)
+
+    @property
+    def num_waiting(self) -> int:
+        """Requests submitted and not yet in the batch (approximate from another thread)."""
+        return len(self._waiting) + self._inbox.qsize()
 
     def submit(self, prompt_ids: list[int], guide: Guide | None, params: SamplingParams) -> EngineRequest:
         """Queue a request; call from the event loop. Iterate the result for its events.
@@ -304,6 +331,7 @@ class Engine:
                 row.req._emit(Event(error=e))
             return
         logits = out.logits[:, -1, :].float()
+        self.prompt_tokens += sum(lengths)
         self._merge(joiners, out.past_key_values, attention.to(self.device),
                     torch.tensor(lengths, device=self.device))
         self.max_rows_seen = max(self.max_rows_seen, len(self._batch.rows))
@@ -387,6 +415,9 @@ class Engine:
         for i, row in enumerate(rows):
             row.pending = []
             try:
+                adj = row.req.params.adjustments
+                if row.history is None and not adj.is_identity:
+                    row.history = adj.history(row.req.prompt_ids, width=width, device=device)
                 if self._fast_forward(row):  # forced tokens instead of a sampled one (a prompt's start)
                     continue
                 guide = row.req.guide
@@ -402,12 +433,16 @@ class Engine:
         if len(ok) != len(rows):
             logits = logits[torch.tensor(ok, device=device)]
             rows = [rows[i] for i in ok]
+        if any(row.history is not None for row in rows):  # penalties and logit_bias, before the mask
+            logits = adjust_logits(logits, [row.req.params.adjustments for row in rows], [row.history for row in rows])
         logits = logits.masked_fill(~torch.stack(masks), float("-inf"))
         chosen = logits.argmax(-1).tolist()  # greedy rows, in one call for the batch
         for i, row in enumerate(rows):
             p = row.req.params
             if p.temperature > 0:
                 chosen[i] = sample_token(logits[i], temperature=p.temperature, top_p=p.top_p, generator=row.generator)
+            if p.logprobs is not None:
+                row.logprob = token_logprobs(logits[i], int(chosen[i]), p.logprobs)
         for row, token in zip(rows, chosen):
             try:
                 self._advance(row, int(token))
@@ -419,7 +454,7 @@ class Engine:
     def _fast_forward(self, row: _Row) -> bool:
         """Append the tokens the row's guide forces now, if they fit its budget; True if any."""
         guide = row.req.guide
-        if not self.fast_forward or guide is None or row.done:
+        if not self.fast_forward or guide is None or row.done or row.req.params.logprobs is not None:
             return False
         left = self._budget(len(row.req.prompt_ids), row.req.params) - row.generated
         forced, _ = forced_within(guide, self.tokenizer, row.state, left, budget_aware=self.budget_aware)
@@ -448,12 +483,19 @@ class Engine:
             row.state = nxt
         row.pending.append(token)
         row.generated += 1
+        self.generated_tokens += 1
+        if row.history is not None:
+            row.history.add(token)
+        if row.logprob is not None:
+            row.logprobs.append((row.logprob, len(row.text)))
+            row.logprob = None
         data = self.vocabulary.tokens[token] if 0 <= token < self.vocabulary.size else None
         row.text += row.decoder.decode(data or b"")
         if params.stop:
             cut = _find_stop(row.text, params.stop, row.emitted)
             if cut is not None:
                 row.text = row.text[:cut]
+                row.logprobs = [(lp, at) for lp, at in row.logprobs if at < cut]  # tokens the cut removed
                 self._finish(row, "stop", token, flush=False)
                 return
         if guide is not None and completes(guide, row.state):
@@ -467,7 +509,7 @@ class Engine:
             end = len(row.text) - hold
             if end > row.emitted:
                 row.req._emit(Event(text=row.text[row.emitted:end], token_id=token,
-                                    completion_tokens=row.generated))
+                                    completion_tokens=row.generated, logprobs=self._take_logprobs(row, end)))
                 row.emitted = end
 
     def _finish(self, row: _Row, reason: str, token: int | None = None, *, flush: bool = True) -> None:
@@ -475,8 +517,17 @@ class Engine:
             row.text += row.decoder.decode(b"", final=True)
         row.done = True
         row.req._emit(Event(text=row.text[row.emitted:], token_id=token, finish_reason=reason,
-                            completion_tokens=row.generated))
+                            completion_tokens=row.generated, logprobs=self._take_logprobs(row, len(row.text) + 1)))
         row.emitted = len(row.text)
+
+    @staticmethod
+    def _take_logprobs(row: _Row, end: int) -> tuple[tuple[TokenLogprob, int], ...]:
+        """The row's logprob entries of tokens that start before ``end`` (emitted now)."""
+        if not row.logprobs:
+            return ()
+        taken = tuple(e for e in row.logprobs if e[1] < end)
+        row.logprobs = row.logprobs[len(taken):]
+        return taken
 
 
 def _left_pad(t: torch.Tensor, length: int) -> torch.Tensor:

@@ -1,16 +1,32 @@
 """Request and response bodies of the HTTP API: the requests as pydantic models, the error body.
 
 Requests forbid unknown fields (``extra="forbid"``): a misspelt option is a 400 naming the field,
-not a silently ignored one. Responses follow the OpenAI wire format closely enough that the
-official ``openai`` client parses them unchanged; every error, whatever raised it, is answered
-with :attr:`HTTPProblem.body`.
+not a silently ignored one. Every field of OpenAI's chat and completions requests is known and
+falls in one of three sets:
+
+- honoured: ``model``, ``messages`` / ``prompt``, ``max_tokens``, ``max_completion_tokens``,
+  ``temperature``, ``top_p``, ``n``, ``seed``, ``stop``, ``stream``, ``stream_options``,
+  ``frequency_penalty``, ``presence_penalty``, ``logit_bias``, ``logprobs``, ``top_logprobs``,
+  ``response_format``, ``echo``; vLLM's ``repetition_penalty`` as an extension;
+- accepted and ignored, as OpenAI itself lets them change nothing in the output: ``user``,
+  ``safety_identifier``, ``prompt_cache_key``, ``metadata``, ``service_tier``, ``store: false``,
+  ``parallel_tool_calls``, ``tool_choice: "none"``, ``modalities: ["text"]``, ``best_of`` equal
+  to ``n``, and ``null`` for any optional field;
+- refused with a 400 naming the field (:meth:`_Sampling.unsupported`): ``tools``, ``functions``,
+  ``function_call``, ``tool_choice`` naming a tool, ``audio``, other ``modalities``,
+  ``prediction``, ``web_search_options``, ``reasoning_effort``, ``verbosity``, ``store: true``,
+  ``suffix``, ``best_of`` other than ``n``.
+
+Responses follow the OpenAI wire format closely enough that the official ``openai`` client (and
+instructor, LangChain) parse them unchanged; every error, whatever raised it, is answered with
+:attr:`HTTPProblem.body`.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, Union
+from typing import Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 __all__ = [
     "ChatCompletionRequest",
@@ -31,21 +47,24 @@ class HTTPProblem(Exception):
     """A request the server answers with an error: ``status`` and OpenAI's error body.
 
     Raised by the endpoints and answered by the app's handler; it never leaves the server (the
-    errors a Python caller sees are those of :mod:`structgen.errors`).
+    errors a Python caller sees are those of :mod:`structgen.errors`). As in OpenAI's, ``code``
+    is a string naming the kind of problem or ``null`` (the HTTP status is the response's own):
+    ``model_not_found``, ``invalid_api_key``, ``context_length_exceeded``,
+    ``unsupported_parameter``, ``unknown_parameter``, ``payload_too_large``.
 
-    >>> HTTPProblem(404, "no such model", type_="model_not_found", param="model").body
-    {'error': {'message': 'no such model', 'type': 'model_not_found', 'param': 'model', 'code': 404}}
+    >>> HTTPProblem(404, "no such model", code="model_not_found", param="model").body
+    {'error': {'message': 'no such model', 'type': 'invalid_request_error', 'param': 'model', 'code': 'model_not_found'}}
     """
 
     def __init__(self, status: int, message: str, *, type_: str = "invalid_request_error",
-                 param: str | None = None) -> None:
+                 param: str | None = None, code: str | None = None) -> None:
         super().__init__(message)
-        self.status, self.message, self.type, self.param = status, message, type_, param
+        self.status, self.message, self.type, self.param, self.code = status, message, type_, param, code
 
     @property
     def body(self) -> dict[str, Any]:
         """The JSON body of the answer (also sent as the last event of a stream that fails)."""
-        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.status}}
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 
 class _Strict(BaseModel):
@@ -121,13 +140,34 @@ class ChatMessage(_Strict):
 
 
 class StreamOptions(_Strict):
-    """``stream_options``: ``include_usage`` adds a last chunk with the token counts."""
+    """``stream_options``: ``include_usage`` adds a last chunk with the token counts;
+    ``include_obfuscation`` is accepted (this server adds no obfuscation padding)."""
 
-    include_usage: bool = False
+    include_usage: Optional[bool] = False
+    include_obfuscation: Optional[bool] = None
+
+
+#: Most ``top_logprobs`` (OpenAI's limit) and ``logprobs`` of the completions endpoint.
+MAX_TOP_LOGPROBS = 20
+MAX_COMPLETION_LOGPROBS = 5
+
+#: Fields OpenAI defines that this server cannot honour: field -> why (sent back in the 400).
+_TOOL_CALLING = "tool calling is not supported yet; send response_format json_schema to get output valid under a schema"
+_REFUSED: dict[str, str] = {
+    "tools": _TOOL_CALLING,
+    "functions": _TOOL_CALLING,
+    "function_call": _TOOL_CALLING,
+    "audio": "this server generates text only",
+    "prediction": "predicted outputs are not supported",
+    "web_search_options": "this server does not search the web",
+    "reasoning_effort": "the model served here is not a reasoning model",
+    "verbosity": "the model served here has no verbosity setting",
+    "suffix": "insertion (suffix) is not supported",
+}
 
 
 class _Sampling(_Strict):
-    """Options shared by the OpenAI endpoints."""
+    """Options shared by the OpenAI endpoints (see the module docstring for the three sets)."""
 
     model: str
     max_tokens: int | None = Field(default=None, ge=1)
@@ -138,8 +178,68 @@ class _Sampling(_Strict):
     n: int = Field(default=1, ge=1, le=16)
     stream: bool = False
     stream_options: StreamOptions | None = None
-    user: str | None = None
     response_format: ResponseFormat | None = Field(default=None, discriminator="type")
+    frequency_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
+    presence_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
+    #: token id (as a string, OpenAI's form) -> bias added to its logit, -100 to 100
+    logit_bias: dict[str, float] | None = None
+    #: vLLM's extension: > 1 discourages tokens already in the prompt or the output
+    repetition_penalty: float = Field(default=1.0, gt=0.0, le=10.0)
+    # accepted and ignored (OpenAI lets them change nothing in the output)
+    user: str | None = None
+    safety_identifier: str | None = None
+    prompt_cache_key: str | None = None
+    metadata: dict[str, str] | None = None
+    service_tier: str | None = None
+    store: bool | None = None
+    parallel_tool_calls: bool | None = None
+    # refused unless empty or "none" (see unsupported())
+    tools: list[Any] | None = None
+    tool_choice: Union[str, dict[str, Any], None] = None
+    functions: list[Any] | None = None
+    function_call: Union[str, dict[str, Any], None] = None
+    audio: dict[str, Any] | None = None
+    modalities: list[str] | None = None
+    prediction: dict[str, Any] | None = None
+    web_search_options: dict[str, Any] | None = None
+    reasoning_effort: str | None = None
+    verbosity: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _nulls_are_defaults(cls, data: Any) -> Any:
+        """``null`` for an optional field means its default, as in OpenAI's API."""
+        if isinstance(data, dict):
+            return {k: v for k, v in data.items() if v is not None}
+        return data
+
+    @field_validator("logit_bias")
+    @classmethod
+    def _check_bias(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        for key, bias in (value or {}).items():
+            if not key.isdigit():
+                raise ValueError(f"keys are token ids, got {key!r}")
+            if not -100 <= bias <= 100:
+                raise ValueError(f"token {key}: bias {bias} is outside [-100, 100]")
+        return value
+
+    def bias(self) -> dict[int, float]:
+        """``logit_bias`` with integer token ids."""
+        return {int(k): v for k, v in (self.logit_bias or {}).items()}
+
+    def unsupported(self) -> tuple[str, str] | None:
+        """``(field, why)`` for the first field this server cannot honour, or ``None``."""
+        for name, why in _REFUSED.items():
+            value = getattr(self, name, None)
+            if value not in (None, [], "none", {}, "") and not (name == "function_call" and value == "auto"):
+                return name, why
+        if isinstance(self.tool_choice, dict) or self.tool_choice == "required":
+            return "tool_choice", _TOOL_CALLING
+        if self.modalities is not None and set(self.modalities) - {"text"}:
+            return "modalities", "this server generates text only"
+        if self.store:
+            return "store", "this server does not store completions"
+        return None
 
     def stop_list(self) -> list[str]:
         """``stop`` as a list without empty strings."""
@@ -154,6 +254,14 @@ class ChatCompletionRequest(_Sampling):
 
     messages: list[ChatMessage] = Field(min_length=1)
     max_completion_tokens: int | None = Field(default=None, ge=1)
+    logprobs: bool = False
+    top_logprobs: int | None = Field(default=None, ge=0, le=MAX_TOP_LOGPROBS)
+
+    def logprobs_top(self) -> int | None:
+        """How many top tokens to report per token (``None``: no logprobs)."""
+        if self.top_logprobs is not None and not self.logprobs:
+            raise HTTPProblem(400, "top_logprobs needs logprobs: true", param="top_logprobs")
+        return (self.top_logprobs or 0) if self.logprobs else None
 
 
 class CompletionRequest(_Sampling):
@@ -161,6 +269,17 @@ class CompletionRequest(_Sampling):
 
     prompt: Union[str, list[str]]
     echo: bool = False
+    #: the legacy form: how many top tokens to report per token (0 to 5)
+    logprobs: int | None = Field(default=None, ge=0, le=MAX_COMPLETION_LOGPROBS)
+    best_of: int | None = Field(default=None, ge=1)
+    suffix: str | None = None
+
+    def logprobs_top(self) -> int | None:
+        """How many top tokens to report per token (``None``: no logprobs)."""
+        if self.best_of is not None and self.best_of != self.n:
+            raise HTTPProblem(400, f"best_of={self.best_of} is not supported (only best_of equal to n={self.n}); "
+                                   "ask for n choices instead", param="best_of", code="unsupported_parameter")
+        return self.logprobs
 
 
 class GenerateRequest(_Strict):
@@ -173,3 +292,5 @@ class GenerateRequest(_Strict):
     top_p: float = Field(default=1.0, gt=0.0, le=1.0)
     seed: int | None = None
     stop: list[str] | None = None
+    frequency_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
+    repetition_penalty: float = Field(default=1.0, gt=0.0, le=10.0)

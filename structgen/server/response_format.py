@@ -4,23 +4,38 @@ The compiler's own LRU caches guides by (constraint text, options, vocabulary fi
 module adds the HTTP-facing rules (size limits, what ``json_object`` means) and runs the compile in
 a thread pool so a slow schema never blocks the event loop or the decode loop. Masks of small
 guides are computed right there too, so the decode loop rarely computes one itself.
+
+What a client should know about its constraint travels with the guide (:class:`Compiled`): the
+``format`` values the schema uses that structgen reads as annotations (they constrain nothing),
+which the endpoints send back in the response's ``warnings`` list. (The compiler also emits them
+as :class:`~structgen.errors.AnnotationWarning`, which reaches only the server's log.)
+
+A second request with the same ``response_format`` reuses the guide (and its warnings) while
+the guide lives (the compiler's LRU keeps it): :attr:`GuideCompiler.hits` and ``misses`` count
+that, and ``observe`` (when given) receives the seconds of each compile that was not a hit.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
+import weakref
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from ..compiler import compile_json_schema, compile_regex
 from ..errors import PayloadTooLarge
 from ..guides.base import Guide
+from ..json_schema.loading import format_annotations, load_2020_12
 from ..vocab.vocabulary import Vocabulary
 from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
 
 # PayloadTooLarge lives in structgen.errors; it is re-exported here, where it was first defined.
-__all__ = ["ANY_OBJECT_SCHEMA", "GuideCompiler", "PayloadTooLarge"]
+__all__ = ["ANY_OBJECT_SCHEMA", "Compiled", "GuideCompiler", "PayloadTooLarge", "schema_warnings"]
 
 # ``{"type": "json_object"}``: any JSON object, at any depth (a pushdown guide whose "any value"
 # automaton calls itself; compiled in about 0.2 s); every output is a valid JSON object.
@@ -30,6 +45,28 @@ ANY_OBJECT_DEPTH = 3
 
 # Guides with at most this many states get every mask computed in the compile pool.
 _PRECOMPUTE_STATES = 64
+# response_format values remembered (with a weak reference to their guide) for reuse.
+_REMEMBERED = 1024
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A ``response_format``'s guide (``None``: unconstrained) and what the client should be told."""
+
+    guide: Guide | None
+    warnings: tuple[str, ...] = ()
+
+
+def schema_warnings(schema: Any) -> tuple[str, ...]:
+    """One sentence per ``format`` of ``schema`` that is read as an annotation (unknown to
+    structgen, so the string it names is not constrained by it), naming its JSON pointer.
+
+    >>> schema_warnings({"properties": {"p": {"type": "string", "format": "path"}}})
+    ("format 'path' at /properties/p/format is unknown to this server: read as an annotation, the string is not constrained by it",)
+    """
+    root = load_2020_12(schema, None)
+    return tuple(f"format {name!r} at {path} is unknown to this server: read as an annotation, the string is "
+                 "not constrained by it" for path, name in format_annotations(root, {}))
 
 
 class GuideCompiler:
@@ -39,26 +76,61 @@ class GuideCompiler:
         vocabulary: the model's vocabulary (its EOS ids are the ones the engine stops on).
         max_constraint_bytes: the largest schema (as JSON) or pattern accepted.
         workers: compile threads.
+        observe: called with the seconds of every compile that was not a hit (for metrics).
     """
 
-    def __init__(self, vocabulary: Vocabulary, *, max_constraint_bytes: int = 64 * 1024, workers: int = 2) -> None:
+    def __init__(self, vocabulary: Vocabulary, *, max_constraint_bytes: int = 64 * 1024, workers: int = 2,
+                 observe: Callable[[float], None] | None = None) -> None:
         self.vocabulary = vocabulary
         self.max_constraint_bytes = max_constraint_bytes
+        self.observe = observe
+        self.hits = 0
+        self.misses = 0
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="structgen-compile")
+        self._seen: OrderedDict[str, tuple[weakref.ref[Guide], tuple[str, ...]]] = OrderedDict()
+        self._lock = threading.Lock()
 
     def close(self) -> None:
         """Stop the compile threads (running compiles finish)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    async def compile(self, fmt: ResponseFormat | None) -> Guide | None:
-        """The guide for ``fmt`` (``None`` for plain text). Raises ``ConstraintError``, ``PayloadTooLarge``."""
+    async def compile(self, fmt: ResponseFormat | None) -> Compiled:
+        """The guide for ``fmt`` and its warnings (no guide for plain text).
+
+        Raises ``ConstraintError``, ``PayloadTooLarge``."""
         if fmt is None or isinstance(fmt, TextFormat):
-            return None
+            return Compiled(None)
+        key = fmt.model_dump_json(by_alias=True)
+        with self._lock:
+            seen = self._seen.get(key)
+            guide = seen[0]() if seen is not None else None
+            if seen is not None and guide is not None:
+                self._seen.move_to_end(key)
+                self.hits += 1
+                return Compiled(guide, seen[1])
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self.compile_sync, fmt)
+        compiled = await loop.run_in_executor(self._pool, self._timed, fmt)
+        if compiled.guide is not None:
+            with self._lock:
+                self._seen[key] = (weakref.ref(compiled.guide), compiled.warnings)
+                while len(self._seen) > _REMEMBERED:
+                    self._seen.popitem(last=False)
+        return compiled
+
+    def _timed(self, fmt: ResponseFormat) -> Compiled:
+        start = time.perf_counter()
+        guide = self.compile_sync(fmt)
+        schema = fmt.json_schema.schema_ if isinstance(fmt, JsonSchemaFormat) else (
+            fmt.schema_ if isinstance(fmt, JsonObjectFormat) else None)
+        compiled = Compiled(guide, schema_warnings(schema) if schema is not None else ())
+        with self._lock:
+            self.misses += 1
+        if self.observe is not None:
+            self.observe(time.perf_counter() - start)
+        return compiled
 
     def compile_sync(self, fmt: ResponseFormat) -> Guide | None:
-        """The blocking half of :meth:`compile`."""
+        """The blocking half of :meth:`compile`: the guide alone (no cache of its own, no warnings)."""
         if isinstance(fmt, TextFormat):
             return None
         if isinstance(fmt, RegexFormat):

@@ -1,28 +1,36 @@
 """The HTTP endpoints: OpenAI's ``/v1/chat/completions``, ``/v1/completions`` and ``/v1/models``,
-a TGI-style ``/generate`` and ``/generate_stream``, and ``/healthz``.
+a TGI-style ``/generate`` and ``/generate_stream``, ``/healthz`` and ``/metrics``.
 
 A handler validates (pydantic, :mod:`.protocol`), tokenizes and compiles ``response_format``
 (both in threads), submits to the :class:`~structgen.server.engine.Engine` and waits on its
 events; the model never runs on the event loop. Streams are server-sent events; a client that
 goes away, streaming or not, frees its batch slots. What the handlers share (engine, compiler,
 tokenizer, limits) is one :class:`Serving`, built by :func:`~structgen.server.app.create_app`.
+
+A response whose constraint left something unenforced (a ``format`` read as an annotation)
+carries a ``warnings`` list of sentences: at the top of the body, or in the first chunk of a
+stream; it is absent when there is nothing to say.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import time
 import uuid
 from dataclasses import dataclass
-from typing import Annotated, Any, AsyncIterator
+from typing import Annotated, Any, AsyncIterator, Union
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import StreamingResponse
+from fastapi.responses import Response, StreamingResponse
 
+from ..hf.steps import LogitAdjustments
 from .engine import Engine, EngineRequest, Event, SamplingParams
+from .logprobs import TokenNames, chat_logprobs, completion_logprobs
+from .metrics import Metrics
 from .protocol import ChatCompletionRequest, CompletionRequest, GenerateRequest, HTTPProblem, ResponseFormat
-from .response_format import GuideCompiler
+from .response_format import Compiled, GuideCompiler
 
 __all__ = ["Serving", "router"]
 
@@ -39,12 +47,47 @@ class Serving:
     model_name: str
     default_max_tokens: int
     max_prompt_tokens: int
+    #: every name the model answers to (``--served-model-name``); ``model_name`` is the first
+    model_names: tuple[str, ...] = ()
+    metrics: Metrics | None = None
+
+    @property
+    def names(self) -> TokenNames:
+        """Token texts for logprobs."""
+        return TokenNames(self.engine.vocabulary, self.tokenizer)
 
     def check_model(self, name: str) -> None:
-        """404 unless ``name`` is the model served here."""
-        if name != self.model_name:
-            raise HTTPProblem(404, f"model {name!r} is not served here; this server serves {self.model_name!r}",
-                              type_="model_not_found", param="model")
+        """404 unless ``name`` is a name of the model served here."""
+        names = self.model_names or (self.model_name,)
+        if name not in names:
+            served = " or ".join(repr(n) for n in names)
+            raise HTTPProblem(404, f"model {name!r} is not served here; this server serves {served}",
+                              code="model_not_found", param="model")
+
+    def check(self, req: Union[ChatCompletionRequest, CompletionRequest]) -> None:
+        """404 for another model, 400 naming a field this server cannot honour."""
+        self.check_model(req.model)
+        refused = req.unsupported()
+        if refused is not None:
+            field, why = refused
+            raise HTTPProblem(400, f"{field} is not supported by this server: {why}", param=field,
+                              code="unsupported_parameter")
+
+    def params(self, req: Union[ChatCompletionRequest, CompletionRequest, GenerateRequest], *,
+               logprobs: int | None = None) -> SamplingParams:
+        """The request's decoding settings (``max_tokens`` is set per submission)."""
+        size = self.engine.vocabulary.size
+        bias = req.bias() if not isinstance(req, GenerateRequest) else {}
+        for token in bias:
+            if token >= size:
+                raise HTTPProblem(400, f"logit_bias: token id {token} is not in this model's vocabulary of "
+                                       f"{size} tokens", param="logit_bias")
+        adjustments = LogitAdjustments.from_bias(
+            bias, frequency_penalty=req.frequency_penalty, repetition_penalty=req.repetition_penalty,
+            presence_penalty=getattr(req, "presence_penalty", 0.0))
+        stop = tuple(req.stop_list()) if not isinstance(req, GenerateRequest) else tuple(req.stop or ())
+        return SamplingParams(max_tokens=1, temperature=req.temperature, top_p=req.top_p, seed=req.seed, stop=stop,
+                              adjustments=adjustments, logprobs=logprobs)
 
     async def tokenize(self, text: str, *, special: bool) -> list[int]:
         """``text``'s token ids (in a thread); 413 over the prompt limit."""
@@ -65,15 +108,25 @@ class Serving:
             return await self.tokenize(text, special=False)
         return await self.tokenize("\n".join(m["content"] for m in messages), special=True)
 
-    async def submit(self, prompt_ids: list[int], fmt: ResponseFormat | None, *, n: int, max_tokens: int | None,
-                     temperature: float, top_p: float, seed: int | None, stop: list[str]) -> list[EngineRequest]:
+    def budget(self, prompt_ids: list[int], max_tokens: int | None, *, field: str = "max_tokens") -> int:
+        """The tokens a request may generate: ``max_tokens``, or the server's default within the
+        context; a ``max_tokens`` that does not fit after the prompt is a 400 with the numbers."""
+        context, prompt = self.engine.max_context, len(prompt_ids)
+        if max_tokens is not None and prompt + max_tokens > context:
+            raise HTTPProblem(400, f"This model's maximum context length is {context} tokens. However, you requested "
+                                   f"{prompt + max_tokens} tokens ({prompt} in the prompt, {max_tokens} in the "
+                                   f"completion). Please reduce the length of the prompt or {field}.",
+                              param=field, code="context_length_exceeded")
+        return max_tokens if max_tokens is not None else min(self.default_max_tokens, context - prompt)
+
+    async def submit(self, prompt_ids: list[int], fmt: ResponseFormat | None, params: SamplingParams, *, n: int,
+                     max_tokens: int | None, field: str = "max_tokens") -> tuple[list[EngineRequest], Compiled]:
         """Compile ``fmt`` and queue ``n`` generations (seeds ``seed``, ``seed + 1``, ...)."""
-        guide = await self.compiler.compile(fmt)
-        room = self.engine.max_context - len(prompt_ids)
-        budget = min(max_tokens or self.default_max_tokens, room)
-        return [self.engine.submit(prompt_ids, guide, SamplingParams(
-            max_tokens=budget, temperature=temperature, top_p=top_p,
-            seed=None if seed is None else seed + i, stop=tuple(stop))) for i in range(n)]
+        budget = self.budget(prompt_ids, max_tokens, field=field)
+        compiled = await self.compiler.compile(fmt)
+        handles = [self.engine.submit(prompt_ids, compiled.guide, dataclasses.replace(
+            params, max_tokens=budget, seed=None if params.seed is None else params.seed + i)) for i in range(n)]
+        return handles, compiled
 
 
 def _serving(request: Request) -> Serving:
@@ -87,21 +140,25 @@ Served = Annotated[Serving, Depends(_serving)]
 # -- waiting on the engine ---------------------------------------------------------------------------
 
 
-async def collect(request: Request, handles: list[EngineRequest]) -> list[tuple[str, Event]]:
-    """Each request's whole text and last event; 499 if the client disconnects first, 500 if one fails."""
+async def collect(request: Request, handles: list[EngineRequest]) -> list[tuple[str, Event, list[Any]]]:
+    """Each request's whole text, last event and logprob entries; 499 if the client disconnects
+    first, 500 if one fails."""
 
-    async def one(h: EngineRequest) -> tuple[str, Event]:
-        text, last = [], None
+    async def one(h: EngineRequest) -> tuple[str, Event, list[Any]]:
+        text: list[str] = []
+        entries: list[Any] = []
+        last = None
         async for last in h:
             text.append(last.text)
+            entries.extend(last.logprobs)
         assert last is not None, "the engine ends every request with an event"
-        return "".join(text), last
+        return "".join(text), last, entries
 
     async def disconnected() -> None:
         while (await request.receive())["type"] != "http.disconnect":
             pass
 
-    work: asyncio.Future[list[tuple[str, Event]]] = asyncio.ensure_future(asyncio.gather(*(one(h) for h in handles)))
+    work: asyncio.Future[list[tuple[str, Event, list[Any]]]] = asyncio.ensure_future(asyncio.gather(*(one(h) for h in handles)))
     watch: asyncio.Future[Any] = asyncio.ensure_future(disconnected())
     try:
         await asyncio.wait((work, watch), return_when=asyncio.FIRST_COMPLETED)
@@ -113,7 +170,7 @@ async def collect(request: Request, handles: list[EngineRequest]) -> list[tuple[
         work.cancel()
         for h in handles:
             h.cancel()
-    for _, event in results:
+    for _, event, _ in results:
         if event.error is not None:
             raise _failed(event.error)
     return results
@@ -179,42 +236,51 @@ def usage(prompt_tokens: int, completion: int) -> dict[str, int]:
 # -- OpenAI endpoints --------------------------------------------------------------------------------
 
 
+def _with_warnings(body: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
+    return {**body, "warnings": list(compiled.warnings)} if compiled.warnings else body
+
+
 @router.post("/v1/chat/completions")
 async def chat_completions(req: ChatCompletionRequest, request: Request, serving: Served) -> Any:
-    serving.check_model(req.model)
+    serving.check(req)
+    params = serving.params(req, logprobs=req.logprobs_top())
     prompt = await serving.chat_prompt(req)
-    handles = await serving.submit(prompt, req.response_format, n=req.n,
-                                   max_tokens=req.max_completion_tokens or req.max_tokens, temperature=req.temperature,
-                                   top_p=req.top_p, seed=req.seed, stop=req.stop_list())
+    field = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
+    handles, compiled = await serving.submit(prompt, req.response_format, params, n=req.n, field=field,
+                                             max_tokens=req.max_completion_tokens or req.max_tokens)
     head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": serving.model_name}
+    names = serving.names if params.logprobs is not None else None
     if not req.stream:
         results = await collect(request, handles)
-        choices = [{"index": i, "message": {"role": "assistant", "content": text}, "logprobs": None,
-                    "finish_reason": ev.finish_reason} for i, (text, ev) in enumerate(results)]
-        total = sum(ev.completion_tokens for _, ev in results)
-        return {**head, "object": "chat.completion", "choices": choices, "usage": usage(len(prompt), total)}
+        choices = [{"index": i, "message": {"role": "assistant", "content": text},
+                    "logprobs": chat_logprobs(entries, names) if names else None,
+                    "finish_reason": ev.finish_reason} for i, (text, ev, entries) in enumerate(results)]
+        total = sum(ev.completion_tokens for _, ev, _ in results)
+        return _with_warnings({**head, "object": "chat.completion", "choices": choices,
+                               "usage": usage(len(prompt), total)}, compiled)
     include_usage = bool(req.stream_options and req.stream_options.include_usage)
-    return streaming(_chat_chunks(head, handles, len(prompt), include_usage), handles)
+    return streaming(_chat_chunks(head, handles, len(prompt), include_usage, compiled, names), handles)
 
 
-async def _chat_chunks(head: dict[str, Any], handles: list[EngineRequest], prompt_tokens: int,
-                       include_usage: bool) -> AsyncIterator[str]:
-    def chunk(i: int, delta: dict[str, Any], finish: str | None = None) -> str:
-        return sse({**head, "object": "chat.completion.chunk", "choices": [
-            {"index": i, "delta": delta, "logprobs": None, "finish_reason": finish}]})
+async def _chat_chunks(head: dict[str, Any], handles: list[EngineRequest], prompt_tokens: int, include_usage: bool,
+                       compiled: Compiled, names: TokenNames | None) -> AsyncIterator[str]:
+    def chunk(i: int, delta: dict[str, Any], finish: str | None = None, ev: Event | None = None) -> dict[str, Any]:
+        logprobs = chat_logprobs(ev.logprobs, names) if names is not None and ev is not None else None
+        return {**head, "object": "chat.completion.chunk", "choices": [
+            {"index": i, "delta": delta, "logprobs": logprobs, "finish_reason": finish}]}
 
     for i in range(len(handles)):
-        yield chunk(i, {"role": "assistant", "content": ""})
+        yield sse(_with_warnings(chunk(i, {"role": "assistant", "content": ""}), compiled))
     total = 0
     async for i, ev in merged(handles):
         if ev.error is not None:
             yield sse(_failed(ev.error).body)
             return
         if ev.text:
-            yield chunk(i, {"content": ev.text})
+            yield sse(chunk(i, {"content": ev.text}, ev=ev))
         if ev.finish_reason is not None:
             total += ev.completion_tokens
-            yield chunk(i, {}, ev.finish_reason)
+            yield sse(chunk(i, {}, ev.finish_reason))
     if include_usage:
         yield sse({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage(prompt_tokens, total)})
     yield "data: [DONE]\n\n"
@@ -222,43 +288,54 @@ async def _chat_chunks(head: dict[str, Any], handles: list[EngineRequest], promp
 
 @router.post("/v1/completions")
 async def completions(req: CompletionRequest, request: Request, serving: Served) -> Any:
-    serving.check_model(req.model)
+    serving.check(req)
+    params = serving.params(req, logprobs=req.logprobs_top())
     prompts = [req.prompt] if isinstance(req.prompt, str) else req.prompt
     if not prompts:
         raise HTTPProblem(400, "prompt: give at least one prompt", param="prompt")
     if req.stream and len(prompts) > 1:
         raise HTTPProblem(400, "stream with several prompts is not supported; send one prompt", param="prompt")
     encoded = [await serving.tokenize(p, special=True) for p in prompts]
+    for ids in encoded:  # every prompt's budget is checked before any is queued
+        serving.budget(ids, req.max_tokens)
     handles: list[EngineRequest] = []
+    compiled = Compiled(None)
     for ids in encoded:
-        handles += await serving.submit(ids, req.response_format, n=req.n, max_tokens=req.max_tokens,
-                                        temperature=req.temperature, top_p=req.top_p, seed=req.seed,
-                                        stop=req.stop_list())
+        more, compiled = await serving.submit(ids, req.response_format, params, n=req.n, max_tokens=req.max_tokens)
+        handles += more
     head = {"id": f"cmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": serving.model_name}
     prompt_tokens = sum(len(ids) for ids in encoded)
+    names = serving.names if params.logprobs is not None else None
     if not req.stream:
         results = await collect(request, handles)
-        choices = [{"index": i, "text": (prompts[i // req.n] if req.echo else "") + text, "logprobs": None,
-                    "finish_reason": ev.finish_reason} for i, (text, ev) in enumerate(results)]
-        total = sum(ev.completion_tokens for _, ev in results)
-        return {**head, "object": "text_completion", "choices": choices, "usage": usage(prompt_tokens, total)}
+        choices = []
+        for i, (text, ev, entries) in enumerate(results):
+            echo = prompts[i // req.n] if req.echo else ""
+            choices.append({"index": i, "text": echo + text, "finish_reason": ev.finish_reason,
+                            "logprobs": completion_logprobs(entries, names, len(echo)) if names else None})
+        total = sum(ev.completion_tokens for _, ev, _ in results)
+        return _with_warnings({**head, "object": "text_completion", "choices": choices,
+                               "usage": usage(prompt_tokens, total)}, compiled)
     include_usage = bool(req.stream_options and req.stream_options.include_usage)
-    return streaming(_completion_chunks(head, handles, prompt_tokens, include_usage), handles)
+    return streaming(_completion_chunks(head, handles, prompt_tokens, include_usage, compiled, names), handles)
 
 
 async def _completion_chunks(head: dict[str, Any], handles: list[EngineRequest], prompt_tokens: int,
-                             include_usage: bool) -> AsyncIterator[str]:
-    def chunk(i: int, text: str, finish: str | None = None) -> str:
-        return sse({**head, "object": "text_completion", "choices": [
-            {"index": i, "text": text, "logprobs": None, "finish_reason": finish}]})
+                             include_usage: bool, compiled: Compiled, names: TokenNames | None) -> AsyncIterator[str]:
+    def chunk(i: int, text: str, finish: str | None = None, ev: Event | None = None) -> dict[str, Any]:
+        logprobs = completion_logprobs(ev.logprobs, names) if names is not None and ev is not None else None
+        return {**head, "object": "text_completion", "choices": [
+            {"index": i, "text": text, "logprobs": logprobs, "finish_reason": finish}]}
 
+    if compiled.warnings:
+        yield sse(_with_warnings(chunk(0, ""), compiled))
     total = 0
     async for i, ev in merged(handles):
         if ev.error is not None:
             yield sse(_failed(ev.error).body)
             return
         if ev.text or ev.finish_reason is not None:
-            yield chunk(i, ev.text, ev.finish_reason)
+            yield sse(chunk(i, ev.text, ev.finish_reason, ev))
         if ev.finish_reason is not None:
             total += ev.completion_tokens
     if include_usage:
@@ -268,51 +345,65 @@ async def _completion_chunks(head: dict[str, Any], handles: list[EngineRequest],
 
 @router.get("/v1/models")
 async def models(serving: Served) -> Any:
-    return {"object": "list", "data": [{"id": serving.model_name, "object": "model", "created": 0,
-                                        "owned_by": "structgen"}]}
+    return {"object": "list", "data": [{"id": name, "object": "model", "created": 0, "owned_by": "structgen",
+                                        "max_model_len": serving.engine.max_context}
+                                       for name in serving.model_names or (serving.model_name,)]}
 
 
 # -- simple endpoints --------------------------------------------------------------------------------
 
 
-async def _generate_handles(serving: Serving, req: GenerateRequest) -> tuple[list[int], list[EngineRequest]]:
+async def _generate_handles(serving: Serving, req: GenerateRequest) -> tuple[list[int], list[EngineRequest], Compiled]:
+    params = serving.params(req)
     ids = await serving.tokenize(req.text, special=True)
-    handles = await serving.submit(ids, req.response_format, n=1, max_tokens=req.max_new_tokens,
-                                   temperature=req.temperature, top_p=req.top_p, seed=req.seed, stop=req.stop or [])
-    return ids, handles
+    handles, compiled = await serving.submit(ids, req.response_format, params, n=1, max_tokens=req.max_new_tokens,
+                                             field="max_new_tokens")
+    return ids, handles, compiled
 
 
 @router.post("/generate")
 async def generate(req: GenerateRequest, request: Request, serving: Served) -> Any:
-    ids, handles = await _generate_handles(serving, req)
-    [(text, ev)] = await collect(request, handles)
-    return {"generated_text": text, "finish_reason": ev.finish_reason,
-            "details": {"prompt_tokens": len(ids), "generated_tokens": ev.completion_tokens}}
+    ids, handles, compiled = await _generate_handles(serving, req)
+    [(text, ev, _)] = await collect(request, handles)
+    return _with_warnings({"generated_text": text, "finish_reason": ev.finish_reason,
+                           "details": {"prompt_tokens": len(ids), "generated_tokens": ev.completion_tokens}}, compiled)
 
 
 @router.post("/generate_stream")
 async def generate_stream(req: GenerateRequest, serving: Served) -> Any:
-    ids, handles = await _generate_handles(serving, req)
-    return streaming(_generate_events(handles, len(ids)), handles)
+    ids, handles, compiled = await _generate_handles(serving, req)
+    return streaming(_generate_events(handles, len(ids), compiled), handles)
 
 
-async def _generate_events(handles: list[EngineRequest], prompt_tokens: int) -> AsyncIterator[str]:
+async def _generate_events(handles: list[EngineRequest], prompt_tokens: int, compiled: Compiled) -> AsyncIterator[str]:
     text = []
+    first = True
     async for _, ev in merged(handles):
         if ev.error is not None:  # TGI's error event, not OpenAI's body
             yield sse({"error": f"generation failed: {ev.error}", "error_type": "server_error"})
             return
         text.append(ev.text)
         last = ev.finish_reason is not None
-        yield sse({"token": {"id": ev.token_id, "text": ev.text},
-                   "generated_text": "".join(text) if last else None,
-                   "finish_reason": ev.finish_reason,
-                   "details": {"prompt_tokens": prompt_tokens, "generated_tokens": ev.completion_tokens}
-                   if last else None})
+        event = {"token": {"id": ev.token_id, "text": ev.text},
+                 "generated_text": "".join(text) if last else None,
+                 "finish_reason": ev.finish_reason,
+                 "details": {"prompt_tokens": prompt_tokens, "generated_tokens": ev.completion_tokens}
+                 if last else None}
+        yield sse(_with_warnings(event, compiled) if first else event)
+        first = False
 
 
 @router.get("/healthz")
 async def healthz(serving: Served) -> Any:
     engine = serving.engine
     return {"status": "ok", "model": serving.model_name, "running": engine.num_running,
-            "max_batch_seen": engine.max_rows_seen, "steps": engine.steps}
+            "waiting": engine.num_waiting, "max_batch_seen": engine.max_rows_seen, "steps": engine.steps}
+
+
+@router.get("/metrics")
+async def metrics(serving: Served) -> Any:
+    """Prometheus' text format (see :mod:`.metrics`)."""
+    if serving.metrics is None:
+        raise HTTPProblem(404, "metrics are off on this server")
+    body, content_type = serving.metrics.render()
+    return Response(body, media_type=content_type)

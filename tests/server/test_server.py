@@ -250,6 +250,9 @@ CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_to
         ({**CHAT, "response_format": {"type": "json_object", "schema": {
             "type": "object", "properties": {f"k{i}": {"type": "integer"} for i in range(600)}}}}, 413, "JSON Schema"),
         ({**CHAT, "messages": [{"role": "user", "content": "x" * 70_000}]}, 413, "request body"),
+        ({**CHAT, "max_tokens": 1_000_000_000}, 400, "maximum context length is 8192 tokens"),
+        ({**CHAT, "max_tokens": 8190}, 400, "in the completion"),
+        ({**CHAT, "tools": [{"type": "function", "function": {"name": "f"}}]}, 400, "tools is not supported"),
     ],
 )
 def test_bad_input(client: Any, body: Any, status: int, needle: str) -> None:
@@ -280,6 +283,21 @@ def test_extract_from(oai: Any, client: Any) -> None:
 def test_bad_input_through_the_openai_client(oai: Any) -> None:
     with pytest.raises(openai.BadRequestError, match="/properties/a"):
         _chat(oai, "hi", {"type": "json_object", "schema": {"properties": {"a": {"pattern": "(x)\\1"}}}})
+    with pytest.raises(openai.BadRequestError, match="maximum context length") as info:
+        _chat(oai, "hi", None, max_tokens=1_000_000_000)
+    assert info.value.code == "context_length_exceeded" and info.value.param == "max_tokens"
+
+
+def test_the_openai_clients_fields_are_honoured(oai: Any) -> None:
+    """OpenAI's fields through the official client: penalties, logit_bias, logprobs, user, seed."""
+    fmt = {"type": "regex", "pattern": "[a-z]{3,8}( [a-z]{3,8}){2}"}
+    r = _chat(oai, "Three words.", fmt, frequency_penalty=0.5, presence_penalty=0.5, logprobs=True, top_logprobs=2,
+              user="someone", seed=3, logit_bias={"28": -100}, max_completion_tokens=24)
+    choice = r.choices[0]
+    assert choice.finish_reason == "stop" and re.fullmatch(fmt["pattern"], choice.message.content)
+    assert "".join(t.token for t in choice.logprobs.content) == choice.message.content
+    for t in choice.logprobs.content:
+        assert t.logprob <= 0 and len(t.top_logprobs) <= 2 and t.top_logprobs[0].logprob >= t.logprob
 
 
 def test_a_failing_request_does_not_fail_the_others(tiny_llama: tuple[Any, Any]) -> None:
