@@ -585,6 +585,11 @@ class ExprPool:
                     if d != NOTHING and d not in parent:
                         parent[d] = x
                         nxt.append(d)
+                for k in self.first_symbols(x):  # (a call or guard is a step too: algebra may sit after one)
+                    d = self.derive_symbol(x, k)
+                    if d != NOTHING and d not in parent:
+                        parent[d] = x
+                        nxt.append(d)
                 if len(parent) > LIVENESS_LIMIT:
                     self._witness[e] = _INF
                     return _INF
