@@ -38,7 +38,7 @@ from ..automata.markers import GUARD_FIRST
 from ..automata.network import Network
 from ..automata.regex import regex_to_expr
 from ..automata.spans import extract_dfa, normalize_documents
-from ..errors import ConstraintError, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
+from ..errors import ConstraintError, SchemaError, SchemaNotSupported, UnsatisfiableConstraint, VocabularyError
 from ..guides.base import Guide
 from ..guides.pushdown import PushdownGuide
 from ..vocab.vocabulary import Vocabulary
@@ -306,8 +306,11 @@ def compile_composed(fmt: Format, vocabulary: Vocabulary, *, max_states: int = D
     def make() -> Guide:
         guide = PushdownGuide(build_network(fmt, max_states=max_states), vocabulary,
                               description=f"composed {_describe(fmt)}")
-        if not guide.token_mask(guide.initial_state).any():
-            raise UnsatisfiableConstraint(f"no output of {_describe(fmt)} can be spelt with the tokens of {vocabulary!r}")
+        try:
+            guide.token_mask(guide.initial_state)
+        except VocabularyError as e:
+            raise UnsatisfiableConstraint(
+                f"no output of {_describe(fmt)} can be spelt with the tokens of {vocabulary!r}") from e
         return guide
 
     return _cached(_GUIDES, key, make)  # type: ignore[no-any-return]
