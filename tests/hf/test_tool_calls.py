@@ -5,6 +5,8 @@ check is "valid whatever the model wants"), and on the real SmolLM2 (``model``).
 from __future__ import annotations
 
 import json
+import re
+import runpy
 from typing import Any
 
 import pytest
@@ -18,6 +20,8 @@ from structgen.compose.reasoning import TextBudget, split_reasoning  # noqa: E40
 from structgen.hf.decoding import decode  # noqa: E402
 from structgen.hf.generation import model_vocabulary  # noqa: E402
 from structgen.hf.steps import closing_mask  # noqa: E402
+
+from ..support.paths import EXAMPLES  # noqa: E402
 
 WEATHER = {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12},
                                             "unit": {"enum": ["celsius", "fahrenheit"]}},
@@ -125,3 +129,23 @@ def test_smollm2_calls_the_weather_tool_and_thinks_before_json(smollm2: Any) -> 
     jsonschema.validate(value, WEATHER)
     assert thinking and len(tokenizer.encode(thinking, add_special_tokens=False)) <= 24 + 8
     assert isinstance(Tool.of(TOOLS[0]), Tool)
+
+
+@pytest.mark.model
+@pytest.mark.timeout(300)
+def test_tool_calls_example_end_to_end(capsys: pytest.CaptureFixture[str]) -> None:
+    """``python examples/tool_calls.py``: every printed call is a valid call of one of its tools, the
+    parallel calls are calls of the named tool, and the answer after the thinking validates."""
+    ns = runpy.run_path(str(EXAMPLES / "tool_calls.py"), run_name="tool_calls")
+    ns["main"]()
+    out = capsys.readouterr().out
+    tools = {cls.__name__: cls for cls in ns["TOOLS"]}
+    calls = re.findall(r"(\w+)\((\{.*?\})\)", out)
+    assert len(calls) >= len(ns["QUESTIONS"]) + 1
+    for name, arguments in calls:
+        tools[name].model_validate_json(arguments)
+    parallel = re.search(r"parallel: (.*)", out)
+    assert parallel and all(name == "GetWeather" for name, _ in re.findall(r"(\w+)\((\{.*?\})\)", parallel.group(1)))
+    answer = re.search(r"  answer: (.*)", out)
+    assert answer and "thinking: " in out
+    jsonschema.validate(json.loads(answer.group(1)), ns["ANSWER"])
