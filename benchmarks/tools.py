@@ -262,10 +262,10 @@ def main() -> None:
     for mode in modes:
         got = results[mode]
         valid = sum(v == "valid" for v, _, _, _ in got)
-        right = sum(r for _, r, _, _ in got)
+        n_right = sum(r for _, r, _, _ in got)
         tokens = sum(t for _, _, t, _ in got)
         seconds = sum(s for _, _, _, s in got)
-        rows.append([label[mode], f"{valid}/{n} ({100 * valid / n:.0f}%)", f"{right}/{n} ({100 * right / n:.0f}%)",
+        rows.append([label[mode], f"{valid}/{n} ({100 * valid / n:.0f}%)", f"{n_right}/{n} ({100 * n_right / n:.0f}%)",
                      f"{tokens / n:.1f}", f"{tokens / seconds:.1f}", f"{seconds:.0f}"])
     print(markdown_table(["mode", "valid tool calls", "valid, right tool", "tokens per response", "tokens/s",
                           "generation (s)"], rows, "lrrrrr"))
