@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from .compiler import clear_cache, compile_extract, compile_json_schema, compile_regex
+from .compose.build import compile_composed
 from .errors import (
     AnnotationWarning,
     CompileBudgetExceeded,
@@ -46,6 +47,7 @@ _LAZY = {
     "generate_json": "structgen.hf.generation",
     "generate_pydantic": "structgen.hf.generation",
     "generate_regex": "structgen.hf.generation",
+    "generate_tool_call": "structgen.hf.tool_calls",
     "load_default_model": "structgen.hf.models",
 }
 
@@ -69,12 +71,14 @@ __all__ = [
     "VocabularyError",
     "__version__",
     "clear_cache",
+    "compile_composed",
     "compile_extract",
     "compile_json_schema",
     "compile_regex",
     "generate_json",
     "generate_pydantic",
     "generate_regex",
+    "generate_tool_call",
     "load_default_model",
 ]
 

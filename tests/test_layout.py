@@ -35,6 +35,7 @@ FLOORS = {
     "structgen.guides": 3,
     "structgen.json_schema": 3,
     "structgen.compiler": 4,
+    "structgen.compose": 4,
     "structgen": 5,
     "structgen._moved": 0,  # (names modules as strings; imports them only when an old path is used)
     "structgen.hf": 6,

@@ -28,8 +28,9 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
+from ..compose.reasoning import TextBudget
 from ..guides.base import Guide
-from .steps import DeviceMasks, completes, forced_within, forward_last, sample_token
+from .steps import DeviceMasks, closing_mask, completes, forced_within, forward_last, sample_token
 
 __all__ = ["DecodeStats", "LOOP_OPTIONS", "decode"]
 
@@ -76,6 +77,7 @@ def decode(
     options: dict[str, Any] | None = None,
     stats: DecodeStats | None = None,
     feed_forced_singly: bool = False,
+    text_budget: TextBudget | None = None,
 ) -> list[int]:
     """Generate under ``guide`` after ``input_ids`` (shape ``[1, n]``); returns the new token ids.
 
@@ -83,7 +85,8 @@ def decode(
     ``max_new_tokens``. ``options``: ``do_sample`` (default ``False``: greedy), ``temperature``,
     ``top_k``, ``top_p`` (defaults from ``model.generation_config`` when sampling), as in
     ``model.generate``; sampling uses torch's global random generator (``transformers.set_seed``).
-    ``stats``, when given, is filled in.
+    ``stats``, when given, is filled in. ``text_budget`` bounds the tokens of a thinking block
+    (:class:`~structgen.compose.reasoning.TextBudget`): once spent, the step writes its end string.
 
     ``feed_forced_singly=True`` feeds forced tokens one forward pass each (a reference for tests
     and benchmarks: the same tokens, so greedy outputs differ from the one-pass feeding only by
@@ -113,6 +116,14 @@ def decode(
 
     generated: list[int] = []
     state = guide.initial_state
+    cursor = text_budget.cursor() if text_budget is not None else None
+    tokens = guide.vocabulary.tokens
+
+    def taken(ids: list[int]) -> None:
+        if cursor is not None:
+            for t in ids:
+                cursor.feed(tokens[t] or b"")
+
     with torch.inference_mode():
         logits = forward(input_ids)
         while True:
@@ -122,14 +133,19 @@ def decode(
             new, state = take_forced(state, left)
             if not new:
                 allowed = _MASKS.mask(guide, state, left if budget_aware else None, logits.device, logits.shape[-1])
+                allowed = closing_mask(allowed, cursor, guide.vocabulary)
                 token = sample_token(logits.float().masked_fill(~allowed, float("-inf")), **sampling)
                 if token in eos:
                     break
                 state = guide.next_state(state, token)
+                taken([token])
                 # What is forced after the sampled token goes into the same forward pass: the
                 # logits after the sampled token alone would not be used.
                 more, state = take_forced(state, left - 1)
+                taken(more)
                 new = [token, *more]
+            else:
+                taken(new)
             generated.extend(new)
             if len(generated) >= max_new_tokens or completes(guide, state):
                 break  # no need to ask the model for what comes after

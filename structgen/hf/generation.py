@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import json
@@ -40,6 +41,9 @@ import torch
 from transformers import LogitsProcessorList
 
 from ..compiler import DEFAULT_WHITESPACE, compile_json_schema, compile_regex
+from ..compose.build import compile_composed
+from ..compose.formats import JsonSchema
+from ..compose.reasoning import Reasoning, TextBudget, split_reasoning
 from ..errors import IncompleteGeneration, StructgenError, TokenRejected
 from ..guides.base import Guide
 from ..vocab.vocabulary import Vocabulary
@@ -129,6 +133,8 @@ def generate_json(
     budget_aware: bool = True,
     fast_forward: bool = True,
     extract_from: str | Sequence[str] | None = None,
+    reasoning: Reasoning | None = None,
+    with_reasoning: bool = False,
     **generate_kwargs: Any,
 ) -> Any:
     """The model's answer as a JSON value valid under ``schema`` (a dict, JSON text or pydantic class).
@@ -141,18 +147,39 @@ def generate_json(
     Returns the parsed value. With ``budget_aware=True`` (the default) the document is always
     complete within ``max_new_tokens``; other options as in :func:`generate_regex`.
 
+    ``reasoning`` (a :class:`~structgen.compose.Reasoning`): the model first thinks freely
+    between its start and end strings (``<think>`` ... ``</think>`` by default; at most
+    ``reasoning.max_tokens`` tokens, after which the end string is written for it), then answers
+    under ``schema``; ``max_new_tokens`` counts both. ``with_reasoning=True`` returns
+    ``(value, thinking text)``.
+
     Example:
         >>> generate_json(model, tokenizer, "A city?", {"type": "object", ...})  # doctest: +SKIP
         {'name': 'Paris', ...}
     """
     vocab = model_vocabulary(model, tokenizer)
     options = _compile_options(compile_json_schema, generate_kwargs)
-    guide = compile_json_schema(schema, vocab, whitespace=whitespace, extract_from=extract_from, **options)
+    if reasoning is None:
+        guide = compile_json_schema(schema, vocab, whitespace=whitespace, extract_from=extract_from, **options)
+        budget = None
+    else:
+        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(JsonSchema)})
+        if unknown:
+            raise TypeError(f"generate_json(reasoning=...) does not take {', '.join(unknown)}")
+        docs = tuple(extract_from) if isinstance(extract_from, (list, tuple)) else extract_from
+        guide = compile_composed(
+            reasoning.format(JsonSchema(schema, whitespace=whitespace, extract_from=docs, **options)), vocab
+        )
+        budget = reasoning.budget()
     text = generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
-        budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
+        budget_aware=budget_aware, fast_forward=fast_forward, text_budget=budget, **generate_kwargs
     )
-    return json.loads(text)
+    thinking = None
+    if reasoning is not None:
+        thinking, text = split_reasoning(text, reasoning)
+    value = json.loads(text)
+    return (value, thinking) if with_reasoning else value
 
 
 def generate_pydantic(
@@ -202,30 +229,34 @@ def generate_text(
     chat: bool | None = None,
     budget_aware: bool = True,
     fast_forward: bool = True,
+    text_budget: TextBudget | None = None,
+    template_kwargs: dict[str, Any] | None = None,
     **generate_kwargs: Any,
 ) -> str:
     """Generate under ``guide`` and return the complete output text.
 
     The lower layer of the ``generate_*`` helpers, for a guide compiled by the caller (it must be
     built over ``model_vocabulary(model, tokenizer)`` or a vocabulary with the same EOS ids).
-    ``budget_aware`` and ``fast_forward`` as in :func:`generate_regex`.
+    ``budget_aware`` and ``fast_forward`` as in :func:`generate_regex`; ``text_budget`` bounds
+    a thinking block in tokens (:class:`~structgen.compose.reasoning.TextBudget`);
+    ``template_kwargs`` go to the chat template (``tools=...``).
     """
     if budget_aware:
         guide.check_budget(max_new_tokens)
-    input_ids, attention_mask = _encode_prompt(tokenizer, prompt, chat)
+    input_ids, attention_mask = _encode_prompt(tokenizer, prompt, chat, **(template_kwargs or {}))
     device = _model_device(model)
     input_ids, attention_mask = input_ids.to(device), attention_mask.to(device)
 
     if set(generate_kwargs) <= LOOP_OPTIONS and not getattr(model.config, "is_encoder_decoder", False):
         generated = decode(
             model, tokenizer, guide, input_ids, max_new_tokens=max_new_tokens,
-            budget_aware=budget_aware, fast_forward=fast_forward, options=generate_kwargs,
+            budget_aware=budget_aware, fast_forward=fast_forward, options=generate_kwargs, text_budget=text_budget,
         )
         return _complete_text(guide, generated, max_new_tokens)
 
     eos = sorted(guide.vocabulary.eos_token_ids)
     processors = LogitsProcessorList(
-        [LogitsProcessor(guide, max_new_tokens=max_new_tokens if budget_aware else None)]
+        [LogitsProcessor(guide, max_new_tokens=max_new_tokens if budget_aware else None, text_budget=text_budget)]
     )
     extra = generate_kwargs.pop("logits_processor", None)
     if extra:
@@ -276,7 +307,7 @@ def _complete_text(guide: Guide, generated: list[int], max_new_tokens: int) -> s
 
 
 def _encode_prompt(
-    tokenizer: Any, prompt: str | Sequence[dict[str, str]], chat: bool | None
+    tokenizer: Any, prompt: str | Sequence[dict[str, str]], chat: bool | None, **template: Any
 ) -> tuple[torch.Tensor, torch.Tensor]:
     has_template = bool(getattr(tokenizer, "chat_template", None))
     if chat is None:
@@ -287,7 +318,7 @@ def _encode_prompt(
         )
     if chat:
         messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else list(prompt)
-        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        text = tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True, **template)
         enc = tokenizer(text, return_tensors="pt", add_special_tokens=False)
     else:
         if not isinstance(prompt, str):

@@ -15,9 +15,10 @@ from __future__ import annotations
 import torch
 import transformers
 
+from ..compose.reasoning import BudgetCursor, TextBudget
 from ..errors import StructgenError, TokenRejected
 from ..guides.base import Guide
-from .steps import DeviceMasks, all_allowed
+from .steps import DeviceMasks, all_allowed, closing_mask
 
 __all__ = ["LogitsProcessor"]
 
@@ -92,7 +93,8 @@ class LogitsProcessor(transformers.LogitsProcessor):
     ```
     """
 
-    def __init__(self, guide: Guide, max_new_tokens: int | None = None) -> None:
+    def __init__(self, guide: Guide, max_new_tokens: int | None = None, *,
+                 text_budget: TextBudget | None = None) -> None:
         if not isinstance(guide, Guide):
             raise TypeError(f"LogitsProcessor needs a structgen.Guide, not {type(guide).__name__}")
         if max_new_tokens is not None:
@@ -101,6 +103,7 @@ class LogitsProcessor(transformers.LogitsProcessor):
             guide.check_budget(max_new_tokens)
         self.guide = guide
         self.max_new_tokens = max_new_tokens
+        self.text_budget = text_budget
         self._eos = frozenset(guide.vocabulary.eos_token_ids)
         self._masks = DeviceMasks()
         self.reset()
@@ -113,6 +116,8 @@ class LogitsProcessor(transformers.LogitsProcessor):
         self._pruned_at = 0
         # generated tokens (after the prompt) -> guide state; () is the initial state.
         self._states: dict[tuple[int, ...], int] = {}
+        # the same -> the row's place in the thinking (with a text budget)
+        self._cursors: dict[tuple[int, ...], BudgetCursor] = {}
 
     def __repr__(self) -> str:
         budget = f", max_new_tokens={self.max_new_tokens}" if self.max_new_tokens is not None else ""
@@ -125,12 +130,18 @@ class LogitsProcessor(transformers.LogitsProcessor):
         p = self._prompt_len
         assert p is not None
         states = [self._state_of(tuple(row[p:]), r) for r, row in enumerate(rows)]
+        cursors = [self._cursor_of(tuple(row[p:])) for row in rows] if self.text_budget is not None else None
         self._prune(len(rows[0]) - p)
 
         width = scores.shape[-1]
         device = scores.device
         budget = None if self.max_new_tokens is None else self.max_new_tokens - (len(rows[0]) - p)
-        if len(set(states)) == 1:
+        if cursors is not None:
+            vocab = self.guide.vocabulary
+            allowed = torch.stack([self._mask(s, budget, device, width) if s == _FINISHED else
+                                   closing_mask(self._mask(s, budget, device, width), c, vocab)
+                                   for s, c in zip(states, cursors)])
+        elif len(set(states)) == 1:
             allowed = self._mask(states[0], budget, device, width).unsqueeze(0)
         else:
             allowed = torch.stack([self._mask(s, budget, device, width) for s in states])
@@ -158,6 +169,8 @@ class LogitsProcessor(transformers.LogitsProcessor):
         self._prompts = {tuple(row) for row in rows}
         self._batch = len(rows)
         self._states[()] = self.guide.initial_state
+        if self.text_budget is not None:
+            self._cursors[()] = self.text_budget.cursor()
 
     def _state_of(self, generated: tuple[int, ...], row: int) -> int:
         state = self._states.get(generated)
@@ -183,11 +196,28 @@ class LogitsProcessor(transformers.LogitsProcessor):
             self._states[generated[: i + 1]] = state
         return state
 
+    def _cursor_of(self, generated: tuple[int, ...]) -> BudgetCursor:
+        cursor = self._cursors.get(generated)
+        if cursor is not None:
+            return cursor
+        k = len(generated) - 1
+        while k > 0 and generated[:k] not in self._cursors:
+            k -= 1
+        cursor = self._cursors[generated[:k]].copy()
+        tokens = self.guide.vocabulary.tokens
+        for i in range(k, len(generated)):
+            t = generated[i]
+            cursor.feed((tokens[t] if 0 <= t < len(tokens) else None) or b"")
+            self._cursors[generated[: i + 1]] = cursor
+            cursor = cursor.copy()
+        return self._cursors[generated]
+
     def _prune(self, length: int) -> None:
         if length - self._pruned_at < _WINDOW:
             return
         keep = length - _WINDOW
         self._states = {k: v for k, v in self._states.items() if not k or len(k) >= keep}
+        self._cursors = {k: v for k, v in self._cursors.items() if not k or len(k) >= keep}
         self._pruned_at = length
 
     def _rejected_message(self, before: tuple[int, ...], token: int, row: int, state: int) -> str:

@@ -12,6 +12,11 @@ A guided step for one row, whatever loop runs it:
 4. **Stop** when the state is final and only EOS may follow (:func:`completes`): asking the model
    for one more token could only get EOS.
 
+A row with a :class:`~structgen.compose.reasoning.TextBudget` (``max_reasoning_tokens``) keeps
+a :class:`~structgen.compose.reasoning.BudgetCursor` fed with every token it takes; once the
+thinking has spent its tokens, :func:`closing_mask` narrows the row's mask to the tokens that write
+the thinking's end string, so the guide leaves the thinking and the answer starts.
+
 Before the mask, a request's :class:`LogitAdjustments` (OpenAI's ``frequency_penalty``,
 ``presence_penalty`` and ``logit_bias``, vLLM's ``repetition_penalty``) act on the raw logits
 (:func:`adjust_logits`, with the row's :class:`TokenHistory`); after it, :func:`token_logprobs`
@@ -32,8 +37,10 @@ from typing import Any, Iterable, Mapping
 import numpy as np
 import torch
 
-from ..errors import VocabularyError
+from ..compose.reasoning import BudgetCursor
+from ..errors import UnsatisfiableConstraint, VocabularyError
 from ..guides.base import Guide
+from ..vocab.vocabulary import Vocabulary
 
 __all__ = [
     "DeviceMasks",
@@ -42,6 +49,7 @@ __all__ = [
     "TokenLogprob",
     "adjust_logits",
     "all_allowed",
+    "closing_mask",
     "completes",
     "forced_within",
     "forward_last",
@@ -138,6 +146,44 @@ def _to_tensor(guide: Guide, state: int, allowed: np.ndarray, width: int) -> tor
 def all_allowed(width: int, device: torch.device) -> torch.Tensor:
     """A mask that allows every column: for rows without a guide, or done with theirs."""
     return torch.ones(width, dtype=torch.bool, device=device)
+
+
+_CLOSING_TENSORS: weakref.WeakKeyDictionary[Vocabulary, dict[tuple[Any, ...], torch.Tensor]] = (
+    weakref.WeakKeyDictionary())
+
+
+def closing_mask(mask: torch.Tensor, cursor: BudgetCursor | None, vocabulary: Vocabulary) -> torch.Tensor:
+    """``mask`` narrowed, while ``cursor`` is closing a thinking whose tokens are spent, to the
+    tokens that write the rest of its end string (or all of it and more); ``mask`` itself
+    otherwise. Raises :class:`UnsatisfiableConstraint` when the guide allows none of them (the
+    guide's language does not close the thinking with that string here).
+
+    Example:
+        >>> import structgen
+        >>> from structgen.compose.reasoning import TextBudget
+        >>> vocab = structgen.Vocabulary.from_bytes([b"a", b"</", b"t>", b"</t>", None], eos_token_ids=[4])
+        >>> cursor = TextBudget(b"", b"</t>", 1).cursor()
+        >>> cursor.feed(b"a")
+        >>> closing_mask(torch.ones(5, dtype=torch.bool), cursor, vocab).tolist()
+        [False, True, False, True, False]
+    """
+    if cursor is None or cursor.remaining is None:
+        return mask
+    key = (cursor.remaining, mask.device, mask.shape[-1])
+    per = _CLOSING_TENSORS.setdefault(vocabulary, {})
+    close = per.get(key)
+    if close is None:
+        allowed = cursor.allowed(vocabulary)
+        close = torch.zeros(mask.shape[-1], dtype=torch.bool)
+        n = min(len(allowed), mask.shape[-1])
+        close[:n] = torch.from_numpy(allowed[:n].copy())
+        close = per[key] = close.to(mask.device)
+    out = mask & close
+    if not bool(out.any()):
+        raise UnsatisfiableConstraint(
+            f"the thinking spent its {cursor.budget.max_tokens} tokens, but the constraint allows no token that "
+            f"writes {cursor.remaining!r} here")
+    return out
 
 
 # guide -> {state: final and only EOS may follow}

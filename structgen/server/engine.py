@@ -46,10 +46,11 @@ from typing import Any, AsyncIterator
 import torch
 from transformers import DynamicCache
 
+from ..compose.reasoning import BudgetCursor, TextBudget
 from ..errors import StructgenError, TokenRejected
 from ..guides.base import Guide
 from ..hf.steps import (DeviceMasks, LogitAdjustments, TokenHistory, TokenLogprob, adjust_logits, all_allowed,
-                        completes, forced_within, forward_last, sample_token, token_logprobs)
+                        closing_mask, completes, forced_within, forward_last, sample_token, token_logprobs)
 from ..vocab.vocabulary import Vocabulary
 
 __all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
@@ -63,7 +64,8 @@ class SamplingParams:
 
     ``adjustments``: penalties and ``logit_bias``, applied before the mask. ``logprobs``: ``None``
     reports none; ``k >= 0`` reports each token's log-probability and the ``k`` most likely
-    tokens (see :func:`~structgen.hf.steps.token_logprobs`).
+    tokens (see :func:`~structgen.hf.steps.token_logprobs`). ``text_budget``: the most tokens of
+    a thinking block, after which the step writes its end string (:func:`~structgen.hf.steps.closing_mask`).
     """
 
     max_tokens: int
@@ -73,6 +75,7 @@ class SamplingParams:
     stop: tuple[str, ...] = ()
     adjustments: LogitAdjustments = LogitAdjustments()
     logprobs: int | None = None
+    text_budget: TextBudget | None = None
 
 
 @dataclass
@@ -131,7 +134,7 @@ class _Row:
     """Engine-thread state of one request in the batch."""
 
     __slots__ = ("req", "state", "generated", "decoder", "text", "emitted", "generator", "pending", "done",
-                 "history", "logprob", "logprobs")
+                 "history", "logprob", "logprobs", "cursor")
 
     def __init__(self, req: EngineRequest) -> None:
         self.req = req
@@ -147,6 +150,8 @@ class _Row:
         self.history: TokenHistory | None = None  # for penalties: created with the first logits
         self.logprob: TokenLogprob | None = None  # the sampled token's, until _advance files it
         self.logprobs: list[tuple[TokenLogprob, int]] = []  # (entry, offset in text) not yet emitted
+        budget = req.params.text_budget
+        self.cursor: BudgetCursor | None = budget.cursor() if budget is not None and req.guide is not None else None
 
 
 @dataclass
@@ -424,7 +429,8 @@ class Engine:
                 if guide is None:
                     masks.append(all_allowed(width, device))
                 else:
-                    masks.append(self._masks.mask(guide, row.state, self._row_budget(row), device, width))
+                    mask = self._masks.mask(guide, row.state, self._row_budget(row), device, width)
+                    masks.append(closing_mask(mask, row.cursor, self.vocabulary))
                 ok.append(i)
             except Exception as e:  # noqa: BLE001 - this row fails, the others go on
                 self._fail(row, e)
@@ -490,6 +496,8 @@ class Engine:
             row.logprobs.append((row.logprob, len(row.text)))
             row.logprob = None
         data = self.vocabulary.tokens[token] if 0 <= token < self.vocabulary.size else None
+        if row.cursor is not None:
+            row.cursor.feed(data or b"")
         row.text += row.decoder.decode(data or b"")
         if params.stop:
             cut = _find_stop(row.text, params.stop, row.emitted)

@@ -7,15 +7,18 @@ falls in one of three sets:
 - honoured: ``model``, ``messages`` / ``prompt``, ``max_tokens``, ``max_completion_tokens``,
   ``temperature``, ``top_p``, ``n``, ``seed``, ``stop``, ``stream``, ``stream_options``,
   ``frequency_penalty``, ``presence_penalty``, ``logit_bias``, ``logprobs``, ``top_logprobs``,
-  ``response_format``, ``echo``; vLLM's ``repetition_penalty`` as an extension;
+  ``response_format``, ``echo``, and on chat completions ``tools``, ``tool_choice``,
+  ``parallel_tool_calls`` (enforced: see :mod:`structgen.compose.tools`); extensions: vLLM's
+  ``repetition_penalty``, and ``reasoning`` / ``max_reasoning_tokens`` (think first, the
+  thinking returned as ``reasoning_content``: :class:`ReasoningOptions`);
 - accepted and ignored, as OpenAI itself lets them change nothing in the output: ``user``,
   ``safety_identifier``, ``prompt_cache_key``, ``metadata``, ``service_tier``, ``store: false``,
-  ``parallel_tool_calls``, ``tool_choice: "none"``, ``modalities: ["text"]``, ``best_of`` equal
-  to ``n``, and ``null`` for any optional field;
-- refused with a 400 naming the field (:meth:`_Sampling.unsupported`): ``tools``, ``functions``,
-  ``function_call``, ``tool_choice`` naming a tool, ``audio``, other ``modalities``,
-  ``prediction``, ``web_search_options``, ``reasoning_effort``, ``verbosity``, ``store: true``,
-  ``suffix``, ``best_of`` other than ``n``.
+  ``modalities: ["text"]``, ``best_of`` equal to ``n``, ``reasoning_content`` on a message sent
+  back, and ``null`` for any optional field;
+- refused with a 400 naming the field (:meth:`_Sampling.unsupported`): ``functions`` and
+  ``function_call`` (the legacy form: send ``tools``), ``tools`` on ``/v1/completions``,
+  ``audio``, other ``modalities``, ``prediction``, ``web_search_options``,
+  ``reasoning_effort``, ``verbosity``, ``store: true``, ``suffix``, ``best_of`` other than ``n``.
 
 Responses follow the OpenAI wire format closely enough that the official ``openai`` client (and
 instructor, LangChain) parse them unchanged; every error, whatever raised it, is answered with
@@ -31,15 +34,18 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 __all__ = [
     "ChatCompletionRequest",
     "ChatMessage",
+    "FunctionSpec",
     "CompletionRequest",
     "GenerateRequest",
     "HTTPProblem",
     "JsonObjectFormat",
     "JsonSchemaFormat",
     "JsonSchemaSpec",
+    "ReasoningOptions",
     "RegexFormat",
     "ResponseFormat",
     "TextFormat",
+    "ToolSpec",
 ]
 
 
@@ -123,12 +129,30 @@ class _TextPart(_Strict):
     text: str
 
 
+class _CalledFunction(_Strict):
+    name: str
+    arguments: str = "{}"
+
+
+class _ToolCallIn(_Strict):
+    """A call in an assistant message sent back (OpenAI's ``tool_calls`` item)."""
+
+    id: str | None = None
+    type: Literal["function"] = "function"
+    function: _CalledFunction
+
+
 class ChatMessage(_Strict):
-    """One chat message; ``content`` is a string or a list of text parts."""
+    """One chat message; ``content`` is a string or a list of text parts. An assistant message
+    may carry the ``tool_calls`` it made, a ``tool`` message the ``tool_call_id`` it answers."""
 
     role: Literal["system", "developer", "user", "assistant", "tool"]
     content: Union[str, list[_TextPart], None] = None
     name: str | None = None
+    tool_calls: list[_ToolCallIn] | None = None
+    tool_call_id: str | None = None
+    #: sent back by clients that keep the whole message; not shown to the model again
+    reasoning_content: str | None = None
 
     def text(self) -> str:
         """The message's text (text parts joined)."""
@@ -137,6 +161,34 @@ class ChatMessage(_Strict):
         if isinstance(self.content, str):
             return self.content
         return "".join(part.text for part in self.content)
+
+
+class FunctionSpec(_Strict):
+    """A tool's ``function``: its name, description and the JSON Schema of its arguments.
+    ``strict`` is accepted: structgen always enforces the schema exactly."""
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str | None = None
+    parameters: dict[str, Any] | None = None
+    strict: bool | None = None
+
+
+class ToolSpec(_Strict):
+    """One of ``tools``: ``{"type": "function", "function": {...}}``."""
+
+    type: Literal["function"]
+    function: FunctionSpec
+
+
+class ReasoningOptions(_Strict):
+    """structgen's ``reasoning`` extension: the model thinks between ``start`` and ``end``
+    (``start: ""`` when the chat template already opened the thinking) for at most
+    ``max_tokens`` tokens, then answers under ``response_format`` / ``tools``; the thinking comes
+    back as the message's ``reasoning_content``."""
+
+    start: str = "<think>"
+    end: str = Field(default="</think>", min_length=1)
+    max_tokens: int | None = Field(default=None, ge=0)
 
 
 class StreamOptions(_Strict):
@@ -152,15 +204,14 @@ MAX_TOP_LOGPROBS = 20
 MAX_COMPLETION_LOGPROBS = 5
 
 #: Fields OpenAI defines that this server cannot honour: field -> why (sent back in the 400).
-_TOOL_CALLING = "tool calling is not supported yet; send response_format json_schema to get output valid under a schema"
+_LEGACY_FUNCTIONS = "the legacy functions / function_call form is not supported; send tools and tool_choice"
 _REFUSED: dict[str, str] = {
-    "tools": _TOOL_CALLING,
-    "functions": _TOOL_CALLING,
-    "function_call": _TOOL_CALLING,
+    "functions": _LEGACY_FUNCTIONS,
+    "function_call": _LEGACY_FUNCTIONS,
     "audio": "this server generates text only",
     "prediction": "predicted outputs are not supported",
     "web_search_options": "this server does not search the web",
-    "reasoning_effort": "the model served here is not a reasoning model",
+    "reasoning_effort": "send reasoning: {\"max_tokens\": N} (structgen's extension) to let the model think first",
     "verbosity": "the model served here has no verbosity setting",
     "suffix": "insertion (suffix) is not supported",
 }
@@ -192,10 +243,15 @@ class _Sampling(_Strict):
     metadata: dict[str, str] | None = None
     service_tier: str | None = None
     store: bool | None = None
+    # chat completions only (see unsupported())
+    tools: list[ToolSpec] | None = None
+    tool_choice: Union[Literal["none", "auto", "required"], dict[str, Any], None] = None
     parallel_tool_calls: bool | None = None
-    # refused unless empty or "none" (see unsupported())
-    tools: list[Any] | None = None
-    tool_choice: Union[str, dict[str, Any], None] = None
+    #: structgen's extension: think first (true: the defaults of ReasoningOptions)
+    reasoning: Union[bool, ReasoningOptions, None] = None
+    #: shorthand for reasoning: {"max_tokens": N}
+    max_reasoning_tokens: int | None = Field(default=None, ge=0)
+    # refused (see unsupported())
     functions: list[Any] | None = None
     function_call: Union[str, dict[str, Any], None] = None
     audio: dict[str, Any] | None = None
@@ -233,13 +289,20 @@ class _Sampling(_Strict):
             value = getattr(self, name, None)
             if value not in (None, [], "none", {}, "") and not (name == "function_call" and value == "auto"):
                 return name, why
-        if isinstance(self.tool_choice, dict) or self.tool_choice == "required":
-            return "tool_choice", _TOOL_CALLING
         if self.modalities is not None and set(self.modalities) - {"text"}:
             return "modalities", "this server generates text only"
         if self.store:
             return "store", "this server does not store completions"
         return None
+
+    def reasoning_options(self) -> ReasoningOptions | None:
+        """The thinking asked for (``reasoning`` and ``max_reasoning_tokens``), or ``None``."""
+        if self.reasoning is False or (self.reasoning is None and self.max_reasoning_tokens is None):
+            return None
+        opts = self.reasoning if isinstance(self.reasoning, ReasoningOptions) else ReasoningOptions()
+        if self.max_reasoning_tokens is not None:
+            opts = opts.model_copy(update={"max_tokens": self.max_reasoning_tokens})
+        return opts
 
     def stop_list(self) -> list[str]:
         """``stop`` as a list without empty strings."""
@@ -273,6 +336,12 @@ class CompletionRequest(_Sampling):
     logprobs: int | None = Field(default=None, ge=0, le=MAX_COMPLETION_LOGPROBS)
     best_of: int | None = Field(default=None, ge=1)
     suffix: str | None = None
+
+    def unsupported(self) -> tuple[str, str] | None:
+        for name in ("tools", "tool_choice"):
+            if getattr(self, name) not in (None, [], "none"):
+                return name, "tools are for /v1/chat/completions"
+        return super().unsupported()
 
     def logprobs_top(self) -> int | None:
         """How many top tokens to report per token (``None``: no logprobs)."""

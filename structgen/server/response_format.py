@@ -28,14 +28,19 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..compiler import compile_json_schema, compile_regex
-from ..errors import PayloadTooLarge
+from ..compose.build import compile_composed
+from ..compose.formats import Choice, Format, JsonSchema, Regex
+from ..compose.reasoning import Reasoning, TextBudget
+from ..compose.tools import HERMES, Tool, ToolCallFormat, tool_calls_format
+from ..errors import ConstraintError, PayloadTooLarge
 from ..guides.base import Guide
 from ..json_schema.loading import format_annotations, load_2020_12
 from ..vocab.vocabulary import Vocabulary
 from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
 
 # PayloadTooLarge lives in structgen.errors; it is re-exported here, where it was first defined.
-__all__ = ["ANY_OBJECT_SCHEMA", "Compiled", "GuideCompiler", "PayloadTooLarge", "schema_warnings"]
+__all__ = ["ANY_OBJECT_SCHEMA", "ChatConstraint", "Compiled", "GuideCompiler", "PayloadTooLarge", "ToolsProblem",
+           "schema_warnings"]
 
 # ``{"type": "json_object"}``: any JSON object, at any depth (a pushdown guide whose "any value"
 # automaton calls itself; compiled in about 0.2 s); every output is a valid JSON object.
@@ -51,10 +56,37 @@ _REMEMBERED = 1024
 
 @dataclass(frozen=True)
 class Compiled:
-    """A ``response_format``'s guide (``None``: unconstrained) and what the client should be told."""
+    """A ``response_format``'s guide (``None``: unconstrained) and what the client should be told.
+
+    For a chat request with tools or reasoning, also how to read the output back: ``tools`` (the
+    calls to parse out of it), ``reasoning`` (the thinking to split off) and the thinking's token
+    budget, which the engine applies (``text_budget``)."""
 
     guide: Guide | None
     warnings: tuple[str, ...] = ()
+    tools: tuple[Tool, ...] = ()
+    reasoning: Reasoning | None = None
+    text_budget: TextBudget | None = None
+
+
+class ToolsProblem(ConstraintError):
+    """A tool's schema cannot be compiled (the message names the tool and the JSON pointer)."""
+
+
+@dataclass(frozen=True)
+class ChatConstraint:
+    """What constrains a chat answer besides ``response_format``: ``tools`` (OpenAI's form, as
+    dicts) with ``tool_choice`` and ``parallel``, and a thinking (``reasoning``)."""
+
+    tools: tuple[dict[str, Any], ...] = ()
+    tool_choice: Any = "auto"
+    parallel: bool = True
+    reasoning: Reasoning | None = None
+    call_format: ToolCallFormat = HERMES
+
+    @property
+    def is_plain(self) -> bool:
+        return not self.tools and self.reasoning is None
 
 
 def schema_warnings(schema: Any) -> tuple[str, ...]:
@@ -116,6 +148,70 @@ class GuideCompiler:
                 while len(self._seen) > _REMEMBERED:
                     self._seen.popitem(last=False)
         return compiled
+
+    async def compile_chat(self, fmt: ResponseFormat | None, chat: ChatConstraint) -> Compiled:
+        """The guide of a chat answer under ``fmt`` and ``chat`` (tools, thinking): one composed
+        guide (:mod:`structgen.compose`). Raises :class:`ToolsProblem` naming a tool whose schema
+        fails, ``ConstraintError``, ``PayloadTooLarge``."""
+        if chat.is_plain:
+            return await self.compile(fmt)
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self._compile_chat, fmt, chat)
+
+    def _compile_chat(self, fmt: ResponseFormat | None, chat: ChatConstraint) -> Compiled:
+        start = time.perf_counter()
+        tools = tuple(Tool.of(t) for t in chat.tools)
+        size = sum(len(json.dumps(t.schema())) for t in tools)
+        self._check_size(b" " * size, "tools' schemas")
+        answer, schema = self._answer(fmt, size)
+        body: Format | None = answer
+        if tools:
+            choice = chat.tool_choice
+            calls = tool_calls_format(tools, choice, parallel=chat.parallel, call_format=chat.call_format)
+            if choice == "none":
+                body = answer if answer is not None else calls
+            elif choice == "auto" and answer is not None:  # an answer under response_format, or calls
+                body = Choice(answer, tool_calls_format(tools, "required", parallel=chat.parallel,
+                                                        call_format=chat.call_format))
+            else:
+                body = calls
+        if chat.reasoning is not None:
+            body = chat.reasoning.format(body)
+        assert body is not None
+        try:
+            guide = compile_composed(body, self.vocabulary)
+        except ConstraintError as e:
+            if str(e).startswith("tool '"):
+                raise ToolsProblem(str(e)) from e
+            raise
+        guide.token_mask(guide.initial_state)
+        warnings = schema_warnings(schema) if schema is not None else ()
+        for t in tools:
+            warnings += tuple(f"tool {t.name!r}: {w}" for w in schema_warnings(t.schema()))
+        with self._lock:
+            self.misses += 1
+        if self.observe is not None:
+            self.observe(time.perf_counter() - start)
+        return Compiled(guide, warnings, tools, chat.reasoning,
+                        chat.reasoning.budget() if chat.reasoning is not None else None)
+
+    def _answer(self, fmt: ResponseFormat | None, used: int) -> tuple[Format | None, Any]:
+        """``response_format`` as a composed format (``None``: free text) and its schema."""
+        if isinstance(fmt, RegexFormat):
+            self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
+            return Regex(fmt.pattern), None
+        if isinstance(fmt, (JsonSchemaFormat, JsonObjectFormat)):
+            schema = fmt.json_schema.schema_ if isinstance(fmt, JsonSchemaFormat) else fmt.schema_
+            depth = 3
+            if schema is None:
+                schema, depth = ANY_OBJECT_SCHEMA, ANY_OBJECT_DEPTH
+            data = json.dumps(schema).encode("utf-8")
+            self._check_size(data, "JSON Schema")
+            self._check_documents(fmt.extract_from, len(data) + used)
+            docs = tuple(fmt.extract_from) if isinstance(fmt.extract_from, list) else fmt.extract_from
+            return JsonSchema(schema, max_recursion_depth=depth, extract_from=docs), (
+                None if schema is ANY_OBJECT_SCHEMA else schema)
+        return None, None
 
     def _timed(self, fmt: ResponseFormat) -> Compiled:
         start = time.perf_counter()

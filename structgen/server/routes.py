@@ -25,12 +25,15 @@ from typing import Annotated, Any, AsyncIterator, Union
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response, StreamingResponse
 
+from ..compose.tools import template_renders_tools, tool_messages
+from ..errors import ConstraintError
 from ..hf.steps import LogitAdjustments
+from .chat import ChatDeltas, chat_constraint, chat_messages, finish_reason, message
 from .engine import Engine, EngineRequest, Event, SamplingParams
 from .logprobs import TokenNames, chat_logprobs, completion_logprobs
 from .metrics import Metrics
 from .protocol import ChatCompletionRequest, CompletionRequest, GenerateRequest, HTTPProblem, ResponseFormat
-from .response_format import Compiled, GuideCompiler
+from .response_format import ChatConstraint, Compiled, GuideCompiler, ToolsProblem
 
 __all__ = ["Serving", "router"]
 
@@ -99,12 +102,17 @@ class Serving:
         return ids
 
     async def chat_prompt(self, req: ChatCompletionRequest) -> list[int]:
-        """The messages through the chat template (joined by newlines without one), tokenized."""
-        messages = [{"role": "system" if m.role == "developer" else m.role, "content": m.text()}
-                    for m in req.messages]
-        if getattr(self.tokenizer, "chat_template", None):
+        """The messages through the chat template (joined by newlines without one), tokenized.
+        Tools go through the template when it renders them, else into the system message in
+        the default format (:func:`structgen.compose.tools.tool_messages`)."""
+        template = getattr(self.tokenizer, "chat_template", None)
+        native = template_renders_tools(template)
+        tools = [t.model_dump(exclude_none=True) for t in req.tools or ()]
+        messages = tool_messages(chat_messages(req), tools, native=native)
+        if template:
+            extra = {"tools": tools} if native and tools else {}
             text = await asyncio.to_thread(lambda: self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True))
+                messages, tokenize=False, add_generation_prompt=True, **extra))
             return await self.tokenize(text, special=False)
         return await self.tokenize("\n".join(m["content"] for m in messages), special=True)
 
@@ -120,10 +128,21 @@ class Serving:
         return max_tokens if max_tokens is not None else min(self.default_max_tokens, context - prompt)
 
     async def submit(self, prompt_ids: list[int], fmt: ResponseFormat | None, params: SamplingParams, *, n: int,
-                     max_tokens: int | None, field: str = "max_tokens") -> tuple[list[EngineRequest], Compiled]:
-        """Compile ``fmt`` and queue ``n`` generations (seeds ``seed``, ``seed + 1``, ...)."""
+                     max_tokens: int | None, field: str = "max_tokens",
+                     chat: ChatConstraint | None = None) -> tuple[list[EngineRequest], Compiled]:
+        """Compile ``fmt`` (with ``chat``'s tools and thinking) and queue ``n`` generations
+        (seeds ``seed``, ``seed + 1``, ...). A tool whose schema fails is a 400 naming it."""
         budget = self.budget(prompt_ids, max_tokens, field=field)
-        compiled = await self.compiler.compile(fmt)
+        if chat is None or chat.is_plain:
+            compiled = await self.compiler.compile(fmt)
+        else:
+            try:
+                compiled = await self.compiler.compile_chat(fmt, chat)
+            except ToolsProblem as e:
+                raise HTTPProblem(400, f"tools: {e}", param="tools") from e
+            except ConstraintError as e:
+                raise HTTPProblem(400, f"response_format: {e}", param="response_format") from e
+        params = dataclasses.replace(params, text_budget=compiled.text_budget)
         handles = [self.engine.submit(prompt_ids, compiled.guide, dataclasses.replace(
             params, max_tokens=budget, seed=None if params.seed is None else params.seed + i)) for i in range(n)]
         return handles, compiled
@@ -244,17 +263,19 @@ def _with_warnings(body: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
 async def chat_completions(req: ChatCompletionRequest, request: Request, serving: Served) -> Any:
     serving.check(req)
     params = serving.params(req, logprobs=req.logprobs_top())
+    chat = chat_constraint(req)
     prompt = await serving.chat_prompt(req)
     field = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
     handles, compiled = await serving.submit(prompt, req.response_format, params, n=req.n, field=field,
-                                             max_tokens=req.max_completion_tokens or req.max_tokens)
+                                             max_tokens=req.max_completion_tokens or req.max_tokens, chat=chat)
     head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": serving.model_name}
     names = serving.names if params.logprobs is not None else None
     if not req.stream:
         results = await collect(request, handles)
-        choices = [{"index": i, "message": {"role": "assistant", "content": text},
-                    "logprobs": chat_logprobs(entries, names) if names else None,
-                    "finish_reason": ev.finish_reason} for i, (text, ev, entries) in enumerate(results)]
+        messages = [message(text, compiled) for text, _, _ in results]
+        choices = [{"index": i, "message": msg, "logprobs": chat_logprobs(entries, names) if names else None,
+                    "finish_reason": finish_reason(ev.finish_reason, msg)}
+                   for i, ((_, ev, entries), msg) in enumerate(zip(results, messages))]
         total = sum(ev.completion_tokens for _, ev, _ in results)
         return _with_warnings({**head, "object": "chat.completion", "choices": choices,
                                "usage": usage(len(prompt), total)}, compiled)
@@ -272,15 +293,19 @@ async def _chat_chunks(head: dict[str, Any], handles: list[EngineRequest], promp
     for i in range(len(handles)):
         yield sse(_with_warnings(chunk(i, {"role": "assistant", "content": ""}), compiled))
     total = 0
+    readers = [ChatDeltas(compiled) for _ in handles]
     async for i, ev in merged(handles):
         if ev.error is not None:
             yield sse(_failed(ev.error).body)
             return
-        if ev.text:
-            yield sse(chunk(i, {"content": ev.text}, ev=ev))
+        deltas = readers[i].feed(ev.text, final=ev.finish_reason is not None)
+        for k, delta in enumerate(deltas):  # (the event's logprobs ride on its first delta)
+            yield sse(chunk(i, delta, ev=ev if k == 0 else None))
+        if not deltas and ev.text and names is not None:  # (text held back: its logprobs still go now)
+            yield sse(chunk(i, {}, ev=ev))
         if ev.finish_reason is not None:
             total += ev.completion_tokens
-            yield sse(chunk(i, {}, ev.finish_reason))
+            yield sse(chunk(i, {}, finish_reason(ev.finish_reason, readers[i])))
     if include_usage:
         yield sse({**head, "object": "chat.completion.chunk", "choices": [], "usage": usage(prompt_tokens, total)})
     yield "data: [DONE]\n\n"

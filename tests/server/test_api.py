@@ -106,9 +106,6 @@ def test_openais_defaults_sent_explicitly_are_accepted(client: Any) -> None:
 @pytest.mark.parametrize(
     ("extra", "param"),
     [
-        ({"tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}]}, "tools"),
-        ({"tool_choice": {"type": "function", "function": {"name": "f"}}}, "tool_choice"),
-        ({"tool_choice": "required"}, "tool_choice"),
         ({"functions": [{"name": "f", "parameters": {}}]}, "functions"),
         ({"function_call": {"name": "f"}}, "function_call"),
         ({"audio": {"voice": "alloy", "format": "wav"}}, "audio"),

@@ -8,8 +8,8 @@ The server is the real command (``python -m structgen.cli serve``) with ``--api-
 - Modes that send the schema as ``response_format`` (instructor ``JSON_SCHEMA``, LangChain
   ``json_schema``, ``parse``) return a validated pydantic instance, streamed or not.
 - Modes that send the schema as a tool (instructor ``TOOLS``, LangChain ``function_calling``)
-  need tool calling (issue 23): their tests are written and marked ``xfail(strict=True)``, so
-  they fail the suite the day tool calling lands and the mark has to go.
+  name the tool in ``tool_choice``: the server enforces the call and its arguments (issue 23),
+  so they return a validated pydantic instance too, streamed or not.
 - Modes that send only ``{"type": "json_object"}`` (instructor ``JSON``, LangChain
   ``json_mode``) put the schema in the prompt, not in the request: the server enforces "a JSON
   object", so the output is always valid JSON, but it follows the schema only if the model does.
@@ -41,9 +41,6 @@ pytestmark = [pytest.mark.model, pytest.mark.timeout(600)]
 
 KEY = "test-key-25"
 MODEL = "gpt-4o-mini"  # a name the clients' users already write; the server answers to it too
-TOOL_CALLING = "tool calling: issue 23"
-#: what the tool modes raise today: the server's 400 "tools is not supported" (instructor wraps it)
-REFUSED = (openai.BadRequestError, InstructorRetryException)
 
 
 class City(pydantic.BaseModel):
@@ -141,7 +138,6 @@ def test_instructor_json_schema_streamed(oai: Any) -> None:
     _valid(City.model_validate(partials[-1].model_dump()))
 
 
-@pytest.mark.xfail(strict=True, reason=TOOL_CALLING, raises=REFUSED)
 def test_instructor_tools(oai: Any) -> None:
     client = _instructor(oai, instructor.Mode.TOOLS)
     city = client.chat.completions.create(model=MODEL, response_model=City, max_retries=1, temperature=0,
@@ -149,7 +145,6 @@ def test_instructor_tools(oai: Any) -> None:
     _valid(city)
 
 
-@pytest.mark.xfail(strict=True, reason=TOOL_CALLING, raises=REFUSED)
 def test_instructor_tools_streamed(oai: Any) -> None:
     client = _instructor(oai, instructor.Mode.TOOLS)
     partials = list(client.chat.completions.create_partial(
@@ -186,12 +181,10 @@ def test_langchain_json_schema_streamed(server: str) -> None:
     _valid(chunks[-1] if isinstance(chunks[-1], City) else City.model_validate(chunks[-1]))
 
 
-@pytest.mark.xfail(strict=True, reason=TOOL_CALLING, raises=REFUSED)
 def test_langchain_function_calling(server: str) -> None:
     _valid(_langchain(server).with_structured_output(City, method="function_calling").invoke(PROMPT))
 
 
-@pytest.mark.xfail(strict=True, reason=TOOL_CALLING, raises=REFUSED)
 def test_langchain_function_calling_streamed(server: str) -> None:
     chunks = list(_langchain(server).with_structured_output(City, method="function_calling").stream(PROMPT))
     _valid(chunks[-1] if isinstance(chunks[-1], City) else City.model_validate(chunks[-1]))

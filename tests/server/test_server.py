@@ -252,7 +252,9 @@ CHAT = {"model": MODEL, "messages": [{"role": "user", "content": "hi"}], "max_to
         ({**CHAT, "messages": [{"role": "user", "content": "x" * 70_000}]}, 413, "request body"),
         ({**CHAT, "max_tokens": 1_000_000_000}, 400, "maximum context length is 8192 tokens"),
         ({**CHAT, "max_tokens": 8190}, 400, "in the completion"),
-        ({**CHAT, "tools": [{"type": "function", "function": {"name": "f"}}]}, 400, "tools is not supported"),
+        ({**CHAT, "functions": [{"name": "f"}]}, 400, "legacy functions"),
+        ({**CHAT, "tools": [{"type": "function", "function": {"name": "f"}}], "tool_choice": {"type": "function", "function": {"name": "g"}}},
+         400, "not among the tools"),
     ],
 )
 def test_bad_input(client: Any, body: Any, status: int, needle: str) -> None:
@@ -303,6 +305,7 @@ def test_the_openai_clients_fields_are_honoured(oai: Any) -> None:
 def test_a_failing_request_does_not_fail_the_others(tiny_llama: tuple[Any, Any]) -> None:
     """A guide that breaks mid-generation fails its own request only (engine-level, tiny model)."""
     import structgen
+    from structgen.automata.regex import regex_to_dfa
     from structgen.hf.generation import model_vocabulary
     from structgen.server.engine import Engine, SamplingParams
 
@@ -318,7 +321,7 @@ def test_a_failing_request_does_not_fail_the_others(tiny_llama: tuple[Any, Any])
                 raise RuntimeError("broken guide")
             return super().token_mask(state)
 
-    bad = Broken(good.dfa, vocab)
+    bad = Broken(regex_to_dfa("[ab]{6}"), vocab)
     engine = Engine(model, vocab, max_batch_size=4)
     engine.start()
 
