@@ -28,18 +28,25 @@ def _shifts(device: torch.device) -> torch.Tensor:
     return torch.arange(32, dtype=torch.int32, device=device)
 
 
+def _unpack_numpy(bitmask: torch.Tensor) -> torch.Tensor:
+    """numpy's unpackbits: one C loop (torch's shifts are several passes over the CPU)."""
+    packed = bitmask.contiguous().numpy().view(np.uint8)
+    return torch.from_numpy(np.unpackbits(packed, axis=1, bitorder="little")).view(torch.bool)
+
+
+def _unpack_torch(bitmask: torch.Tensor) -> torch.Tensor:
+    """Shifts on the bitmask's device (a GPU: no copy back to the host)."""
+    rows, words = bitmask.shape
+    return ((bitmask.unsqueeze(-1) >> _shifts(bitmask.device)) & 1).view(rows, words * 32).bool()
+
+
 def unpack_token_bitmask(bitmask: torch.Tensor, width: int) -> torch.Tensor:
     """The ``[rows, width]`` bool tensor of the allowed tokens, on the bitmask's device. Columns
     past the bitmask's ``32 * words`` are refused."""
-    rows, words = bitmask.shape
-    if bitmask.device.type == "cpu":  # numpy's unpackbits is one C loop; torch's shifts are several passes
-        packed = bitmask.contiguous().numpy().view(np.uint8)
-        bits = torch.from_numpy(np.unpackbits(packed, axis=1, bitorder="little")).view(torch.bool)
-    else:
-        bits = ((bitmask.unsqueeze(-1) >> _shifts(bitmask.device)) & 1).view(rows, words * 32).bool()
+    bits = _unpack_numpy(bitmask) if bitmask.device.type == "cpu" else _unpack_torch(bitmask)
     if bits.shape[1] >= width:
         return bits[:, :width]
-    padded = torch.zeros((rows, width), dtype=torch.bool, device=bits.device)
+    padded = torch.zeros((bits.shape[0], width), dtype=torch.bool, device=bits.device)
     padded[:, : bits.shape[1]] = bits
     return padded
 

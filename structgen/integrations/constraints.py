@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
 from ..compiler import compile_extract, compile_json_schema, compile_regex
-from ..errors import ConstraintError, PayloadTooLarge
+from ..errors import ConstraintError, PayloadTooLarge, StructgenError
 from ..guides.base import Guide
 from ..guides.matcher import Matcher
 from ..named_grammars import read_grammar
@@ -110,7 +110,9 @@ class RequestConstraint:
                 return compile_regex(self.text, vocabulary, **opts)
             assert self.documents is not None
             return compile_extract(list(self.documents), vocabulary, pattern=self.text or None, **opts)
-        except TypeError as e:  # an option of the right type that the compile function refuses
+        except StructgenError:
+            raise
+        except (TypeError, ValueError) as e:  # an option value the compile function refuses
             raise ConstraintError(f"structgen_options: {e}") from e
 
 
