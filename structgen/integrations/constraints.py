@@ -43,6 +43,7 @@ from typing import Any, Callable, Hashable, Mapping
 from ..compiler import compile_extract, compile_json_schema, compile_regex
 from ..errors import ConstraintError, PayloadTooLarge, StructgenError
 from ..guides.base import Guide
+from ..guides.dfa_guide import DfaGuide
 from ..guides.matcher import Matcher
 from ..named_grammars import read_grammar
 from ..vocab.vocabulary import Vocabulary
@@ -65,7 +66,7 @@ OPTIONS: dict[str, dict[str, type | tuple[type, ...]]] = {
 }
 #: The largest constraint accepted (schema, pattern and documents together), in bytes.
 DEFAULT_MAX_CONSTRAINT_BYTES = 1 << 20
-#: Guides with at most this many states get every mask computed when they compile.
+#: Flat (DFA) guides with at most this many states get every mask computed when they compile.
 PRECOMPUTE_STATES = 64
 
 
@@ -247,11 +248,12 @@ _CHECKED_LOCK = threading.Lock()
 _CHECKED_SIZE = 4096
 
 
-def check_request(extra_args: Mapping[str, Any] | None, *,
-                  max_bytes: int = DEFAULT_MAX_CONSTRAINT_BYTES) -> RequestConstraint | None:
+def check_request(extra_args: Mapping[str, Any] | None, *, max_bytes: int = DEFAULT_MAX_CONSTRAINT_BYTES,
+                  on_checked: Callable[[RequestConstraint, float], None] | None = None) -> RequestConstraint | None:
     """:func:`parse_request`, then compile the constraint over :func:`byte_vocabulary`: what an
     engine's front end can check without the tokenizer. Constraints that passed are remembered
-    (the last 4,096), so a repeated one costs a parse. Raises as :func:`parse_request` and
+    (the last 4,096), so a repeated one costs a parse; ``on_checked(constraint, seconds)`` is
+    called after each compile. Raises as :func:`parse_request` and
     :meth:`RequestConstraint.compile` do."""
     constraint = parse_request(extra_args, max_bytes=max_bytes)
     if constraint is None:
@@ -261,7 +263,10 @@ def check_request(extra_args: Mapping[str, Any] | None, *,
         if key in _CHECKED:
             _CHECKED.move_to_end(key)
             return constraint
+    start = time.perf_counter()
     constraint.compile(byte_vocabulary())
+    if on_checked is not None:
+        on_checked(constraint, time.perf_counter() - start)
     with _CHECKED_LOCK:
         _CHECKED[key] = None
         while len(_CHECKED) > _CHECKED_SIZE:
@@ -271,13 +276,26 @@ def check_request(extra_args: Mapping[str, Any] | None, *,
 
 @dataclass
 class CompiledConstraint:
-    """A compiled constraint: its :class:`Matcher` and how long the compile took (seconds,
-    first mask included)."""
+    """A compiled constraint: its :class:`Matcher`, how long the compile took (seconds, first
+    mask included) and, once :meth:`measure_distances` ran, the shortest output in tokens."""
 
     matcher: Matcher
     seconds: float
     description: str = ""
     uses: int = field(default=0)
+    min_length: int | None = None
+    distance_seconds: float | None = None
+
+    def measure_distances(self) -> int:
+        """The guide's token distances, which budget-aware masks need (for a pushdown guide this
+        builds every automaton the network reaches: the slow part of a first request); returns
+        :meth:`.Guide.min_length`. Computed once."""
+        if self.min_length is None:
+            start = time.perf_counter()
+            need = self.matcher.guide.min_length()
+            self.distance_seconds = time.perf_counter() - start
+            self.min_length = need
+        return self.min_length
 
 
 class ConstraintCache:
@@ -346,8 +364,8 @@ class ConstraintCache:
         start = time.perf_counter()
         guide = constraint.compile(vocab)
         matcher = Matcher(guide, vocab_size=self.vocab_size)
-        if guide.num_states <= PRECOMPUTE_STATES:
-            guide.precompute()
+        if isinstance(guide, DfaGuide) and guide.num_states <= PRECOMPUTE_STATES:
+            guide.precompute()  # (not a pushdown guide: that would build every automaton it reaches)
         matcher.packed_mask(guide.initial_state)
         done = CompiledConstraint(matcher, time.perf_counter() - start, constraint.describe())
         if self._on_compiled is not None:

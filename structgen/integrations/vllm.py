@@ -36,6 +36,7 @@ constraint) cannot fail alone from inside a logits processor: it is logged as an
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 import weakref
@@ -100,16 +101,33 @@ def _warm_up_admission() -> None:
 threading.Thread(target=_warm_up_admission, name="structgen-warm-up", daemon=True).start()
 
 
+def _off_the_model_cores() -> None:
+    """Run this (compile) thread on the cores the worker's forward pass is not bound to.
+
+    On the CPU backend vLLM binds each worker process to its own cores and leaves the rest to
+    its front end, which is mostly idle while the model runs: a compile there overlaps the
+    forward pass instead of taking turns with it. Where every core is the worker's, or the
+    operating system refuses, nothing changes."""
+    try:
+        allowed = os.sched_getaffinity(0)
+        others = set(range(os.cpu_count() or 1)) - allowed
+        if others:
+            os.sched_setaffinity(0, others)  # (0: this thread only, on Linux)
+    except (AttributeError, OSError):
+        pass
+
+
 class _Row:
     """One constrained request in the persistent batch."""
 
-    __slots__ = ("constraint", "future", "matcher", "state", "seen", "output", "max_tokens", "budget_aware",
-                 "failed")
+    __slots__ = ("constraint", "future", "distances", "matcher", "state", "seen", "output", "max_tokens",
+                 "budget_aware", "failed")
 
     def __init__(self, constraint: RequestConstraint, future: Future[CompiledConstraint], output: list[int],
                  max_tokens: int | None) -> None:
         self.constraint = constraint
         self.future = future
+        self.distances: Future[int] | None = None  # the token distances, when budget-aware
         self.matcher: Matcher | None = None
         self.state = 0
         self.seen = 0  # output tokens already read into ``state``
@@ -117,6 +135,10 @@ class _Row:
         self.max_tokens = max_tokens
         self.budget_aware = constraint.budget_aware and max_tokens is not None
         self.failed = False
+
+
+def _has_distances(future: Future[CompiledConstraint]) -> bool:
+    return future.done() and future.exception() is None and future.result().min_length is not None
 
 
 class StructgenLogitsProcessor(LogitsProcessor):
@@ -151,7 +173,7 @@ class StructgenLogitsProcessor(LogitsProcessor):
         ``min_tokens`` (it forbids EOS where the constraint may allow nothing else).
         """
         try:
-            constraint = check_request(sampling_params.extra_args)
+            constraint = check_request(sampling_params.extra_args, on_checked=cls._log_check)
         except StructgenError as e:
             raise ValueError(f"structgen: {e}") from e
         if constraint is None:
@@ -183,7 +205,8 @@ class StructgenLogitsProcessor(LogitsProcessor):
                            "(it is registered twice: by its entry point and by logits_processors)")
             return
         # One thread: compiles run one at a time, never more than one per distinct constraint.
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structgen-vllm")
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structgen-vllm",
+                                        initializer=_off_the_model_cores)
         self._vocabulary: Future[Vocabulary] = self._pool.submit(self._load_vocabulary, model_config)
         self.cache = ConstraintCache(self._vocabulary.result, self.vocab_size, size=CACHE_SIZE,
                                      on_compiled=self._log_compile)
@@ -199,6 +222,10 @@ class StructgenLogitsProcessor(LogitsProcessor):
         logger.info("structgen: vocabulary of %d tokens ready in %.2f s (EOS %s), compiler warmed up in %.2f s",
                     vocab.size, ready - start, sorted(vocab.eos_token_ids), warm)
         return vocab
+
+    @staticmethod
+    def _log_check(constraint: RequestConstraint, seconds: float) -> None:
+        logger.info("structgen: checked %s at admission in %.1f ms", constraint.describe(), seconds * 1e3)
 
     @staticmethod
     def _log_compile(done: CompiledConstraint) -> None:
@@ -222,8 +249,10 @@ class StructgenLogitsProcessor(LogitsProcessor):
             if constraint is None:
                 rows.pop(index, None)
                 continue
-            future = self.cache.get(constraint, self._pool.submit)
-            rows[index] = _Row(constraint, future, output, params.max_tokens)
+            row = rows[index] = _Row(constraint, self.cache.get(constraint, self._pool.submit), output,
+                                     params.max_tokens)
+            if row.budget_aware and not _has_distances(row.future):
+                row.distances = self._pool.submit(self._measure_distances, row.future)
         for a, b, how in batch_update.moved:
             row_a, row_b = rows.pop(a, None), rows.pop(b, None)
             if row_a is not None:
@@ -235,7 +264,6 @@ class StructgenLogitsProcessor(LogitsProcessor):
         """Mask every constrained row of ``logits`` in place (one bitmask, one masking call)."""
         if not self._rows:
             return logits
-        bitmask = self._bitmask_np
         indices: list[int] = []
         for index, row in self._rows.items():
             if row.failed or index >= logits.shape[0]:
@@ -251,27 +279,38 @@ class StructgenLogitsProcessor(LogitsProcessor):
 
     # -- one row ---------------------------------------------------------------------------------
 
+    @staticmethod
+    def _measure_distances(future: Future[CompiledConstraint]) -> int:
+        compiled = future.result()
+        if compiled.min_length is None:
+            compiled.measure_distances()
+            logger.info("structgen: token distances of %s in %.1f ms (shortest output: %d tokens)",
+                        compiled.description, (compiled.distance_seconds or 0) * 1e3, compiled.min_length)
+        assert compiled.min_length is not None
+        return compiled.min_length
+
     def _ready(self, row: _Row) -> Matcher | None:
-        """The row's matcher, waiting for its compile (once per distinct constraint)."""
+        """The row's matcher, waiting for its compile (and, budget-aware, its token distances):
+        once per distinct constraint, started when the request joined the batch."""
         start = time.perf_counter()
         try:
             compiled = row.future.result()
+            need = None if not row.budget_aware else (
+                row.distances.result() if row.distances is not None else compiled.measure_distances())
         except Exception as e:  # noqa: BLE001 - one request's problem must not stop the engine
             self._fail(row, f"its constraint does not compile over the model's vocabulary: {e}")
             return None
         waited = time.perf_counter() - start
         if compiled.uses == 0:
-            self.compiles.append((compiled.description, compiled.seconds, waited))
+            self.compiles.append((compiled.description, compiled.seconds + (compiled.distance_seconds or 0), waited))
         compiled.uses += 1
         row.matcher = compiled.matcher
         row.state = compiled.matcher.initial_state
-        if row.budget_aware and row.max_tokens is not None:
-            need = compiled.matcher.guide.min_length()
-            if row.max_tokens < need:
-                logger.warning("structgen: max_tokens=%d is below the %d tokens the shortest output of %s takes; "
-                               "this request is not budget-aware (its output may be cut)", row.max_tokens, need,
-                               compiled.description)
-                row.budget_aware = False
+        if need is not None and row.max_tokens is not None and row.max_tokens < need:
+            logger.warning("structgen: max_tokens=%d is below the %d tokens the shortest output of %s takes; "
+                           "this request is not budget-aware (its output may be cut)", row.max_tokens, need,
+                           compiled.description)
+            row.budget_aware = False
         return row.matcher
 
     def _catch_up(self, row: _Row, matcher: Matcher) -> bool:

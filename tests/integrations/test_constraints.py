@@ -91,6 +91,24 @@ def test_check_request_compiles_over_bytes() -> None:
     assert byte_vocabulary() is byte_vocabulary() and byte_vocabulary().size == 257
 
 
+def test_check_request_reports_each_new_compile() -> None:
+    seen: list[tuple[str, float]] = []
+    args = {"structgen_regex": "[0-9]{3}-x-reports"}
+    for _ in range(2):
+        assert check_request(args, on_checked=lambda c, s: seen.append((c.describe(), s))) is not None
+    assert len(seen) == 1 and seen[0][0] == "regex '[0-9]{3}-x-reports'" and seen[0][1] >= 0  # the repeat: a lookup
+
+
+def test_distances_are_measured_once(smollm2_vocabulary: Any) -> None:
+    cache = ConstraintCache(lambda: smollm2_vocabulary)
+    compiled = cache.get(parse_request({"structgen_json_schema": json.dumps(SCHEMA)})).result()
+    assert compiled.min_length is None and compiled.distance_seconds is None
+    need = compiled.measure_distances()
+    assert need == compiled.matcher.guide.min_length() > 0 and compiled.distance_seconds is not None
+    seconds = compiled.distance_seconds
+    assert compiled.measure_distances() == need and compiled.distance_seconds == seconds
+
+
 def test_compile_follows_the_kind(smollm2_vocabulary: Any) -> None:
     vocab = smollm2_vocabulary
     c = parse_request({"structgen_extract": "The capital is Paris.", "structgen_regex": "[A-Z][a-z]+",

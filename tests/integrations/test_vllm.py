@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import tomllib
 from importlib.metadata import entry_points
@@ -191,6 +192,39 @@ def test_a_budget_below_the_minimum_drops_budget_awareness(smollm2_vocabulary: A
     proc.apply(logits)
     guide = structgen.compile_regex("[0-9]{10}", vocab)
     assert np.array_equal(torch.isfinite(logits[0, : vocab.size]).numpy(), guide.token_mask(0))
+
+
+def test_budget_aware_rows_measure_distances_off_the_step(smollm2_vocabulary: Any) -> None:
+    """A budget-aware row's token distances are measured in the compile thread, once per
+    constraint, and counted in the compile time the processor reports."""
+    vocab = smollm2_vocabulary
+    proc = _Processor(_config(vocab), torch.device("cpu"), False)
+    added = [(i, _params(40, structgen_json_schema=json.dumps(PERSON)), None, []) for i in range(2)]
+    _update(proc, 2, added=added)
+    rows = [proc._rows[0], proc._rows[1]]
+    assert all(row.distances is not None for row in rows)
+    assert rows[0].distances.result(60) == rows[1].distances.result(60) == rows[0].future.result().min_length
+    proc.apply(torch.zeros(2, vocab.size + WIDTH_PAD))
+    assert len(proc.compiles) == 1 and proc.compiles[0][1] >= rows[0].future.result().distance_seconds
+    _update(proc, 3, added=[(2, _params(40, structgen_json_schema=json.dumps(PERSON)), None, [])])
+    assert proc._rows[2].distances is None  # known already: nothing more to measure
+
+
+def test_the_compile_thread_leaves_the_model_cores() -> None:
+    from structgen.integrations.vllm import _off_the_model_cores
+
+    before = os.sched_getaffinity(0)
+    got: list[set[int]] = []
+
+    def run() -> None:
+        _off_the_model_cores()
+        got.append(os.sched_getaffinity(0))
+
+    t = threading.Thread(target=run)
+    t.start()
+    t.join()
+    assert os.sched_getaffinity(0) == before  # the caller's thread is untouched
+    assert got[0] == before or not (got[0] & before)  # unchanged, or only cores the caller is not bound to
 
 
 def test_a_second_instance_for_the_same_engine_stands_aside(smollm2_vocabulary: Any) -> None:
