@@ -80,6 +80,9 @@ class Server:
         if not any(ep.value == TARGET for ep in entry_points(group="vllm.logits_processors")):
             cmd += ["--logits-processors", TARGET]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+        if tensor_parallel > 1:
+            # vLLM's CPU backend refuses more ranks than NUMA nodes unless told how to bind threads
+            env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
         self.started = time.perf_counter()
         with self.log.open("w") as sink:
             self.proc = subprocess.Popen(cmd, stdout=sink, stderr=subprocess.STDOUT, env=env, start_new_session=True)
