@@ -33,6 +33,7 @@ from .errors import (
     VocabularyError,
 )
 from .guides.base import Guide
+from .guides.matcher import Matcher
 from .vocab.vocabulary import Vocabulary
 
 from ._moved import install as _install_moved_modules
@@ -58,6 +59,7 @@ __all__ = [
     "Guide",
     "IncompleteGeneration",
     "LogitsProcessor",
+    "Matcher",
     "PayloadTooLarge",
     "RegexNotSupported",
     "RegexSyntaxError",

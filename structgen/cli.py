@@ -15,9 +15,8 @@ constraint's shortest output (that check needs the tokenizer only). A generation
 tokens exits with 1. ``generate`` and ``serve`` need an extra (``transformers``, ``server``):
 without it they say which, in one line, and exit with 2.
 
-Named grammars are ``NAME.regex`` / ``NAME.schema.json`` files, looked up first in
-``structgen/grammars/`` (where an installed wheel keeps them) and then in the ``grammars/`` folder
-of the source checkout next to the package (an editable install or a plain checkout).
+Named grammars are ``NAME.regex`` / ``NAME.schema.json`` files (see
+:mod:`structgen.named_grammars`, whose lookup functions this module re-exports).
 
 ``serve`` runs the HTTP server (``structgen.server``; needs the ``server`` extra) on
 127.0.0.1:8000 by default.
@@ -32,50 +31,16 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import ConstraintError, StructgenError
+from .named_grammars import REGEX_SUFFIX, grammar_dirs, list_grammars, read_grammar
 
 __all__ = ["grammar_dirs", "list_grammars", "main", "read_grammar"]
-
-REGEX_SUFFIX = ".regex"
-SCHEMA_SUFFIX = ".schema.json"
 
 
 class CliError(ValueError):
     """A usage problem (a wrong argument value) reported as one line with exit status 2.
 
-    A ``ValueError``, as the error tree has it for a wrong argument of an API call: it is what
-    :func:`read_grammar` raises for a name it does not know."""
-
-
-def grammar_dirs() -> list[Path]:
-    """The folders searched for named grammars, in order (only those that exist)."""
-    here = Path(__file__).resolve().parent
-    candidates = [here / "grammars", here.parent / "grammars"]
-    return [d for d in candidates if d.is_dir()]
-
-
-def list_grammars() -> dict[str, Path]:
-    """Every named grammar: name -> file (the first folder that has a name wins)."""
-    found: dict[str, Path] = {}
-    for folder in grammar_dirs():
-        for suffix in (REGEX_SUFFIX, SCHEMA_SUFFIX):
-            for path in sorted(folder.glob("*" + suffix)):
-                found.setdefault(path.name[: -len(suffix)], path)
-    return dict(sorted(found.items()))
-
-
-def read_grammar(name: str) -> tuple[str, Any]:
-    """``("regex", pattern)`` or ``("schema", dict)`` for the grammar called ``name``."""
-    path = list_grammars().get(name)
-    if path is None:
-        known = ", ".join(list_grammars()) or "none found"
-        raise CliError(f"no grammar named {name!r} (known: {known}); see `structgen grammars`")
-    text = path.read_text(encoding="utf-8")
-    if path.name.endswith(REGEX_SUFFIX):
-        return "regex", text.strip()
-    try:
-        return "schema", json.loads(text)
-    except json.JSONDecodeError as e:
-        raise CliError(f"grammar file {path} is not valid JSON: {e}") from e
+    A ``ValueError``, as the error tree has it for a wrong argument of an API call: for example a
+    ``--schema`` file that does not exist."""
 
 
 def _schema_arg(value: str) -> Any:

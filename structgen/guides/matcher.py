@@ -1,0 +1,242 @@
+"""The matcher interface that serving engines expect: packed int32 token bitmasks over a guide.
+
+Serving engines (vLLM's structured-output backends, SGLang's grammar backends, XGrammar and
+llguidance themselves) exchange a token mask as a *packed bitmask*: ``ceil(V / 32)`` ``int32``
+words per sequence, token ``t`` allowed iff bit ``t % 32`` of word ``t // 32`` is set, one row per
+sequence of a batch, filled on the CPU and applied to the logits on the device. A
+:class:`Matcher` gives a :class:`~.base.Guide` that interface, with no torch: states stay plain
+``int`` s, so a sequence's matcher state is one int and **rollback is keeping an earlier state**.
+
+================================  ==============================================================
+``fill_next_token_bitmask``       one row of a bitmask: the tokens allowed next
+``fill_next_token_bitmasks``      the batch form (one pass over many rows, any mix of guides)
+``accept_token(s)``               the state after a token (or tokens); -1 if one is refused
+``validate_tokens``               how many of a draft's tokens are accepted (speculative decoding)
+``is_terminated``                 the output is complete and only EOS may follow
+================================  ==============================================================
+
+Every call takes ``budget=`` (the tokens still allowed, the one being chosen included), with
+:meth:`.Guide.token_mask`'s semantics: a token is allowed only if the output can still finish
+within the budget after it.
+
+Example:
+    >>> import structgen
+    >>> vocab = structgen.Vocabulary.from_bytes([b"1", b"2", b"-", None], eos_token_ids=[3])
+    >>> m = Matcher(structgen.compile_regex(r"1-2", vocab))
+    >>> bitmask = Matcher.allocate_token_bitmask(2, m.vocab_size)
+    >>> m.fill_next_token_bitmask(m.initial_state, bitmask, 1)
+    >>> bitmask.tolist()    # row 0 untouched (every bit set), row 1: only token 0
+    [[-1], [1]]
+    >>> s = m.accept_tokens(m.initial_state, [0, 2, 1])
+    >>> m.is_terminated(s), m.validate_tokens(m.initial_state, [0, 2, 2])
+    (True, 2)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from ..errors import VocabularyError
+from .base import Guide
+
+__all__ = ["DEFAULT_PACKED_CACHE_SIZE", "Matcher", "bitmask_words"]
+
+#: Packed masks a matcher keeps (least recently used dropped first): 4,096 masks over Llama-3's
+#: 128k tokens are 64 MiB.
+DEFAULT_PACKED_CACHE_SIZE = 4096
+
+
+def bitmask_words(vocab_size: int) -> int:
+    """The ``int32`` words of one bitmask row: ``ceil(vocab_size / 32)``.
+
+    >>> bitmask_words(49152), bitmask_words(33)
+    (1536, 2)
+    """
+    if vocab_size < 1:
+        raise ValueError(f"vocab_size must be positive, got {vocab_size}")
+    return (vocab_size + 31) // 32
+
+
+def _pack(allowed: np.ndarray, words: int) -> np.ndarray:
+    """A bool mask as ``words`` little-endian int32 words (bit ``t % 32`` of word ``t // 32``)."""
+    packed = np.zeros(words * 4, dtype=np.uint8)
+    bits = np.packbits(allowed, bitorder="little")
+    packed[: len(bits)] = bits
+    out = packed.view("<i4").astype(np.int32, copy=False)
+    out.flags.writeable = False
+    return out
+
+
+class Matcher:
+    """A :class:`~.base.Guide` seen through packed int32 bitmasks, for serving engines.
+
+    Args:
+        guide: the compiled constraint (one per constraint x vocabulary, shared).
+        vocab_size: the width of the logits the bitmask is applied to (models often pad their
+            embedding matrix past the tokenizer); default the guide's vocabulary size. Columns
+            past the vocabulary are never allowed. A width below the vocabulary is refused
+            (:class:`VocabularyError`) as soon as a mask allows a token past it.
+        cache_size: packed masks kept, keyed by (state, effective budget).
+
+    A matcher is shared by every sequence of its guide and thread-safe; a sequence keeps its
+    state, an ``int``. The states are the guide's (``matcher.guide.next_state`` and friends work
+    on them too).
+    """
+
+    __slots__ = ("guide", "vocab_size", "words", "_packed", "_cache_size", "_lock", "_eos", "_terminated")
+
+    def __init__(self, guide: Guide, *, vocab_size: int | None = None,
+                 cache_size: int = DEFAULT_PACKED_CACHE_SIZE) -> None:
+        if not isinstance(guide, Guide):
+            raise TypeError(f"Matcher needs a structgen Guide, not {type(guide).__name__}")
+        self.guide = guide
+        self.vocab_size = guide.vocabulary.size if vocab_size is None else int(vocab_size)
+        self.words = bitmask_words(self.vocab_size)
+        self._packed: OrderedDict[tuple[int, int | None], np.ndarray] = OrderedDict()
+        self._cache_size = max(1, cache_size)
+        self._lock = threading.Lock()
+        self._eos = frozenset(guide.vocabulary.eos_token_ids)
+        self._terminated: dict[int, bool] = {}
+
+    def __repr__(self) -> str:
+        return f"Matcher({self.guide!r}, vocab_size={self.vocab_size})"
+
+    @property
+    def initial_state(self) -> int:
+        """The state before any token."""
+        return self.guide.initial_state
+
+    # -- bitmasks ------------------------------------------------------------------------------
+
+    @staticmethod
+    def allocate_token_bitmask(batch_size: int, vocab_size: int) -> np.ndarray:
+        """A ``[batch_size, ceil(vocab_size / 32)]`` int32 array with every bit set (every token
+        allowed): rows that no matcher fills leave their logits alone."""
+        return np.full((batch_size, bitmask_words(vocab_size)), -1, dtype=np.int32)
+
+    def packed_mask(self, state: int, *, budget: int | None = None) -> np.ndarray:
+        """The tokens allowed in ``state`` as a read-only ``[words]`` int32 array, cached.
+
+        ``budget`` as in :meth:`.Guide.token_mask`; it is part of the cache key only where it
+        narrows the mask (:meth:`.Guide.effective_budget`), so all but the last steps of a
+        generation share the plain mask. Raises :class:`UnsatisfiableConstraint` when the output
+        cannot finish within ``budget``.
+        """
+        tight = self.guide.effective_budget(state, budget)
+        key = (state, tight)
+        with self._lock:
+            packed = self._packed.get(key)
+            if packed is not None:
+                self._packed.move_to_end(key)
+                return packed
+        allowed = self.guide.token_mask(state) if tight is None else self.guide.token_mask(state, budget=tight)
+        if len(allowed) > self.vocab_size:
+            if allowed[self.vocab_size:].any():
+                raise VocabularyError(
+                    f"the logits have {self.vocab_size} columns but {self.guide!r} allows tokens up to id "
+                    f"{int(np.flatnonzero(allowed)[-1])}: the guide was built for another tokenizer"
+                )
+            allowed = allowed[: self.vocab_size]
+        packed = _pack(allowed, self.words)
+        with self._lock:
+            self._packed[key] = packed
+            while len(self._packed) > self._cache_size:
+                self._packed.popitem(last=False)
+        return packed
+
+    def fill_next_token_bitmask(self, state: int, bitmask: np.ndarray, row: int = 0, *,
+                                budget: int | None = None) -> None:
+        """Write the tokens allowed in ``state`` into row ``row`` of ``bitmask``
+        (``[batch, words]`` int32, e.g. from :meth:`allocate_token_bitmask`, or the numpy view of
+        a pinned torch tensor). ``budget`` as in :meth:`packed_mask`."""
+        if bitmask.ndim != 2 or bitmask.shape[1] != self.words or bitmask.dtype != np.int32:
+            raise ValueError(
+                f"bitmask must be an int32 array of shape [batch, {self.words}] for {self.vocab_size} "
+                f"tokens, not {bitmask.dtype} {tuple(bitmask.shape)}"
+            )
+        bitmask[row] = self.packed_mask(state, budget=budget)
+
+    @staticmethod
+    def fill_next_token_bitmasks(
+        rows: Iterable[tuple[Matcher, int, int | None]], bitmask: np.ndarray, indices: Sequence[int] | None = None
+    ) -> None:
+        """The batch form: one pass over ``rows``, each ``(matcher, state, budget)`` (``budget``
+        ``None``: no limit), row ``i`` written to ``bitmask[indices[i]]`` (default ``i``). The
+        matchers may differ (one guide per request); they must share one width."""
+        for i, (matcher, state, budget) in enumerate(rows):
+            matcher.fill_next_token_bitmask(state, bitmask, i if indices is None else indices[i], budget=budget)
+
+    def token_mask(self, state: int, *, budget: int | None = None) -> np.ndarray:
+        """The bool view of :meth:`packed_mask` (``vocab_size`` entries), for checks and tests."""
+        bits = np.unpackbits(self.packed_mask(state, budget=budget).view(np.uint8), bitorder="little")
+        return bits[: self.vocab_size].astype(bool)
+
+    # -- tokens --------------------------------------------------------------------------------
+
+    def _allows(self, state: int, token: int, budget: int | None) -> int:
+        """The state after ``token`` if the budget-aware mask allows it, else -1."""
+        nxt = self.guide.next_state(state, token)
+        if nxt < 0 or budget is None:
+            return nxt
+        if token in self._eos:  # EOS ends the output: allowed in a final state, whatever the budget
+            return nxt
+        if budget < 1 or self.guide.distance(nxt) > budget - 1:
+            return -1
+        return nxt
+
+    def accept_token(self, state: int, token: int, *, budget: int | None = None) -> int:
+        """The state after ``token``, or -1 if the mask of ``state`` (with ``budget``) refuses it.
+        EOS is accepted in a final state and leaves it unchanged."""
+        if state < 0:
+            return -1
+        return self._allows(state, int(token), budget)
+
+    def accept_tokens(self, state: int, tokens: Iterable[int], *, budget: int | None = None) -> int:
+        """The state after ``tokens`` (-1 as soon as one is refused); ``budget`` is the budget
+        before the first of them, one less for each next. Nothing is accepted after an EOS."""
+        ended = False
+        for i, t in enumerate(tokens):
+            if ended or state < 0:
+                return -1
+            state = self._allows(state, int(t), None if budget is None else budget - i)
+            ended = int(t) in self._eos
+        return state
+
+    def validate_tokens(self, state: int, tokens: Sequence[int], *, budget: int | None = None) -> int:
+        """How many of ``tokens`` (a speculative draft, from ``state``) are accepted in a row: the
+        length of the longest accepted prefix. The state stays as it was (states are ints: the
+        caller advances with :meth:`accept_tokens` on the prefix it keeps)."""
+        ended = False
+        for i, t in enumerate(tokens):
+            if ended:
+                return i
+            state = self._allows(state, int(t), None if budget is None else budget - i)
+            if state < 0:
+                return i
+            ended = int(t) in self._eos
+        return len(tokens)
+
+    def is_final(self, state: int) -> bool:
+        """Whether the output may end in ``state`` (EOS is allowed)."""
+        return self.guide.is_final(state)
+
+    def is_terminated(self, state: int) -> bool:
+        """Whether the output is complete and nothing but EOS may follow: the engine can stop
+        this sequence now (asking the model could only give EOS). Cached per state.
+
+        States are ints, so "an EOS was accepted" is the caller's to remember: accepting EOS in
+        a final state leaves the state unchanged.
+        """
+        done = self._terminated.get(state)
+        if done is None:
+            done = self.guide.is_final(state)
+            if done:
+                allowed = self.guide.token_mask(state)
+                eos = sorted(self._eos)
+                done = int(np.count_nonzero(allowed)) == int(np.count_nonzero(allowed[eos]))
+            self._terminated[state] = done
+        return done

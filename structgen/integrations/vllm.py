@@ -1,0 +1,342 @@
+"""structgen inside vLLM: a V1 custom logits processor (``pip install "structgen[vllm]"``).
+
+Installed with the ``vllm`` extra, :class:`StructgenLogitsProcessor` is registered under vLLM's
+``vllm.logits_processors`` entry point, so every vLLM in the environment loads it; without the
+entry point, pass it yourself (``LLM(..., logits_processors=[StructgenLogitsProcessor])`` or
+``--logits-processors structgen.integrations.vllm:StructgenLogitsProcessor``). A request asks for
+a constraint with string keys in ``vllm_xargs`` (``SamplingParams(extra_args=...)``)::
+
+    llm.generate(prompt, SamplingParams(max_tokens=64, extra_args={"structgen_regex": r"\\d{4}-\\d{2}-\\d{2}"}))
+    client.chat.completions.create(..., extra_body={"vllm_xargs": {"structgen_json_schema": json.dumps(schema)}})
+
+The keys (:mod:`structgen.integrations.constraints`): ``structgen_json_schema``,
+``structgen_regex``, ``structgen_grammar``, ``structgen_extract``, ``structgen_options``.
+
+How it runs, per vLLM worker process:
+
+- **Admission** (:meth:`StructgenLogitsProcessor.validate_params`, in the API process): the keys
+  are parsed and the constraint compiled over a byte vocabulary (no tokenizer there), so a bad
+  one is refused before anything is scheduled: vLLM answers HTTP 400 with structgen's message.
+- **Start-up** (``__init__``): the model's vocabulary is read in a background thread (vLLM's
+  tokenizer; EOS = the tokenizer's and the generation config's) and its token trie built.
+- **A request joins** (``update_state``): its constraint's compile starts in a background
+  thread, shared with every request that has the same constraint (a bounded cache of compiled
+  constraints, :class:`~.constraints.ConstraintCache`), while the model runs the step.
+- **Each step** (``apply``): one pass over the constrained rows advances each row's state by the
+  tokens generated since the last step, writes its packed mask (budget-aware: the tokens left
+  are ``max_tokens`` minus those generated) into one preallocated int32 bitmask, and one call
+  masks those rows of the logits in place on their device. Unconstrained rows cost nothing.
+
+A request whose constraint cannot be used in the worker (its compile fails over the model's
+vocabulary although it passed admission, or a token some other option forced is refused by the
+constraint) cannot fail alone from inside a logits processor: it is logged as an error (logger
+``vllm.structgen``) and its row is left unconstrained, rather than stopping the engine.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import torch
+from vllm import SamplingParams
+from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
+
+from ..errors import StructgenError, UnsatisfiableConstraint
+from ..guides.matcher import Matcher
+from ..vocab.index import prepare_vocabulary
+from ..vocab.vocabulary import Vocabulary
+from .bitmask import apply_token_bitmask_
+from .constraints import (
+    CompiledConstraint, ConstraintCache, RequestConstraint, byte_vocabulary, check_request, parse_request, warm_up,
+)
+
+if TYPE_CHECKING:
+    from vllm.config import VllmConfig
+
+__all__ = ["StructgenLogitsProcessor", "model_vocabulary"]
+
+#: Under vLLM's logger, so that its handler prints structgen's lines like its own.
+logger = logging.getLogger("vllm.structgen")
+
+#: Compiled constraints kept per worker process (the least recently used go first).
+CACHE_SIZE = 256
+
+
+def model_vocabulary(model_config: Any) -> Vocabulary:
+    """The structgen :class:`Vocabulary` of a vLLM ``ModelConfig``: vLLM's own tokenizer, with
+    the EOS ids vLLM stops on (the tokenizer's EOS and the generation config's ``eos_token_id``)."""
+    from vllm.tokenizers.registry import cached_tokenizer_from_config
+
+    tokenizer = cached_tokenizer_from_config(model_config)
+    if tokenizer is None:
+        raise StructgenError("vLLM runs without a tokenizer (skip_tokenizer_init): structgen needs one")
+    eos: set[int] = set()
+    generation = model_config.try_get_generation_config() or {}
+    for value in (getattr(tokenizer, "eos_token_id", None), generation.get("eos_token_id")):
+        if isinstance(value, int):
+            eos.add(value)
+        elif isinstance(value, (list, tuple)):
+            eos.update(int(v) for v in value)
+    vocab = Vocabulary.from_tokenizer(tokenizer, eos_token_ids=eos or None)
+    prepare_vocabulary(vocab)
+    return vocab
+
+
+def _warm_up_admission() -> None:
+    try:
+        warm_up(byte_vocabulary())
+    except Exception:  # noqa: BLE001 - a warm-up only saves time; the first request reports any error
+        logger.debug("structgen: warm-up of the admission check failed", exc_info=True)
+
+
+# vLLM imports this module in its API process when it loads the logits processors: warming the
+# compiler up there, in the background, keeps its one-time set-up off the first request.
+threading.Thread(target=_warm_up_admission, name="structgen-warm-up", daemon=True).start()
+
+
+def _off_the_model_cores() -> None:
+    """Run this (compile) thread on the cores the worker's forward pass is not bound to.
+
+    On the CPU backend vLLM binds each worker process to its own cores and leaves the rest to
+    its front end, which is mostly idle while the model runs: a compile there overlaps the
+    forward pass instead of taking turns with it. Where every core is the worker's, or the
+    operating system refuses, nothing changes."""
+    try:
+        allowed = os.sched_getaffinity(0)
+        others = set(range(os.cpu_count() or 1)) - allowed
+        if others:
+            os.sched_setaffinity(0, others)  # (0: this thread only, on Linux)
+    except (AttributeError, OSError):
+        pass
+
+
+class _Row:
+    """One constrained request in the persistent batch."""
+
+    __slots__ = ("constraint", "future", "distances", "matcher", "state", "seen", "output", "max_tokens",
+                 "budget_aware", "failed")
+
+    def __init__(self, constraint: RequestConstraint, future: Future[CompiledConstraint], output: list[int],
+                 max_tokens: int | None) -> None:
+        self.constraint = constraint
+        self.future = future
+        self.distances: Future[int] | None = None  # the token distances, when budget-aware
+        self.matcher: Matcher | None = None
+        self.state = 0
+        self.seen = 0  # output tokens already read into ``state``
+        self.output = output  # vLLM's live list of the request's generated ids
+        self.max_tokens = max_tokens
+        self.budget_aware = constraint.budget_aware and max_tokens is not None
+        self.failed = False
+
+
+def _has_distances(future: Future[CompiledConstraint]) -> bool:
+    return future.done() and future.exception() is None and future.result().min_length is not None
+
+
+class StructgenLogitsProcessor(LogitsProcessor):
+    """vLLM V1 logits processor that constrains requests carrying ``structgen_*`` extra arguments.
+
+    See the module's docstring for the keys and how a step runs. ``is_argmax_invariant`` is
+    ``False`` (a mask changes greedy choices), so vLLM applies it to greedy requests too.
+
+    Example (offline)::
+
+        from vllm import LLM, SamplingParams
+        from structgen.integrations.vllm import StructgenLogitsProcessor
+
+        llm = LLM(model=path, logits_processors=[StructgenLogitsProcessor])   # (not if the entry point is installed)
+        params = SamplingParams(max_tokens=32, extra_args={"structgen_grammar": "date"})
+        print(llm.generate("When was Bob Marley born?", params)[0].outputs[0].text)
+    """
+
+    #: Live processors by the ``VllmConfig`` they were built for: a second one for the same
+    #: engine (the entry point *and* ``logits_processors=`` name it) stands aside.
+    _live: weakref.WeakValueDictionary[int, StructgenLogitsProcessor] = weakref.WeakValueDictionary()
+    _live_lock = threading.Lock()
+
+    @classmethod
+    def validate_params(cls, sampling_params: SamplingParams) -> None:
+        """Refuse a bad constraint at admission (vLLM turns the ``ValueError`` into HTTP 400).
+
+        Parses the ``structgen_*`` keys and compiles the constraint over a byte vocabulary (the
+        compiler's cache keeps the result, so a constraint seen before costs a lookup). Also
+        refuses options that cannot hold together with a constraint: vLLM's own structured
+        outputs (``response_format``, ``structured_outputs``) in the same request, and
+        ``min_tokens`` (it forbids EOS where the constraint may allow nothing else).
+        """
+        try:
+            constraint = check_request(sampling_params.extra_args, on_checked=cls._log_check)
+        except StructgenError as e:
+            raise ValueError(f"structgen: {e}") from e
+        if constraint is None:
+            return
+        if getattr(sampling_params, "structured_outputs", None) is not None:
+            raise ValueError("structgen: a request takes either a structgen_* constraint or vLLM's "
+                             "structured outputs (response_format / structured_outputs), not both")
+        if sampling_params.min_tokens:
+            raise ValueError(f"structgen: min_tokens={sampling_params.min_tokens} cannot be combined with a "
+                             "structgen_* constraint (it forbids EOS where the constraint may allow only EOS)")
+
+    def __init__(self, vllm_config: VllmConfig, device: torch.device, is_pin_memory: bool) -> None:
+        model_config = vllm_config.model_config
+        self.device = torch.device(device)
+        self.vocab_size = int(model_config.get_vocab_size())
+        rows = int(vllm_config.scheduler_config.max_num_seqs)
+        words = (self.vocab_size + 31) // 32
+        pin = bool(is_pin_memory) and self.device.type != "cpu"
+        self._bitmask = torch.full((rows, words), -1, dtype=torch.int32, pin_memory=pin)
+        self._bitmask_np = self._bitmask.numpy()
+        self._rows: dict[int, _Row] = {}
+        with self._live_lock:
+            other = self._live.get(id(vllm_config))
+            self._standing_aside = other is not None
+            if not self._standing_aside:
+                self._live[id(vllm_config)] = self
+        if self._standing_aside:
+            logger.warning("structgen: a second StructgenLogitsProcessor for the same engine stands aside "
+                           "(it is registered twice: by its entry point and by logits_processors)")
+            return
+        # One thread: compiles run one at a time, never more than one per distinct constraint.
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structgen-vllm",
+                                        initializer=_off_the_model_cores)
+        self._vocabulary: Future[Vocabulary] = self._pool.submit(self._load_vocabulary, model_config)
+        self.cache = ConstraintCache(self._vocabulary.result, self.vocab_size, size=CACHE_SIZE,
+                                     on_compiled=self._log_compile)
+        #: (description, compile seconds, seconds a step waited for it) of the latest compiles
+        self.compiles: deque[tuple[str, float, float]] = deque(maxlen=1024)
+
+    @staticmethod
+    def _load_vocabulary(model_config: Any) -> Vocabulary:
+        start = time.perf_counter()
+        vocab = model_vocabulary(model_config)
+        ready = time.perf_counter()
+        warm = warm_up(vocab)
+        logger.info("structgen: vocabulary of %d tokens ready in %.2f s (EOS %s), compiler warmed up in %.2f s",
+                    vocab.size, ready - start, sorted(vocab.eos_token_ids), warm)
+        return vocab
+
+    @staticmethod
+    def _log_check(constraint: RequestConstraint, seconds: float) -> None:
+        logger.info("structgen: checked %s at admission in %.1f ms", constraint.describe(), seconds * 1e3)
+
+    @staticmethod
+    def _log_compile(done: CompiledConstraint) -> None:
+        logger.info("structgen: compiled %s in %.1f ms", done.description, done.seconds * 1e3)
+
+    def is_argmax_invariant(self) -> bool:
+        """A mask changes what greedy decoding picks."""
+        return False
+
+    # -- the batch ------------------------------------------------------------------------------
+
+    def update_state(self, batch_update: BatchUpdate | None) -> None:
+        """Follow the persistent batch: removed, then added, then moved rows (vLLM's order)."""
+        if batch_update is None or self._standing_aside:
+            return
+        rows = self._rows
+        for index in batch_update.removed:
+            rows.pop(index, None)
+        for index, params, _prompt, output in batch_update.added:
+            constraint = parse_request(params.extra_args) if params is not None else None
+            if constraint is None:
+                rows.pop(index, None)
+                continue
+            row = rows[index] = _Row(constraint, self.cache.get(constraint, self._pool.submit), output,
+                                     params.max_tokens)
+            if row.budget_aware and not _has_distances(row.future):
+                row.distances = self._pool.submit(self._measure_distances, row.future)
+        for a, b, how in batch_update.moved:
+            row_a, row_b = rows.pop(a, None), rows.pop(b, None)
+            if row_a is not None:
+                rows[b] = row_a
+            if row_b is not None and how == MoveDirectionality.SWAP:
+                rows[a] = row_b
+
+    def apply(self, logits: torch.Tensor) -> torch.Tensor:
+        """Mask every constrained row of ``logits`` in place (one bitmask, one masking call)."""
+        if not self._rows:
+            return logits
+        indices: list[int] = []
+        for index, row in self._rows.items():
+            if row.failed or index >= logits.shape[0]:
+                continue
+            matcher = row.matcher if row.matcher is not None else self._ready(row)
+            if matcher is None or not self._catch_up(row, matcher):
+                continue
+            self._fill(row, matcher, len(indices))
+            indices.append(index)
+        if indices:
+            apply_token_bitmask_(logits, self._bitmask[: len(indices)], indices)
+        return logits
+
+    # -- one row ---------------------------------------------------------------------------------
+
+    @staticmethod
+    def _measure_distances(future: Future[CompiledConstraint]) -> int:
+        compiled = future.result()
+        if compiled.min_length is None:
+            compiled.measure_distances()
+            logger.info("structgen: token distances of %s in %.1f ms (shortest output: %d tokens)",
+                        compiled.description, (compiled.distance_seconds or 0) * 1e3, compiled.min_length)
+        assert compiled.min_length is not None
+        return compiled.min_length
+
+    def _ready(self, row: _Row) -> Matcher | None:
+        """The row's matcher, waiting for its compile (and, budget-aware, its token distances):
+        once per distinct constraint, started when the request joined the batch."""
+        start = time.perf_counter()
+        try:
+            compiled = row.future.result()
+            need = None if not row.budget_aware else (
+                row.distances.result() if row.distances is not None else compiled.measure_distances())
+        except Exception as e:  # noqa: BLE001 - one request's problem must not stop the engine
+            self._fail(row, f"its constraint does not compile over the model's vocabulary: {e}")
+            return None
+        waited = time.perf_counter() - start
+        if compiled.uses == 0:
+            self.compiles.append((compiled.description, compiled.seconds + (compiled.distance_seconds or 0), waited))
+        compiled.uses += 1
+        row.matcher = compiled.matcher
+        row.state = compiled.matcher.initial_state
+        if need is not None and row.max_tokens is not None and row.max_tokens < need:
+            logger.warning("structgen: max_tokens=%d is below the %d tokens the shortest output of %s takes; "
+                           "this request is not budget-aware (its output may be cut)", row.max_tokens, need,
+                           compiled.description)
+            row.budget_aware = False
+        return row.matcher
+
+    def _catch_up(self, row: _Row, matcher: Matcher) -> bool:
+        """Read the tokens generated since the last step into the row's state."""
+        output, state = row.output, row.state
+        while row.seen < len(output):
+            token = output[row.seen]
+            nxt = matcher.accept_token(state, token) if token >= 0 else -1
+            if nxt < 0:
+                why = "an async-scheduling placeholder" if token < 0 else "not allowed by the constraint"
+                self._fail(row, f"generated token {token} in state {state} is {why} (another sampling "
+                                "option overrode the mask)")
+                return False
+            state = nxt
+            row.seen += 1
+        row.state = state
+        return True
+
+    def _fill(self, row: _Row, matcher: Matcher, slot: int) -> None:
+        budget = row.max_tokens - len(row.output) if row.budget_aware and row.max_tokens is not None else None
+        try:
+            matcher.fill_next_token_bitmask(row.state, self._bitmask_np, slot, budget=budget)
+        except UnsatisfiableConstraint:  # (min_length checked at the start: only after a refused option)
+            row.budget_aware = False
+            matcher.fill_next_token_bitmask(row.state, self._bitmask_np, slot)
+
+    def _fail(self, row: _Row, why: str) -> None:
+        row.failed = True
+        logger.error("structgen: request constrained by %s is left unconstrained: %s", row.constraint.describe(), why)
