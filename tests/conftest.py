@@ -95,7 +95,16 @@ def mistral_tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Any:
     folder = tmp_path_factory.mktemp("mistral-tokenizer")
     source = os.path.join(os.path.dirname(mistral_common.__file__), "data", "tokenizer.model.v1")
     shutil.copy(source, folder / "tokenizer.model")
-    return AutoTokenizer.from_pretrained(folder, from_slow=True, legacy=False, add_prefix_space=False)
+    tokenizer = AutoTokenizer.from_pretrained(folder, from_slow=True, legacy=False, add_prefix_space=False)
+    # transformers >= 5.24 converts it with the legacy Llama behaviour whatever add_prefix_space says
+    # (a Metaspace pre-tokenizer that prepends "▁", a decoder that strips one leading space): set the
+    # non-legacy pipeline of earlier versions, so every version encodes and decodes text as it is
+    from tokenizers import decoders
+
+    backend = tokenizer.backend_tokenizer
+    backend.pre_tokenizer = None
+    backend.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()])
+    return tokenizer
 
 
 @pytest.fixture(scope="session")
