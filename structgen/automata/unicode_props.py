@@ -11,7 +11,8 @@ our database leaves unassigned (``Cn``). So both ``\\p{X}`` and ``\\P{X}`` are t
 characters *assigned* here (``\\P{L}`` is "assigned and not a letter"): an under-approximation that
 stays sound whichever version the validator has (assigned characters keep their general category
 in practice). ``\\p{Cn}``/``\\p{Unassigned}`` and a property inside a negated class (``[^\\p{L}]``)
-would need the unassigned ones and are refused. Supported: the general categories and their
+would need the unassigned ones and are refused, except the sets no version changes (``\\p{Cc}``,
+``\\p{Cs}``, ``\\p{Co}``, ``Any``, ``ASCII``: ``[^\\p{Cc}]`` is exact). Supported: the general categories and their
 groups (short and long names), ``Any``, ``ASCII`` and ``Assigned``; scripts and other binary
 properties are refused.
 """
@@ -128,6 +129,21 @@ def property_set(name: str, negated: bool = False) -> Optional[Ranges]:
 
 _PROPERTY = re.compile(r"\\([pP])\{([A-Za-z_&=]+)\}")
 
+#: Sets that no Unicode version changes (the stability policy fixes the code points of Cc, Cs and
+#: Co): only these may stand inside a negated class, where a set that grows must not be subtracted.
+_IMMUTABLE = frozenset({"Cc", "Cs", "Co"})
+
+
+def _exact_in_every_version(name: str, negated: bool) -> bool:
+    """Whether ``\\p{name}`` (``\\P`` when ``negated``) is the same set in every Unicode version.
+
+    >>> _exact_in_every_version("Control", False), _exact_in_every_version("L", False), _exact_in_every_version("Cc", True)
+    (True, False, False)
+    """
+    value = name.split("=", 1)[1] if "=" in name else name
+    value = _LONG.get(value, value)
+    return value in ("Any", "ASCII") or (value in _IMMUTABLE and not negated)
+
 
 def _escape(cp: int) -> str:
     return f"\\u{cp:04x}" if cp <= 0xFFFF else f"\\U{cp:08x}"
@@ -156,7 +172,7 @@ def expand_properties(pattern: str, path: str = "") -> str:
                 ranges = property_set(m.group(2), m.group(1) == "P")
                 if ranges is None:
                     raise SchemaNotSupported("pattern", path, f"the Unicode property {m.group(0)!r} (general categories, Any, ASCII and Assigned are supported)")
-                if in_class and negated:
+                if in_class and negated and not _exact_in_every_version(m.group(2), m.group(1) == "P"):
                     raise SchemaNotSupported("pattern", path, f"a Unicode property {m.group(0)!r} inside a negated class")
                 body = _class_body(ranges)
                 if in_class:

@@ -83,12 +83,22 @@ def test_properties_inside_classes_and_outside() -> None:
 
 
 @pytest.mark.parametrize(
-    "pattern", [r"\p{Script=Greek}", r"\p{Cn}", r"[^\p{L}]", r"\p{Bogus}", r"\pL"],
+    "pattern", [r"\p{Script=Greek}", r"\p{Cn}", r"[^\p{L}]", r"[^\P{Cc}]", r"[^a\p{Lu}]", r"\p{Bogus}", r"\pL"],
 )
 def test_refused_properties(pattern: str) -> None:
+    # (inside a negated class only the sets no Unicode version changes are exact)
     with pytest.raises(SchemaNotSupported) as info:
         schema_to_dfa({"type": "string", "pattern": pattern})
     assert info.value.keyword == "pattern" and info.value.path == "/pattern"
+
+
+def test_a_negated_class_of_controls_is_exact() -> None:
+    # (circle-ci's orb names: the code points of Cc are fixed by Unicode's stability policy)
+    pattern = r"^[^\p{Cc}\s]+$"
+    dfa = schema_to_dfa({"type": "string", "pattern": pattern})
+    for text in ["orb/name@1.2", "Ünï", "a b", "a\u0085", "a\u0001", "a\x7f", "", "日本"]:
+        want = regex.search(pattern, text) is not None
+        assert dfa.accepts(json.dumps(text, ensure_ascii=False).encode()) == want, text
 
 
 def test_metaschema_check_reads_properties() -> None:
