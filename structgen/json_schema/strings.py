@@ -135,8 +135,9 @@ class Strings:
         intersection of automata (exact: a unit of both terms is one decoded character)."""
         try:
             lengths = self.ctx.embed(length_dfa(lo, hi, self.ctx.options.max_states))
-        except CompileBudgetExceeded as e:
-            raise CompileBudgetExceeded(e.what, e.limit, path or "/") from None
+        except CompileBudgetExceeded:  # (too long for one automaton: the same language as a term, built lazily)
+            t = self.ctx.t
+            lengths = t.quoted(t.rep(t.char, lo, hi))
         kept = self.ctx.inter(string, lengths, path)
         if kept == NOTHING:
             raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches {what}", path or "/")

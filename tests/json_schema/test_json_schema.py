@@ -606,3 +606,21 @@ def test_oneof_with_one_implied_branch_keeps_the_others_exact() -> None:
               "oneOf": [{"required": ["a"]}, {"required": ["b"]}]}
     dfa = schema_to_dfa(schema)
     assert dfa.accepts(b'{"a": "x"}') and not dfa.accepts(b'{"a": "x", "b": "y"}')
+
+
+@pytest.mark.parametrize("text", ["", "a", "ab", "a" * 39, "a" * 40, "a" * 41, "aB", "a" * 20 + "1", "ñ" * 40, "ñ" * 41])
+def test_pattern_with_a_length_too_long_for_one_automaton_is_a_lazy_term(text: str) -> None:
+    # (a base64 pattern with maxLength 21847 in cfn's ImageRecipe: the length automaton is over the
+    # state budget, so the length is the term CHAR{lo,hi}, built as generation reaches it; forced
+    # here with a small max_states, and compared with the eager automaton)
+    import structgen
+
+    tokens = [bytes([b]) for b in range(256)] + [b""]
+    vocab = structgen.Vocabulary.from_bytes(tokens, eos_token_ids=[len(tokens) - 1])
+    schema = {"type": "string", "pattern": "^[a-zñ]*$", "minLength": 2, "maxLength": 40}
+    lazy = structgen.compile_json_schema(schema, vocab, max_states=60)
+    eager = structgen.compile_json_schema(schema, vocab)
+    want = jsonschema.Draft202012Validator(schema).is_valid(text)
+    for spelled in (json.dumps(text, ensure_ascii=False), json.dumps(text)):
+        assert eager.accepts_bytes(spelled.encode()) == lazy.accepts_bytes(spelled.encode())
+    assert lazy.accepts_bytes(json.dumps(text, ensure_ascii=False).encode()) == want
