@@ -13,7 +13,6 @@ import logging
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -40,6 +39,8 @@ from vllm.v1.sample.logits_processor import BatchUpdate, MoveDirectionality  # n
 
 import structgen  # noqa: E402
 from structgen.integrations.vllm import StructgenLogitsProcessor  # noqa: E402
+
+from ..support.serving import free_port  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 TARGET = "structgen.integrations.vllm:StructgenLogitsProcessor"
@@ -317,17 +318,11 @@ def test_offline_batch_of_four(smollm2_tokenizer: Any) -> None:
         del llm
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def vllm_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     import httpx
 
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("vllm-server") / "server.log"
     cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", _model_dir(),
            "--served-model-name", "smollm2", "--host", "127.0.0.1", "--port", str(port), "--max-model-len", "2048",

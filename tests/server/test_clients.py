@@ -19,15 +19,11 @@ The server is the real command (``python -m structgen.cli serve``) with ``--api-
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from typing import Any, Iterator
 
 import pytest
 
-from .test_server import _free_port
+from ..support.serving import serve_process
 
 httpx = pytest.importorskip("httpx")
 openai = pytest.importorskip("openai")
@@ -56,28 +52,8 @@ PROMPT = "Describe Paris: its name, its country and its population."
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
-    port = _free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "structgen.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--max-batch-size", "4", "--api-key", KEY, "--served-model-name", MODEL, "SmolLM2-135M-Instruct"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 180
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "serve exited"
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.time() < deadline, "structgen serve did not come up"
-            time.sleep(0.5)
+    with serve_process("--max-batch-size", "4", "--api-key", KEY, "--served-model-name", MODEL, "SmolLM2-135M-Instruct") as base:
         yield base
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

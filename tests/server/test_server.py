@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +17,7 @@ from typing import Any, Iterator
 import pytest
 
 from ..support.engine import drain
+from ..support.serving import free_port, serve_process
 
 pytest.importorskip("fastapi")
 pytest.importorskip("uvicorn")
@@ -37,12 +37,6 @@ PERSON = {
 DATE = r"\d{4}-\d{2}-\d{2}"
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="session")
 def server(smollm2: tuple[Any, Any]) -> Iterator[str]:
     import uvicorn
@@ -53,7 +47,7 @@ def server(smollm2: tuple[Any, Any]) -> Iterator[str]:
     config = ServerConfig(model_name=MODEL, max_batch_size=32, max_prompt_tokens=256,
                           max_body_bytes=64 * 1024, max_constraint_bytes=8 * 1024, default_max_tokens=32)
     app = create_app(model, tokenizer, config)
-    port = _free_port()
+    port = free_port()
     uv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=uv.run, daemon=True)
     thread.start()
@@ -382,31 +376,10 @@ def test_batched_greedy_equals_alone(server: str, oai: Any) -> None:
 
 def test_serve_command_starts_a_server(tmp_path: Any) -> None:
     """`structgen serve` as a user runs it: a subprocess answering on a loopback port."""
-    import os
-    import subprocess
-    import sys
-
-    port = _free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "structgen.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-                             "--max-batch-size", "4"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    try:
-        deadline = time.time() + 120
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "serve exited"
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.time() < deadline, "structgen serve did not come up"
-            time.sleep(0.5)
-        r = httpx.post(f"http://127.0.0.1:{port}/generate", timeout=60, json={
+    with serve_process("--max-batch-size", "4", start_timeout=120) as base:
+        r = httpx.post(f"{base}/generate", timeout=60, json={
             "text": "Bob Marley was born on", "max_new_tokens": 16, "response_format": {"type": "regex", "pattern": DATE}})
         assert r.status_code == 200 and re.fullmatch(DATE, r.json()["generated_text"])
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_serve_rejects_bad_flags(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,15 +8,11 @@ whatever the model chooses."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from typing import Any, Iterator
 
 import pytest
 
-from .test_server import _free_port
+from ..support.serving import serve_process
 
 httpx = pytest.importorskip("httpx")
 openai = pytest.importorskip("openai")
@@ -39,26 +35,8 @@ SCHEMAS = {"get_weather": WEATHER, "get_stock_price": STOCK}
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    port = _free_port()
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "structgen.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-                             "--max-batch-size", "4", "--served-model-name", MODEL], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 180
-        while True:
-            assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else "serve exited"
-            try:
-                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.time() < deadline, "structgen serve did not come up"
-            time.sleep(0.5)
+    with serve_process("--max-batch-size", "4", "--served-model-name", MODEL) as base:
         yield openai.OpenAI(base_url=f"{base}/v1", api_key="none", timeout=600)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _ask(client: Any, question: str, **kw: Any) -> Any:
