@@ -195,6 +195,9 @@ class StructgenLogitsProcessor(LogitsProcessor):
         self._bitmask = torch.full((rows, words), -1, dtype=torch.int32, pin_memory=pin)
         self._bitmask_np = self._bitmask.numpy()
         self._rows: dict[int, _Row] = {}
+        # (held so that its id, the key of _live, cannot be reused by another engine's config while
+        # this processor lives: a lingering processor of a dead engine must not make a new one stand aside)
+        self._vllm_config = vllm_config
         with self._live_lock:
             other = self._live.get(id(vllm_config))
             self._standing_aside = other is not None
