@@ -115,6 +115,7 @@ class _Builder:
         self.max_states = max_states
         self.exprs: list[int] = [NOTHING]  # automaton 0 (the root) is set last
         self.required: dict[int, int] = {}
+        self.unique_items: dict[int, int] = {}
         self._callees: dict[Hashable, int] = {}
         self.anything = self.pool.anything
 
@@ -230,6 +231,8 @@ class _Builder:
                 self.exprs.append(copy_term(pool, compiled.pool, compiled.exprs[k], shift, memo))
             for k, bits in compiled.required.items():
                 self.required[k + shift] = bits
+            for k, i in compiled.unique_items.items():
+                self.unique_items[k + shift] = i + shift
             return root
         src, e = compiled
         return copy_term(pool, src, e)
@@ -289,7 +292,7 @@ def build_network(fmt: Format, *, max_states: int = DEFAULT_MAX_STATES) -> Netwo
     if root == NOTHING:
         raise UnsatisfiableConstraint(f"no output matches {fmt!r}")
     b.exprs[0] = root
-    return Network.from_exprs(b.pool, b.exprs, required=b.required)
+    return Network.from_exprs(b.pool, b.exprs, required=b.required, unique_items=b.unique_items)
 
 
 def compile_composed(fmt: Format, vocabulary: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES) -> Guide:

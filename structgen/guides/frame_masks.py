@@ -241,6 +241,8 @@ class FrameMasks:
         for ``q`` itself; only budgets near their end need one (see :meth:`farthest`)."""
         if not bounded:
             q = self.view.auto(a).auto.clamped(q, self.index.longest_token)
+        if a in self.view.recording:  # (an item's text so far changes where it may return, not its tokens)
+            data = 0
         key = (a, q, node, data, bounded)
         got = self._frames.get(key)
         if got is not None:
@@ -262,9 +264,11 @@ class FrameMasks:
         walk = self.walk(a, q, node)
         auto = view.auto(a)
         ids, ends = walk.ids, walk.ends
-        if auto.has_guards and ids.size:  # (a token may not end where only written keys go on)
+        array = a in view.arrays
+        if (auto.has_guards or array and view.unique.no_more_items(a, data)) and ids.size:  # type: ignore[union-attr]
+            # (a token may not end where only written keys, or only written items, go on)
             unique, inverse = np.unique(ends, return_inverse=True)
-            dead = np.array([view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
+            dead = np.array([view.needs_item(a, e) if array else view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
             if dead.any():
                 keep = ~dead[inverse]
                 ids, ends = ids[keep], ends[keep]
@@ -275,12 +279,17 @@ class FrameMasks:
             if auto.finals[p]:
                 pops.append(m)
             for k, r in auto.calls(p):
+                if array:
+                    k = view.callee(a, k, data)
                 callee = self.frame(k, 0, m, 0, bounded)
                 parts.append(callee.ids)
                 back = dist.dist(a, r, data) if bounded else 0
                 umax = max(umax, callee.umax + back) if callee.ids.size else umax
                 for m2 in callee.pops:
-                    rest = self.frame(a, r, m2, data, bounded)
+                    after = view.unique.after_item(data, self.trie.bytes_between(m, m2)) if array else data  # type: ignore[union-attr]
+                    if after < 0:
+                        continue
+                    rest = self.frame(a, r, m2, after, bounded)
                     parts.append(rest.ids)
                     if rest.ids.size:
                         umax = max(umax, rest.umax)
@@ -307,7 +316,18 @@ class FrameMasks:
         parts.append(frame)
         if parent >= 0:
             for m in frame.pops:
-                self.collect(parent, m, parts, seen)
+                caller = self.caller(sid, node, m)
+                if caller >= 0:
+                    self.collect(caller, m, parts, seen)
+
+    def caller(self, sid: int, node: int, m: int) -> int:
+        """The stack below ``sid`` once its top frame returns at trie node ``m`` of a token read
+        from ``node`` on: the parent, or for an item of a unique array the array with the item's
+        value added (-1: a value written before)."""
+        a, _, parent, data = self.stacks.stacks[sid]
+        if a not in self.view.recording:
+            return parent
+        return self.stacks.returned(parent, a, data, self.trie.bytes_between(node, m))
 
     def farthest(self, sid: int, node: int, seen: dict[tuple[int, int], int]) -> int:
         """An upper bound on the distance after any token read from stack ``sid`` from ``node``."""
@@ -321,7 +341,9 @@ class FrameMasks:
         out = frame.umax + below if frame.ids.size else 0
         if parent >= 0:
             for m in frame.pops:
-                out = max(out, self.farthest(parent, m, seen))
+                caller = self.caller(sid, node, m)
+                if caller >= 0:
+                    out = max(out, self.farthest(caller, m, seen))
         seen[key] = out
         return out
 

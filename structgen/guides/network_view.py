@@ -29,6 +29,7 @@ from ..automata.lazy import UNBUILT, LazyAutomaton
 from ..automata.markers import CLOSE_GUARD, GUARD_FIRST
 from ..automata.network import Network
 from ..vocab.slices import char_successor
+from .unique_items import UniqueItems
 
 __all__ = ["AutomatonView", "NetworkView"]
 
@@ -134,7 +135,7 @@ class NetworkView:
     bytes each can start with, and the rules of frame data. Caches may be filled twice by racing
     threads; the values are the same."""
 
-    __slots__ = ("network", "missing", "autos", "roots", "_firsts", "_frontiers")
+    __slots__ = ("network", "missing", "autos", "roots", "unique", "recording", "arrays", "_firsts", "_frontiers", "_needs_item")
 
     def __init__(self, network: Network, missing: frozenset[int]) -> None:
         self.network = network
@@ -149,6 +150,11 @@ class NetworkView:
                 break
             dead = now
         self.roots = roots
+        #: frame data of unique arrays and their items (``None``: the network has none)
+        self.unique = UniqueItems(network.unique_items, roots, pool) if network.unique_items else None
+        self.recording: set[int] = self.unique.recording if self.unique else set()  # (grows: items per set)
+        self.arrays: dict[int, int] = self.unique.arrays if self.unique else {}
+        self._needs_item: dict[tuple[int, int], bool] = {}
         # automaton -> its view; hot loops read this dict directly and fall back to auto()
         self.autos: dict[int, AutomatonView] = {}
         self._firsts: dict[int, int] = {}
@@ -199,6 +205,32 @@ class NetworkView:
         if g == CLOSE_GUARD:
             return data if not self.network.required.get(a, 0) & ~data else None
         return None if data >> g & 1 else data | 1 << g
+
+    def callee(self, a: int, k: int, data: int) -> int:
+        """The automaton a call of ``k`` by a frame of ``a`` with ``data`` enters: for a unique
+        array, its item automaton for the items written so far."""
+        return self.unique.item_automaton(a, data) if a in self.arrays else k  # type: ignore[union-attr]
+
+    def needs_item(self, a: int, q: int) -> bool:
+        """Whether state ``q`` of the unique array ``a`` must write another item before it can close
+        (no final state is reached from it without a call)."""
+        key = (a, q)
+        got = self._needs_item.get(key)
+        if got is None:
+            auto = self.auto(a)
+            seen, todo = {q}, [q]
+            got = True
+            while todo:
+                s = todo.pop()
+                if auto.finals[s]:
+                    got = False
+                    break
+                for t in auto.edges(s).values():
+                    if t not in seen:
+                        seen.add(t)
+                        todo.append(t)
+            self._needs_item[key] = got
+        return got
 
     def is_dead(self, a: int, q: int, data: int) -> bool:
         """Whether state ``q`` of ``a`` can no longer finish with keys ``data`` written: it cannot

@@ -131,6 +131,7 @@ class PushdownGuide(Guide):
             return got
         stacks: Sequence[int] = table.configs[state]
         entries, autos, view = table.stacks, self._view.autos, self._view
+        recording = view.recording
         got = 0
         for b in tok:
             if len(stacks) == 1:  # the common case: one stack whose top frame reads the byte itself
@@ -143,6 +144,8 @@ class PushdownGuide(Guide):
                     if t < 0:
                         got = -1
                         break
+                    if a in recording:
+                        data = view.unique.extend(data, b)  # type: ignore[union-attr]
                     stacks = (table.stack(a, t, parent, data),)
                     continue
             stacks = table.step(stacks, b)

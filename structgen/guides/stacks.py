@@ -82,6 +82,7 @@ class StackTable:
     def step(self, stacks: Iterable[int], b: int) -> list[int]:
         """The stacks after reading byte ``b`` (calls and returns taken as needed)."""
         view = self.view
+        recording, arrays = view.recording, view.arrays
         out: list[int] = []
         seen: set[int] = set()
         todo = list(stacks)
@@ -97,16 +98,29 @@ class StackTable:
             if t == UNBUILT:
                 t = auto.step(q, b)
             if t >= 0:
-                out.append(self.stack(a, t, parent, data))
+                out.append(self.stack(a, t, parent, view.unique.extend(data, b) if a in recording else data))  # type: ignore[union-attr]
             calls = auto.calls(q)
             if calls and self.depths[sid] < self.max_depth:
                 for k, r in calls:
+                    if a in arrays:
+                        k = view.callee(a, k, data)
                     if view.first_bytes(k) & bit:
                         todo.append(self.stack(k, 0, self.stack(a, r, parent, data)))
             todo.extend(self.guarded(a, q, parent, data))
             if parent >= 0 and auto.finals[q]:
-                todo.append(parent)
+                caller = self.returned(parent, a, data) if a in recording else parent
+                if caller >= 0:
+                    todo.append(caller)
         return out
+
+    def returned(self, parent: int, a: int, data: int, more: bytes = b"") -> int:
+        """The caller stack ``parent`` once the item frame of ``a`` with ``data`` (its text so far,
+        then ``more``) returns: the item's value joins the array's data; -1 if it was written already."""
+        unique = self.view.unique
+        assert unique is not None
+        pa, pq, grand, written = self.stacks[parent]
+        now = unique.after_item(written, unique.texts[unique.extend(data, more)])
+        return -1 if now < 0 else self.stack(pa, pq, grand, now)
 
     def guarded(self, a: int, q: int, parent: int, data: int) -> list[int]:
         """The stacks that the guards of state ``q`` pass to (zero-width steps, same frame)."""
@@ -140,6 +154,7 @@ class StackTable:
     def next_bytes(self, stacks: Sequence[int]) -> int:
         """The bytes that can come next from these stacks (a 256-bit int)."""
         view = self.view
+        recording, arrays = view.recording, view.arrays
         out = 0
         seen: set[int] = set()
         todo = list(stacks)
@@ -153,8 +168,10 @@ class StackTable:
             out |= auto.byte_set(q)
             if self.depths[sid] < self.max_depth:
                 for k, _ in auto.calls(q):
-                    out |= view.first_bytes(k)
+                    out |= view.first_bytes(view.callee(a, k, data) if a in arrays else k)
             todo.extend(self.guarded(a, q, parent, data))
             if parent >= 0 and auto.finals[q]:
-                todo.append(parent)
+                caller = self.returned(parent, a, data) if a in recording else parent
+                if caller >= 0:
+                    todo.append(caller)
         return out

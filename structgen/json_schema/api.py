@@ -67,7 +67,8 @@ def compile_schema(
     if ctx.calls.callees:
         callees = [c for c in ctx.calls.callees if c is not None]
         assert len(callees) == len(ctx.calls.callees)
-        return Network.from_exprs(ctx.pool, [term, *callees], required=ctx.calls.required)
+        return Network.from_exprs(ctx.pool, [term, *callees], required=ctx.calls.required,
+                                  unique_items=ctx.calls.unique_items)
     if spans is None:
         return (ctx.pool, term) if lazy else ctx.to_dfa(term, "", minimal=True)
     # span strings are placeholders until here (see structgen.json_schema.spans)

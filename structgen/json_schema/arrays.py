@@ -1,6 +1,7 @@
 """Arrays: ``prefixItems`` / ``items`` with ``minItems`` / ``maxItems`` (one term), ``contains`` with
 ``minContains`` / ``maxContains`` (the array language intersected with an item count), and
-``uniqueItems`` over items from a finite set of values (one count per value).
+``uniqueItems`` over items from a finite set of values (one count per value) or, in a network,
+over any items (an automaton whose frame remembers the items, :meth:`Arrays.unique_array`).
 
 >>> from structgen.automata.expr import ExprPool
 >>> from structgen.automata.expr_text import to_regex
@@ -64,7 +65,16 @@ class Arrays:
         values: list = []
         if unique:
             item_schemas = prefix[: len(elems)] + ([s.get("items", True)] if tail is not None else [])
-            values = finite_values(item_schemas, f"{path}/uniqueItems")  # (refuses infinite item languages)
+            try:
+                values = finite_values(item_schemas, f"{path}/uniqueItems")
+            except SchemaNotSupported:
+                if not ctx.calls.on or elems or tail is None:
+                    raise SchemaNotSupported(
+                        "uniqueItems", f"{path}/uniqueItems",
+                        "over items with infinitely many values, " + ("next to prefixItems" if elems else
+                        "inside automata algebra (not, if, overlapping oneOf, allOf of arrays) or with extract_from")
+                        + " (supported there: items from enum, const, boolean or null, or at most one item)") from None
+                return self.unique_array(s, path, refs, lo, cap)
         sep = t.sep
 
         def after(j: int) -> Term:  # items from position j on, each after a separator when j > 0
@@ -90,6 +100,33 @@ class Arrays:
         if unique:
             return self.unique_items(array, t.alt(elems + ([tail] if tail is not None else [])), values, path, refs)
         return array
+
+    def unique_array(self, s: dict, path: str, refs: tuple, lo: int, cap: Optional[int]) -> Term:
+        """``uniqueItems`` over items with infinitely many values: an automaton of its own whose
+        frame remembers the items written (:mod:`structgen.guides.unique_items`). The items are
+        compiled without calls (the frame reads an item's whole text)."""
+        ctx = self.ctx
+        t = ctx.t
+        calls = ctx.calls
+        was, calls.on = calls.on, False
+        try:
+            item = ctx.compiler.compile(s.get("items", True), f"{path}/items", refs)
+        except TooDeep:
+            raise SchemaNotSupported("uniqueItems", f"{path}/uniqueItems", "over recursive items with infinitely many values") from None
+        finally:
+            calls.on = was
+
+        def array(call: Term) -> Term:
+            most = None if cap is None else cap - 1
+            content = t.cat(call, t.rep(t.cat(t.sep, call), max(lo - 1, 0), most))
+            body = t.cat(content, t.ws)
+            return t.cat(t.lit("["), t.ws, t.opt(body) if lo == 0 else body, t.lit("]"))
+
+        def flat() -> Term:
+            raise SchemaNotSupported("uniqueItems", f"{path}/uniqueItems", "over items with infinitely many values "
+                                     "inside automata algebra (not, if, overlapping oneOf)")
+
+        return calls.unique_array(item, array, flat)
 
     def array_contains(self, s: dict, path: str, refs: tuple) -> Term:
         """``contains`` with ``minContains`` / ``maxContains``: the array language intersected with

@@ -98,6 +98,7 @@ class CallGraph:
         self.weight = Weights(pool)
         self.callees: list[Optional[int]] = []  # a recursive $ref's term is None until known
         self.required: dict[int, int] = {}  # automaton -> keys its close guard requires
+        self.unique_items: dict[int, int] = {}  # unique array automaton -> its item automaton
         self.any_callee = 0  # the automaton of any JSON value (0: none yet)
         self._callee_source: dict[int, tuple[Schema, str]] = {}  # $ref callees: (schema, path)
         self._callee_of_term: dict[tuple[int, int], int] = {}
@@ -126,6 +127,18 @@ class CallGraph:
                 self.required[k] = required
             if flat is not None:
                 self._flat_builders[k] = flat
+        return self.pool.symbol(k)
+
+    def unique_array(self, item: int, array: Callable[[int], int], flat: Callable[[], int]) -> int:
+        """A call of a new array automaton whose items (the term ``item``, which calls nothing) must
+        be unique: ``array(call)`` is the array's term, given the call of the item automaton
+        (see :mod:`structgen.guides.unique_items`). ``flat()`` is what the automata algebra uses."""
+        if self.pool.symbols_in(item):
+            raise AssertionError("the items of a unique array call nothing")
+        i = self.new_callee(item)
+        k = self.new_callee(array(self.pool.symbol(i)))
+        self.unique_items[k] = i
+        self._flat_builders[k] = flat
         return self.pool.symbol(k)
 
     def call_if_heavy(self, term: int) -> int:

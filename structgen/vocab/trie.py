@@ -71,6 +71,17 @@ class TokenTrie:
         tok_count = np.bincount(self.token_nodes, minlength=n).astype(np.int64)
         return TrieLookup(keys.tolist(), tok_first.astype(np.int64), tok_count, self.token_ids[order])
 
+    def bytes_between(self, top: int, node: int) -> bytes:
+        """The bytes from node ``top`` down to ``node`` (``top`` is ``node`` or above it)."""
+        keys = self.lookup.keys
+        out = bytearray()
+        while node != top:
+            key = keys[node - 1]
+            out.append(key & 255)
+            node = key >> 8
+        out.reverse()
+        return bytes(out)
+
     @cached_property
     def num_children_list(self) -> list[int]:
         """:attr:`num_children` as a Python list (read per node by the plain-Python walks)."""

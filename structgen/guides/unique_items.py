@@ -1,0 +1,221 @@
+"""``uniqueItems`` over items with infinitely many values, while a pushdown guide runs.
+
+The schema compiler makes such an array an automaton of its own that calls an item automaton
+which calls nothing (:attr:`~structgen.automata.network.Network.unique_items`). Then:
+
+* the array frame's data names the set of item values written so far (compared as JSON values:
+  numbers by value, objects whatever their key order, ``true`` apart from ``1``);
+* an item frame's data names the item's text so far (every byte the frame reads is appended);
+* the array calls, instead of the item automaton itself, the item automaton *minus every text of
+  the values written so far* (:func:`value_texts`, a lazy difference), so the mask never offers a
+  token after which only an earlier value could finish the item;
+* where an item returns, its text is parsed and its value added to the array's set. A value already
+  there is refused: a check beside the difference, for the rare texts it does not cover (a float
+  written with more digits than it keeps, or an object with a repeated key).
+
+Example:
+    >>> from structgen.automata.expr import ExprPool
+    >>> pool = ExprPool()
+    >>> from structgen.automata.lazy import LazyAutomaton
+    >>> texts = LazyAutomaton(pool, value_texts(pool, {"a": [1, "x"]}))
+    >>> [texts.accepts(t) for t in (b'{"a":[1,"x"]}', b'{ "a" : [1.0, "\\u0078"] }', b'{"a":[1,"y"]}')]
+    [True, True, False]
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from decimal import Decimal
+from typing import Any, Hashable
+
+from ..automata.expr import NOTHING, ExprPool
+
+__all__ = ["UniqueItems", "value_key", "value_texts"]
+
+_WS = b" \t\n\r"
+_SHORT_ESCAPES = {'"': b'"', "\\": b"\\", "/": b"/", "\b": b"b", "\f": b"f", "\n": b"n", "\r": b"r", "\t": b"t"}
+
+
+def value_key(v: Any) -> Hashable:
+    """A key equal for JSON values that JSON Schema calls equal (as ``jsonschema`` does)."""
+    if isinstance(v, bool):
+        return ("b", v)
+    if v is None:
+        return ("n",)
+    if isinstance(v, (int, float)):
+        return ("#", v)  # (1 == 1.0 and hash(1) == hash(1.0))
+    if isinstance(v, str):
+        return ("s", v)
+    if isinstance(v, list):
+        return ("a", tuple(value_key(x) for x in v))
+    return ("o", frozenset((k, value_key(x)) for k, x in v.items()))
+
+
+def value_texts(pool: ExprPool, v: Any) -> int:
+    """Every JSON text of the value ``v`` (any whitespace, any escape, any spelling of a number with
+    its significant digits, any key order): a term of ``pool``. Numbers: a superset (any exponent)."""
+    ws = pool.star(pool.bytes_of(_mask(_WS)))
+    lit = pool.literal
+    if v is None or isinstance(v, bool):
+        return lit(json.dumps(v).encode())
+    if isinstance(v, (int, float)):
+        return _number_texts(pool, v)
+    if isinstance(v, str):
+        return pool.concat([lit(b'"'), *(_char_texts(pool, c) for c in v), lit(b'"')])
+    if isinstance(v, list):
+        if not v:
+            return pool.concat([lit(b"["), ws, lit(b"]")])
+        parts = [lit(b"["), ws, value_texts(pool, v[0])]
+        for x in v[1:]:
+            parts += [ws, lit(b","), ws, value_texts(pool, x)]
+        return pool.concat([*parts, ws, lit(b"]")])
+    if not v:
+        return pool.concat([lit(b"{"), ws, lit(b"}")])
+    # n members, each one of v's (a repeated key makes another value: a superset, never a loss)
+    member = pool.alt(pool.concat([value_texts(pool, k), ws, lit(b":"), ws, value_texts(pool, x)]) for k, x in v.items())
+    more = pool.repeat(pool.concat([ws, lit(b","), ws, member]), len(v) - 1, len(v) - 1)
+    return pool.concat([lit(b"{"), ws, member, more, ws, lit(b"}")])
+
+
+def _mask(chars: bytes) -> int:
+    out = 0
+    for b in chars:
+        out |= 1 << b
+    return out
+
+
+def _char_texts(pool: ExprPool, c: str) -> int:
+    """The spellings of the character ``c`` inside a JSON string."""
+    forms = []
+    cp = ord(c)
+    if cp >= 0x20 and c not in '"\\' and not 0xD800 <= cp < 0xE000:
+        forms.append(pool.literal(c.encode("utf-8")))
+    if c in _SHORT_ESCAPES:
+        forms.append(pool.literal(b"\\" + _SHORT_ESCAPES[c]))
+    units = [cp] if cp < 0x10000 else [0xD800 + ((cp - 0x10000) >> 10), 0xDC00 + ((cp - 0x10000) & 0x3FF)]
+    escaped = []
+    for u in units:
+        escaped.append(pool.literal(b"\\u"))
+        for d in f"{u:04x}":
+            escaped.append(pool.bytes_of(_mask(bytes({ord(d), ord(d.upper())}))))
+    forms.append(pool.concat(escaped))
+    return pool.alt(forms)
+
+
+def _number_texts(pool: ExprPool, v: float) -> int:
+    """The JSON numbers equal to ``v`` without an exponent, and with an exponent those with the sign
+    and the significant digits of ``v`` (a superset: ``1e2`` is among the spellings of 10)."""
+    lit = pool.literal
+    zeros = pool.star(lit(b"0"))
+    more_zeros = pool.optional(pool.seq(lit(b"."), zeros))
+    digit = pool.byte_range(48, 57)
+    exponent = pool.concat([pool.bytes_of(_mask(b"eE")), pool.optional(pool.bytes_of(_mask(b"+-"))), pool.repeat(digit, 1, None)])
+    if v == 0:
+        plain = pool.concat([pool.repeat(lit(b"0"), 1, None), more_zeros])
+        with_exponent = pool.concat([pool.repeat(pool.bytes_of(_mask(b"0.")), 1, None), exponent])
+        return pool.seq(pool.optional(lit(b"-")), pool.alt([plain, with_exponent]))
+    d = Decimal(repr(v) if isinstance(v, float) else str(v)).normalize()
+    digits, x = "".join(map(str, d.as_tuple().digits)), int(d.as_tuple().exponent)
+    k = len(digits)
+    if x >= 0:  # (an integer: its digits, x zeros, then maybe a fraction of zeros)
+        plain = pool.concat([zeros, lit((digits + "0" * x).encode()), more_zeros])
+    elif k > -x:
+        plain = pool.concat([zeros, lit(digits[: k + x].encode()), lit(b"."), lit(digits[k + x:].encode()), zeros])
+    else:
+        plain = pool.concat([zeros, lit(b"."), lit(("0" * (-x - k) + digits).encode()), zeros])
+    shapes = [pool.concat([zeros, lit(digits.encode()), zeros, more_zeros]),  # (the dot anywhere)
+              pool.concat([zeros, lit(b"."), zeros, lit(digits.encode()), zeros])]
+    shapes += [pool.concat([zeros, lit(digits[:i].encode()), lit(b"."), lit(digits[i:].encode()), zeros]) for i in range(1, k)]
+    number = pool.alt([plain, pool.seq(pool.alt(shapes), exponent)])
+    return pool.seq(lit(b"-"), number) if v < 0 else number
+
+
+class UniqueItems:
+    """The frame data of unique arrays and their items in one pushdown guide (interned, thread-safe):
+    text ids (an item's text so far; 0 is the empty text) and set ids (the values of the items
+    written so far; 0 is none), and the item automata of each set (minus the set's texts)."""
+
+    def __init__(self, arrays: dict[int, int], roots: list[int], pool: ExprPool) -> None:
+        self.arrays = dict(arrays)  # array automaton -> its item automaton
+        self.recording = set(arrays.values())  # the automata whose frames record their text
+        self.roots = roots  # (the view's list of roots: item automata for sets are added to it)
+        self.pool = pool
+        self._lock = threading.Lock()
+        self.texts: list[bytes] = [b""]
+        self._text_ids: dict[bytes, int] = {b"": 0}
+        self._sets: list[tuple[frozenset, tuple]] = [(frozenset(), ())]  # id -> (keys, values)
+        self._set_ids: dict[frozenset, int] = {frozenset(): 0}
+        self._after: dict[tuple[int, bytes], int] = {}
+        self._items: dict[tuple[int, int], int] = {}
+        self._live: dict[int, bool] = {}
+
+    def extend(self, text: int, data: bytes | int) -> int:
+        """The text id of text ``text`` followed by ``data`` (bytes, or one byte as an int)."""
+        more = bytes((data,)) if isinstance(data, int) else data
+        if not more:
+            return text
+        full = self.texts[text] + more
+        got = self._text_ids.get(full)
+        if got is None:
+            with self._lock:
+                got = self._text_ids.get(full)
+                if got is None:
+                    got = self._text_ids[full] = len(self.texts)
+                    self.texts.append(full)
+        return got
+
+    def after_item(self, written: int, text: bytes) -> int:
+        """The set id after an item spelled ``text`` joins set ``written``; -1 if its value is in
+        the set already (or the text is not one JSON value)."""
+        key = (written, text)
+        got = self._after.get(key)
+        if got is None:
+            try:
+                value = json.loads(text.decode("utf-8"))
+            except ValueError:
+                got = -1
+            else:
+                keys, values = self._sets[written]
+                k = value_key(value)
+                if k in keys:
+                    got = -1
+                else:
+                    now = keys | {k}
+                    with self._lock:
+                        got = self._set_ids.get(now)
+                        if got is None:
+                            got = self._set_ids[now] = len(self._sets)
+                            self._sets.append((now, (*values, value)))
+            self._after[key] = got
+        return got
+
+    def item_automaton(self, array: int, written: int) -> int:
+        """The automaton the array calls for its next item once set ``written`` is written: the
+        item automaton itself, or for a non-empty set a new one without the set's texts."""
+        item = self.arrays[array]
+        if not written:
+            return item
+        key = (array, written)
+        got = self._items.get(key)
+        if got is None:
+            with self._lock:
+                got = self._items.get(key)
+                if got is None:
+                    pool = self.pool
+                    taken = pool.alt(value_texts(pool, v) for v in self._sets[written][1])
+                    term = pool.minus(self.roots[item], taken)
+                    self.roots.append(term)
+                    got = len(self.roots) - 1
+                    self.recording.add(got)
+                    self._items[key] = got
+        return got
+
+    def no_more_items(self, array: int, written: int) -> bool:
+        """Whether no item outside set ``written`` can be written (the array must close)."""
+        k = self.item_automaton(array, written)
+        got = self._live.get(k)
+        if got is None:
+            root = self.roots[k]
+            got = self._live[k] = root != NOTHING and self.pool.is_live(root)
+        return not got

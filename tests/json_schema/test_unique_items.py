@@ -1,0 +1,205 @@
+"""``uniqueItems`` over items with infinitely many values (:mod:`structgen.guides.unique_items`):
+every text the guide accepts is valid for ``jsonschema``, every valid text is accepted, and no token
+the mask allows leads to a dead end (checked exhaustively on small alphabets, and by random walks
+on real tokenizers)."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import structgen
+from structgen.automata.expr import ExprPool
+from structgen.automata.lazy import LazyAutomaton
+from structgen.errors import SchemaNotSupported
+from structgen.guides.pushdown import PushdownGuide
+from structgen.guides.unique_items import value_key, value_texts
+
+
+def _vocab(tokens: list[bytes]) -> structgen.Vocabulary:
+    return structgen.Vocabulary.from_bytes([*tokens, None], eos_token_ids=[len(tokens)])
+
+
+def _valid(schema: dict, text: str) -> bool:
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return False
+    return jsonschema.Draft202012Validator(schema).is_valid(value)
+
+
+def _accepted(guide: structgen.Guide, max_tokens: int) -> set[str]:
+    """Every text of at most ``max_tokens`` tokens the guide accepts, checking on the way that
+    every allowed token leads to a state that can still go on or end."""
+    vocab = guide.vocabulary
+    out: set[str] = set()
+    frontier = {guide.initial_state: [b""]}
+    for _ in range(max_tokens + 1):
+        nxt: dict[int, list[bytes]] = {}
+        for state, texts in frontier.items():
+            if guide.is_final(state):
+                out.update(t.decode() for t in texts)
+            for tok in guide.allowed_token_ids(state).tolist():
+                if tok in vocab.eos_token_ids:
+                    continue
+                after = guide.next_state(state, tok)
+                assert after >= 0, "the mask allowed a token that next_state refuses"
+                assert guide.is_final(after) or len(guide.allowed_token_ids(after)), (
+                    f"dead end after {texts[0] + vocab.tokens[tok]!r}")
+                nxt.setdefault(after, []).extend(t + vocab.tokens[tok] for t in texts)
+        frontier = nxt
+    return out
+
+
+def _without_unique(schema: dict, vocab: structgen.Vocabulary, max_tokens: int) -> set[str]:
+    """The texts of the schema without ``uniqueItems`` (exact on its own) that are valid with it."""
+    plain = structgen.compile_json_schema({**schema, "uniqueItems": False}, vocab, whitespace="")
+    return {t for t in _accepted(plain, max_tokens) if _valid(schema, t)}
+
+
+SMALL = [
+    {"type": "array", "items": {"type": "string", "pattern": "^[ab]?$"}, "uniqueItems": True},
+    {"type": "array", "items": {"type": "string", "pattern": "^[ab]*$"}, "uniqueItems": True, "maxItems": 3},
+    {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 3}, "uniqueItems": True, "minItems": 2},
+    {"type": "array", "items": {"anyOf": [{"type": "string", "pattern": "^a*$"}, {"type": "integer", "maximum": 1, "minimum": 0}]},
+     "uniqueItems": True},
+    {"type": "array", "items": {"type": "object", "properties": {"a": {"type": "string", "pattern": "^b?$"}}},
+     "uniqueItems": True},
+]
+
+
+@pytest.mark.parametrize("schema", SMALL, ids=lambda s: json.dumps(s["items"])[:40])
+def test_every_valid_text_and_only_those_byte_by_byte(schema: dict) -> None:
+    alphabet = [b"[", b"]", b",", b'"', b"a", b"b", b"0", b"1", b"{", b"}", b":"]
+    vocab = _vocab(alphabet)
+    guide = structgen.compile_json_schema(schema, vocab, whitespace="")
+    assert isinstance(guide, PushdownGuide)
+    n = 14 if "object" in json.dumps(schema) else 11
+    got = _accepted(guide, n)
+    assert got == _without_unique(schema, vocab, n)
+    assert any(t.count(",") >= 1 for t in got)
+
+
+def test_tokens_that_close_an_item_and_open_the_next_one() -> None:
+    """Tokens that span item ends (``"a","`` ...) go through the frame masks' returns."""
+    schema = {"type": "array", "items": {"type": "string", "pattern": "^[ab]?$"}, "uniqueItems": True}
+    tokens = [b"[", b"]", b",", b'"', b"a", b"b", b'"a"', b'","', b'a","', b'"]', b'a"]', b'["a', b'","a"]', b'"a","a"']
+    guide = structgen.compile_json_schema(schema, _vocab(tokens), whitespace="")
+    got = _accepted(guide, 9)
+    assert got <= _without_unique(schema, _vocab(tokens), 9)
+    assert {'["a","b",""]', '["b","a"]', '[""]', "[]"} <= got
+    s = guide.advance(guide.initial_state, [11])  # ["a
+    assert not guide.token_mask(s)[12] and guide.token_mask(s)[9] and guide.token_mask(s)[7]  # not ","a"]
+    s = guide.advance(guide.initial_state, [0])  # [
+    assert not guide.token_mask(s)[13] and guide.token_mask(s)[6]  # not "a","a"
+
+
+def test_objects_are_equal_whatever_their_key_order() -> None:
+    schema = {"type": "array", "uniqueItems": True,
+              "items": {"type": "object", "properties": {"k": {"type": "string"}, "v": {"type": "integer"}}}}
+    vocab = _vocab([bytes([b]) for b in range(32, 127)])
+    guide = structgen.compile_json_schema(schema, vocab, whitespace=r"[ ]?", key_order="any")
+    first = '[{"k":"x","v":1},'
+    s = guide.advance(guide.initial_state, [b - 32 for b in first.encode()])
+    for repeat in ('{"v":1,"k":"x"}', '{"v":1.0,"k":"x"}', '{ "k":"\\u0078","v":1}'):
+        assert guide.advance(s, [b - 32 for b in (repeat + "]").encode()]) == -1, repeat
+    assert guide.is_final(guide.advance(s, [b - 32 for b in '{"v":2,"k":"x"}]'.encode()]))
+
+
+def test_a_number_item_at_its_bound_has_no_other_spelling() -> None:
+    """``1`` and ``1.0`` are one value: once 0 and 1 are written, no third item exists, so the
+    array must close (the mask never offers the comma)."""
+    schema = {"type": "array", "items": {"type": "number", "minimum": 0, "maximum": 1, "multipleOf": 1}, "uniqueItems": True}
+    vocab = _vocab([bytes([b]) for b in b"[],.01e"])
+    guide = structgen.compile_json_schema(schema, vocab, whitespace="")
+    s = guide.advance(guide.initial_state, [0, 4, 2, 5])  # [0,1
+    assert s >= 0
+    allowed = {vocab.tokens[t] for t in guide.allowed_token_ids(s).tolist() if vocab.tokens[t] is not None}
+    assert b"," not in allowed and b"]" in allowed
+
+
+def test_value_texts_are_every_spelling_of_a_value() -> None:
+    pool = ExprPool()
+    cases: list[tuple[Any, list[str], list[str]]] = [
+        ("a/é", ['"a/é"', '"\\u0061\\/\\u00E9"', '"a\\u002fé"'], ['"a/e"', '"a/é "']),
+        (10, ["10", "1e1", "10.0", "0.1E2", "1.0e+1", "100e-1"], ["11", "-10", "1", "100", "0.1"]),
+        (-0.5, ["-0.5", "-5e-1", "-0.50"], ["0.5", "-0.55", "-5", "-0.05"]),
+        (1.25e-7, ["1.25e-7", "0.000000125"], ["0.00000125", "125"]),
+        (0, ["0", "-0", "0.0", "0e7"], ["1", "0.1"]),
+        ({"a": 1, "b": [True, None]}, ['{"a":1,"b":[true,null]}', '{ "b" : [ true , null ] , "a" : 1.0 }'],
+         ['{"a":1}', '{"a":1,"b":[true,null],"c":1}', '{"a":true,"b":[true,null]}']),
+        ("😀", ['"😀"', '"\\ud83d\\uDE00"'], ['"\\ud83d"']),
+    ]
+    for value, yes, no in cases:
+        auto = LazyAutomaton(pool, value_texts(pool, value))
+        for text in yes:
+            assert auto.accepts(text.encode()), (value, text)
+            assert value_key(json.loads(text)) == value_key(value)
+        for text in no:
+            assert not auto.accepts(text.encode()), (value, text)
+    assert value_key(True) != value_key(1) and value_key(1) == value_key(1.0)
+
+
+def test_under_not_the_array_is_taken_whole() -> None:
+    """``not`` subtracts an over-approximation (string arrays, unique or not): sound, never an
+    array of unique strings."""
+    vocab = _vocab([bytes([b]) for b in range(32, 127)])
+    guide = structgen.compile_json_schema({"not": {"type": "array", "items": {"type": "string"}, "uniqueItems": True}}, vocab)
+    assert not guide.accepts_bytes(b'["a","b"]') and guide.accepts_bytes(b'[1]')
+
+
+@pytest.mark.parametrize("schema, where", [
+    ({"type": "array", "prefixItems": [{"type": "string"}], "items": {"type": "string"}, "uniqueItems": True}, "prefixItems"),
+    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True, "contains": {"const": "a"}}, "automata algebra"),
+    ({"oneOf": [{"type": "array", "items": {"type": "string"}, "uniqueItems": True}, {"maxItems": 1}]}, "automata algebra"),
+    ({"type": "array", "items": {"type": "string"}, "uniqueItems": True, "extract_from": "a text"}, "extract_from"),
+])
+def test_what_stays_refused_names_the_keyword(schema: dict, where: str) -> None:
+    vocab = _vocab([bytes([b]) for b in range(32, 127)])
+    options = {"extract_from": schema.pop("extract_from")} if "extract_from" in schema else {}
+    with pytest.raises(SchemaNotSupported, match="uniqueItems") as e:
+        structgen.compile_json_schema(schema, vocab, **options)
+    assert where in str(e.value) and e.value.keyword == "uniqueItems"
+
+
+ITEMS = st.sampled_from([
+    {"type": "string", "maxLength": 2},
+    {"type": "string", "pattern": "^[ab]+$"},
+    {"type": "integer", "minimum": -2, "maximum": 12},
+    {"type": "number"},
+    {"type": "object", "properties": {"k": {"type": "string", "maxLength": 1}, "v": {"type": "boolean"}}, "required": ["k"]},
+    {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 2}, "maxItems": 2},
+    {"anyOf": [{"type": "string", "maxLength": 1}, {"type": "null"}, {"type": "integer", "minimum": 0, "maximum": 2}]},
+    True,
+])
+
+
+@settings(max_examples=25, deadline=None)
+@given(items=ITEMS, lo=st.integers(0, 3), extra=st.integers(0, 3), seed=st.integers(0, 2**16))
+def test_random_walks_on_a_real_tokenizer_are_valid(smollm2_vocabulary: Any, items: Any, lo: int, extra: int, seed: int) -> None:
+    """Random walks that favour closing items quickly (so that items repeat often) always end in
+    valid arrays, and never meet a dead end."""
+    schema = {"type": "array", "items": items, "uniqueItems": True, "minItems": lo, "maxItems": lo + extra}
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary, whitespace=r"[ ]?")
+    vocab = smollm2_vocabulary
+    rng = random.Random(seed)
+    short = [i for i, t in enumerate(vocab.tokens) if t is not None and len(t) <= 2]
+    s, text = guide.initial_state, b""
+    for _ in range(120):
+        if guide.is_final(s):
+            break
+        mask = guide.token_mask(s)
+        assert mask.any(), f"dead end after {text!r}"
+        picks = [i for i in short if mask[i]] or mask.nonzero()[0].tolist()
+        t = rng.choice(picks)
+        s = guide.next_state(s, t)
+        assert s >= 0
+        text += vocab.tokens[t]
+    if guide.is_final(s):
+        assert _valid(schema, text.decode()), text
