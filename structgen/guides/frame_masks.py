@@ -265,7 +265,7 @@ class FrameMasks:
         auto = view.auto(a)
         ids, ends = walk.ids, walk.ends
         array = a in view.arrays
-        if (auto.has_guards or array and view.unique.no_more_items(a, data)) and ids.size:  # type: ignore[union-attr]
+        if (auto.has_guards or array and view.unique.no_more_items(a, data, view.auto)) and ids.size:  # type: ignore[union-attr]
             # (a token may not end where only written keys, or only written items, go on)
             unique, inverse = np.unique(ends, return_inverse=True)
             dead = np.array([view.needs_item(a, e) if array else view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)

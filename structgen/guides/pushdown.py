@@ -144,9 +144,7 @@ class PushdownGuide(Guide):
                     if t < 0:
                         got = -1
                         break
-                    if a in recording:
-                        data = view.unique.extend(data, b)  # type: ignore[union-attr]
-                    stacks = (table.stack(a, t, parent, data),)
+                    stacks = (table.item_step(a, t, parent, data, b) if a in recording else table.stack(a, t, parent, data),)
                     continue
             stacks = table.step(stacks, b)
             if not stacks:

@@ -98,7 +98,10 @@ class StackTable:
             if t == UNBUILT:
                 t = auto.step(q, b)
             if t >= 0:
-                out.append(self.stack(a, t, parent, view.unique.extend(data, b) if a in recording else data))  # type: ignore[union-attr]
+                if a in recording:
+                    out.append(self.item_step(a, t, parent, data, b))
+                else:
+                    out.append(self.stack(a, t, parent, data))
             calls = auto.calls(q)
             if calls and self.depths[sid] < self.max_depth:
                 for k, r in calls:
@@ -112,6 +115,14 @@ class StackTable:
                 if caller >= 0:
                     todo.append(caller)
         return out
+
+    def item_step(self, a: int, t: int, parent: int, data: int, b: int) -> int:
+        """The stack of an item frame of ``a`` (its text so far ``data``) after it read byte ``b``
+        into state ``t`` (see :meth:`.UniqueItems.settle`)."""
+        unique = self.view.unique
+        assert unique is not None
+        a, t = unique.settle(self.view.auto, a, t)
+        return self.stack(a, t, parent, unique.extend(data, b))
 
     def returned(self, parent: int, a: int, data: int, more: bytes = b"") -> int:
         """The caller stack ``parent`` once the item frame of ``a`` with ``data`` (its text so far,

@@ -34,6 +34,8 @@ from ..automata.expr import NOTHING, ExprPool
 __all__ = ["UniqueItems", "value_key", "value_texts"]
 
 _WS = b" \t\n\r"
+#: Values of short item texts kept per item automaton (a set without one of them is not full).
+WITNESSES = 16
 _SHORT_ESCAPES = {'"': b'"', "\\": b"\\", "/": b"/", "\b": b"b", "\f": b"f", "\n": b"n", "\r": b"r", "\t": b"t"}
 
 
@@ -52,9 +54,11 @@ def value_key(v: Any) -> Hashable:
     return ("o", frozenset((k, value_key(x)) for k, x in v.items()))
 
 
-def value_texts(pool: ExprPool, v: Any) -> int:
+def value_texts(pool: ExprPool, v: Any, chars: dict[str, int] | None = None) -> int:
     """Every JSON text of the value ``v`` (any whitespace, any escape, any spelling of a number with
-    its significant digits, any key order): a term of ``pool``. Numbers: a superset (any exponent)."""
+    its significant digits, any key order): a term of ``pool``. Numbers: a superset (any exponent).
+    ``chars`` caches the spellings of each character (per pool)."""
+    chars = {} if chars is None else chars
     ws = pool.star(pool.bytes_of(_mask(_WS)))
     lit = pool.literal
     if v is None or isinstance(v, bool):
@@ -62,18 +66,24 @@ def value_texts(pool: ExprPool, v: Any) -> int:
     if isinstance(v, (int, float)):
         return _number_texts(pool, v)
     if isinstance(v, str):
-        return pool.concat([lit(b'"'), *(_char_texts(pool, c) for c in v), lit(b'"')])
+        spelled = []
+        for c in v:
+            got = chars.get(c)
+            if got is None:
+                got = chars[c] = _char_texts(pool, c)
+            spelled.append(got)
+        return pool.concat([lit(b'"'), *spelled, lit(b'"')])
     if isinstance(v, list):
         if not v:
             return pool.concat([lit(b"["), ws, lit(b"]")])
-        parts = [lit(b"["), ws, value_texts(pool, v[0])]
+        parts = [lit(b"["), ws, value_texts(pool, v[0], chars)]
         for x in v[1:]:
-            parts += [ws, lit(b","), ws, value_texts(pool, x)]
+            parts += [ws, lit(b","), ws, value_texts(pool, x, chars)]
         return pool.concat([*parts, ws, lit(b"]")])
     if not v:
         return pool.concat([lit(b"{"), ws, lit(b"}")])
     # n members, each one of v's (a repeated key makes another value: a superset, never a loss)
-    member = pool.alt(pool.concat([value_texts(pool, k), ws, lit(b":"), ws, value_texts(pool, x)]) for k, x in v.items())
+    member = pool.alt(pool.concat([value_texts(pool, k, chars), ws, lit(b":"), ws, value_texts(pool, x, chars)]) for k, x in v.items())
     more = pool.repeat(pool.concat([ws, lit(b","), ws, member]), len(v) - 1, len(v) - 1)
     return pool.concat([lit(b"{"), ws, member, more, ws, lit(b"}")])
 
@@ -148,7 +158,11 @@ class UniqueItems:
         self._set_ids: dict[frozenset, int] = {frozenset(): 0}
         self._after: dict[tuple[int, bytes], int] = {}
         self._items: dict[tuple[int, int], int] = {}
+        self._item_of: dict[int, int] = {}  # item automaton for a set -> the item automaton itself
+        self._texts_of: dict[Hashable, int] = {}  # value key -> value_texts
+        self._chars: dict[str, int] = {}  # character -> its spellings in a string
         self._live: dict[int, bool] = {}
+        self._witnesses: dict[int, frozenset] = {}
 
     def extend(self, text: int, data: bytes | int) -> int:
         """The text id of text ``text`` followed by ``data`` (bytes, or one byte as an int)."""
@@ -203,19 +217,69 @@ class UniqueItems:
                 got = self._items.get(key)
                 if got is None:
                     pool = self.pool
-                    taken = pool.alt(value_texts(pool, v) for v in self._sets[written][1])
-                    term = pool.minus(self.roots[item], taken)
-                    self.roots.append(term)
+                    keys, values = self._sets[written]
+                    taken = pool.alt(self._value_texts(v) for v in values)
+                    self.roots.append(pool.minus(self.roots[item], taken))
                     got = len(self.roots) - 1
                     self.recording.add(got)
+                    self._item_of[got] = item
                     self._items[key] = got
         return got
 
-    def no_more_items(self, array: int, written: int) -> bool:
+    def _value_texts(self, v: Any) -> int:
+        key = value_key(v)
+        got = self._texts_of.get(key)
+        if got is None:
+            got = self._texts_of[key] = value_texts(self.pool, v, self._chars)
+        return got
+
+    def settle(self, autos: Any, k: int, q: int) -> tuple[int, int]:
+        """Frame ``(k, q)`` of an item automaton for a set, moved to the item automaton itself once
+        the item's text can no longer spell a value of the set (its state's expression holds no
+        difference any more): its walks are then the ones every item shares."""
+        item = self._item_of.get(k)
+        if item is None:
+            return k, q
+        e = autos(k).auto.exprs[q]
+        if self.pool.is_algebraic(e):
+            return k, q
+        return item, autos(item).auto.state_of(e)
+
+    def no_more_items(self, array: int, written: int, autos: Any) -> bool:
         """Whether no item outside set ``written`` can be written (the array must close)."""
+        keys = self._sets[written][0]
+        if not written or not self._witnesses_of(self.arrays[array], autos) <= keys:
+            return False
         k = self.item_automaton(array, written)
         got = self._live.get(k)
         if got is None:
             root = self.roots[k]
             got = self._live[k] = root != NOTHING and self.pool.is_live(root)
         return not got
+
+    def _witnesses_of(self, item: int, autos: Any) -> frozenset:
+        """The values of a few short texts of item automaton ``item`` (at most
+        :data:`WITNESSES`): while a set misses one of them, another item can be written."""
+        got = self._witnesses.get(item)
+        if got is None:
+            auto = autos(item).auto
+            found: set = set()
+            frontier = [(0, b"")]
+            for _ in range(64):  # (text lengths: a breadth-first search, a few bytes per way on)
+                nxt = []
+                for q, text in frontier:
+                    if auto.finals[q] and b"e" not in text.lower():  # (exponents: value_texts is a superset)
+                        try:
+                            found.add(value_key(json.loads(text.decode("utf-8"))))
+                        except ValueError:
+                            pass
+                    by_target: dict[int, list[int]] = {}
+                    for b, t in auto.edges(q).items():
+                        if len(by_target.setdefault(t, [])) < 2:
+                            by_target[t].append(b)
+                    nxt.extend((t, text + bytes((b,))) for t, bs in by_target.items() for b in bs)
+                if len(found) >= WITNESSES or not nxt:
+                    break
+                frontier = nxt[:256]
+            got = self._witnesses[item] = frozenset(found)
+        return got
