@@ -141,30 +141,28 @@ class Liveness:
 
     def witness_length(self, e: int, limit: int = LIVENESS_LIMIT) -> int:
         """The length of the shortest string of an algebraic term (``_INF``: none), by a breadth-first
-        search over its derivatives (one per byte class). Every term on the shortest path found is
-        known live at once (each has a witness: the rest of the path); when the search runs out of
-        terms every term it saw is dead. Past :data:`20_000` terms it stops and takes ``e``
-        as dead: sound (nothing is allowed without a witness), and never a dead end (a live term's
-        witness path leads through terms whose own searches are smaller)."""
+        search over its derivatives (one per byte class) that ends once no term left can beat the
+        best end found: a nullable term, or a term whose shortest string is known. Every term on
+        the shortest path found gets its exact length (a shorter way from it would make a shorter
+        path from ``e``); when the search runs out of terms every term it saw is dead. Past
+        :data:`20_000` terms it stops and takes ``e`` as dead: sound (nothing is allowed without
+        a witness), and never a dead end (a live term's witness path leads through terms whose own
+        searches are smaller)."""
         got = self.witness.get(e)
         if got is not None:
             return got
         parent: dict[int, int] = {e: -1}
         frontier = [e]
         depth = 0
-        found = -1
-        while frontier and found < 0:
+        best, found = _INF, -1  # (the shortest length found so far, and the term where its path ends)
+        while frontier and depth < best:
             nxt = []
             for x in frontier:
-                if self.pool.nullable(x):
-                    found = x
-                    break
-                known = self.witness.get(x)
-                if known is not None and known < _INF:  # (a witness known from x on)
-                    found = x
-                    break
+                known = 0 if self.pool.nullable(x) else self.witness.get(x)
                 if known is not None:
-                    continue
+                    if depth + known < best:
+                        best, found = depth + known, x
+                    continue  # (known: _INF is dead, else its own witness ends the way)
                 for mask in self.pool.byte_classes(x):
                     d = self.pool.derive(x, (mask & -mask).bit_length() - 1)
                     if d != NOTHING and d not in parent:
@@ -179,11 +177,8 @@ class Liveness:
                     self.witness[e] = _INF
                     self.gave_up.add(e)
                     return _INF
-            else:
-                frontier = nxt
-                depth += 1
-                continue
-            break
+            frontier = nxt
+            depth += 1
         if found < 0:
             for x in parent:  # (none of them reaches a final term)
                 self.witness[x] = _INF
@@ -192,7 +187,7 @@ class Liveness:
         path = [found]
         while parent[path[-1]] >= 0:
             path.append(parent[path[-1]])
-        length = 0 if self.pool.nullable(found) else self.witness[found]
+        length = best - (len(path) - 1)
         for x in path:
             if x not in self.witness or self.witness[x] > length:
                 self.witness[x] = length

@@ -280,13 +280,30 @@ class NetworkDistances:
             )
         return got
 
+    def _unique_spelled(self, a: int, written: int) -> SpelledDistances:
+        """The distances of unique array ``a`` once the item values ``written`` are written: its
+        next item weighs what the item automaton for that set needs (the items after it are
+        counted at the item automaton's own weight: a lower bound)."""
+        key = ~((a << 32) | written)  # (apart from the automata's own keys)
+        got = self._per.get(key)
+        if got is None:
+            view = self.view
+            item = view.arrays[a]
+            then = self._spelled(view.callee(a, item, written))
+            got = self._per[key] = SpelledDistances(
+                view.auto(a).auto, self.index.token_bytes, self.index.token_prefixes, calls=view.auto(a).calls,
+                byte_weights={**self._bshortest, item: then.bytes_to_end(0)},
+                token_weights={**self._tshortest, item: then.tokens_to_end(0)},
+            )
+        return got
+
     def dist(self, a: int, q: int, data: int, unit: str = "tokens") -> int:
         """Tokens (or bytes) from state ``q`` of automaton ``a`` to a final state, given the
         frame data (an object's keys written: its required keys must be written before it closes)."""
         self.prepare()
         auto = self.view.auto(a)
         if not auto.has_guards:
-            per = self._spelled(a)
+            per = self._spelled(a) if not data or a not in self.view.arrays else self._unique_spelled(a, data)
             return per.tokens_to_end(q) if unit == "tokens" else per.bytes_to_end(q)
         key = (a, q, data, unit)
         got = self._guarded.get(key)

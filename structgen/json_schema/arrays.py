@@ -69,11 +69,13 @@ class Arrays:
                 values = finite_values(item_schemas, f"{path}/uniqueItems")
             except SchemaNotSupported:
                 if not ctx.calls.on or elems or tail is None:
+                    where = ("next to prefixItems" if elems else
+                             "inside the items of another uniqueItems array with such items" if ctx.calls.in_unique_items else
+                             "inside automata algebra (allOf or $ref siblings that do not merge, not, if, overlapping oneOf) "
+                             "or with extract_from")
                     raise SchemaNotSupported(
-                        "uniqueItems", f"{path}/uniqueItems",
-                        "over items with infinitely many values, " + ("next to prefixItems" if elems else
-                        "inside automata algebra (not, if, overlapping oneOf, allOf of arrays) or with extract_from")
-                        + " (supported there: items from enum, const, boolean or null, or at most one item)") from None
+                        "uniqueItems", f"{path}/uniqueItems", f"over items with infinitely many values {where} (supported "
+                        "there: items from enum, const, boolean or null, or at most one item)") from None
                 return self.unique_array(s, path, refs, lo, cap)
         sep = t.sep
 
@@ -108,13 +110,13 @@ class Arrays:
         ctx = self.ctx
         t = ctx.t
         calls = ctx.calls
-        was, calls.on = calls.on, False
+        was, calls.on, calls.in_unique_items = calls.on, False, True
         try:
             item = ctx.compiler.compile(s.get("items", True), f"{path}/items", refs)
         except TooDeep:
             raise SchemaNotSupported("uniqueItems", f"{path}/uniqueItems", "over recursive items with infinitely many values") from None
         finally:
-            calls.on = was
+            calls.on, calls.in_unique_items = was, False
 
         def array(call: Term) -> Term:
             most = None if cap is None else cap - 1
@@ -124,7 +126,8 @@ class Arrays:
 
         def flat() -> Term:
             raise SchemaNotSupported("uniqueItems", f"{path}/uniqueItems", "over items with infinitely many values "
-                                     "inside automata algebra (not, if, overlapping oneOf)")
+                                     "inside automata algebra (allOf or $ref siblings that do not merge, not, if, "
+                                     "overlapping oneOf)")
 
         return calls.unique_array(item, array, flat)
 

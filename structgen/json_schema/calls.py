@@ -99,6 +99,7 @@ class CallGraph:
         self.callees: list[Optional[int]] = []  # a recursive $ref's term is None until known
         self.required: dict[int, int] = {}  # automaton -> keys its close guard requires
         self.unique_items: dict[int, int] = {}  # unique array automaton -> its item automaton
+        self.in_unique_items = False  # compiling the items of a unique array (calls off)
         self.any_callee = 0  # the automaton of any JSON value (0: none yet)
         self._callee_source: dict[int, tuple[Schema, str]] = {}  # $ref callees: (schema, path)
         self._callee_of_term: dict[tuple[int, int], int] = {}

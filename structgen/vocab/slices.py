@@ -150,10 +150,13 @@ def _slice_order(k: int) -> tuple[int, ...]:
 def char_successor(auto: LazyAutomaton, q: int, k: int = 0) -> int:
     """Where every character of ``SLICES[k]`` leads from state ``q`` of ``auto`` (one state), -1 if
     every one dies, or ``MIXED`` (-2) if they disagree."""
-    got = uniform_successor(auto.pool, auto.exprs[q], k)
+    pool = auto.pool
+    got = uniform_successor(pool, auto.exprs[q], k)
     if got == MIXED:
         return MIXED
-    return -1 if got == NOTHING else auto.state_of(got)
+    if got == NOTHING or pool.is_algebraic(got) and not pool.is_live(got):
+        return -1  # (an intersection or complement with no string left is dead, as in LazyAutomaton.build)
+    return auto.state_of(got)
 
 
 def uniform_successor(pool: ExprPool, e: int, k: int = 0) -> int:

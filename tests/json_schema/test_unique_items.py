@@ -203,3 +203,12 @@ def test_random_walks_on_a_real_tokenizer_are_valid(smollm2_vocabulary: Any, ite
         text += vocab.tokens[t]
     if guide.is_final(s):
         assert _valid(schema, text.decode()), text
+
+
+def test_unique_arrays_inside_unique_items_are_refused_by_name() -> None:
+    inner = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+    schema = {"type": "array", "items": {"type": "object", "properties": {"tags": inner}}, "uniqueItems": True}
+    vocab = _vocab([bytes([b]) for b in range(32, 127)])
+    with pytest.raises(SchemaNotSupported, match="inside the items of another uniqueItems array") as e:
+        structgen.compile_json_schema(schema, vocab)
+    assert e.value.path == "/items/properties/tags/uniqueItems"

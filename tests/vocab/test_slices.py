@@ -169,3 +169,17 @@ def test_compile_cache_is_bounded_by_bytes(smollm2_vocabulary: Any) -> None:
     finally:
         compiler.set_cache_limits()
         compiler.clear_cache()
+
+
+def test_a_slice_never_leads_into_a_dead_intersection(llama3_vocabulary: Any) -> None:
+    """A pattern with a length bound is an intersection; near the bound, a long slice token leaves
+    too few characters for the rest of the pattern. The slice walk must drop such tokens as a byte
+    walk does (seen on cfn ``AWS::IVS::RecordingConfiguration``: the mask offered 16,931 tokens that
+    ``next_state`` refused)."""
+    vocab = llama3_vocabulary
+    schema = {"type": "string", "maxLength": 128, "pattern": "^arn:aws[-a-z]*:ivs:[a-z]+:recording-configuration/[a-z]+$"}
+    guide = structgen.compile_json_schema(schema, vocab)
+    s = guide.advance(guide.initial_state, [vocab.tokens.index(bytes([b])) for b in b'"arn:aws' + b"x" * 84])
+    allowed = guide.allowed_token_ids(s).tolist()
+    assert allowed and all(guide.next_state(s, t) >= 0 for t in allowed)
+    assert vocab.tokens.index(b":") in allowed and vocab.tokens.index(b"import") not in allowed
