@@ -212,3 +212,26 @@ def test_unique_arrays_inside_unique_items_are_refused_by_name() -> None:
     with pytest.raises(SchemaNotSupported, match="inside the items of another uniqueItems array") as e:
         structgen.compile_json_schema(schema, vocab)
     assert e.value.path == "/items/properties/tags/uniqueItems"
+
+
+def test_composed_formats_keep_each_arrays_own_items() -> None:
+    from structgen.compose import JsonSchema, Literal, Sequence
+    from structgen.compose.build import compile_composed
+
+    vocab = _vocab([bytes([b]) for b in range(32, 127)])
+    tags = JsonSchema({"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": True})
+    guide = compile_composed(Sequence(Literal("x="), tags, Literal(";"), tags), vocab)
+    assert guide.accepts_bytes(b'x=["a","b"];["a"]') and guide.accepts_bytes(b"x=[];[]")
+    assert not guide.accepts_bytes(b'x=["a","a"];[]') and not guide.accepts_bytes(b'x=[];["b","b"]')
+
+
+def test_smollm2_writes_unique_tags(smollm2: Any) -> None:
+    """The real model, asked for repeated tags, writes distinct ones (greedy decoding)."""
+    model, tokenizer = smollm2
+    schema = {"type": "object", "required": ["tags"], "additionalProperties": False,
+              "properties": {"tags": {"type": "array", "items": {"type": "string", "maxLength": 12}, "uniqueItems": True,
+                                      "minItems": 4, "maxItems": 4}}}
+    value = structgen.generate_json(model, tokenizer, 'Write the JSON {"tags": ["red", "red", "red", "red"]}:\n', schema,
+                                    max_new_tokens=60)
+    jsonschema.validate(value, schema)
+    assert len(set(value["tags"])) == 4
