@@ -289,7 +289,7 @@ class NetworkDistances:
         if got is None:
             view = self.view
             item = view.arrays[a]
-            then = self._spelled(view.callee(a, item, written))
+            then = self._spelled(view.unique.item_automaton(a, written))  # type: ignore[union-attr]
             got = self._per[key] = SpelledDistances(
                 view.auto(a).auto, self.index.token_bytes, self.index.token_prefixes, calls=view.auto(a).calls,
                 byte_weights={**self._bshortest, item: then.bytes_to_end(0)},

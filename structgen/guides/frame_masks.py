@@ -239,10 +239,10 @@ class FrameMasks:
         only in large counters (a long string's length so far) share one frame. A ``bounded``
         frame also carries the farthest distance its tokens lead to (``umax``), so it is computed
         for ``q`` itself; only budgets near their end need one (see :meth:`farthest`)."""
-        if not bounded:
+        if a in self.view.recording:  # (an item's text changes where it may return; its tokens, only in danger)
+            data = self.view.unique.mask_key(data)  # type: ignore[union-attr]
+        if not bounded and not data:
             q = self.view.auto(a).auto.clamped(q, self.index.longest_token)
-        if a in self.view.recording:  # (an item's text so far changes where it may return, not its tokens)
-            data = 0
         key = (a, q, node, data, bounded)
         got = self._frames.get(key)
         if got is not None:
@@ -261,6 +261,8 @@ class FrameMasks:
 
     def _frame(self, a: int, q: int, node: int, data: int, bounded: bool) -> FrameTokens:
         view, dist = self.view, self.distances
+        if data and a in view.recording:
+            return self.item_in_danger(a, q, node, data, bounded)
         walk = self.walk(a, q, node)
         auto = view.auto(a)
         ids, ends = walk.ids, walk.ends
@@ -279,9 +281,7 @@ class FrameMasks:
             if auto.finals[p]:
                 pops.append(m)
             for k, r in auto.calls(p):
-                if array:
-                    k = view.callee(a, k, data)
-                callee = self.frame(k, 0, m, 0, bounded)
+                callee = self.frame(k, 0, m, view.callee_data(a, data) if array else 0, bounded)
                 parts.append(callee.ids)
                 back = dist.dist(a, r, data) if bounded else 0
                 umax = max(umax, callee.umax + back) if callee.ids.size else umax
@@ -304,6 +304,44 @@ class FrameMasks:
                     pops.extend(rest.pops)
         ids = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
         return FrameTokens(ids, tuple(dict.fromkeys(pops)), umax)
+
+    def item_in_danger(self, a: int, q: int, node: int, key: int, bounded: bool) -> FrameTokens:
+        """The tokens of an item frame whose text so far may still spell a value written before
+        (mask key ``key``): the item automaton's own tokens, less those after which only such values
+        could finish the item. Only tokens whose bytes go on spelling a written value are looked
+        at: a walk of the trie in the item automaton and the spellings' automaton side by side."""
+        unique = self.view.unique
+        assert unique is not None
+        plain = self.frame(a, q, node, 0, bounded)
+        written, d0 = unique.keys[key]
+        spellings = unique.spellings(written)
+        auto = self.view.auto(a)
+        trie = self.trie
+        nchild = trie.num_children_list
+        keys, tok_first, tok_count, tok_ids = trie.lookup
+        dead: list[int] = []
+        stack = [(node, q, d0)]
+        while stack:
+            n, s, d = stack.pop()
+            if not nchild[n]:
+                continue
+            lo = bisect_left(keys, n << 8)
+            for j in range(lo, lo + nchild[n]):
+                b = keys[j] & 255
+                s2 = auto.step(s, b)
+                if s2 < 0:
+                    continue
+                d2 = spellings.step(d, b)
+                if d2 < 0:
+                    continue  # (this way spells no written value: the plain tokens stand)
+                child = j + 1
+                if tok_count[child] and not unique.alive(auto.auto.exprs[s2], unique.mask_key_of(written, d2)):
+                    first = int(tok_first[child])
+                    dead.extend(tok_ids[first:first + int(tok_count[child])].tolist())
+                stack.append((child, s2, d2))
+        if not dead:
+            return plain
+        return FrameTokens(plain.ids[~np.isin(plain.ids, dead)], plain.pops, plain.umax)
 
     def collect(self, sid: int, node: int, parts: list[FrameTokens], seen: set[tuple[int, int]]) -> None:
         """Add to ``parts`` the frames whose tokens make up stack ``sid``'s mask from ``node``:

@@ -206,10 +206,10 @@ class NetworkView:
             return data if not self.network.required.get(a, 0) & ~data else None
         return None if data >> g & 1 else data | 1 << g
 
-    def callee(self, a: int, k: int, data: int) -> int:
-        """The automaton a call of ``k`` by a frame of ``a`` with ``data`` enters: for a unique
-        array, its item automaton for the items written so far."""
-        return self.unique.item_automaton(a, data) if a in self.arrays else k  # type: ignore[union-attr]
+    def callee_data(self, a: int, data: int) -> int:
+        """The frame data a callee of a frame of ``a`` with ``data`` starts with: for the item of a
+        unique array, a new item of its set (see :class:`.UniqueItems`); else 0."""
+        return self.unique.item_start(data) if a in self.arrays else 0  # type: ignore[union-attr]
 
     def needs_item(self, a: int, q: int) -> bool:
         """Whether state ``q`` of the unique array ``a`` must write another item before it can close

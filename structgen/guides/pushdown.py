@@ -144,7 +144,7 @@ class PushdownGuide(Guide):
                     if t < 0:
                         got = -1
                         break
-                    stacks = (table.item_step(a, t, parent, data, b) if a in recording else table.stack(a, t, parent, data),)
+                    stacks = (table.stack(a, t, parent, view.unique.read(data, b) if a in recording else data),)  # type: ignore[union-attr]
                     continue
             stacks = table.step(stacks, b)
             if not stacks:

@@ -98,17 +98,12 @@ class StackTable:
             if t == UNBUILT:
                 t = auto.step(q, b)
             if t >= 0:
-                if a in recording:
-                    out.append(self.item_step(a, t, parent, data, b))
-                else:
-                    out.append(self.stack(a, t, parent, data))
+                out.append(self.stack(a, t, parent, view.unique.read(data, b) if a in recording else data))  # type: ignore[union-attr]
             calls = auto.calls(q)
             if calls and self.depths[sid] < self.max_depth:
                 for k, r in calls:
-                    if a in arrays:
-                        k = view.callee(a, k, data)
                     if view.first_bytes(k) & bit:
-                        todo.append(self.stack(k, 0, self.stack(a, r, parent, data)))
+                        todo.append(self.stack(k, 0, self.stack(a, r, parent, data), view.callee_data(a, data) if a in arrays else 0))
             todo.extend(self.guarded(a, q, parent, data))
             if parent >= 0 and auto.finals[q]:
                 caller = self.returned(parent, a, data) if a in recording else parent
@@ -116,21 +111,13 @@ class StackTable:
                     todo.append(caller)
         return out
 
-    def item_step(self, a: int, t: int, parent: int, data: int, b: int) -> int:
-        """The stack of an item frame of ``a`` (its text so far ``data``) after it read byte ``b``
-        into state ``t`` (see :meth:`.UniqueItems.settle`)."""
-        unique = self.view.unique
-        assert unique is not None
-        a, t = unique.settle(self.view.auto, a, t)
-        return self.stack(a, t, parent, unique.extend(data, b))
-
     def returned(self, parent: int, a: int, data: int, more: bytes = b"") -> int:
-        """The caller stack ``parent`` once the item frame of ``a`` with ``data`` (its text so far,
-        then ``more``) returns: the item's value joins the array's data; -1 if it was written already."""
+        """The caller stack ``parent`` once the item frame of ``a`` with item id ``data`` (its text so
+        far, then ``more``) returns: the item's value joins the array's data; -1 if it was written already."""
         unique = self.view.unique
         assert unique is not None
         pa, pq, grand, written = self.stacks[parent]
-        now = unique.after_item(written, unique.texts[unique.extend(data, more)])
+        now = unique.after_item(written, unique.text(data) + more)
         return -1 if now < 0 else self.stack(pa, pq, grand, now)
 
     def guarded(self, a: int, q: int, parent: int, data: int) -> list[int]:
@@ -149,6 +136,9 @@ class StackTable:
         a, q, _, data = self.stacks[sid]
         view = self.view
         auto = view.autos.get(a) or view.auto(a)
+        if a in view.recording:  # (an item that only values written before could finish)
+            unique = view.unique
+            return not unique.alive(auto.auto.exprs[q], unique.mask_key(data))  # type: ignore[union-attr]
         return auto.has_guards and view.is_dead(a, q, data)
 
     def is_final(self, sid: int) -> bool:
@@ -165,7 +155,7 @@ class StackTable:
     def next_bytes(self, stacks: Sequence[int]) -> int:
         """The bytes that can come next from these stacks (a 256-bit int)."""
         view = self.view
-        recording, arrays = view.recording, view.arrays
+        recording = view.recording
         out = 0
         seen: set[int] = set()
         todo = list(stacks)
@@ -179,7 +169,7 @@ class StackTable:
             out |= auto.byte_set(q)
             if self.depths[sid] < self.max_depth:
                 for k, _ in auto.calls(q):
-                    out |= view.first_bytes(view.callee(a, k, data) if a in arrays else k)
+                    out |= view.first_bytes(k)
             todo.extend(self.guarded(a, q, parent, data))
             if parent >= 0 and auto.finals[q]:
                 caller = self.returned(parent, a, data) if a in recording else parent

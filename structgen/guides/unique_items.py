@@ -30,6 +30,7 @@ from decimal import Decimal
 from typing import Any, Hashable
 
 from ..automata.expr import NOTHING, ExprPool
+from ..automata.lazy import LazyAutomaton
 
 __all__ = ["UniqueItems", "value_key", "value_texts"]
 
@@ -142,9 +143,16 @@ def _number_texts(pool: ExprPool, v: float) -> int:
 
 
 class UniqueItems:
-    """The frame data of unique arrays and their items in one pushdown guide (interned, thread-safe):
-    text ids (an item's text so far; 0 is the empty text) and set ids (the values of the items
-    written so far; 0 is none), and the item automata of each set (minus the set's texts)."""
+    """The frame data of unique arrays and their items in one pushdown guide (interned, thread-safe).
+
+    * A unique array's data is a *set id*: the values of the items written so far (0: none).
+    * An item's data is an *item id*: its text so far, the set of its array, and where the text
+      stands in the automaton of every spelling of the set's values (-1: it spells none of them
+      any more, so the item's masks are those of any item). 0 is the empty text of an empty set.
+    * An item's masks depend only on its *mask key*: 0 out of danger, else the set and that state.
+
+    The item automaton itself is walked whatever the set (its walks are shared by every item);
+    a mask in danger drops the tokens after which only values of the set could finish the item."""
 
     def __init__(self, arrays: dict[int, int], roots: list[int], pool: ExprPool) -> None:
         self.arrays = dict(arrays)  # array automaton -> its item automaton
@@ -156,28 +164,79 @@ class UniqueItems:
         self._text_ids: dict[bytes, int] = {b"": 0}
         self._sets: list[tuple[frozenset, tuple]] = [(frozenset(), ())]  # id -> (keys, values)
         self._set_ids: dict[frozenset, int] = {frozenset(): 0}
+        self.items: list[tuple[int, int, int]] = [(0, 0, -1)]  # item id -> (text id, set id, spelling state)
+        self._item_ids: dict[tuple[int, int, int], int] = {(0, 0, -1): 0}
+        self.keys: list[tuple[int, int]] = [(0, -1)]  # mask key -> (set id, spelling state)
+        self._key_ids: dict[tuple[int, int], int] = {(0, -1): 0}
+        self._spellings: dict[int, LazyAutomaton] = {}  # set id -> the automaton of its values' texts
         self._after: dict[tuple[int, bytes], int] = {}
+        self._alive: dict[tuple[int, int, int], bool] = {}
         self._items: dict[tuple[int, int], int] = {}
-        self._item_of: dict[int, int] = {}  # item automaton for a set -> the item automaton itself
         self._texts_of: dict[Hashable, int] = {}  # value key -> value_texts
         self._chars: dict[str, int] = {}  # character -> its spellings in a string
         self._live: dict[int, bool] = {}
         self._witnesses: dict[int, frozenset] = {}
 
-    def extend(self, text: int, data: bytes | int) -> int:
-        """The text id of text ``text`` followed by ``data`` (bytes, or one byte as an int)."""
-        more = bytes((data,)) if isinstance(data, int) else data
-        if not more:
-            return text
-        full = self.texts[text] + more
-        got = self._text_ids.get(full)
+    def _intern(self, table: list, ids: dict, key: tuple) -> int:
+        got = ids.get(key)
         if got is None:
             with self._lock:
-                got = self._text_ids.get(full)
+                got = ids.get(key)
                 if got is None:
-                    got = self._text_ids[full] = len(self.texts)
-                    self.texts.append(full)
+                    got = ids[key] = len(table)
+                    table.append(key)
         return got
+
+    # -- items ------------------------------------------------------------------------------------
+
+    def item_start(self, written: int) -> int:
+        """The item id of a new item of an array with set ``written``."""
+        return self._intern(self.items, self._item_ids, (0, written, 0 if written else -1))
+
+    def read(self, item: int, b: int) -> int:
+        """The item id after the item read byte ``b``."""
+        text, written, d = self.items[item]
+        full = self.texts[text] + bytes((b,))
+        text = self._intern(self.texts, self._text_ids, full)  # type: ignore[arg-type]
+        if d >= 0:
+            d = self.spellings(written).step(d, b)
+        return self._intern(self.items, self._item_ids, (text, written, d))
+
+    def mask_key(self, item: int) -> int:
+        """The mask key of item id ``item`` (0: out of danger)."""
+        _, written, d = self.items[item]
+        return 0 if d < 0 else self.mask_key_of(written, d)
+
+    def mask_key_of(self, written: int, d: int) -> int:
+        """The mask key of an item of set ``written`` at state ``d`` of the set's spellings."""
+        return self._intern(self.keys, self._key_ids, (written, d))
+
+    def spellings(self, written: int) -> LazyAutomaton:
+        """The automaton of every text of the values of set ``written``."""
+        got = self._spellings.get(written)
+        if got is None:
+            with self._lock:
+                got = self._spellings.get(written)
+                if got is None:
+                    taken = self.pool.alt(self._value_texts(v) for v in self._sets[written][1])
+                    got = self._spellings[written] = LazyAutomaton(self.pool, taken)
+        return got
+
+    def alive(self, expr: int, key: int) -> bool:
+        """Whether an item in the item automaton's state of expression ``expr``, with mask key
+        ``key``, can still be finished with a value outside its set."""
+        if not key:
+            return True
+        written, d = self.keys[key]
+        k = (expr, written, d)
+        got = self._alive.get(k)
+        if got is None:
+            pool = self.pool
+            got = self._alive[k] = pool.is_live(pool.minus(expr, self.spellings(written).exprs[d]))
+        return got
+
+    def text(self, item: int) -> bytes:
+        return self.texts[self.items[item][0]]
 
     def after_item(self, written: int, text: bytes) -> int:
         """The set id after an item spelled ``text`` joins set ``written``; -1 if its value is in
@@ -205,8 +264,9 @@ class UniqueItems:
         return got
 
     def item_automaton(self, array: int, written: int) -> int:
-        """The automaton the array calls for its next item once set ``written`` is written: the
-        item automaton itself, or for a non-empty set a new one without the set's texts."""
+        """The item automaton of ``array`` without the texts of set ``written``, as an automaton of
+        the view (for distances and for whether another item can be written; the items themselves
+        are walked in the item automaton)."""
         item = self.arrays[array]
         if not written:
             return item
@@ -221,8 +281,6 @@ class UniqueItems:
                     taken = pool.alt(self._value_texts(v) for v in values)
                     self.roots.append(pool.minus(self.roots[item], taken))
                     got = len(self.roots) - 1
-                    self.recording.add(got)
-                    self._item_of[got] = item
                     self._items[key] = got
         return got
 
@@ -232,18 +290,6 @@ class UniqueItems:
         if got is None:
             got = self._texts_of[key] = value_texts(self.pool, v, self._chars)
         return got
-
-    def settle(self, autos: Any, k: int, q: int) -> tuple[int, int]:
-        """Frame ``(k, q)`` of an item automaton for a set, moved to the item automaton itself once
-        the item's text can no longer spell a value of the set (its state's expression holds no
-        difference any more): its walks are then the ones every item shares."""
-        item = self._item_of.get(k)
-        if item is None:
-            return k, q
-        e = autos(k).auto.exprs[q]
-        if self.pool.is_algebraic(e):
-            return k, q
-        return item, autos(item).auto.state_of(e)
 
     def no_more_items(self, array: int, written: int, autos: Any) -> bool:
         """Whether no item outside set ``written`` can be written (the array must close)."""

@@ -110,13 +110,14 @@ class Arrays:
         ctx = self.ctx
         t = ctx.t
         calls = ctx.calls
-        was, calls.on, calls.in_unique_items = calls.on, False, True
+        was, nested = calls.on, calls.in_unique_items
+        calls.on, calls.in_unique_items = False, True
         try:
             item = ctx.compiler.compile(s.get("items", True), f"{path}/items", refs)
         except TooDeep:
             raise SchemaNotSupported("uniqueItems", f"{path}/uniqueItems", "over recursive items with infinitely many values") from None
         finally:
-            calls.on, calls.in_unique_items = was, False
+            calls.on, calls.in_unique_items = was, nested
 
         def array(call: Term) -> Term:
             most = None if cap is None else cap - 1
