@@ -41,7 +41,7 @@ class Network:
 
     def __init__(
         self, regexes: Sequence[str], slots: Sequence[ByteDFA], *, max_states: int = DEFAULT_MAX_STATES,
-        required: dict[int, int] | None = None, unique_items: dict[int, int] | None = None,
+        required: dict[int, int] | None = None, unique_items: dict[int, tuple[int, ...]] | None = None,
     ) -> None:
         pool = ExprPool()
         exprs = [regex_to_expr(r, pool, slots=slots, max_states=max_states) for r in regexes]
@@ -51,7 +51,7 @@ class Network:
     @classmethod
     def from_exprs(
         cls, pool: ExprPool, exprs: Sequence[int], *, required: dict[int, int] | None = None,
-        unique_items: dict[int, int] | None = None,
+        unique_items: dict[int, tuple[int, ...]] | None = None,
     ) -> "Network":
         """A network of expressions already built in ``pool`` (``exprs[0]`` is the root)."""
         net = cls.__new__(cls)
@@ -60,18 +60,20 @@ class Network:
         return net
 
     def _init(
-        self, pool: ExprPool, exprs: list[int], required: dict[int, int] | None, unique_items: dict[int, int] | None,
+        self, pool: ExprPool, exprs: list[int], required: dict[int, int] | None, unique_items: dict[int, tuple[int, ...]] | None,
     ) -> None:
         self.pool = pool
         self.exprs = tuple(exprs)
         #: per automaton with guards: the bit set of the keys its close guard requires
         self.required = dict(required or {})
         #: per array whose items must be unique (``uniqueItems`` over infinitely many values): the
-        #: automaton of its items, which calls nothing (see :mod:`structgen.guides.unique_items`)
-        self.unique_items = dict(unique_items or {})
-        for k, i in self.unique_items.items():
-            if not (0 < i < len(self.exprs) and 0 <= k < len(self.exprs)) or pool.symbols_in(self.exprs[i]):
-                raise AssertionError(f"unique array {k}: its item automaton {i} must exist and call nothing")
+        #: automata of its items (``prefixItems``, then ``items``), which call nothing (see
+        #: :mod:`structgen.guides.unique_items`)
+        self.unique_items = {k: tuple(v) for k, v in (unique_items or {}).items()}
+        for k, items in self.unique_items.items():
+            for i in items:
+                if not (0 < i < len(self.exprs) and 0 <= k < len(self.exprs)) or pool.symbols_in(self.exprs[i]):
+                    raise AssertionError(f"unique array {k}: its item automaton {i} must exist and call nothing")
         for k, e in enumerate(self.exprs):
             if k and pool.nullable(e):
                 raise AssertionError(f"called automaton {k} accepts the empty string")

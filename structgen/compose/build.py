@@ -115,7 +115,7 @@ class _Builder:
         self.max_states = max_states
         self.exprs: list[int] = [NOTHING]  # automaton 0 (the root) is set last
         self.required: dict[int, int] = {}
-        self.unique_items: dict[int, int] = {}
+        self.unique_items: dict[int, tuple[int, ...]] = {}
         self._callees: dict[Hashable, int] = {}
         self.anything = self.pool.anything
 
@@ -231,8 +231,8 @@ class _Builder:
                 self.exprs.append(copy_term(pool, compiled.pool, compiled.exprs[k], shift, memo))
             for k, bits in compiled.required.items():
                 self.required[k + shift] = bits
-            for k, i in compiled.unique_items.items():
-                self.unique_items[k + shift] = i + shift
+            for k, items in compiled.unique_items.items():
+                self.unique_items[k + shift] = tuple(i + shift for i in items)
             return root
         src, e = compiled
         return copy_term(pool, src, e)

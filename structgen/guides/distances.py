@@ -281,19 +281,20 @@ class NetworkDistances:
         return got
 
     def _unique_spelled(self, a: int, written: int) -> SpelledDistances:
-        """The distances of unique array ``a`` once the item values ``written`` are written: its
-        next item weighs what the item automaton for that set needs (the items after it are
-        counted at the item automaton's own weight: a lower bound)."""
+        """The distances of unique array ``a`` once the item values ``written`` are written: each
+        item weighs what its item automaton needs without the values written (the items after the
+        next one are counted the same: a lower bound)."""
         key = ~((a << 32) | written)  # (apart from the automata's own keys)
         got = self._per.get(key)
         if got is None:
             view = self.view
-            item = view.arrays[a]
-            then = self._spelled(view.unique.item_automaton(a, written))  # type: ignore[union-attr]
+            unique = view.unique
+            assert unique is not None
+            then = {i: self._spelled(unique.item_automaton(i, written)) for i in view.arrays[a]}
             got = self._per[key] = SpelledDistances(
                 view.auto(a).auto, self.index.token_bytes, self.index.token_prefixes, calls=view.auto(a).calls,
-                byte_weights={**self._bshortest, item: then.bytes_to_end(0)},
-                token_weights={**self._tshortest, item: then.tokens_to_end(0)},
+                byte_weights={**self._bshortest, **{i: d.bytes_to_end(0) for i, d in then.items()}},
+                token_weights={**self._tshortest, **{i: d.tokens_to_end(0) for i, d in then.items()}},
             )
         return got
 

@@ -267,10 +267,10 @@ class FrameMasks:
         auto = view.auto(a)
         ids, ends = walk.ids, walk.ends
         array = a in view.arrays
-        if (auto.has_guards or array and view.unique.no_more_items(a, data, view.auto)) and ids.size:  # type: ignore[union-attr]
-            # (a token may not end where only written keys, or only written items, go on)
+        if (auto.has_guards or array and data) and ids.size:
+            # (a token may not end where only written keys, or only items written before, go on)
             unique, inverse = np.unique(ends, return_inverse=True)
-            dead = np.array([view.needs_item(a, e) if array else view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
+            dead = np.array([self.no_item_left(a, e, data) if array else view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
             if dead.any():
                 keep = ~dead[inverse]
                 ids, ends = ids[keep], ends[keep]
@@ -304,6 +304,13 @@ class FrameMasks:
                     pops.extend(rest.pops)
         ids = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
         return FrameTokens(ids, tuple(dict.fromkeys(pops)), umax)
+
+    def no_item_left(self, a: int, q: int, written: int) -> bool:
+        """Whether state ``q`` of unique array ``a`` needs another item and every item automaton it
+        may call can spell only values of set ``written``."""
+        view = self.view
+        needed = view.items_needed(a, q)
+        return bool(needed) and all(view.unique.exhausted(k, written, view.auto) for k in needed)  # type: ignore[union-attr]
 
     def item_in_danger(self, a: int, q: int, node: int, key: int, bounded: bool) -> FrameTokens:
         """The tokens of an item frame whose text so far may still spell a value written before

@@ -153,8 +153,8 @@ class NetworkView:
         #: frame data of unique arrays and their items (``None``: the network has none)
         self.unique = UniqueItems(network.unique_items, roots, pool) if network.unique_items else None
         self.recording: set[int] = self.unique.recording if self.unique else set()  # (grows: items per set)
-        self.arrays: dict[int, int] = self.unique.arrays if self.unique else {}
-        self._needs_item: dict[tuple[int, int], bool] = {}
+        self.arrays: dict[int, tuple[int, ...]] = self.unique.arrays if self.unique else {}
+        self._needs_item: dict[tuple[int, int], frozenset[int]] = {}
         # automaton -> its view; hot loops read this dict directly and fall back to auto()
         self.autos: dict[int, AutomatonView] = {}
         self._firsts: dict[int, int] = {}
@@ -211,25 +211,26 @@ class NetworkView:
         unique array, a new item of its set (see :class:`.UniqueItems`); else 0."""
         return self.unique.item_start(data) if a in self.arrays else 0  # type: ignore[union-attr]
 
-    def needs_item(self, a: int, q: int) -> bool:
-        """Whether state ``q`` of the unique array ``a`` must write another item before it can close
-        (no final state is reached from it without a call)."""
+    def items_needed(self, a: int, q: int) -> frozenset[int]:
+        """The item automata state ``q`` of the unique array ``a`` may call next when it cannot
+        close without another item (empty when it can)."""
         key = (a, q)
         got = self._needs_item.get(key)
         if got is None:
             auto = self.auto(a)
             seen, todo = {q}, [q]
-            got = True
+            calls: set[int] = set()
             while todo:
                 s = todo.pop()
                 if auto.finals[s]:
-                    got = False
+                    calls.clear()
                     break
+                calls.update(k for k, _ in auto.calls(s))
                 for t in auto.edges(s).values():
                     if t not in seen:
                         seen.add(t)
                         todo.append(t)
-            self._needs_item[key] = got
+            got = self._needs_item[key] = frozenset(calls)
         return got
 
     def is_dead(self, a: int, q: int, data: int) -> bool:

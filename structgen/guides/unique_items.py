@@ -154,9 +154,9 @@ class UniqueItems:
     The item automaton itself is walked whatever the set (its walks are shared by every item);
     a mask in danger drops the tokens after which only values of the set could finish the item."""
 
-    def __init__(self, arrays: dict[int, int], roots: list[int], pool: ExprPool) -> None:
-        self.arrays = dict(arrays)  # array automaton -> its item automaton
-        self.recording = set(arrays.values())  # the automata whose frames record their text
+    def __init__(self, arrays: dict[int, tuple[int, ...]], roots: list[int], pool: ExprPool) -> None:
+        self.arrays = dict(arrays)  # array automaton -> its item automata
+        self.recording: set[int] = set().union(*arrays.values())  # the automata whose frames record their text
         self.roots = roots  # (the view's list of roots: item automata for sets are added to it)
         self.pool = pool
         self._lock = threading.Lock()
@@ -263,14 +263,13 @@ class UniqueItems:
             self._after[key] = got
         return got
 
-    def item_automaton(self, array: int, written: int) -> int:
-        """The item automaton of ``array`` without the texts of set ``written``, as an automaton of
-        the view (for distances and for whether another item can be written; the items themselves
-        are walked in the item automaton)."""
-        item = self.arrays[array]
+    def item_automaton(self, item: int, written: int) -> int:
+        """Item automaton ``item`` without the texts of set ``written``, as an automaton of the view
+        (for distances and for whether another item can be written; the items themselves are
+        walked in the item automaton)."""
         if not written:
             return item
-        key = (array, written)
+        key = (item, written)
         got = self._items.get(key)
         if got is None:
             with self._lock:
@@ -291,12 +290,12 @@ class UniqueItems:
             got = self._texts_of[key] = value_texts(self.pool, v, self._chars)
         return got
 
-    def no_more_items(self, array: int, written: int, autos: Any) -> bool:
-        """Whether no item outside set ``written`` can be written (the array must close)."""
+    def exhausted(self, item: int, written: int, autos: Any) -> bool:
+        """Whether item automaton ``item`` can spell no value outside set ``written``."""
         keys = self._sets[written][0]
-        if not written or not self._witnesses_of(self.arrays[array], autos) <= keys:
+        if not written or not self._witnesses_of(item, autos) <= keys:
             return False
-        k = self.item_automaton(array, written)
+        k = self.item_automaton(item, written)
         got = self._live.get(k)
         if got is None:
             root = self.roots[k]

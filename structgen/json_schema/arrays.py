@@ -21,7 +21,7 @@ from .context import Context, Term
 from .ops import TooDeep, equal
 from .terms import JsonTerms
 
-__all__ = ["Arrays", "count_items", "finite_values"]
+__all__ = ["Arrays", "array_term", "count_items", "finite_values"]
 
 
 class Arrays:
@@ -68,69 +68,47 @@ class Arrays:
             try:
                 values = finite_values(item_schemas, f"{path}/uniqueItems")
             except SchemaNotSupported:
-                if not ctx.calls.on or elems or tail is None:
-                    where = ("next to prefixItems" if elems else
-                             "inside the items of another uniqueItems array with such items" if ctx.calls.in_unique_items else
+                if not ctx.calls.on:
+                    where = ("inside the items of another uniqueItems array with such items" if ctx.calls.in_unique_items else
                              "inside automata algebra (allOf or $ref siblings that do not merge, not, if, overlapping oneOf) "
                              "or with extract_from")
                     raise SchemaNotSupported(
                         "uniqueItems", f"{path}/uniqueItems", f"over items with infinitely many values {where} (supported "
                         "there: items from enum, const, boolean or null, or at most one item)") from None
-                return self.unique_array(s, path, refs, lo, cap)
-        sep = t.sep
-
-        def after(j: int) -> Term:  # items from position j on, each after a separator when j > 0
-            if cap is not None and j >= cap:
-                return EPSILON
-            if j >= len(elems):
-                assert tail is not None
-                need, most = max(0, lo - j), None if cap is None else cap - j
-                if j == 0:
-                    return t.cat(tail, t.rep(t.cat(sep, tail), max(need - 1, 0), None if most is None else most - 1))
-                return t.rep(t.cat(sep, tail), need, most)
-            piece = t.cat(elems[j], after(j + 1)) if j == 0 else t.cat(sep, elems[j], after(j + 1))
-            return piece if j < lo or j == 0 else t.opt(piece)
-
-        content = after(0)
-        open_, close = t.lit("["), t.lit("]")
-        if content == EPSILON:
-            return t.cat(open_, t.ws, close)
-        if lo == 0:
-            array = t.cat(open_, t.ws, t.opt(t.cat(content, t.ws)), close)
-        else:
-            array = t.cat(open_, t.ws, content, t.ws, close)
+                return self.unique_array(s, path, refs, len(elems), tail is not None, lo, cap)
+        array = array_term(t, elems, tail, lo, cap)
         if unique:
             return self.unique_items(array, t.alt(elems + ([tail] if tail is not None else [])), values, path, refs)
         return array
 
-    def unique_array(self, s: dict, path: str, refs: tuple, lo: int, cap: Optional[int]) -> Term:
+    def unique_array(self, s: dict, path: str, refs: tuple, prefix: int, tail: bool, lo: int, cap: Optional[int]) -> Term:
         """``uniqueItems`` over items with infinitely many values: an automaton of its own whose
-        frame remembers the items written (:mod:`structgen.guides.unique_items`). The items are
-        compiled without calls (the frame reads an item's whole text)."""
+        frame remembers the items written (:mod:`structgen.guides.unique_items`), calling one item
+        automaton per ``prefixItems`` position compiled (``prefix``) and one for ``items`` (if
+        ``tail``). The items are compiled without calls (the item frame reads an item's whole text)."""
         ctx = self.ctx
-        t = ctx.t
         calls = ctx.calls
+        schemas = [(sub, f"{path}/prefixItems/{i}") for i, sub in enumerate(s.get("prefixItems", [])[:prefix])]
+        if tail:
+            schemas.append((s.get("items", True), f"{path}/items"))
         was, nested = calls.on, calls.in_unique_items
         calls.on, calls.in_unique_items = False, True
         try:
-            item = ctx.compiler.compile(s.get("items", True), f"{path}/items", refs)
+            items = [ctx.compiler.compile(sub, where, refs) for sub, where in schemas]
         except TooDeep:
             raise SchemaNotSupported("uniqueItems", f"{path}/uniqueItems", "over recursive items with infinitely many values") from None
         finally:
             calls.on, calls.in_unique_items = was, nested
 
-        def array(call: Term) -> Term:
-            most = None if cap is None else cap - 1
-            content = t.cat(call, t.rep(t.cat(t.sep, call), max(lo - 1, 0), most))
-            body = t.cat(content, t.ws)
-            return t.cat(t.lit("["), t.ws, t.opt(body) if lo == 0 else body, t.lit("]"))
+        def array(called: list[Term]) -> Term:
+            return array_term(ctx.t, called[:prefix], called[prefix] if tail else None, lo, cap)
 
         def flat() -> Term:
             raise SchemaNotSupported("uniqueItems", f"{path}/uniqueItems", "over items with infinitely many values "
                                      "inside automata algebra (allOf or $ref siblings that do not merge, not, if, "
                                      "overlapping oneOf)")
 
-        return calls.unique_array(item, array, flat)
+        return calls.unique_array(items, array, flat)
 
     def array_contains(self, s: dict, path: str, refs: tuple) -> Term:
         """``contains`` with ``minContains`` / ``maxContains``: the array language intersected with
@@ -192,6 +170,33 @@ class Arrays:
             if got == NOTHING:
                 raise UnsatisfiableConstraint("no array has unique items here", path or "/")
         return got
+
+
+def array_term(t: JsonTerms, elems: list[Term], tail: Optional[Term], lo: int, cap: Optional[int]) -> Term:
+    """The JSON arrays of ``elems`` (one per position) then ``tail`` items (``None``: none), with
+    ``lo``..``cap`` items in all (``cap`` no more than the positions when ``tail`` is ``None``)."""
+    sep = t.sep
+
+    def after(j: int) -> Term:  # items from position j on, each after a separator when j > 0
+        if cap is not None and j >= cap:
+            return EPSILON
+        if j >= len(elems):
+            if tail is None:
+                return EPSILON
+            need, most = max(0, lo - j), None if cap is None else cap - j
+            if j == 0:
+                return t.cat(tail, t.rep(t.cat(sep, tail), max(need - 1, 0), None if most is None else most - 1))
+            return t.rep(t.cat(sep, tail), need, most)
+        piece = t.cat(elems[j], after(j + 1)) if j == 0 else t.cat(sep, elems[j], after(j + 1))
+        return piece if j < lo or j == 0 else t.opt(piece)
+
+    content = after(0)
+    open_, close = t.lit("["), t.lit("]")
+    if content == EPSILON:
+        return t.cat(open_, t.ws, close)
+    if lo == 0:
+        return t.cat(open_, t.ws, t.opt(t.cat(content, t.ws)), close)
+    return t.cat(open_, t.ws, content, t.ws, close)
 
 
 def finite_values(schemas: list, path: str) -> list:

@@ -98,7 +98,7 @@ class CallGraph:
         self.weight = Weights(pool)
         self.callees: list[Optional[int]] = []  # a recursive $ref's term is None until known
         self.required: dict[int, int] = {}  # automaton -> keys its close guard requires
-        self.unique_items: dict[int, int] = {}  # unique array automaton -> its item automaton
+        self.unique_items: dict[int, tuple[int, ...]] = {}  # unique array automaton -> its item automata
         self.in_unique_items = False  # compiling the items of a unique array (calls off)
         self.any_callee = 0  # the automaton of any JSON value (0: none yet)
         self._callee_source: dict[int, tuple[Schema, str]] = {}  # $ref callees: (schema, path)
@@ -130,15 +130,16 @@ class CallGraph:
                 self._flat_builders[k] = flat
         return self.pool.symbol(k)
 
-    def unique_array(self, item: int, array: Callable[[int], int], flat: Callable[[], int]) -> int:
-        """A call of a new array automaton whose items (the term ``item``, which calls nothing) must
-        be unique: ``array(call)`` is the array's term, given the call of the item automaton
-        (see :mod:`structgen.guides.unique_items`). ``flat()`` is what the automata algebra uses."""
-        if self.pool.symbols_in(item):
+    def unique_array(self, items: list[int], array: Callable[[list[int]], int], flat: Callable[[], int]) -> int:
+        """A call of a new array automaton whose items must be unique: ``items`` are the terms of
+        its item automata (one per ``prefixItems`` position, then ``items``; they call nothing),
+        ``array(calls)`` the array's term given a call of each (see
+        :mod:`structgen.guides.unique_items`). ``flat()`` is what the automata algebra uses."""
+        if any(self.pool.symbols_in(item) for item in items):
             raise AssertionError("the items of a unique array call nothing")
-        i = self.new_callee(item)
-        k = self.new_callee(array(self.pool.symbol(i)))
-        self.unique_items[k] = i
+        called = [self.new_callee(item) for item in items]
+        k = self.new_callee(array([self.pool.symbol(i) for i in called]))
+        self.unique_items[k] = tuple(called)
         self._flat_builders[k] = flat
         return self.pool.symbol(k)
 
