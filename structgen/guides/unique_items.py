@@ -25,6 +25,7 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 import threading
 from decimal import Decimal
 from typing import Any, Hashable
@@ -126,6 +127,11 @@ def _number_texts(pool: ExprPool, v: float) -> int:
         plain = pool.concat([pool.repeat(lit(b"0"), 1, None), more_zeros])
         with_exponent = pool.concat([pool.repeat(pool.bytes_of(_mask(b"0.")), 1, None), exponent])
         return pool.seq(pool.optional(lit(b"-")), pool.alt([plain, with_exponent]))
+    if not math.isfinite(v):  # (a number too large for a float: every long or exponent spelling of its sign)
+        digits = pool.repeat(digit, 1, None)
+        long = pool.concat([pool.repeat(digit, 309, None), pool.optional(pool.seq(lit(b"."), digits)), pool.optional(exponent)])
+        spelled = pool.alt([long, pool.seq(pool.repeat(pool.bytes_of(_mask(b"0123456789.")), 1, None), exponent)])
+        return pool.seq(lit(b"-"), spelled) if v < 0 else spelled
     d = Decimal(repr(v) if isinstance(v, float) else str(v)).normalize()
     digits, x = "".join(map(str, d.as_tuple().digits)), int(d.as_tuple().exponent)
     k = len(digits)
