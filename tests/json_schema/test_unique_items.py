@@ -137,7 +137,7 @@ def test_value_texts_are_every_spelling_of_a_value() -> None:
         ({"a": 1, "b": [True, None]}, ['{"a":1,"b":[true,null]}', '{ "b" : [ true , null ] , "a" : 1.0 }'],
          ['{"a":1}', '{"a":1,"b":[true,null],"c":1}', '{"a":true,"b":[true,null]}']),
         ("😀", ['"😀"', '"\\ud83d\\uDE00"'], ['"\\ud83d"']),
-        (float("inf"), ["1e999", "1" + "0" * 400 + ".0", "2.5E+400"], ["1e3", "-1e999"]),
+        (float("inf"), ["1e999", "1" + "0" * 400 + ".0", "2.5E+400"], ["1000", "-1e999"]),
     ]
     for value, yes, no in cases:
         auto = LazyAutomaton(pool, value_texts(pool, value))
