@@ -1,4 +1,4 @@
-"""``uniqueItems`` over items with infinitely many values, while a pushdown guide runs.
+r"""``uniqueItems`` over items with infinitely many values, while a pushdown guide runs.
 
 The schema compiler makes such an array an automaton of its own that calls an item automaton
 which calls nothing (:attr:`~structgen.automata.network.Network.unique_items`). Then:
