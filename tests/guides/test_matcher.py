@@ -69,7 +69,7 @@ def test_packing_is_bit_t_mod_32_of_word_t_div_32(bits: list[bool]) -> None:
     assert unpack(row, n + 1).tolist() == guide.token_mask(guide.initial_state).tolist()
 
 
-@pytest.mark.parametrize("kind", ["regex", "schema", "pushdown"])
+@pytest.mark.parametrize("kind", ["regex", "schema", "pushdown", "unique"])
 def test_every_row_matches_the_bool_mask(smollm2_vocabulary: Any, kind: str) -> None:
     vocab = smollm2_vocabulary
     if kind == "regex":
@@ -77,8 +77,11 @@ def test_every_row_matches_the_bool_mask(smollm2_vocabulary: Any, kind: str) -> 
     elif kind == "schema":
         guide = structgen.compile_json_schema({"type": "object", "properties": {"d": {"format": "date", "type": "string"}},
                                                "required": ["d"]}, vocab)
-    else:
+    elif kind == "pushdown":
         guide = structgen.compile_json_schema(SCHEMA, vocab, key_order="any")
+    else:  # (uniqueItems over free strings: frame data that follows the items written)
+        guide = structgen.compile_json_schema({"type": "array", "items": {"type": "string", "maxLength": 3},
+                                               "uniqueItems": True, "minItems": 8}, vocab)
     m = Matcher(guide)
     walk = random_walk(guide, random.Random(7), 40)
     bitmask = Matcher.allocate_token_bitmask(len(walk), vocab.size)

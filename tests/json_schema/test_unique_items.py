@@ -237,3 +237,29 @@ def test_smollm2_writes_unique_tags(smollm2: Any) -> None:
                                     max_new_tokens=60)
     jsonschema.validate(value, schema)
     assert len(set(value["tags"])) == 4
+
+
+def test_random_walks_on_sentencepiece(mistral_vocabulary: Any) -> None:
+    """The other token convention (``▁``, byte fallback): walks that favour short tokens end in
+    valid arrays of distinct items."""
+    vocab = mistral_vocabulary
+    schema = {"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": True, "minItems": 3, "maxItems": 6}
+    guide = structgen.compile_json_schema(schema, vocab, whitespace="")
+    short = [i for i, t in enumerate(vocab.tokens) if t is not None and len(t) <= 2]
+    finished = 0
+    for seed in range(6):
+        rng = random.Random(seed)
+        s, text = guide.initial_state, b""
+        for _ in range(60):
+            if guide.is_final(s):
+                break
+            mask = guide.token_mask(s)
+            assert mask.any(), f"dead end after {text!r}"
+            picks = [i for i in short if mask[i]] or mask.nonzero()[0].tolist()
+            t = rng.choice(picks)
+            s = guide.next_state(s, t)
+            text += vocab.tokens[t]
+        if guide.is_final(s):
+            finished += 1
+            assert _valid(schema, text.decode()), text
+    assert finished >= 3
