@@ -37,6 +37,7 @@ import numpy as np
 
 from ..automata.expr_text import MaxObligation, MinLength
 from ..automata.lazy import LazyAutomaton
+from ..automata.expr import NOTHING
 from ..automata.markers import CLOSE_GUARD
 from ..errors import VocabularyError
 from ..vocab.index import VocabularyIndex
@@ -280,6 +281,21 @@ class NetworkDistances:
             )
         return got
 
+    def _item_dist(self, a: int, q: int, item: int, unit: str) -> int:
+        """:meth:`dist` of an item frame with item id ``item``: while its text may still spell a
+        value of its set, in the item automaton without the set's spellings."""
+        unique = self.view.unique
+        assert unique is not None
+        _, written, left = unique.items[item]
+        if left == NOTHING:
+            per = self._spelled(a)
+        else:
+            pool = unique.pool
+            k = unique.item_automaton(a, written)
+            q = self.view.auto(k).auto.state_of(pool.minus(self.view.auto(a).auto.exprs[q], left))
+            per = self._spelled(k)
+        return per.tokens_to_end(q) if unit == "tokens" else per.bytes_to_end(q)
+
     def _unique_spelled(self, a: int, written: int) -> SpelledDistances:
         """The distances of unique array ``a`` once the item values ``written`` are written: each
         item weighs what its item automaton needs without the values written (the items after the
@@ -303,6 +319,8 @@ class NetworkDistances:
         frame data (an object's keys written: its required keys must be written before it closes)."""
         self.prepare()
         auto = self.view.auto(a)
+        if data and a in self.view.recording:  # (an item that may still spell a value written before)
+            return self._item_dist(a, q, data, unit)
         if not auto.has_guards:
             per = self._spelled(a) if not data or a not in self.view.arrays else self._unique_spelled(a, data)
             return per.tokens_to_end(q) if unit == "tokens" else per.bytes_to_end(q)
@@ -383,6 +401,10 @@ class NetworkDistances:
         got: int | None = None
         if obligation is not None:
             a, q, parent, data = self.stacks.stacks[sid]
+            view = self.view
+            if data and (a in view.arrays or a in view.recording and view.unique.in_danger(data)):  # type: ignore[union-attr]
+                obligation = None  # (the bound does not see the values written: no bound)
+        if obligation is not None:
             here = obligation.of(self.view.auto(a).auto.exprs[q]) + (0 if parent < 0 else self.tail(parent))
             below = None if parent < 0 else self.stack_bound(parent)
             got = here if parent < 0 else (None if below is None else max(here, below))

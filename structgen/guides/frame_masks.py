@@ -23,6 +23,7 @@ from bisect import bisect_left
 
 import numpy as np
 
+from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, slice_chain
 from ..vocab.trie import TokenTrie, expand_ranges, walk_nodes
@@ -313,21 +314,24 @@ class FrameMasks:
         return bool(needed) and all(view.unique.exhausted(k, written, view.auto) for k in needed)  # type: ignore[union-attr]
 
     def item_in_danger(self, a: int, q: int, node: int, key: int, bounded: bool) -> FrameTokens:
-        """The tokens of an item frame whose text so far may still spell a value written before
-        (mask key ``key``): the item automaton's own tokens, less those after which only such values
-        could finish the item. Only tokens whose bytes go on spelling a written value are looked
-        at: a walk of the trie in the item automaton and the spellings' automaton side by side."""
+        """The tokens of an item frame whose text may still spell a value written before (mask key
+        ``key``: what of those values' spellings may follow it): the item automaton's own tokens, less those
+        after which only such values could finish the item. Only tokens whose bytes go on spelling
+        a written value are looked at: a walk of the trie in the item automaton and down the
+        spellings' derivatives side by side."""
         unique = self.view.unique
         assert unique is not None
         plain = self.frame(a, q, node, 0, bounded)
-        written, d0 = unique.keys[key]
-        spellings = unique.spellings(written)
+        left = unique.items[key][2]
+        pool = unique.pool
         auto = self.view.auto(a)
         trie = self.trie
         nchild = trie.num_children_list
         keys, tok_first, tok_count, tok_ids = trie.lookup
         dead: list[int] = []
-        stack = [(node, q, d0)]
+        umax = plain.umax
+        written = unique.items[key][1]
+        stack = [(node, q, left)]
         while stack:
             n, s, d = stack.pop()
             if not nchild[n]:
@@ -335,20 +339,23 @@ class FrameMasks:
             lo = bisect_left(keys, n << 8)
             for j in range(lo, lo + nchild[n]):
                 b = keys[j] & 255
+                d2 = pool.derive(d, b)
+                if d2 == NOTHING:
+                    continue  # (this way spells no written value: the plain tokens stand)
                 s2 = auto.step(s, b)
                 if s2 < 0:
                     continue
-                d2 = spellings.step(d, b)
-                if d2 < 0:
-                    continue  # (this way spells no written value: the plain tokens stand)
                 child = j + 1
-                if tok_count[child] and not unique.alive(auto.auto.exprs[s2], unique.mask_key_of(written, d2)):
-                    first = int(tok_first[child])
-                    dead.extend(tok_ids[first:first + int(tok_count[child])].tolist())
+                if tok_count[child]:
+                    if not unique.alive(auto.auto.exprs[s2], d2):
+                        first = int(tok_first[child])
+                        dead.extend(tok_ids[first:first + int(tok_count[child])].tolist())
+                    elif bounded:  # (these tokens leave the item in danger: its distance without the set's values)
+                        umax = max(umax, self.distances.dist(a, s2, unique.item_key(written, d2)))
                 stack.append((child, s2, d2))
-        if not dead:
+        if not dead and umax == plain.umax:
             return plain
-        return FrameTokens(plain.ids[~np.isin(plain.ids, dead)], plain.pops, plain.umax)
+        return FrameTokens(plain.ids[~np.isin(plain.ids, dead)] if dead else plain.ids, plain.pops, umax)
 
     def collect(self, sid: int, node: int, parts: list[FrameTokens], seen: set[tuple[int, int]]) -> None:
         """Add to ``parts`` the frames whose tokens make up stack ``sid``'s mask from ``node``:

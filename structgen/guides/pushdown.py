@@ -105,6 +105,8 @@ class PushdownGuide(Guide):
         masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size
         autos = sum(a.memory_bytes for a in self._view.autos.values())
         interned = self._stacks.memory_bytes + 80 * len(self._next)
+        if self._view.unique is not None:
+            interned += self._view.unique.memory_bytes
         return int(self.network.memory_bytes + masks + autos + self._frames.memory_bytes + interned)
 
     def is_final(self, state: int) -> bool:
@@ -238,8 +240,11 @@ class PushdownGuide(Guide):
             ok = np.zeros(self.vocabulary.size, dtype=bool)
             stacks = self._stacks.configs[state]
             decided = np.zeros(self.vocabulary.size, dtype=bool)
+            view = self._view
             for sid in stacks:
                 a, q, parent, data = self._stacks.stacks[sid]
+                if data and a in view.recording and view.unique.in_danger(data):  # type: ignore[union-attr]
+                    continue  # (an item that may still spell a written value: each token checked below)
                 walk = frames.walk(a, q, 0)
                 below = 0 if parent < 0 else dists.tail(parent)
                 fits = dists.dists(a, data, walk.ends) + below <= budget - 1

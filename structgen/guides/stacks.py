@@ -138,7 +138,7 @@ class StackTable:
         auto = view.autos.get(a) or view.auto(a)
         if a in view.recording:  # (an item that only values written before could finish)
             unique = view.unique
-            return not unique.alive(auto.auto.exprs[q], unique.mask_key(data))  # type: ignore[union-attr]
+            return not unique.alive(auto.auto.exprs[q], unique.items[data][2])  # type: ignore[union-attr]
         return auto.has_guards and view.is_dead(a, q, data)
 
     def is_final(self, sid: int) -> bool:

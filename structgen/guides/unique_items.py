@@ -31,7 +31,6 @@ from decimal import Decimal
 from typing import Any, Hashable
 
 from ..automata.expr import NOTHING, ExprPool
-from ..automata.lazy import LazyAutomaton
 
 __all__ = ["UniqueItems", "value_key", "value_texts"]
 
@@ -152,10 +151,10 @@ class UniqueItems:
     """The frame data of unique arrays and their items in one pushdown guide (interned, thread-safe).
 
     * A unique array's data is a *set id*: the values of the items written so far (0: none).
-    * An item's data is an *item id*: its text so far, the set of its array, and where the text
-      stands in the automaton of every spelling of the set's values (-1: it spells none of them
-      any more, so the item's masks are those of any item). 0 is the empty text of an empty set.
-    * An item's masks depend only on its *mask key*: 0 out of danger, else the set and that state.
+    * An item's data is an *item id*: its text so far, the set of its array, and what of the set's
+      spellings (:func:`value_texts`) may still follow that text: a term, ``NOTHING`` once the text
+      spells none of them (0 is the empty text of an empty set).
+    * An item's masks depend only on its set and that term, its *mask key* (0: out of danger).
 
     The item automaton itself is walked whatever the set (its walks are shared by every item);
     a mask in danger drops the tokens after which only values of the set could finish the item."""
@@ -170,20 +169,24 @@ class UniqueItems:
         self._text_ids: dict[bytes, int] = {b"": 0}
         self._sets: list[tuple[frozenset, tuple]] = [(frozenset(), ())]  # id -> (keys, values)
         self._set_ids: dict[frozenset, int] = {frozenset(): 0}
-        self.items: list[tuple[int, int, int]] = [(0, 0, -1)]  # item id -> (text id, set id, spelling state)
-        self._item_ids: dict[tuple[int, int, int], int] = {(0, 0, -1): 0}
-        self.keys: list[tuple[int, int]] = [(0, -1)]  # mask key -> (set id, spelling state)
-        self._key_ids: dict[tuple[int, int], int] = {(0, -1): 0}
-        self._spellings: dict[int, LazyAutomaton] = {}  # set id -> the automaton of its values' texts
+        self.items: list[tuple[int, int, int]] = [(0, 0, NOTHING)]  # item id -> (text id, set id, spellings left)
+        self._item_ids: dict[tuple[int, int, int], int] = {(0, 0, NOTHING): 0}
+        self._taken: dict[int, int] = {0: NOTHING}  # set id -> every spelling of its values
         self._after: dict[tuple[int, bytes], int] = {}
-        self._alive: dict[tuple[int, int, int], bool] = {}
+        self._alive: dict[tuple[int, int], bool] = {}
         self._items: dict[tuple[int, int], int] = {}
         self._texts_of: dict[Hashable, int] = {}  # value key -> value_texts
         self._chars: dict[str, int] = {}  # character -> its spellings in a string
         self._live: dict[int, bool] = {}
         self._witnesses: dict[int, frozenset] = {}
 
-    def _intern(self, table: list, ids: dict, key: tuple) -> int:
+    @property
+    def memory_bytes(self) -> int:
+        """Approximate bytes held: the item texts and ids, the sets and what was decided of them."""
+        texts = sum(len(t) + 90 for t in self.texts)
+        return int(texts + 150 * (len(self.items) + len(self._sets) + len(self._after) + len(self._alive)))
+
+    def _intern(self, table: list, ids: dict, key: Any) -> int:
         got = ids.get(key)
         if got is None:
             with self._lock:
@@ -197,48 +200,46 @@ class UniqueItems:
 
     def item_start(self, written: int) -> int:
         """The item id of a new item of an array with set ``written``."""
-        return self._intern(self.items, self._item_ids, (0, written, 0 if written else -1))
+        return self._intern(self.items, self._item_ids, (0, written, self.taken(written)))
 
     def read(self, item: int, b: int) -> int:
         """The item id after the item read byte ``b``."""
-        text, written, d = self.items[item]
-        full = self.texts[text] + bytes((b,))
-        text = self._intern(self.texts, self._text_ids, full)  # type: ignore[arg-type]
-        if d >= 0:
-            d = self.spellings(written).step(d, b)
-        return self._intern(self.items, self._item_ids, (text, written, d))
+        text, written, left = self.items[item]
+        text = self._intern(self.texts, self._text_ids, self.texts[text] + bytes((b,)))
+        if left != NOTHING:
+            left = self.pool.derive(left, b)
+        return self._intern(self.items, self._item_ids, (text, written, left))
+
+    def item_key(self, written: int, left: int) -> int:
+        """The item id of the empty text of set ``written`` with spellings ``left`` ahead."""
+        return self._intern(self.items, self._item_ids, (0, written, left))
+
+    def in_danger(self, item: int) -> bool:
+        """Whether item id ``item``'s text may still spell a value of its set."""
+        return self.items[item][2] != NOTHING
 
     def mask_key(self, item: int) -> int:
-        """The mask key of item id ``item`` (0: out of danger)."""
-        _, written, d = self.items[item]
-        return 0 if d < 0 else self.mask_key_of(written, d)
+        """The mask key of item id ``item``: the item id of the empty text with the same set and
+        spellings left (0 when none are left: the item's masks are the item automaton's)."""
+        _, written, left = self.items[item]
+        return 0 if left == NOTHING else self.item_key(written, left)
 
-    def mask_key_of(self, written: int, d: int) -> int:
-        """The mask key of an item of set ``written`` at state ``d`` of the set's spellings."""
-        return self._intern(self.keys, self._key_ids, (written, d))
-
-    def spellings(self, written: int) -> LazyAutomaton:
-        """The automaton of every text of the values of set ``written``."""
-        got = self._spellings.get(written)
+    def taken(self, written: int) -> int:
+        """Every spelling of the values of set ``written`` (a term)."""
+        got = self._taken.get(written)
         if got is None:
-            with self._lock:
-                got = self._spellings.get(written)
-                if got is None:
-                    taken = self.pool.alt(self._value_texts(v) for v in self._sets[written][1])
-                    got = self._spellings[written] = LazyAutomaton(self.pool, taken)
+            got = self._taken[written] = self.pool.alt(self._value_texts(v) for v in self._sets[written][1])
         return got
 
-    def alive(self, expr: int, key: int) -> bool:
-        """Whether an item in the item automaton's state of expression ``expr``, with mask key
-        ``key``, can still be finished with a value outside its set."""
-        if not key:
+    def alive(self, expr: int, left: int) -> bool:
+        """Whether an item in the item automaton's state of expression ``expr``, with the spellings
+        ``left`` still ahead of it, can be finished with a value outside its set."""
+        if left == NOTHING:
             return True
-        written, d = self.keys[key]
-        k = (expr, written, d)
+        k = (expr, left)
         got = self._alive.get(k)
         if got is None:
-            pool = self.pool
-            got = self._alive[k] = pool.is_live(pool.minus(expr, self.spellings(written).exprs[d]))
+            got = self._alive[k] = self.pool.is_live(self.pool.minus(expr, left))
         return got
 
     def text(self, item: int) -> bytes:
@@ -281,10 +282,7 @@ class UniqueItems:
             with self._lock:
                 got = self._items.get(key)
                 if got is None:
-                    pool = self.pool
-                    keys, values = self._sets[written]
-                    taken = pool.alt(self._value_texts(v) for v in values)
-                    self.roots.append(pool.minus(self.roots[item], taken))
+                    self.roots.append(self.pool.minus(self.roots[item], self.taken(written)))
                     got = len(self.roots) - 1
                     self._items[key] = got
         return got

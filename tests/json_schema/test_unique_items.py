@@ -263,3 +263,24 @@ def test_random_walks_on_sentencepiece(mistral_vocabulary: Any) -> None:
             finished += 1
             assert _valid(schema, text.decode()), text
     assert finished >= 3
+
+
+def test_budgets_finish_in_time_with_distinct_items() -> None:
+    """With a token budget, every masked walk ends valid within it: distances count an item that
+    may still spell a written value without those values (``"b`` after ``"b"`` needs more)."""
+    tokens = [bytes([b]) for b in b'[]",ab'] + [b'","', b'"]', b"ab", b'["']
+    vocab = _vocab(tokens)
+    schema = {"type": "array", "items": {"type": "string", "pattern": "^[ab]{1,3}$"}, "uniqueItems": True, "minItems": 3}
+    guide = structgen.compile_json_schema(schema, vocab, whitespace="")
+    for seed in range(60):
+        rng = random.Random(seed)
+        budget = rng.randint(16, 30)
+        s, text, n = guide.initial_state, b"", 0
+        while True:
+            ids = guide.token_mask(s, budget=budget - n).nonzero()[0].tolist()
+            assert ids, (text, budget, n)
+            t = rng.choice(ids)
+            if t == len(tokens):
+                break
+            s, text, n = guide.next_state(s, t), text + tokens[t], n + 1
+        assert n <= budget and _valid(schema, text.decode()), text
