@@ -11,6 +11,7 @@ from ..automata.dfa import ByteDFA
 from ..automata.dfa_chain import enclose, repeat_unit
 from ..automata.expr import NOTHING, ExprPool
 from ..automata.expr_dfa import lazy_to_dfa
+from ..automata.expr_rewrite import STRING_LENGTH
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
 from .ecma_pattern import pattern_regex
@@ -132,12 +133,12 @@ class Strings:
 
     def with_length(self, string: Term, lo: int, hi: Optional[int], path: str, what: str) -> Term:
         """The strings of ``string`` (quotes included) of ``lo``..``hi`` characters: an
-        intersection of automata (exact: a unit of both terms is one decoded character)."""
-        try:
-            lengths = self.ctx.embed(length_dfa(lo, hi, self.ctx.options.max_states))
-        except CompileBudgetExceeded:  # (too long for one automaton: the same language as a term, built lazily)
-            t = self.ctx.t
-            lengths = t.quoted(t.rep(t.char, lo, hi))
+        intersection with ``"char{lo,hi}"`` (exact: a unit of both terms is one decoded character)."""
+        # (a term with a counter, built lazily: far from its bound a state's masks are those of
+        # the string alone, see structgen.automata.expr_rewrite.clamp)
+        t = self.ctx.t
+        lengths = t.quoted(t.rep(t.char, lo, hi))
+        self.ctx.pool.facts[STRING_LENGTH] = (t.char, t.quote)
         kept = self.ctx.inter(string, lengths, path)
         if kept == NOTHING:
             raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches {what}", path or "/")
