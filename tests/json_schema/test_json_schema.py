@@ -624,3 +624,23 @@ def test_pattern_with_a_length_too_long_for_one_automaton_is_a_lazy_term(text: s
     for spelled in (json.dumps(text, ensure_ascii=False), json.dumps(text)):
         assert eager.accepts_bytes(spelled.encode()) == lazy.accepts_bytes(spelled.encode())
     assert lazy.accepts_bytes(json.dumps(text, ensure_ascii=False).encode()) == want
+
+
+def test_a_long_string_shares_masks_far_from_its_length_bound() -> None:
+    """A pattern with a maxLength is intersected with "char{0,hi}"; far from the bound the length
+    cannot kill a token, so positions share one clamped state (one mask); near it, tokens too long
+    for what is left are refused, exactly as the byte steps refuse them."""
+    import structgen
+
+    tokens = [bytes([b]) for b in range(32, 127)] + [b"a" * 12, b"ab" * 20, b'a"']
+    vocab = structgen.Vocabulary.from_bytes([*tokens, None], eos_token_ids=[len(tokens)])
+    guide = structgen.compile_json_schema({"type": "string", "pattern": "^[ab]+:[ab]+$", "maxLength": 200}, vocab)
+    auto = guide.automaton
+    n = guide._index.longest_token
+    at = {k: guide.advance(guide.initial_state, [tokens.index(b'"')] + [tokens.index(b"a")] * k) for k in (5, 9, 120, 160, 197)}
+    assert auto.clamped(at[5], n) == auto.clamped(at[9], n) != at[5]
+    assert auto.clamped(at[160], n) == at[160]  # (near the bound: whole)
+    for k, s in at.items():
+        allowed = guide.allowed_token_ids(s).tolist()
+        assert allowed and all(guide.next_state(s, t) >= 0 for t in allowed), k
+        assert (len(tokens) - 2 in allowed) == (k + 40 + 2 <= 200)  # "abab..." then ":b" must still fit
