@@ -4,40 +4,20 @@
 
 from __future__ import annotations
 
-import functools
 from typing import Any, Optional
 
-from ..automata.dfa import ByteDFA
-from ..automata.dfa_chain import enclose, repeat_unit
-from ..automata.expr import NOTHING, ExprPool
-from ..automata.expr_dfa import lazy_to_dfa
+from ..automata.expr import NOTHING
 from ..automata.expr_rewrite import STRING_LENGTH
-from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
+from ..errors import SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
 from .ecma_pattern import pattern_regex
 from .formats import FORMATS, FREE_STRING_FORMATS, format_regex, format_term, regex_width
 from .loading import anchored
-from .terms import JsonTerms
 
 __all__ = ["Strings"]
 
 #: Formats whose regex keeps under the RFC's length limit by dropping some long valid values.
 _CAPPED_FORMATS = ("hostname", "email", "idn-hostname", "idn-email")
-
-
-@functools.lru_cache(maxsize=64)
-def length_dfa(lo: int, hi: Optional[int], max_states: int) -> ByteDFA:
-    """The JSON strings of ``lo``..``hi`` characters (any encoding of each), as an automaton:
-    the character's automaton chained (:func:`~structgen.automata.dfa_chain.repeat_unit`) and
-    quoted; built once per process for each length range.
-
-    >>> dfa = length_dfa(1, 2, 1000)
-    >>> dfa.accepts('"é"'.encode()), dfa.accepts(br'"\\u00e9\\t"'), dfa.accepts(b'""'), dfa.accepts(b'"abc"')
-    (True, True, False, False)
-    """
-    t = JsonTerms(ExprPool())
-    char = lazy_to_dfa(t.pool, t.char)
-    return enclose(repeat_unit(char, lo, hi, max_states=max_states), ord('"'), ord('"'))
 
 
 class Strings:
