@@ -27,8 +27,9 @@ from typing import Iterable
 
 from .embedded import EmbeddedDfa
 from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
+from .markers import GUARD_FIRST
 
-__all__ = ["STRING_LENGTH", "clamp", "concat_all", "copy_from", "restrict", "substitute"]
+__all__ = ["STRING_LENGTH", "clamp", "concat_all", "copy_from", "copy_term", "restrict", "substitute"]
 
 _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
     KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
@@ -291,6 +292,24 @@ def copy_from(pool: ExprPool, other: ExprPool, e: int) -> int:
     if entry is None or entry[0] is not other:
         entry = copies[id(other)] = (other, {NOTHING: NOTHING, EPSILON: EPSILON}, {})
     _, done, adopted = entry
+    return _copy(pool, other, e, done, adopted, 0)
+
+
+def copy_term(dst: ExprPool, src: ExprPool, e: int, shift: int = 0, memo: dict[int, int] | None = None) -> int:
+    """Term ``e`` of pool ``src`` as a term of ``dst``, every call ``k`` (a symbol below
+    :data:`~structgen.automata.markers.GUARD_FIRST`) renumbered ``k + shift`` (guards kept).
+    Embedded automata are shared, or copied when a call inside them is renumbered. ``memo``
+    (source term -> copy) may be shared by several calls with the same pools and shift."""
+    done = memo if memo is not None else {}
+    done.setdefault(NOTHING, NOTHING)
+    done.setdefault(EPSILON, EPSILON)
+    adopted: dict[int, int] = done.setdefault(-1, {})  # type: ignore[assignment,arg-type]
+    return _copy(dst, src, e, done, adopted, shift)
+
+
+def _copy(pool: ExprPool, other: ExprPool, e: int, done: dict[int, int], adopted: dict[int, int], shift: int) -> int:
+    """Term ``e`` of ``other`` copied into ``pool`` (``done``: terms copied so far, ``adopted``:
+    embedded automata adopted so far), calls renumbered by ``shift``."""
     stack = [e]
     while stack:
         x = stack[-1]
@@ -308,12 +327,19 @@ def copy_from(pool: ExprPool, other: ExprPool, e: int) -> int:
         if kind == _BYTES:
             done[x] = pool.bytes_of(node[1])
         elif kind == _SYM:
-            done[x] = pool.symbol(node[1])
+            done[x] = pool.symbol(node[1] + shift if node[1] < GUARD_FIRST else node[1])
         elif kind == _DFA:
             index = adopted.get(node[1])
             if index is None:
-                index = adopted[node[1]] = pool.add_embedded(other.embedded(node[1]))
+                index = adopted[node[1]] = pool.add_embedded(_renumbered(other.embedded(node[1]), shift))
             done[x] = pool.embed_state(index, node[2])
         else:
             done[x] = _rebuilt(pool, node, done)
     return done[e]
+
+
+def _renumbered(emb: EmbeddedDfa, shift: int) -> EmbeddedDfa:
+    if not shift or not emb.symbols:
+        return emb
+    symbols = {q: tuple((k + shift if k < GUARD_FIRST else k, r) for k, r in es) for q, es in emb.symbols.items()}
+    return EmbeddedDfa(emb.rows, emb.finals, symbols, emb.column_classes)

@@ -32,9 +32,8 @@ from collections import OrderedDict
 from typing import Any, Callable, Hashable
 
 from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
-from ..automata.embedded import EmbeddedDfa
-from ..automata.expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
-from ..automata.markers import GUARD_FIRST
+from ..automata.expr_rewrite import copy_term
+from ..automata.expr import ALL_BYTES, NOTHING, ExprPool
 from ..automata.network import Network
 from ..automata.regex import regex_to_expr
 from ..automata.spans import extract_dfa, normalize_documents
@@ -44,68 +43,7 @@ from ..guides.pushdown import PushdownGuide
 from ..vocab.vocabulary import Vocabulary
 from .formats import Choice, Extract, Format, JsonSchema, Literal, Regex, Repeat, Sequence, Tag, Text, Triggered
 
-__all__ = ["build_network", "clear_composed_cache", "compile_composed", "copy_term"]
-
-_BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
-    KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
-)
-
-
-def copy_term(dst: ExprPool, src: ExprPool, e: int, shift: int = 0, memo: dict[int, int] | None = None) -> int:
-    """Term ``e`` of pool ``src`` as a term of ``dst``, every call ``k`` (a symbol below
-    :data:`~structgen.automata.markers.GUARD_FIRST`) renumbered ``k + shift`` (guards kept).
-    Embedded automata are shared, or copied when a call inside them is renumbered. ``memo``
-    (source term -> copy) may be shared by several calls with the same pools and shift."""
-    done = memo if memo is not None else {}
-    done.setdefault(NOTHING, NOTHING)
-    done.setdefault(EPSILON, EPSILON)
-    embedded: dict[int, int] = done.setdefault(-1, {})  # type: ignore[assignment,arg-type]
-    stack = [e]
-    while stack:
-        x = stack[-1]
-        if x in done:
-            stack.pop()
-            continue
-        node = src.node(x)
-        kind = node[0]
-        kids = (node[1], node[2]) if kind == _SEQ else node[1] if kind in (_ALT, _AND) else (
-            (node[1],) if kind in (_REP, _NOT) else ())
-        pending = [k for k in kids if k not in done]
-        if pending:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        if kind == _BYTES:
-            got = dst.bytes_of(node[1])
-        elif kind == _SEQ:
-            got = dst.seq(done[node[1]], done[node[2]])
-        elif kind == _ALT:
-            got = dst.alt([done[p] for p in node[1]])
-        elif kind == _REP:
-            got = dst.repeat(done[node[1]], node[2], None if node[3] < 0 else node[3])
-        elif kind == _SYM:
-            got = dst.symbol(node[1] + shift if node[1] < GUARD_FIRST else node[1])
-        elif kind == _AND:
-            got = dst.both([done[p] for p in node[1]])
-        elif kind == _NOT:
-            got = dst.negate(done[node[1]])
-        elif kind == _DFA:
-            index = embedded.get(node[1])
-            if index is None:
-                index = embedded[node[1]] = dst.add_embedded(_renumbered(src.embedded(node[1]), shift))
-            got = dst.embed_state(index, node[2])
-        else:  # pragma: no cover - every kind is handled above
-            raise AssertionError(f"unknown term kind {kind}")
-        done[x] = got
-    return done[e]
-
-
-def _renumbered(emb: EmbeddedDfa, shift: int) -> EmbeddedDfa:
-    if not shift or not emb.symbols:
-        return emb
-    symbols = {q: tuple((k + shift if k < GUARD_FIRST else k, r) for k, r in es) for q, es in emb.symbols.items()}
-    return EmbeddedDfa(emb.rows, emb.finals, symbols, emb.column_classes)
-
+__all__ = ["build_network", "clear_composed_cache", "compile_composed"]
 
 class _Builder:
     """Builds the root expression and the called automata of one composed network."""

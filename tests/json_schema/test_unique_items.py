@@ -182,6 +182,24 @@ ITEMS = st.sampled_from([
 ])
 
 
+def _short_token_walk(guide: structgen.Guide, rng: random.Random, steps: int) -> bytes | None:
+    """A random walk that prefers tokens of at most 2 bytes (items close early and repeat often),
+    asserting that no step meets a dead end: its text if it ended in a final state, else None."""
+    vocab = guide.vocabulary
+    short = [i for i, t in enumerate(vocab.tokens) if t is not None and len(t) <= 2]
+    s, text = guide.initial_state, b""
+    for _ in range(steps):
+        if guide.is_final(s):
+            return text
+        mask = guide.token_mask(s)
+        assert mask.any(), f"dead end after {text!r}"
+        t = rng.choice([i for i in short if mask[i]] or mask.nonzero()[0].tolist())
+        s = guide.next_state(s, t)
+        assert s >= 0
+        text += vocab.tokens[t]
+    return text if guide.is_final(s) else None
+
+
 @settings(max_examples=25, deadline=None)
 @given(items=ITEMS, lo=st.integers(0, 3), extra=st.integers(0, 3), seed=st.integers(0, 2**16))
 def test_random_walks_on_a_real_tokenizer_are_valid(smollm2_vocabulary: Any, items: Any, lo: int, extra: int, seed: int) -> None:
@@ -189,21 +207,8 @@ def test_random_walks_on_a_real_tokenizer_are_valid(smollm2_vocabulary: Any, ite
     valid arrays, and never meet a dead end."""
     schema = {"type": "array", "items": items, "uniqueItems": True, "minItems": lo, "maxItems": lo + extra}
     guide = structgen.compile_json_schema(schema, smollm2_vocabulary, whitespace=r"[ ]?")
-    vocab = smollm2_vocabulary
-    rng = random.Random(seed)
-    short = [i for i, t in enumerate(vocab.tokens) if t is not None and len(t) <= 2]
-    s, text = guide.initial_state, b""
-    for _ in range(120):
-        if guide.is_final(s):
-            break
-        mask = guide.token_mask(s)
-        assert mask.any(), f"dead end after {text!r}"
-        picks = [i for i in short if mask[i]] or mask.nonzero()[0].tolist()
-        t = rng.choice(picks)
-        s = guide.next_state(s, t)
-        assert s >= 0
-        text += vocab.tokens[t]
-    if guide.is_final(s):
+    text = _short_token_walk(guide, random.Random(seed), 120)
+    if text is not None:
         assert _valid(schema, text.decode()), text
 
 
@@ -242,24 +247,12 @@ def test_smollm2_writes_unique_tags(smollm2: Any) -> None:
 def test_random_walks_on_sentencepiece(mistral_vocabulary: Any) -> None:
     """The other token convention (``▁``, byte fallback): walks that favour short tokens end in
     valid arrays of distinct items."""
-    vocab = mistral_vocabulary
     schema = {"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": True, "minItems": 3, "maxItems": 6}
-    guide = structgen.compile_json_schema(schema, vocab, whitespace="")
-    short = [i for i, t in enumerate(vocab.tokens) if t is not None and len(t) <= 2]
+    guide = structgen.compile_json_schema(schema, mistral_vocabulary, whitespace="")
     finished = 0
     for seed in range(6):
-        rng = random.Random(seed)
-        s, text = guide.initial_state, b""
-        for _ in range(60):
-            if guide.is_final(s):
-                break
-            mask = guide.token_mask(s)
-            assert mask.any(), f"dead end after {text!r}"
-            picks = [i for i in short if mask[i]] or mask.nonzero()[0].tolist()
-            t = rng.choice(picks)
-            s = guide.next_state(s, t)
-            text += vocab.tokens[t]
-        if guide.is_final(s):
+        text = _short_token_walk(guide, random.Random(seed), 60)
+        if text is not None:
             finished += 1
             assert _valid(schema, text.decode()), text
     assert finished >= 3
