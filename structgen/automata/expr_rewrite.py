@@ -28,8 +28,9 @@ from typing import Iterable
 from .embedded import EmbeddedDfa
 from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
 from .markers import GUARD_FIRST
+from .string_length import clampable_string, note_restricted
 
-__all__ = ["STRING_LENGTH", "clamp", "concat_all", "copy_from", "copy_term", "restrict", "substitute"]
+__all__ = ["clamp", "concat_all", "copy_from", "copy_term", "restrict", "substitute"]
 
 _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
     KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
@@ -66,6 +67,7 @@ def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozen
     else:
         got = e
     pool.facts[key] = got
+    note_restricted(pool, e, got)
     return got  # type: ignore[return-value]
 
 
@@ -108,7 +110,7 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
     and to a final state iff it does there. States that differ only in large counters then share
     one token mask (a token of at most ``n`` bytes cannot see the difference). An intersection or
     a complement is left whole (whether it can still be completed may depend on any counter),
-    but for a string's length far from its bound (:func:`_clamp_string_length`)."""
+    but for a string's length far from its bound (:func:`.string_length.clampable_string`)."""
     key = ("clamp", e, n)
     got = pool.facts.get(key)
     if got is not None:
@@ -125,74 +127,12 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
         # bound above n are indistinguishable from n + 1 and "unbounded".
         got = pool.repeat(x, min(lo, n + 1), None if hi < 0 or hi > n else hi)
     elif kind == _AND:
-        got = _clamp_string_length(pool, e, node[1], n)
+        string = clampable_string(pool, node[1], n)
+        got = e if string is None else clamp(pool, string, n)
     else:
         got = e
     pool.facts[key] = got
     return got  # type: ignore[return-value]
-
-
-#: ``pool.facts[STRING_LENGTH]``: ``(unit, quote)`` of the length terms ``"unit{lo,hi}"`` that
-#: the schema compiler intersects a JSON string with (a ``minLength`` / ``maxLength``).
-STRING_LENGTH = "string length"
-#: Most terms :func:`_farthest_shortest` visits before it gives up (no clamp then).
-_REACH_LIMIT = 4096
-
-
-def _clamp_string_length(pool: ExprPool, e: int, members: tuple[int, ...], n: int) -> int:
-    """A JSON string intersected with its length ``unit{0,hi}"`` (the minimum reached), ``hi`` at
-    least ``n`` plus the longest shortest completion of any state the string reaches within ``n``
-    bytes: for a token of at most ``n`` bytes the length cannot be what kills the string, so its
-    tokens, and whether they end it, are the string's own (clamped). Else ``e`` whole."""
-    marked = pool.facts.get(STRING_LENGTH)
-    if marked is None or len(members) != 2:
-        return e
-    unit, quote = marked  # type: ignore[misc]
-    for length, string in (members, members[::-1]):
-        node = pool.node(length)
-        if node[0] != _SEQ or node[2] != quote or pool.is_algebraic(string):
-            continue
-        rep = pool.node(node[1])
-        if rep[0] != _REP or rep[1] != unit or rep[2] != 0:
-            continue
-        if rep[3] >= 0:
-            far = _farthest_shortest(pool, string, n)
-            if far is None or rep[3] < n + far:
-                continue
-        return clamp(pool, string, n)
-    return e
-
-
-def _farthest_shortest(pool: ExprPool, e: int, n: int) -> int | None:
-    """The longest of the shortest strings (bytes) of the terms ``e`` reaches within ``n`` bytes;
-    ``None`` past :data:`_REACH_LIMIT` terms. Memoised in the pool."""
-    key = ("farthest shortest", e, n)
-    if key in pool.facts:
-        return pool.facts[key]  # type: ignore[return-value]
-    from .expr_text import MinLength  # (expr_text reads terms; it does not rewrite them)
-
-    shortest = MinLength(pool, {})
-    seen = {e}
-    level = [e]
-    got: int | None = shortest.of(e)
-    for _ in range(n):
-        nxt = []
-        for x in level:
-            for mask in pool.byte_classes(x):
-                d = pool.derive(x, (mask & -mask).bit_length() - 1)
-                if d != NOTHING and d not in seen:
-                    seen.add(d)
-                    nxt.append(d)
-        if len(seen) > _REACH_LIMIT:
-            got = None
-            break
-        for d in nxt:
-            got = max(got, shortest.of(d))  # type: ignore[type-var]
-        if not nxt:
-            break
-        level = nxt
-    pool.facts[key] = got
-    return got
 
 
 def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:

@@ -195,6 +195,15 @@ class LazyAutomaton:
             ml = self._minlen = MinLength(self.pool, {})
         return ml.of(self.exprs[q])
 
+    def clamped_below(self, q: int, lengths: Sequence[int]) -> tuple[int, int]:
+        """``(n, state)``: the first ``n`` of ``lengths`` (longest first) for which ``q`` clamps to
+        another state (:meth:`clamped`), and that state; ``(0, q)`` where none does."""
+        for n in lengths:
+            got = self.clamped(q, n)
+            if got != q:
+                return n, got
+        return 0, q
+
     def clamped(self, q: int, n: int) -> int:
         """The state of ``q``'s expression with counters cut to what ``n`` bytes tell apart
         (:func:`.expr_rewrite.clamp`): tokens of at most ``n`` bytes are accepted from both alike."""

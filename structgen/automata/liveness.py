@@ -22,7 +22,7 @@ Example:
 from __future__ import annotations
 
 import heapq
-from typing import Any, Iterator, Optional
+from typing import Any, Callable, Iterator, Optional
 
 __all__ = ["INF", "LIVENESS_LIMIT", "Liveness"]
 
@@ -47,6 +47,8 @@ class Liveness:
         self.alive: set[int] = set()  # algebraic terms some string is known to match (length unknown)
         self.lower: dict[int, int] = {}  # term -> a lower bound of its strings' length
         self.lower_dfa: dict[int, list[int]] = {}  # embedded automaton -> its states' shortest lengths
+        #: a cheap verdict on a term's liveness, asked before a search (``None``: not known)
+        self.proof: Callable[[int], Optional[bool]] | None = None
 
     def state(self) -> dict[str, object]:
         """What pickling keeps (a search that gave up must not find a witness after a reload)."""
@@ -68,10 +70,11 @@ class Liveness:
         remembered as live, and when the search runs out every term it saw is dead."""
         if e == NOTHING:
             return False
-        if self._known_live(e):
-            return True
         if self.witness.get(e) == _INF:
             return None if e in self.gave_up else False
+        verdict = self._verdict(e)
+        if verdict is not None:
+            return verdict
         parent: dict[int, int] = {e: -1}
         heap = [(self.lower_bound(e), 0, e)]
         while heap:
@@ -80,11 +83,14 @@ class Liveness:
                 if d in parent or self.witness.get(d) == _INF:
                     continue
                 parent[d] = x
-                if self._known_live(d):
+                verdict = self._verdict(d)
+                if verdict:
                     while x >= 0:
                         self.alive.add(x)
                         x = parent[x]
                     return True
+                if verdict is False:
+                    continue
                 heapq.heappush(heap, (self.lower_bound(d), len(parent), d))
             if len(parent) > limit:
                 self.witness[e] = _INF
@@ -125,8 +131,34 @@ class Liveness:
         self.lower[e] = got
         return got
 
-    def _known_live(self, x: int) -> bool:
-        return not self.pool.is_algebraic(x) or self.pool.nullable(x) or x in self.alive or self.witness.get(x, _INF) < _INF
+    def _verdict(self, x: int) -> Optional[bool]:
+        """Whether ``x`` is live as far as is known without a search (``None``: not known): a
+        term without algebra, a nullable one, one searched before; a concatenation by its
+        parts, a choice by its members; else the pool's :attr:`proof`. Verdicts are remembered."""
+        if not self.pool.is_algebraic(x) or self.pool.nullable(x) or x in self.alive:
+            return True
+        known = self.witness.get(x)
+        if known is not None:
+            return known < _INF
+        node = self.pool.node(x)
+        kind = node[0]
+        k = self.kinds
+        got: Optional[bool]
+        if kind == k["seq"]:
+            both = (self._verdict(node[1]), self._verdict(node[2]))
+            got = False if False in both else None if None in both else True
+        elif kind == k["alt"]:
+            parts = [self._verdict(p) for p in node[1]]
+            got = True if True in parts else None if None in parts else False
+        elif kind == k["rep"]:
+            got = True if node[2] == 0 else self._verdict(node[1])
+        else:
+            got = None if self.proof is None else self.proof(x)
+        if got:
+            self.alive.add(x)
+        elif got is False:
+            self.witness[x] = _INF
+        return got
 
     def _successors(self, x: int) -> Iterator[int]:
         """The derivatives of ``x`` that are not ``NOTHING``: one per byte class, then one per symbol."""

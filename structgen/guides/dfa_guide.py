@@ -5,7 +5,8 @@ reaches it). A mask is a walk of the vocabulary's token trie from that state: th
 slice where every slice character leads one way (a string body), by a sparse depth-first walk
 where the state has few ways on, else level by level with numpy. A plain mask is computed for the
 state with its counters clamped to what the longest token can tell apart, so a long string's
-positions share one mask. The API (masks, budgets, forced text) is :class:`~.base.Guide`'s.
+positions share one mask; nearer a length bound, the mask of the tokens short enough not to
+reach it still comes from a clamped state, and only the long tokens are walked. The API (masks, budgets, forced text) is :class:`~.base.Guide`'s.
 """
 
 from __future__ import annotations
@@ -226,9 +227,17 @@ class DfaGuide(Guide):
     def _compute_mask(self, state: int) -> np.ndarray:
         self._check_state(state)
         clamped = self.automaton.clamped(state, self._index.longest_token)
-        if clamped == state:
-            return super()._compute_mask(state)
-        mask = self.token_mask(clamped)  # (the same tokens, EOS included: finality is kept)
+        if clamped != state:
+            mask = self.token_mask(clamped)  # (the same tokens, EOS included: finality is kept)
+        else:
+            n, clamped = self.automaton.clamped_below(state, self._index.short_token_cuts)
+            if not n:
+                return super()._compute_mask(state)
+            # the tokens of at most n bytes as from the clamped state, the longer ones walked
+            mask = self.token_mask(clamped) & (self._index.token_lengths <= n)
+            trie = self._index.long_tokens(n)
+            mask[trie.token_ids[walk_nodes(self.automaton, trie, state)[trie.token_nodes] >= 0]] = True
+            mask.flags.writeable = False
         with self._lock:
             if len(self._masks) >= self._max_masks:
                 self._masks.pop(next(iter(self._masks)), None)

@@ -19,7 +19,7 @@ through a string slice where every slice character leads one way, else level by 
 
 from __future__ import annotations
 
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 
 import numpy as np
 
@@ -91,7 +91,7 @@ class FrameMasks:
         self.distances = distances
         self.index = index
         self._trie: TokenTrie | None = None
-        self._walks: dict[tuple[int, int, int], TokenWalk] = {}
+        self._walks: dict[tuple[int, int, int], TokenWalk | None] = {}  # (None: no clamped walk)
         self._frames: dict[tuple[int, int, int, int, bool], FrameTokens] = {}
         self._active: set[tuple[int, int, int, int, bool]] = set()
 
@@ -99,7 +99,7 @@ class FrameMasks:
     def memory_bytes(self) -> int:
         """Approximate bytes held by the cached frames and walks."""
         frames = sum(f.ids.nbytes + 64 for f in self._frames.values())
-        return frames + sum(w.ids.nbytes * 2 + 64 for w in self._walks.values())
+        return frames + sum(w.ids.nbytes * 2 + 64 for w in self._walks.values() if w is not None)
 
     @property
     def trie(self) -> TokenTrie:
@@ -129,11 +129,12 @@ class FrameMasks:
             self._walks[key] = got
         return got
 
-    def sparse_walk(self, auto: AutomatonView, q: int, node: int, limit: int) -> TokenWalk | None:
+    def sparse_walk(self, auto: AutomatonView, q: int, node: int, limit: int, trie: TokenTrie | None = None) -> TokenWalk | None:
         """Depth-first from ``node`` in state ``q``, looping over the fewer of a trie node's
         children and the state's edges (as :func:`~structgen.vocab.trie.sparse_walk`);
-        ``None`` past ``limit`` visited nodes (0: no limit)."""
-        trie = self.trie
+        ``None`` past ``limit`` visited nodes (0: no limit). ``trie``: the vocabulary's, or a
+        trie cut out of it (its nodes, not the vocabulary's, are in the branches)."""
+        trie = trie or self.trie
         nchild = trie.num_children_list
         keys, tok_first, tok_count, tok_ids = trie.lookup
         branching = auto.branching
@@ -219,9 +220,9 @@ class FrameMasks:
             )
         return None
 
-    def full_walk(self, auto: AutomatonView, q: int) -> TokenWalk:
+    def full_walk(self, auto: AutomatonView, q: int, trie: TokenTrie | None = None) -> TokenWalk:
         """The whole trie, level by level (as :func:`~structgen.vocab.trie.walk_nodes`)."""
-        trie = self.trie
+        trie = trie or self.trie
         node_state = _node_states(auto, trie, q)
         at = node_state[trie.token_nodes]
         ok = at >= 0
@@ -229,6 +230,41 @@ class FrameMasks:
         alive = alive[trie.num_children[alive] > 0]  # (only a node with children can branch)
         br = alive[_branching_of(auto, node_state[alive])]
         return TokenWalk(trie.token_ids[ok], at[ok], list(zip(br.tolist(), node_state[br].tolist())))
+
+    def clamped_walk(self, a: int, q: int) -> TokenWalk | None:
+        """The root walk of ``q`` where ``q`` clamps for tokens of ``n`` bytes but not for the
+        longest (a string near a length bound a long token could pass, see
+        :meth:`.LazyAutomaton.clamped`), ``n`` the longest of
+        :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` that does: the tokens of at most ``n``
+        bytes from the clamped state's walk (shared by every state that clamps to it), the
+        longer ones walked from ``q`` in their own trie. ``None`` where none clamps, or where the
+        clamped walk may call within ``n`` bytes (cached)."""
+        key = (a, q, -1)  # (node -1: this walk, from the root)
+        if key in self._walks:
+            return self._walks[key]
+        auto = self.view.auto(a)
+        got: TokenWalk | None = None
+        n, clamped = auto.auto.clamped_below(q, self.index.short_token_cuts)
+        if n:
+            short = self.walk(a, clamped, 0)
+            starts = self.trie.depth_starts
+            near = [(m, p) for m, p in short.branches if bisect_right(starts, m) - 1 <= n]
+            if not any(auto.calls(p) or auto.guards(p) for _, p in near):
+                keep = self.index.token_lengths[short.ids] <= n
+                got = self._with_long_tokens(auto, q, n, TokenWalk(short.ids[keep], short.ends[keep], near))
+        if len(self._walks) >= FRAME_CACHE:
+            self._walks.clear()
+        self._walks[key] = got
+        return got
+
+    def _with_long_tokens(self, auto: AutomatonView, q: int, n: int, short: TokenWalk) -> TokenWalk:
+        """``short`` and the tokens of more than ``n`` bytes read from ``q`` (their own trie)."""
+        trie = self.index.long_tokens(n)
+        long = self.sparse_walk(auto, q, 0, SPARSE_ROOT_LIMIT, trie) or self.full_walk(auto, q, trie)
+        assert trie.origin is not None  # (cut out of the vocabulary's trie)
+        starts = self.trie.depth_starts
+        far = [(m, p) for m, p in ((int(trie.origin[m]), p) for m, p in long.branches) if bisect_right(starts, m) - 1 > n]
+        return TokenWalk(np.concatenate([short.ids, long.ids]), np.concatenate([short.ends, long.ends]), short.branches + far)
 
     # -- frames --------------------------------------------------------------------------------
 
@@ -264,7 +300,7 @@ class FrameMasks:
         view, dist = self.view, self.distances
         if data and a in view.recording:
             return self.item_in_danger(a, q, node, data, bounded)
-        walk = self.walk(a, q, node)
+        walk = (not (node or data or bounded) and self.clamped_walk(a, q)) or self.walk(a, q, node)
         auto = view.auto(a)
         ids, ends = walk.ids, walk.ends
         array = a in view.arrays

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ..automata.expr import NOTHING
-from ..automata.expr_rewrite import STRING_LENGTH
+from ..automata.string_length import mark_string_length
 from ..errors import SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
 from .ecma_pattern import pattern_regex
@@ -118,7 +118,7 @@ class Strings:
         # the string alone, see structgen.automata.expr_rewrite.clamp)
         t = self.ctx.t
         lengths = t.quoted(t.rep(t.char, lo, hi))
-        self.ctx.pool.facts[STRING_LENGTH] = (t.char, t.quote)
+        mark_string_length(self.ctx.pool, t.char, t.quote)
         kept = self.ctx.inter(string, lengths, path)
         if kept == NOTHING:
             raise UnsatisfiableConstraint(f"no string of {lo}..{hi} characters matches {what}", path or "/")

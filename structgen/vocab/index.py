@@ -25,11 +25,18 @@ import threading
 import weakref
 from typing import Any, Callable, TypeVar
 
+import numpy as np
+
 from .slices import SLICES, StringSlice, slice_automaton
 from .trie import TokenTrie
 from .vocabulary import Vocabulary
 
-__all__ = ["VocabularyIndex", "index_of", "prepare_vocabulary", "string_slice", "token_trie"]
+__all__ = ["SHORT_TOKEN_CUTS", "VocabularyIndex", "index_of", "prepare_vocabulary", "string_slice", "token_trie"]
+
+#: Where masks may split a vocabulary into short and long tokens (bytes, longest first): a state
+#: that clamps for tokens of ``n`` bytes takes their mask from its clamped state and walks only
+#: the longer tokens (:meth:`VocabularyIndex.long_tokens`) itself.
+SHORT_TOKEN_CUTS = (96, 64, 48, 32, 24, 16)
 
 _T = TypeVar("_T")
 
@@ -118,11 +125,27 @@ class VocabularyIndex:
         """The most bytes in one token."""
         return self._once("longest_token", lambda tokens: max((len(t) for t in tokens if t), default=0))
 
+    @property
+    def token_lengths(self) -> np.ndarray:
+        """The bytes of each token (int64, 0 for a token without bytes)."""
+        return self._once("token_lengths", lambda tokens: np.array([len(t) if t else 0 for t in tokens], dtype=np.int64))
+
+    @property
+    def short_token_cuts(self) -> tuple[int, ...]:
+        """The :data:`SHORT_TOKEN_CUTS` below the longest token."""
+        return tuple(n for n in SHORT_TOKEN_CUTS if n < self.longest_token)
+
+    def long_tokens(self, n: int) -> TokenTrie:
+        """The trie of the tokens of more than ``n`` bytes, cut out of :attr:`trie`."""
+        return self._once(f"long_tokens {n}", lambda tokens: self.trie.restrict(np.flatnonzero(self.token_lengths > n)))
+
     def prepare(self) -> "VocabularyIndex":
         """Build every part now (about 3 s for Llama-3's 128k tokens); returns ``self``."""
         trie = self.trie
         trie.lookup, trie.num_children_list, trie.depth_starts  # noqa: B018  (derived on first use)
         self.single_bytes, self.token_bytes, self.proper_prefixes, self.longest_token  # noqa: B018
+        for n in self.short_token_cuts:
+            self.long_tokens(n)
         for k in range(len(SLICES)):
             self.string_slice(k)
             slice_automaton(k)  # (per process: the slice's one-character automaton)
