@@ -3,7 +3,6 @@ the tokens of a clamped state for short tokens and walk only the long ones from 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
