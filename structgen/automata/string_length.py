@@ -34,13 +34,13 @@ if TYPE_CHECKING:
 
 __all__ = ["STRING_LENGTH", "clampable_string", "fewest_units", "mark_string_length", "string_length_verdict"]
 
-_SEQ, _REP, _AND = KINDS["seq"], KINDS["rep"], KINDS["and"]
+_SEQ, _ALT, _REP, _DFA, _AND, _NOT, _SYM = (KINDS[k] for k in ("seq", "alt", "rep", "dfa", "and", "not", "sym"))
 
 #: ``pool.facts[STRING_LENGTH]``: ``(units, quote)`` of the length terms ``"unit{lo,hi}"`` that
 #: the schema compiler intersects a JSON string with (a ``minLength`` / ``maxLength``): the set of
 #: unit terms (one decoded character, and its restrictions to vocabularies) and the quote.
 STRING_LENGTH = "string length"
-#: Most terms :func:`_farthest_shortest` and :func:`fewest_units` visit before they give up.
+#: Most pairs :func:`fewest_units` visits before it gives up.
 _REACH_LIMIT = 4096
 _INF = 1 << 60
 _BETWEEN = -1  # (fewest_units: between two units, not inside one)
@@ -67,18 +67,14 @@ def note_restricted(pool: ExprPool, e: int, restricted: int) -> None:
 
 def clampable_string(pool: ExprPool, members: tuple[int, ...], n: int) -> Optional[int]:
     """The string of an intersection with its length ``unit{0,hi}"`` (the minimum reached),
-    ``hi`` at least ``n`` plus the longest shortest completion of any state the string reaches
-    within ``n`` bytes: for a token of at most ``n`` bytes the length cannot be what kills the
+    ``hi`` at least ``n`` plus the longest shortest completion of any term the string leads to
+    (:func:`_longest_shortest`): for a token of at most ``n`` bytes the length cannot be what kills the
     string, so its tokens, and whether they end it, are the string's own. Else ``None``."""
     found = _string_with_length(pool, members)
     if found is None:
         return None
     string, _, hi = found
-    if hi >= 0:
-        far = _farthest_shortest(pool, string, n)
-        if far is None or hi < n + far:
-            return None
-    return string
+    return string if hi < 0 or hi >= n + _longest_shortest(pool, string) else None
 
 
 def string_length_verdict(pool: ExprPool, e: int) -> Optional[bool]:
@@ -180,31 +176,39 @@ def _min_length(pool: ExprPool) -> "MinLength":
     return got  # type: ignore[return-value]
 
 
-def _farthest_shortest(pool: ExprPool, e: int, n: int) -> Optional[int]:
-    """The longest of the shortest strings (bytes) of the terms ``e`` reaches within ``n`` bytes;
-    ``None`` past :data:`_REACH_LIMIT` terms. Memoised in the pool."""
-    key = ("farthest shortest", e, n)
-    if key in pool.facts:
-        return pool.facts[key]  # type: ignore[return-value]
-    shortest = _min_length(pool)
-    seen = {e}
-    level = [e]
-    got: Optional[int] = shortest.of(e)
-    for _ in range(n):
-        nxt = []
-        for x in level:
-            for mask in pool.byte_classes(x):
-                d = pool.derive(x, (mask & -mask).bit_length() - 1)
-                if d != NOTHING and d not in seen:
-                    seen.add(d)
-                    nxt.append(d)
-        if len(seen) > _REACH_LIMIT:
-            got = None
-            break
-        for d in nxt:
-            got = max(got, shortest.of(d))  # type: ignore[type-var]
-        if not nxt:
-            break
-        level = nxt
+def _longest_shortest(pool: ExprPool, e: int) -> int:
+    """An upper bound on the shortest completion (bytes) of every term ``e`` leads to, from its
+    structure: a concatenation's is its first part's plus the second's shortest string (or the
+    second's own), a repetition's one more pass than it still needs, an embedded automaton's its
+    farthest state's. Terms with algebra or symbols: :data:`_INF`. Memoised in the pool."""
+    key = ("longest shortest", e)
+    got = pool.facts.get(key)
+    if got is not None:
+        return got  # type: ignore[return-value]
+    shortest = _min_length(pool).of
+    node = pool.node(e)
+    kind = node[0]
+    if kind == _SEQ:  # (a chain of concatenations is read in a loop: a long literal is a deep one)
+        parts, rest = [], e
+        while pool.node(rest)[0] == _SEQ:
+            parts.append(pool.node(rest)[1])
+            rest = pool.node(rest)[2]
+        got = _longest_shortest(pool, rest)
+        after = shortest(rest)
+        for p in reversed(parts):
+            got = max(got, _longest_shortest(pool, p) + after)
+            after = min(_INF, after + shortest(p))
+    elif kind == _ALT:
+        got = max(_longest_shortest(pool, p) for p in node[1])
+    elif kind == _REP:
+        x, lo = node[1], node[2]
+        got = max(lo * shortest(x), _longest_shortest(pool, x) + max(lo - 1, 0) * shortest(x))
+    elif kind == _DFA:
+        got = max((n for n in pool.embedded(node[1]).min_lengths({}) if n < _INF), default=0)
+    elif kind in (_AND, _NOT, _SYM):
+        got = _INF
+    else:  # (bytes, the empty string, nothing)
+        got = min(1, shortest(e))
+    got = min(got, _INF)
     pool.facts[key] = got
     return got

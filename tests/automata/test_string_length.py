@@ -120,3 +120,23 @@ def test_long_strings_share_the_walk_of_short_tokens() -> None:
     walks = guide._frames._walks  # (far from the bound every token clamps; nearer, short ones do)
     assert sum(1 for key, w in walks.items() if key[2] == -1 and w is not None) >= 5
     assert sum(1 for key in walks if key[2] == 0) < 10  # (not one walk of the whole trie per position)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pattern=st.sampled_from([*PATTERNS, "^a{3,9}(bc|d{5})?$", "^(x|yyyy)+z{2}$", "^https://[a-z]+(\\.[a-z]+){0,4}(/[^ ]*)?$"]))
+def test_the_bound_on_shortest_completions_holds_everywhere(pattern: str) -> None:
+    """The clamp's structural bound is at least the shortest completion of every term a string
+    leads to (checked on every derivative reached, breadth first)."""
+    from structgen.automata.expr_text import MinLength
+    from structgen.automata.string_length import _longest_shortest
+
+    guide = structgen.compile_json_schema({"type": "string", "pattern": pattern}, VOCAB)
+    pool = guide.automaton.pool
+    start = guide.automaton.exprs[0]
+    bound = _longest_shortest(pool, start)
+    shortest = MinLength(pool, {})
+    seen, level = {start}, [start]
+    while level and len(seen) < 400:
+        level = [d for x in level for m in pool.byte_classes(x) if (d := pool.derive(x, (m & -m).bit_length() - 1)) != NOTHING and d not in seen]
+        seen.update(level)
+        assert all(shortest.of(d) <= _longest_shortest(pool, d) <= bound for d in level), pattern
