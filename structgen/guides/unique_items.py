@@ -24,6 +24,8 @@ Example:
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import math
 import threading
@@ -37,6 +39,8 @@ __all__ = ["UniqueItems", "value_key", "value_texts"]
 _WS = b" \t\n\r"
 #: Values of short item texts kept per item automaton (a set without one of them is not full).
 WITNESSES = 16
+#: Most steps of the search for witnesses.
+WITNESS_STATES = 2048
 _SHORT_ESCAPES = {'"': b'"', "\\": b"\\", "/": b"/", "\b": b"b", "\f": b"f", "\n": b"n", "\r": b"r", "\t": b"t"}
 
 
@@ -145,6 +149,23 @@ def _number_texts(pool: ExprPool, v: float) -> int:
     shapes += [pool.concat([zeros, lit(digits[:i].encode()), lit(b"."), lit(digits[i:].encode()), zeros]) for i in range(1, k)]
     number = pool.alt([plain, pool.seq(pool.alt(shapes), exponent)])
     return pool.seq(lit(b"-"), number) if v < 0 else number
+
+
+def _without_exponents(text: bytes) -> tuple[Any] | None:
+    """``(value,)`` of a JSON text whose numbers have no exponent (``value_texts`` of such a
+    number is a superset), else ``None``."""
+    exponents: list[str] = []
+
+    def number(s: str) -> float:
+        if "e" in s or "E" in s:
+            exponents.append(s)
+        return float(s)
+
+    try:
+        value = json.loads(text.decode("utf-8"), parse_float=number)
+    except ValueError:
+        return None
+    return None if exponents else (value,)
 
 
 class UniqueItems:
@@ -308,27 +329,30 @@ class UniqueItems:
 
     def _witnesses_of(self, item: int, autos: Any) -> frozenset:
         """The values of a few short texts of item automaton ``item`` (at most
-        :data:`WITNESSES`): while a set misses one of them, another item can be written."""
+        :data:`WITNESSES`): while a set misses one of them, another item can be written. A
+        best-first search towards the end of an item (at most :data:`WITNESS_STATES` steps; two
+        bytes per way on, whitespace bytes skipped where another byte goes on: outside a string
+        they spell no new value)."""
         got = self._witnesses.get(item)
         if got is None:
             auto = autos(item).auto
             found: set = set()
-            frontier = [(0, b"")]
-            for _ in range(64):  # (text lengths: a breadth-first search, a few bytes per way on)
-                nxt = []
-                for q, text in frontier:
-                    if auto.finals[q] and b"e" not in text.lower():  # (exponents: value_texts is a superset)
-                        try:
-                            found.add(value_key(json.loads(text.decode("utf-8"))))
-                        except ValueError:
-                            pass
-                    by_target: dict[int, list[int]] = {}
-                    for b, t in auto.edges(q).items():
-                        if len(by_target.setdefault(t, [])) < 2:
-                            by_target[t].append(b)
-                    nxt.extend((t, text + bytes((b,))) for t, bs in by_target.items() for b in bs)
-                if len(found) >= WITNESSES or not nxt:
+            order = itertools.count(1)  # (ties: the first pushed first)
+            heap = [(auto.min_length(0), 0, 0, b"")]
+            for _ in range(WITNESS_STATES):
+                if not heap or len(found) >= WITNESSES:
                     break
-                frontier = nxt[:256]
+                _, _, q, text = heapq.heappop(heap)
+                if auto.finals[q]:
+                    value = _without_exponents(text)
+                    if value is not None:
+                        found.add(value_key(value[0]))
+                row = auto.row(q)
+                if any(t >= 0 for b, t in enumerate(row) if b not in _WS):
+                    row = [-1 if b in _WS else t for b, t in enumerate(row)]
+                for t in set(row) - {-1}:
+                    first = row.index(t)
+                    for b in (first, row.index(t, first + 1)) if t in row[first + 1:] else (first,):
+                        heapq.heappush(heap, (len(text) + 1 + auto.min_length(t), next(order), t, text + bytes((b,))))
             got = self._witnesses[item] = frozenset(found)
         return got
