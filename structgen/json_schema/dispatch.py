@@ -57,7 +57,7 @@ class SchemaCompiler:
         self.arrays = Arrays(ctx)
         self.objects = Objects(ctx)
         self.keywords = Keywords(ctx)
-        self._memos: dict[tuple, Any] = {}  # (kind, schema text, path, refs, widened, calls on) -> term or error
+        self._memos: dict[tuple, Any] = {}  # (kind, schema text, root?, base, entered, widened, calls on[, path]) -> term or error
         self.universe = Universe(ctx)
 
     def run(self) -> Term:
@@ -82,14 +82,23 @@ class SchemaCompiler:
     def _memo(self, kind: str, make: Callable[[Schema, str, tuple], Term], s: Schema, path: str, refs: tuple) -> Term:
         if isinstance(s, bool):
             return make(s, path, refs)
-        key = (kind, json.dumps(s, sort_keys=True, default=repr), path, refs, self.ctx.is_wide, self.ctx.calls.on)
+        # A term depends on the sub-schema and the base URI its $refs resolve from, not on where
+        # it sits (but for the root), and on the $ref targets entered only through those it may
+        # enter again (recursion depth): one compile per distinct sub-schema. An error names its
+        # path, so errors are kept per path.
+        text = json.dumps(s, sort_keys=True, default=repr)
+        resolver = self.ctx.refs
+        entered = tuple((t, refs.count(t)) for t in dict.fromkeys(refs) if resolver.leads_to(s, path, text, t))
+        key = (kind, text, not path, resolver.base_at(path), entered, self.ctx.is_wide, self.ctx.calls.on)
         got = self._memos.get(key)
+        if isinstance(got, BaseException):
+            got = self._memos.get((*key, path))
         if got is None:
             try:
                 got = make(s, path, refs)
             except (ConstraintError, TooDeep, CompileBudgetExceeded) as e:
-                got = e
-            self._memos[key] = got
+                got = self._memos[(*key, path)] = e
+            self._memos.setdefault(key, got)
         if isinstance(got, BaseException):
             raise got
         return got

@@ -33,6 +33,8 @@ class RefResolver:
         self.anchors: dict[str, tuple] = {}  # "base#name" -> tokens
         self.resources: dict[str, tuple] = {"": ()}
         self.bases: dict[tuple, str] = {}
+        self._direct: dict[tuple, frozenset[str]] = {}  # (schema text or None, path) -> targets
+        self._closures: dict[str, frozenset[str]] = {}
         if isinstance(root, dict):
             self.resources = {}
             self._scan(root)
@@ -64,6 +66,45 @@ class RefResolver:
                     "$ref", pointer(tokens + ("$ref",)),
                     f"{ref!r} is not in this schema (remote references are not fetched); use '#', '#/json/pointer', '#anchor' or an embedded $id",
                 )
+
+    def base_at(self, path: str) -> str:
+        """The base URI in effect at JSON pointer ``path`` (where a ``$ref`` there resolves from)."""
+        return self._base(_tokens(path))
+
+    def leads_to(self, s: Schema, path: str, text: str, target: str) -> bool:
+        """Whether compiling ``s`` (at ``path``; ``text``: its canonical JSON) may enter the
+        ``$ref`` target ``target`` (a JSON pointer), directly or through other targets."""
+        return any(d == target or target in self._closure(d) for d in self._direct_targets(s, path, text))
+
+    def _direct_targets(self, s: Schema, path: str, text: Optional[str]) -> frozenset[str]:
+        """The targets of the ``$ref`` keywords inside ``s`` (``text``: ``None`` for a target itself)."""
+        key = (text, path)
+        got = self._direct.get(key)
+        if got is None:
+            found = set()
+            for sub, tokens in walk(s):
+                if isinstance(sub.get("$ref"), str):
+                    try:
+                        found.add(self.resolve(sub["$ref"], path + pointer(tokens))[1])
+                    except SchemaError:
+                        pass  # (the compile says so)
+            got = self._direct[key] = frozenset(found)
+        return got
+
+    def _closure(self, target: str) -> frozenset[str]:
+        """Every target the schema at ``target`` leads to through its ``$ref`` keywords."""
+        got = self._closures.get(target)
+        if got is None:
+            seen: set[str] = set()
+            todo = [target]
+            while todo:
+                t = todo.pop()
+                for d in self._direct_targets(self._node(_tokens(t)), t, None):
+                    if d not in seen:
+                        seen.add(d)
+                        todo.append(d)
+            got = self._closures[target] = frozenset(seen)
+        return got
 
     def _base(self, tokens: tuple) -> str:
         """The base URI in effect at ``tokens`` (the ``$id`` of the nearest enclosing resource)."""
@@ -107,8 +148,7 @@ class RefResolver:
         """The schema the ``$ref`` found at JSON pointer ``path`` lands on, and its JSON pointer;
         :class:`SchemaError` when it lands on nothing or on something that is not a schema."""
         where = f"{path}/$ref"
-        here = tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]) if path else ()
-        tokens = self._target(ref, here)
+        tokens = self._target(ref, _tokens(path))
         if tokens is None:
             raise SchemaError(f"$ref {ref!r} does not resolve", where)
         node = self._node(tokens)
@@ -117,3 +157,8 @@ class RefResolver:
         if not isinstance(node, (dict, bool)):
             raise SchemaError(f"$ref {ref!r} points at a {type(node).__name__}, not a schema", where)
         return node, pointer(tokens)
+
+
+def _tokens(path: str) -> tuple:
+    """The tokens of JSON pointer ``path``."""
+    return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]) if path else ()

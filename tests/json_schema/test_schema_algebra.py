@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+import structgen
 from structgen.errors import SchemaNotSupported, UnsatisfiableConstraint
 from structgen.automata.dfa import ByteDFA
 from structgen.json_schema import schema_to_dfa
@@ -418,3 +419,39 @@ def test_implied_branches_hold_for_every_instance_of_the_rest(rest: dict, branch
         for v in [*instances, {"a": 1, "b": 2, "c": 3}, {"a": 1}, 1, 1.5, "s", None, {}]:
             if jsonschema.Draft202012Validator(rest).is_valid(v):
                 assert jsonschema.Draft202012Validator(branch).is_valid(v), (rest, branch, v)
+
+
+def test_a_sub_schema_reached_many_ways_compiles_once() -> None:
+    """Definitions that each use the next two have 2**depth chains of $refs to the end; the
+    algebra inlines every one, but a sub-schema's term depends on its text and on the $ref
+    targets it may enter again, not on its path or the chain that led to it: each definition
+    compiles once."""
+    from structgen.json_schema import dispatch
+
+    depth = 12
+    node = {"type": "object", "properties": {"a": {"$ref": "#/$defs/d{}"}, "b": {"$ref": "#/$defs/e{}"}}}
+    defs = {f"{x}{i}": json.loads(json.dumps(node).replace("{}", str(i + 1))) | {"title": x} for i in range(depth) for x in "de"}
+    defs[f"d{depth}"] = defs[f"e{depth}"] = {"type": "string", "maxLength": 3}  # (d12 is reached by 2**11 chains of $refs)
+    defs["d0"]["required"] = ["a"]
+    schema = {"$defs": defs, "oneOf": [{"$ref": "#/$defs/d0"}, {"$ref": "#/$defs/e0", "required": ["b"]}]}  # (overlapping: the algebra)
+    counted = []
+    original = dispatch.Universe.over_typed
+
+    def counting(self, s, path, refs):  # type: ignore[no-untyped-def]
+        counted.append(path)
+        return original(self, s, path, refs)
+
+    vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(32, 127)] + [None], eos_token_ids=[95])
+    dispatch.Universe.over_typed = counting  # type: ignore[method-assign]
+    try:
+        guide = structgen.compile_json_schema(schema, vocab, whitespace="")
+    finally:
+        dispatch.Universe.over_typed = original  # type: ignore[method-assign]
+    assert len(counted) < 20 * depth, len(counted)
+
+    def reads(text: bytes) -> int:
+        return guide.advance(guide.initial_state, [vocab.tokens.index(bytes([b])) for b in text])
+
+    assert guide.is_final(reads(b'{"a":{"b":{}}}')) and guide.is_final(reads(b'{"b":{}}'))
+    assert not guide.is_final(reads(b'{"a":{},"b":{}}'))  # (both branches)
+    assert reads(b'{"a":"') < 0
