@@ -197,7 +197,10 @@ class LazyAutomaton:
 
     def clamped_below(self, q: int, lengths: Sequence[int]) -> tuple[int, int]:
         """``(n, state)``: the first ``n`` of ``lengths`` (longest first) for which ``q`` clamps to
-        another state (:meth:`clamped`), and that state; ``(0, q)`` where none does."""
+        another state (:meth:`clamped`), and that state; ``(0, q)`` where none does. (A clamp for
+        fewer bytes cuts at least as much: where the shortest does not, none does.)"""
+        if not lengths or self.clamped(q, lengths[-1]) == q:
+            return 0, q
         for n in lengths:
             got = self.clamped(q, n)
             if got != q:
