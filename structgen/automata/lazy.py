@@ -29,6 +29,7 @@ import numpy as np
 
 from .expr import NOTHING, ExprPool, bytes_of_mask
 from .expr_rewrite import clamp
+from .string_length import in_length_bounded_string
 from .expr_text import MinLength, describe
 
 __all__ = ["UNBUILT", "LazyAutomaton"]
@@ -197,9 +198,10 @@ class LazyAutomaton:
 
     def clamped_below(self, q: int, lengths: Sequence[int]) -> tuple[int, int]:
         """``(n, state)``: the first ``n`` of ``lengths`` (longest first) for which ``q`` clamps to
-        another state (:meth:`clamped`), and that state; ``(0, q)`` where none does. (A clamp for
-        fewer bytes cuts at least as much: where the shortest does not, none does.)"""
-        if not lengths or self.clamped(q, lengths[-1]) == q:
+        another state (:meth:`clamped`), and that state; ``(0, q)`` where none does. Tried only
+        inside a string under a length (where positions would otherwise not share masks), and a
+        clamp for fewer bytes cuts at least as much: where the shortest does not, none does."""
+        if not lengths or not in_length_bounded_string(self.pool, self.exprs[q]) or self.clamped(q, lengths[-1]) == q:
             return 0, q
         for n in lengths:
             got = self.clamped(q, n)

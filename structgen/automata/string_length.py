@@ -32,7 +32,10 @@ from .expr import KINDS, NOTHING, ExprPool
 if TYPE_CHECKING:
     from .expr_text import MinLength
 
-__all__ = ["STRING_LENGTH", "clampable_string", "fewest_units", "mark_string_length", "string_length_verdict"]
+__all__ = [
+    "STRING_LENGTH", "clampable_string", "fewest_units", "in_length_bounded_string", "mark_string_length", "note_restricted",
+    "string_length_verdict",
+]
 
 _SEQ, _ALT, _REP, _DFA, _AND, _NOT, _SYM = (KINDS[k] for k in ("seq", "alt", "rep", "dfa", "and", "not", "sym"))
 
@@ -75,6 +78,15 @@ def clampable_string(pool: ExprPool, members: tuple[int, ...], n: int) -> Option
         return None
     string, _, hi = found
     return string if hi < 0 or hi >= n + _longest_shortest(pool, string) else None
+
+
+def in_length_bounded_string(pool: ExprPool, e: int) -> bool:
+    """Whether ``e`` reads on inside a string under its length: its first part (down a chain of
+    concatenations) is a string term intersected with its length term, the minimum reached."""
+    node = pool.node(e)
+    while node[0] == _SEQ:
+        node = pool.node(node[1])
+    return node[0] == _AND and _string_with_length(pool, node[1]) is not None
 
 
 def string_length_verdict(pool: ExprPool, e: int) -> Optional[bool]:
