@@ -6,7 +6,8 @@ slice where every slice character leads one way (a string body), by a sparse dep
 where the state has few ways on, else level by level with numpy. A plain mask is computed for the
 state with its counters clamped to what the longest token can tell apart, so a long string's
 positions share one mask; nearer a length bound, the mask of the tokens short enough not to
-reach it still comes from a clamped state, and only the long tokens are walked. The API (masks, budgets, forced text) is :class:`~.base.Guide`'s.
+reach it still comes from a clamped state, and only the long tokens are walked. The API (masks,
+budgets, forced text) is :class:`~.base.Guide`'s.
 """
 
 from __future__ import annotations
