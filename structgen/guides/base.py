@@ -370,7 +370,7 @@ class Guide(ABC):
             kept.append(t)
             pos += len(tb)
         # Step 2: could a longer token start with the bytes of kept[i:]?
-        extends = self._index.proper_prefixes
+        trie = self._index.trie
         suffix = b""
         longest = self._index.longest_token
         cut = len(kept)
@@ -378,7 +378,8 @@ class Guide(ABC):
             suffix = (toks[kept[i]] or b"") + suffix
             if len(suffix) >= longest:
                 break
-            if suffix in extends:
+            node = trie.node_of(suffix)
+            if node >= 0 and trie.num_children_list[node]:  # (a proper prefix of a token)
                 cut = i
         kept = kept[:cut]
         s = state

@@ -142,7 +142,7 @@ class DfaGuide(Guide):
     def _spelled(self) -> SpelledDistances:
         got = self._dists
         if got is None:
-            got = self._dists = SpelledDistances(self.automaton, self._index.token_bytes, self._index.token_prefixes)
+            got = self._dists = SpelledDistances(self.automaton, self._index.trie)
         return got
 
     def distance(self, state: int) -> int:

@@ -41,7 +41,7 @@ from ..automata.expr import NOTHING
 from ..automata.markers import CLOSE_GUARD
 from ..errors import VocabularyError
 from ..vocab.index import VocabularyIndex
-from ..vocab.trie import walk_nodes
+from ..vocab.trie import TokenTrie, walk_nodes
 from .network_view import NetworkView
 from .stacks import StackTable
 
@@ -66,22 +66,21 @@ class SpelledDistances:
     module docstring); memoised per state.
 
     ``calls(q)`` lists the calls of state ``q``; a call of ``k`` weighs ``byte_weights[k]`` bytes
-    and ``token_weights[k]`` tokens (the callee's shortest string). ``words`` are the token byte
-    strings and ``prefixes`` all their non-empty prefixes.
+    and ``token_weights[k]`` tokens (the callee's shortest string). ``trie`` is the vocabulary's
+    token trie (which byte strings are tokens, or prefixes of one).
     """
 
-    __slots__ = ("auto", "calls", "byte_weights", "token_weights", "words", "prefixes", "_minlen", "_tokens", "_steps")
+    __slots__ = ("auto", "calls", "byte_weights", "token_weights", "trie", "_minlen", "_tokens", "_steps")
 
     def __init__(
-        self, auto: LazyAutomaton, words: frozenset[bytes], prefixes: frozenset[bytes], *,
+        self, auto: LazyAutomaton, trie: TokenTrie, *,
         calls: Calls = _no_calls, byte_weights: dict[int, int] | None = None, token_weights: dict[int, int] | None = None,
     ) -> None:
         self.auto = auto
         self.calls = calls
         self.byte_weights = byte_weights or {}
         self.token_weights = token_weights or {}
-        self.words = words
-        self.prefixes = prefixes
+        self.trie = trie
         self._minlen = MinLength(auto.pool, self.byte_weights)
         self._tokens: dict[int, int] = {}
         self._steps: dict[int, tuple[int, int] | tuple[None, int, int]] = {}
@@ -136,21 +135,22 @@ class SpelledDistances:
                 memo[s] = min(INF, self.token_weights.get(k, INF) + self.tokens_to_end(r))
                 break
             path.append(step[1])
-        words, prefixes = self.words, self.prefixes
+        trie = self.trie
+        ends_token = trie.lookup.tok_count
         for i in range(len(path) - 2, -1, -1):
             s = path[i]
             if s in memo:
                 continue
             b, t = self._step(s)  # type: ignore[misc]
             best = 1 + memo[t]
-            spelled = bytes([b])
+            spelled = trie.child(0, b)  # (the trie node of the bytes spelled from s on)
             j = i + 1
             while j + 1 < len(path):
                 b2, t2 = self._step(path[j])  # type: ignore[misc]
-                spelled += bytes([b2])
-                if spelled not in prefixes:
+                spelled = trie.child(spelled, b2)
+                if spelled < 0:
                     break
-                if spelled in words and 1 + memo[t2] < best:
+                if ends_token[spelled] and 1 + memo[t2] < best:
                     best = 1 + memo[t2]
                 j += 1
             memo[s] = best
@@ -276,7 +276,7 @@ class NetworkDistances:
         if got is None:
             auto = self.view.auto(a)
             got = self._per[a] = SpelledDistances(
-                auto.auto, self.index.token_bytes, self.index.token_prefixes, calls=auto.calls,
+                auto.auto, self.index.trie, calls=auto.calls,
                 byte_weights=self._bshortest, token_weights=self._tshortest,
             )
         return got
@@ -308,7 +308,7 @@ class NetworkDistances:
             assert unique is not None
             then = {i: self._spelled(unique.item_automaton(i, written)) for i in view.arrays[a]}
             got = self._per[key] = SpelledDistances(
-                view.auto(a).auto, self.index.token_bytes, self.index.token_prefixes, calls=view.auto(a).calls,
+                view.auto(a).auto, self.index.trie, calls=view.auto(a).calls,
                 byte_weights={**self._bshortest, **{i: d.bytes_to_end(0) for i, d in then.items()}},
                 token_weights={**self._tshortest, **{i: d.tokens_to_end(0) for i, d in then.items()}},
             )

@@ -1,9 +1,9 @@
 """Everything derived from one vocabulary, owned in one place (XGrammar's ``TokenizerInfo``).
 
 A :class:`VocabularyIndex` holds what guides need from a :class:`~.vocabulary.Vocabulary` beyond
-its token bytes: the token trie (with its lookups), the string slices, the single-byte tokens,
-the token byte strings and their prefixes, the longest token (the bytes no token holds are the
-vocabulary's own :attr:`~.vocabulary.Vocabulary.missing_bytes`). Each part is built on first use,
+its token bytes: the token trie (with its lookups: which byte strings are tokens or prefixes of
+one), the string slices, the single-byte tokens, the tokens' lengths, the longest token (the
+bytes no token holds are the vocabulary's own :attr:`~.vocabulary.Vocabulary.missing_bytes`). Each part is built on first use,
 once, under the index's lock, and then shared by every guide over that vocabulary;
 :func:`prepare_vocabulary` builds them all now (servers call it at start-up, so that no request
 pays for them mid-generation). :func:`index_of` is the one cache of per-tokenizer data: one index
@@ -15,8 +15,8 @@ Example:
     >>> index = index_of(vocab)
     >>> index is index_of(vocab), index.trie.num_nodes, index.longest_token
     (True, 4, 2)
-    >>> sorted(index.proper_prefixes), sorted(index.single_bytes)
-    ([b'a'], [34, 97])
+    >>> index.trie.node_of(b"a") > 0, index.trie.node_of(b"b"), sorted(index.single_bytes)
+    (True, -1, [34, 97])
 """
 
 from __future__ import annotations
@@ -91,36 +91,6 @@ class VocabularyIndex:
         return self._once("single_bytes", lambda tokens: frozenset(t[0] for t in tokens if t is not None and len(t) == 1))
 
     @property
-    def token_bytes(self) -> frozenset[bytes]:
-        """The distinct byte strings of the walkable tokens."""
-        return self._token_sets()[0]
-
-    @property
-    def token_prefixes(self) -> frozenset[bytes]:
-        """Every non-empty prefix of a token (whole tokens included)."""
-        return self._token_sets()[1]
-
-    def _token_sets(self) -> tuple[frozenset[bytes], frozenset[bytes]]:
-        def build(tokens: tuple[bytes | None, ...]) -> tuple[frozenset[bytes], frozenset[bytes]]:
-            words = frozenset(t for t in tokens if t)
-            return words, frozenset(t[:k] for t in words for k in range(1, len(t) + 1))
-
-        return self._once("token_sets", build)
-
-    @property
-    def proper_prefixes(self) -> frozenset[bytes]:
-        """Byte strings that are a proper prefix of some token (a longer token starts with them)."""
-
-        def build(tokens: tuple[bytes | None, ...]) -> frozenset[bytes]:
-            out: set[bytes] = set()
-            for tok in tokens:
-                if tok:
-                    out.update(tok[:k] for k in range(1, len(tok)))
-            return frozenset(out)
-
-        return self._once("proper_prefixes", build)
-
-    @property
     def longest_token(self) -> int:
         """The most bytes in one token."""
         return self._once("longest_token", lambda tokens: max((len(t) for t in tokens if t), default=0))
@@ -143,7 +113,7 @@ class VocabularyIndex:
         """Build every part now (about 3 s for Llama-3's 128k tokens); returns ``self``."""
         trie = self.trie
         trie.lookup, trie.num_children_list, trie.depth_starts  # noqa: B018  (derived on first use)
-        self.single_bytes, self.token_bytes, self.proper_prefixes, self.longest_token  # noqa: B018
+        self.single_bytes, self.longest_token, self.token_lengths  # noqa: B018
         for n in self.short_token_cuts:
             self.long_tokens(n)
         for k in range(len(SLICES)):

@@ -82,6 +82,22 @@ class TokenTrie:
         out.reverse()
         return bytes(out)
 
+    def child(self, node: int, b: int) -> int:
+        """The child of ``node`` by byte ``b`` (-1: none, or ``node`` is -1)."""
+        if node < 0 or not self.num_children_list[node]:
+            return -1
+        keys = self.lookup.keys
+        key = node << 8 | b
+        j = bisect_left(keys, key)
+        return j + 1 if j < len(keys) and keys[j] == key else -1
+
+    def node_of(self, data: bytes) -> int:
+        """The node of prefix ``data`` (-1: no token starts with it)."""
+        node = 0
+        for b in data:
+            node = self.child(node, b)
+        return node
+
     @cached_property
     def num_children_list(self) -> list[int]:
         """:attr:`num_children` as a Python list (read per node by the plain-Python walks)."""

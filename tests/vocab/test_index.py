@@ -25,9 +25,12 @@ def test_one_index_per_vocabulary_with_what_it_derives() -> None:
     assert index_of(vocab) is index and index_of(other) is not index
     assert index.trie is index.trie and index.trie.num_nodes == 6  # root, a, b, ", ab, abc
     assert index.single_bytes == {ord("a"), ord("b"), ord('"')}
-    assert index.token_bytes == {b"a", b"ab", b"abc", b"b", b'"'}
-    assert index.token_prefixes == {b"a", b"ab", b"abc", b"b", b'"'}
-    assert index.proper_prefixes == {b"a", b"ab"}
+    trie = index.trie
+    nodes = {text: trie.node_of(text) for text in (b"a", b"ab", b"abc", b"b", b'"', b"ac", b"abcd", b"c")}
+    assert [text for text, n in nodes.items() if n >= 0] == [b"a", b"ab", b"abc", b"b", b'"']  # (prefixes of tokens)
+    assert [text for text, n in nodes.items() if n >= 0 and trie.num_children_list[n]] == [b"a", b"ab"]  # (proper ones)
+    assert all(trie.lookup.tok_count[n] == 1 for n in nodes.values() if n >= 0)  # (each is a token too)
+    assert trie.child(-1, 97) == -1 and trie.child(nodes[b"ab"], ord("c")) == nodes[b"abc"]
     assert index.longest_token == 3 and index.tokens is vocab.tokens
     sl = index.string_slice(0)
     assert sl is index.string_slice(0) and sl.rest.token_ids.tolist() == [4]
@@ -38,7 +41,7 @@ def test_prepare_builds_everything() -> None:
     vocab = _vocab()
     index = prepare_vocabulary(vocab)
     assert index is index_of(vocab)
-    assert {"trie", "single_bytes", "token_sets", "proper_prefixes", "longest_token"} <= set(index._built)
+    assert {"trie", "single_bytes", "longest_token", "token_lengths"} <= set(index._built)
     assert sorted(index._slices) == list(range(len(SLICES)))
     assert {"lookup", "num_children_list", "depth_starts"} <= set(vars(index.trie))
     assert "missing_bytes" in vars(vocab)
@@ -63,7 +66,7 @@ def test_concurrent_first_use_builds_once() -> None:
 
     def use() -> None:
         barrier.wait()
-        got.append((index_of(vocab), index.trie, index.string_slice(1), index.token_bytes))
+        got.append((index_of(vocab), index.trie, index.string_slice(1), index.token_lengths))
 
     threads = [threading.Thread(target=use) for _ in range(8)]
     for t in threads:
