@@ -3,7 +3,7 @@
 A :class:`LazyAutomaton` numbers the expressions it meets (:mod:`.expr`) as states, starting with
 the root as state 0. A state's *row* (its 256 byte transitions, and the symbols, calls or guards,
 that may come first) is computed the first time something steps from it, one derivative per byte
-class: a step costs at most one row, never a whole automaton. Rows live in a flat list
+class: a step costs at most one row, never a whole automaton. Rows live in a flat array
 (``state * 256 + byte``, read by the per-token step) and in a numpy table (read by vectorised trie
 walks); a state whose row is not built yet reads :data:`UNBUILT` there.
 
@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import threading
+from array import array
 from typing import Sequence
 
 import numpy as np
@@ -34,7 +35,7 @@ from .expr_text import MinLength, describe
 
 __all__ = ["UNBUILT", "LazyAutomaton"]
 
-#: What the flat list and the table hold for a state whose row is not built yet.
+#: What the flat array and the table hold for a state whose row is not built yet.
 UNBUILT = -2
 _INITIAL_CAPACITY = 64
 
@@ -52,7 +53,9 @@ class LazyAutomaton:
         self.root = root
         self.exprs: list[int] = []  # state -> its expression
         self.finals: list[bool] = []  # state -> whether the output may end there
-        self.flat: list[int] = []  # state * 256 + byte -> next state, -1 (dead) or UNBUILT
+        # state * 256 + byte -> next state, -1 (dead) or UNBUILT: an array, not a list, so that the
+        # garbage collector has no reference to walk per entry (a few hundred thousand per schema)
+        self.flat = array("i")
         self.symbols: list[tuple[tuple[int, int], ...] | None] = []  # state -> ((symbol, next), ...)
         self._ids: dict[int, int] = {}
         self._table = np.full((_INITIAL_CAPACITY, 256), UNBUILT, dtype=np.int32)
@@ -77,9 +80,9 @@ class LazyAutomaton:
 
     @property
     def memory_bytes(self) -> int:
-        """Approximate bytes held: the table, the flat list and the per-state lists."""
+        """Approximate bytes held: the table, the flat array and the per-state lists."""
         n = len(self.exprs)
-        return int(self._table.nbytes + 8 * len(self.flat) + 120 * n)
+        return int(self._table.nbytes + self.flat.itemsize * len(self.flat) + 120 * n)
 
     def state_of(self, expr: int) -> int:
         """The state of expression ``expr`` (numbered when first met)."""
@@ -124,7 +127,7 @@ class LazyAutomaton:
                 if (d := pool.derive_symbol(e, k)) != NOTHING
             )
             base = q * 256
-            self.flat[base : base + 256] = row
+            self.flat[base : base + 256] = array("i", row)
             self._table[q] = row
             self.symbols[q] = syms
             self._built[q] = True
@@ -162,7 +165,7 @@ class LazyAutomaton:
         q = self.walk(0, data)
         return q >= 0 and self.finals[q]
 
-    def row(self, q: int) -> list[int]:
+    def row(self, q: int) -> Sequence[int]:
         """The 256 transitions of ``q`` (built if needed)."""
         self.build(q)
         return self.flat[q * 256 : q * 256 + 256]

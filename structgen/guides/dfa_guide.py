@@ -73,7 +73,7 @@ class DfaGuide(Guide):
             if root != automaton.root:
                 automaton = LazyAutomaton(pool, root)
         self.automaton = automaton
-        self._flat = automaton.flat  # (the automaton's own list: it grows in place)
+        self._flat = automaton.flat  # (the automaton's own array: it grows in place)
         self._finals = automaton.finals
         single = self._index.single_bytes
         read = automaton.pool.readable_bytes(automaton.root)

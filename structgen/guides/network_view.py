@@ -44,7 +44,7 @@ class AutomatonView:
 
     def __init__(self, auto: LazyAutomaton) -> None:
         self.auto = auto
-        self.flat = auto.flat  # (the automaton's own list: it grows in place)
+        self.flat = auto.flat  # (the automaton's own array: it grows in place)
         self.finals = auto.finals
         self.has_guards = any(k >= GUARD_FIRST for k in auto.pool.symbols_in(auto.root))
         self._calls: dict[int, tuple[tuple[int, int], ...]] = {}
