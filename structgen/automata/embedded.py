@@ -11,6 +11,8 @@ Example:
 from __future__ import annotations
 
 import heapq
+from array import array
+from typing import Sequence
 
 from .dfa import ByteDFA
 from .markers import CALL_BYTES, call_edges
@@ -39,10 +41,11 @@ class EmbeddedDfa:
     __slots__ = ("rows", "finals", "symbols", "_classes", "_minlen", "_columns")
 
     def __init__(
-        self, rows: list[list[int]], finals: list[bool], symbols: dict[int, tuple[tuple[int, int], ...]],
+        self, rows: Sequence[Sequence[int]], finals: list[bool], symbols: dict[int, tuple[tuple[int, int], ...]],
         column_classes: list[int] | None = None,
     ) -> None:
-        self.rows = rows
+        # (int arrays, not lists: no reference per (state, byte) for the garbage collector to walk)
+        self.rows = [r if isinstance(r, array) else array("i", r) for r in rows]
         self.finals = finals
         #: state -> ((symbol, state after it), ...): calls and guards, taken as symbols
         self.symbols = symbols
@@ -71,7 +74,7 @@ class EmbeddedDfa:
         assert self._columns is not None
         return self._columns[1]
 
-    def state(self) -> tuple[list[list[int]], list[bool], dict[int, tuple[tuple[int, int], ...]]]:
+    def state(self) -> tuple[list[array], list[bool], dict[int, tuple[tuple[int, int], ...]]]:
         return self.rows, self.finals, self.symbols
 
     def is_dead(self, q: int) -> bool:

@@ -144,7 +144,7 @@ class ExprPool:
     def memory_bytes(self) -> int:
         """Approximate bytes held by the terms, the memo tables and the embedded automata."""
         memo = len(self._derived) + len(self._derived_sym) + len(self._classes) + len(self.facts)
-        dfas = sum(8 * 256 * len(e.rows) for e in self._embedded)
+        dfas = sum(4 * 256 * len(e.rows) for e in self._embedded)
         return int(150 * len(self._nodes) + 100 * memo + dfas)
 
     def _intern(self, key: tuple, nullable: bool, algebraic: bool = False) -> int:
