@@ -38,6 +38,7 @@ __all__ = ["UNBUILT", "LazyAutomaton"]
 #: What the flat array and the table hold for a state whose row is not built yet.
 UNBUILT = -2
 _INITIAL_CAPACITY = 64
+_UNBUILT_ROW = array("i", [UNBUILT] * 256)
 
 
 class LazyAutomaton:
@@ -99,7 +100,7 @@ class LazyAutomaton:
                     self._table = grown
                 self.exprs.append(expr)
                 self.finals.append(self.pool.nullable(expr))
-                self.flat.extend([UNBUILT] * 256)
+                self.flat.extend(_UNBUILT_ROW)
                 self.symbols.append(None)
                 self._built.append(False)
                 self._ids[expr] = got
@@ -181,7 +182,10 @@ class LazyAutomaton:
 
     def edges(self, q: int) -> dict[int, int]:
         """``{byte: next state}`` of ``q``."""
-        return {b: t for b, t in enumerate(self.row(q)) if t >= 0}
+        self.build(q)
+        row = self._table[q]
+        at = np.flatnonzero(row >= 0)
+        return dict(zip(at.tolist(), row[at].tolist()))
 
     def table_for(self, states: Sequence[int] | np.ndarray) -> np.ndarray:
         """The transition table (``[state, byte]``, int32) with the rows of ``states`` built: for

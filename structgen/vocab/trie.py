@@ -211,7 +211,7 @@ def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:
     node_state[0] = state
     frontier = np.array([0], dtype=np.int64)
     states = np.array([state], dtype=np.int32)
-    first, count, byte = trie.first_child, trie.num_children, trie.byte.astype(np.int64)
+    first, count, byte = trie.first_child, trie.num_children, trie.byte  # (uint8 indexes as well)
     while frontier.size:
         if int(trie.subtree[frontier].sum()) <= _SMALL_REST:
             _lazy_walk_small(auto, trie, frontier.tolist(), states.tolist(), node_state)
