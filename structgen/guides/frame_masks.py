@@ -135,7 +135,7 @@ class FrameMasks:
         ``None`` past ``limit`` visited nodes (0: no limit). ``trie``: the vocabulary's, or a
         trie cut out of it (its nodes, not the vocabulary's, are in the branches)."""
         trie = trie or self.trie
-        nchild = trie.num_children_list
+        nchild, first_key = trie.num_children_list, trie.first_key
         keys, tok_first, tok_count, tok_ids = trie.lookup
         branching = auto.branching
         nodes: list[int] = []
@@ -149,7 +149,7 @@ class FrameMasks:
             if not nchild[n]:
                 continue
             base = n << 8
-            lo = bisect_left(keys, base)
+            lo = first_key[n]
             hi = lo + nchild[n]
             edges = auto.edges(s)
             if not edges:
@@ -362,7 +362,7 @@ class FrameMasks:
         pool = unique.pool
         auto = self.view.auto(a)
         trie = self.trie
-        nchild = trie.num_children_list
+        nchild, first_key = trie.num_children_list, trie.first_key
         keys, tok_first, tok_count, tok_ids = trie.lookup
         dead: list[int] = []
         umax = plain.umax
@@ -372,7 +372,7 @@ class FrameMasks:
             n, s, d = stack.pop()
             if not nchild[n]:
                 continue
-            lo = bisect_left(keys, n << 8)
+            lo = first_key[n]
             for j in range(lo, lo + nchild[n]):
                 b = keys[j] & 255
                 d2 = pool.derive(d, b)

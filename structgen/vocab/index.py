@@ -112,7 +112,7 @@ class VocabularyIndex:
     def prepare(self) -> "VocabularyIndex":
         """Build every part now (about 3 s for Llama-3's 128k tokens); returns ``self``."""
         trie = self.trie
-        trie.lookup, trie.num_children_list, trie.depth_starts  # noqa: B018  (derived on first use)
+        trie.lookup, trie.num_children_list, trie.first_key, trie.depth_starts  # noqa: B018  (derived on first use)
         self.single_bytes, self.longest_token, self.token_lengths  # noqa: B018
         for n in self.short_token_cuts:
             self.long_tokens(n)

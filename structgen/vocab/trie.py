@@ -10,6 +10,7 @@ array operations).
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cached_property
@@ -88,7 +89,8 @@ class TokenTrie:
             return -1
         keys = self.lookup.keys
         key = node << 8 | b
-        j = bisect_left(keys, key)
+        lo = self.first_key[node]
+        j = bisect_left(keys, key, lo, lo + self.num_children_list[node])
         return j + 1 if j < len(keys) and keys[j] == key else -1
 
     def node_of(self, data: bytes) -> int:
@@ -97,6 +99,12 @@ class TokenTrie:
         for b in data:
             node = self.child(node, b)
         return node
+
+    @cached_property
+    def first_key(self) -> array:
+        """Where each node's children begin in :attr:`lookup`'s keys (``first_child - 1``), as an
+        int array (read per node by the plain-Python walks, instead of a search of the keys)."""
+        return array("q", (self.first_child - 1).astype(np.int64).tobytes())
 
     @cached_property
     def num_children_list(self) -> list[int]:
@@ -258,7 +266,7 @@ def sparse_walk(
     keys) and the state's edges, so a wide state meets a narrow node and the reverse cheaply.
     ``edges`` caches each state's ``{byte: next}`` (the caller's, bounded by it)."""
     keys, tok_first, tok_count, tok_ids = trie.lookup
-    nchild = trie.num_children_list
+    nchild, first_key = trie.num_children_list, trie.first_key
     nodes: list[int] = []
     states: list[int] = []
     stack = [(0, state)]
@@ -273,7 +281,7 @@ def sparse_walk(
         if not out:
             continue
         base = node << 8
-        lo = bisect_left(keys, base)
+        lo = first_key[node]
         hi = lo + n
         if n < len(out):
             for j in range(lo, hi):
