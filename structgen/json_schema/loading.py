@@ -24,6 +24,7 @@ from ..automata.unicode_props import regex_syntax_ok
 from ..errors import AnnotationWarning, SchemaError, SchemaNotSupported, UnknownKeywordWarning
 from .dialects import dialect_of, metaschema_validator, to_2020_12
 from .ecma_pattern import compiled_pattern
+from .metaschemas import flat_metaschema_validator
 from .formats import FORMATS, FREE_STRING_FORMATS, NUMBER_FORMATS, compiled_format, format_regex
 from .ops import Schema, encoded, pointer, walk
 from .options import SchemaOptions
@@ -87,17 +88,25 @@ def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
     if key in _VALID_PIECES:
         _VALID_PIECES.move_to_end(key)
         return
+    formats = _metaschema_formats(validator)
+    flat = flat_metaschema_validator(validator, formats)
+    if flat is None or not flat.is_valid(piece):  # (the flat form is the fast path: see .metaschemas)
+        _check_slowly(validator, where, piece, formats)
+    _VALID_PIECES[key] = None
+    while len(_VALID_PIECES) > 4096:
+        _VALID_PIECES.popitem(last=False)
+
+
+def _check_slowly(validator: Any, where: tuple[str, ...], piece: Any, formats: Any) -> None:
+    """``jsonschema``'s own check of ``piece``, its error raised as ours."""
     try:
-        validator.check_schema(piece, format_checker=_metaschema_formats(validator))
+        validator.check_schema(piece, format_checker=formats)
     except jsonschema.exceptions.SchemaError as e:
         path = [*where, *e.absolute_path]
         if e.validator == "format" and e.validator_value == "regex":
             keyword = "pattern" if path and path[-1] == "pattern" else "patternProperties"
             raise SchemaNotSupported(keyword, pointer(path), f"{e.instance!r} is not a regex Python can read") from e
         raise SchemaError(e.message, pointer(path)) from e
-    _VALID_PIECES[key] = None
-    while len(_VALID_PIECES) > 4096:
-        _VALID_PIECES.popitem(last=False)
 
 
 #: Pieces of schemas found valid lately, by (metaschema validator, JSON text): a bound of 4,096.
@@ -152,6 +161,7 @@ def reached_part(schema: Schema) -> Schema:
     return {**{k: v for k, v in schema.items() if k not in maps}, **kept}
 
 
+@functools.lru_cache(maxsize=None)
 @functools.lru_cache(maxsize=None)
 def _metaschema_formats(validator: Any) -> Any:
     """The metaschema's format checker, with ``regex`` reading ECMA-262's ``\\p{..}`` too."""

@@ -1,0 +1,110 @@
+"""The flat metaschemas (``structgen.json_schema.metaschemas``) check exactly what ``jsonschema``'s
+own metaschemas check: on random schema-like documents, on every schema of the official test
+suite, and on the real-world corpus; and a schema the flat form refuses still gets
+``jsonschema``'s error, naming its pointer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema import Draft7Validator, Draft201909Validator, Draft202012Validator
+
+from structgen import SchemaError, SchemaNotSupported
+from structgen.json_schema.loading import _metaschema_formats, load_schema
+from structgen.json_schema.metaschemas import flat_metaschema_validator
+
+from ..support.paths import CORPUS, SUITES
+
+DIALECTS = [Draft202012Validator, Draft201909Validator]
+
+
+def _pair(cls: Any) -> tuple[Any, Any]:
+    formats = _metaschema_formats(cls)
+    return flat_metaschema_validator(cls, formats), cls(cls.META_SCHEMA, format_checker=formats)
+
+
+def _keywords(cls: Any) -> list[str]:
+    flat, _ = _pair(cls)
+    return sorted(flat.schema["properties"])
+
+
+_LEAVES = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([0.5, 1.0, -1.5]),
+    st.sampled_from(["string", "object", "integer", "nope", "#", "#/$defs/a", "a[", "^a+$", "urn:x", "email"]),
+)
+
+
+def _schemas(keywords: list[str]) -> st.SearchStrategy[Any]:
+    """Schema-like documents: the metaschema's keywords (and an unknown one) with values that are
+    often right (sub-schemas, lists and maps of them, the right kind of leaf) and often not."""
+    names = st.sampled_from([*keywords, "x-unknown"])
+
+    def grow(inner: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+        value = st.one_of(
+            _LEAVES, inner, st.lists(inner, max_size=3), st.lists(_LEAVES, max_size=3),
+            st.dictionaries(st.sampled_from(["a", "b", "^c"]), inner, max_size=2),
+        )
+        return st.dictionaries(names, value, max_size=4)
+
+    return st.recursive(st.one_of(st.booleans(), st.dictionaries(names, _LEAVES, max_size=3)), grow, max_leaves=12)
+
+
+@pytest.mark.parametrize("cls", DIALECTS, ids=lambda c: c.__name__)
+def test_the_flat_form_exists_where_the_metaschema_is_vocabularies(cls: Any) -> None:
+    flat, _ = _pair(cls)
+    assert flat is not None
+    assert "minLength" in flat.schema["properties"] and "properties" in flat.schema["properties"]
+    assert flat_metaschema_validator(Draft7Validator) is None  # (one plain document already)
+
+
+@pytest.mark.parametrize("cls", DIALECTS, ids=lambda c: c.__name__)
+def test_random_schema_like_documents_get_the_same_verdict(cls: Any) -> None:
+    flat, full = _pair(cls)
+    seen = {True: 0, False: 0}
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_schemas(_keywords(cls)))
+    def check(doc: Any) -> None:
+        verdict = full.is_valid(doc)
+        seen[verdict] += 1
+        assert flat.is_valid(doc) == verdict, json.dumps(doc)
+
+    check()
+    assert seen[True] > 20 and seen[False] > 20  # (both verdicts were exercised)
+
+
+def _suite_schemas(folder: str) -> list[Any]:
+    out = []
+    for path in sorted((SUITES / folder).rglob("*.json")):
+        out.extend(case["schema"] for case in json.loads(path.read_text()))
+    return out
+
+
+@pytest.mark.skipif(not SUITES.exists(), reason="the official test suite is not beside the checkout")
+def test_every_schema_of_the_test_suite_gets_the_same_verdict() -> None:
+    flat, full = _pair(Draft202012Validator)
+    schemas = _suite_schemas("draft2020-12")
+    assert len(schemas) > 300
+    # (a few of the suite's schemas are invalid against the metaschema on purpose)
+    assert [flat.is_valid(s) for s in schemas] == [full.is_valid(s) for s in schemas]
+
+
+def test_the_corpus_gets_the_same_verdict() -> None:
+    flat, full = _pair(Draft202012Validator)
+    for path in sorted(CORPUS.glob("*.json")):
+        schema = json.loads(path.read_text())["schema"]
+        assert flat.is_valid(schema) == full.is_valid(schema) is True, path.name
+
+
+def test_a_schema_the_flat_form_refuses_gets_jsonschemas_error() -> None:
+    with pytest.raises(SchemaError, match="-1 is less than the minimum of 0") as e:
+        load_schema({"properties": {"name": {"type": "string", "minLength": -1}}, "title": "t"})
+    assert "/properties/name/minLength" in str(e.value)
+    with pytest.raises(SchemaNotSupported, match="pattern"):
+        load_schema({"properties": {"name": {"type": "string", "pattern": "a["}}})
+    with pytest.raises(SchemaError, match="is not valid under any of the given schemas|is not of type"):
+        load_schema({"$schema": "https://json-schema.org/draft/2019-09/schema", "items": [{"type": 3}]})
