@@ -193,10 +193,12 @@ def parse_regex(pattern: str) -> Pattern:
     if parsed.state.flags & (re.VERBOSE | re.LOCALE):
         raise RegexNotSupported(pattern, "the verbose (?x) or locale (?L) flag", _position(pattern, r"\(\?[a-zA-Z]*[xL]"))
     body = strip_anchors(spelled.text)
-    try:
-        body_parsed = _sre_parse.parse(body, 0)
-    except re.error as e:  # stripping an anchor can only remove a no-op; report against the original
-        raise RegexSyntaxError(pattern, spelled.position(e.pos), e.msg) from e
+    body_parsed = parsed
+    if body != spelled.text:  # (parsed again only where an anchor went)
+        try:
+            body_parsed = _sre_parse.parse(body, 0)
+        except re.error as e:  # stripping an anchor can only remove a no-op; report against the original
+            raise RegexSyntaxError(pattern, spelled.position(e.pos), e.msg) from e
     _check_supported(pattern, body_parsed)
     try:
         return interegular.parse_pattern(_spell_assertions(body))
