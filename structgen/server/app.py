@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import gc
 import secrets
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from ..compiler import warm_up
 from ..errors import ConstraintError, PayloadTooLarge
 from ..hf.generation import model_vocabulary
 from ..vocab.index import prepare_vocabulary
@@ -62,6 +64,7 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     config = config or ServerConfig()
     vocab = model_vocabulary(model, tokenizer)
     prepare_vocabulary(vocab)  # the token trie and slices, before the first request
+    warm_up(vocab)  # (what a first compile loads and builds once per process)
     engine = Engine(model, vocab, max_batch_size=config.max_batch_size, batch_timeout_ms=config.batch_timeout_ms,
                     budget_aware=config.budget_aware, tokenizer=tokenizer, fast_forward=config.fast_forward)
     compiler = GuideCompiler(vocab, max_constraint_bytes=config.max_constraint_bytes)
@@ -69,12 +72,18 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        # What start-up made (the model, the tokenizer, the vocabulary's index) lives as long as the
+        # server: out of the collector's full passes, which would otherwise walk it all in the middle
+        # of some decoding step (benchmarks/gc_pause.py --freeze).
+        gc.collect()
+        gc.freeze()
         engine.start()
         try:
             yield
         finally:
             engine.stop()
             compiler.close()
+            gc.unfreeze()
 
     app = FastAPI(title="structgen", lifespan=lifespan)
     app.state.engine = engine

@@ -367,3 +367,29 @@ def test_metrics_count_requests_tokens_and_guide_cache_hits(client: Any) -> None
     assert 3 * 2 <= grew("structgen_generation_tokens_total") <= 3 * 11  # "metrics-" + 3 digits: 2 to 11 tokens
     assert grew("structgen_prompt_tokens_total") > 0
     assert after[("structgen_num_requests_running", ())] == 0 and after[("structgen_num_requests_waiting", ())] == 0
+
+
+# -- start-up ---------------------------------------------------------------------------------------
+
+
+def test_start_up_warms_the_compiler_and_freezes_what_it_made(tiny_llama: tuple[Any, Any]) -> None:
+    """``create_app`` warms the compiler (the canonical universe a ``oneOf`` needs is built before
+    the first request), and the running app leaves what start-up made out of the collector's full
+    passes (``gc.freeze``) until it stops."""
+    import gc
+
+    from structgen.compiler import DEFAULT_WHITESPACE
+    from structgen.json_schema import universe
+    from structgen.server import ServerConfig, create_app
+
+    model, tokenizer = tiny_llama
+    universe._UNIVERSES.clear()
+    structgen.clear_cache()  # (an earlier app compiled the warm-up schema: its guide would be a hit)
+    app = create_app(model, tokenizer, ServerConfig(model_name="tiny", default_max_tokens=4))
+    assert DEFAULT_WHITESPACE in universe._UNIVERSES
+    with TestClient(app) as c:
+        assert gc.get_freeze_count() > 100_000  # (the model, the tokenizer, the vocabulary's index)
+        fmt = {"type": "json_schema", "json_schema": {"name": "k", "schema": {"oneOf": [{"type": "integer"}, {"const": "a"}]}}}
+        r = _post(c, "/v1/chat/completions", {**CHAT, "max_tokens": 6, "response_format": fmt}, headers={})
+        assert r.status_code == 200, r.text
+    assert gc.get_freeze_count() == 0
