@@ -40,7 +40,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping
 
-from ..compiler import compile_extract, compile_json_schema, compile_regex
+from ..compiler import compile_extract, compile_json_schema, compile_regex, warm_up
 from ..errors import ConstraintError, PayloadTooLarge, StructgenError
 from ..guides.base import Guide
 from ..guides.dfa_guide import DfaGuide
@@ -220,27 +220,6 @@ def byte_vocabulary() -> Vocabulary:
     if not _BYTE_VOCABULARY:
         _BYTE_VOCABULARY.append(Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256]))
     return _BYTE_VOCABULARY[0]
-
-
-#: A small schema and a regex that touch the compiler's one-time set-up (imports, metaschemas).
-_WARM_UP = (
-    RequestConstraint("json_schema", json.dumps({
-        "type": "object", "properties": {"s": {"type": "string", "maxLength": 8}, "i": {"type": "integer"},
-                                         "n": {"type": "number"}, "a": {"type": "array", "items": {"enum": ["x", 1]}}},
-        "required": ["s"]})),
-    RequestConstraint("regex", r"[a-z]+@[a-z]+\.com"),
-)
-
-
-def warm_up(vocabulary: Vocabulary) -> float:
-    """Compile two small constraints over ``vocabulary`` (first masks included), so that the first
-    real request does not pay the compiler's one-time set-up (about 0.15 s: imports, the JSON
-    Schema metaschemas). Returns the seconds it took."""
-    start = time.perf_counter()
-    for constraint in _WARM_UP:
-        guide = constraint.compile(vocabulary)
-        guide.token_mask(guide.initial_state)
-    return time.perf_counter() - start
 
 
 _CHECKED: OrderedDict[Hashable, None] = OrderedDict()
