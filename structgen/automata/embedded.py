@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import heapq
+import weakref
 from array import array
 from typing import Sequence
 
@@ -32,13 +33,15 @@ def _mask(bs: list[int]) -> int:
     return out
 
 _INF = 1 << 60
+#: The embedded form of each automaton embedded so far (:meth:`EmbeddedDfa.of`), while it lives.
+_OF: "weakref.WeakKeyDictionary[ByteDFA, EmbeddedDfa]" = weakref.WeakKeyDictionary()
 
 
 class EmbeddedDfa:
     """An eager automaton as the pool reads it: transitions per byte, finals, byte partitions, and
     its calls (paths of reserved bytes, :func:`.markers.call_edges`) read back as symbols."""
 
-    __slots__ = ("rows", "finals", "symbols", "_classes", "_minlen", "_columns")
+    __slots__ = ("rows", "finals", "symbols", "_classes", "_minlen", "_columns", "_readable")
 
     def __init__(
         self, rows: Sequence[Sequence[int]], finals: list[bool], symbols: dict[int, tuple[tuple[int, int], ...]],
@@ -53,11 +56,22 @@ class EmbeddedDfa:
         self._minlen: dict[tuple[tuple[int, int], ...], list[int]] = {}
         # (a byte of each column class, its mask): bytes whose columns are equal in every state
         self._columns: tuple[list[int], list[int]] | None = None
+        self._readable: int | None = None
         if column_classes is not None:
             self._columns = ([(m & -m).bit_length() - 1 for m in column_classes], list(column_classes))
 
     @classmethod
     def of(cls, dfa: ByteDFA) -> "EmbeddedDfa":
+        """``dfa`` as the pool reads it: made once per automaton (pools share it: an embedded
+        automaton is not changed after it is made, its rewrites are new ones), so an automaton
+        shared by compiles (the canonical universe) is converted once per process."""
+        got = _OF.get(dfa)
+        if got is None:
+            got = _OF[dfa] = cls._of(dfa)
+        return got
+
+    @classmethod
+    def _of(cls, dfa: ByteDFA) -> "EmbeddedDfa":
         table = dfa.transitions[:, dfa.byte_classes].copy()
         symbols = call_edges(dfa)
         table[:, sorted(CALL_BYTES)] = -1  # (no text reads a call path: bytes UTF-8 never uses)
@@ -73,6 +87,19 @@ class EmbeddedDfa:
             self.classes(0)
         assert self._columns is not None
         return self._columns[1]
+
+    def readable_bytes(self) -> int:
+        """Every byte some state reads (a 256-bit mask), one byte per column class checked."""
+        got = self._readable
+        if got is None:
+            self.column_classes  # noqa: B018  (computes the column classes if needed)
+            assert self._columns is not None
+            got = 0
+            for b, m in zip(*self._columns):
+                if any(row[b] >= 0 for row in self.rows):
+                    got |= m
+            self._readable = got
+        return got
 
     def state(self) -> tuple[list[array], list[bool], dict[int, tuple[tuple[int, int], ...]]]:
         return self.rows, self.finals, self.symbols

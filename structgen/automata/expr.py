@@ -477,9 +477,7 @@ class ExprPool:
         elif kind == _REP:
             got = self.readable_bytes(node[1])
         elif kind == _DFA:
-            got = 0
-            for row in self._embedded[node[1]].rows:
-                got |= byte_mask(b for b, t in enumerate(row) if t >= 0)
+            got = self._embedded[node[1]].readable_bytes()
         elif kind == _AND:
             got = ALL_BYTES
             for p in node[1]:

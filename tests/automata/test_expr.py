@@ -114,3 +114,27 @@ def test_liveness_of_an_empty_intersection() -> None:
     assert not pool.is_live(pool.both((digits, letters)))
     assert pool.witness_length(pool.both((digits, regex_to_expr("[0-5]*", pool)))) == 2
     assert LazyAutomaton(pool, pool.both((digits, letters))).is_empty
+
+
+@settings(max_examples=60, deadline=None)
+@given(pattern=patterns)
+def test_an_automaton_is_embedded_once_and_reads_the_bytes_of_its_rows(pattern: str) -> None:
+    """Pools share one embedded form per automaton (the canonical universe is converted once per
+    process, not per compile), and its readable bytes are those some row reads."""
+    from structgen.automata.embedded import EmbeddedDfa
+    from structgen.automata.expr import byte_mask
+
+    try:
+        dfa = regex_to_dfa(pattern)
+    except Exception:  # noqa: BLE001 - (patterns outside what automata enforce)
+        return
+    first, second = ExprPool(), ExprPool()
+    e1, e2 = first.embed(dfa), second.embed(dfa)
+    if e1 == NOTHING:
+        return
+    emb = first.embedded(first.node(e1)[1])
+    assert second.embedded(second.node(e2)[1]) is emb is EmbeddedDfa.of(dfa)
+    want = 0
+    for row in emb.rows:
+        want |= byte_mask(b for b, t in enumerate(row) if t >= 0)
+    assert first.readable_bytes(e1) == want == second.readable_bytes(e2)
