@@ -300,11 +300,13 @@ def compile_extract(
 
 #: What :func:`warm_up` compiles: a small schema that reaches what a first compile loads or builds
 #: once per process (the JSON Schema modules, the metaschema check, a format's and a pattern's
-#: automata, and for ``oneOf`` / ``not`` the canonical universe of the default whitespace).
+#: automata, the Unicode categories of ``\p{..}``, and for ``oneOf`` / ``not`` the canonical
+#: universe of the default whitespace).
 WARM_UP_SCHEMA: dict = {
     "type": "object",
     "properties": {
         "when": {"type": "string", "format": "date-time"},
+        "name": {"type": "string", "pattern": "^\\p{Lu}\\p{Ll}*$"},  # (Unicode's categories, read once)
         "kind": {"oneOf": [{"type": "string", "pattern": "^[a-z]+$"}, {"type": "integer", "not": {"const": 3}}]},
     },
 }
