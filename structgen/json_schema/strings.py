@@ -20,6 +20,14 @@ __all__ = ["Strings"]
 _CAPPED_FORMATS = ("hostname", "email", "idn-hostname", "idn-email")
 
 
+#: A length folded into a pattern's regex (``pattern_regex(pattern, lo, hi)``) may multiply its
+#: text: an unanchored ``[\\p{L}..]*$|resource-groups:Name$`` under ``maxLength: 128`` (cfn
+#: ``AWS::SSM::MaintenanceWindowTarget``) became 51,856 characters, one alternative per position,
+#: 0.45 s to parse. Past this many characters the length is intersected instead
+#: (:meth:`Strings.with_length`, a lazy counter), as where the pattern cannot absorb it.
+FOLDED_LIMIT = 4096
+
+
 class Strings:
     """String schemas (a part of the schema compiler)."""
 
@@ -60,12 +68,18 @@ class Strings:
                 return self.with_length(t.quoted(body), lo, hi, path, f"format {fmt!r}")
             return t.quoted(body)
         if pattern is not None:
+            folded = True  # (the length written into the pattern's own regex)
             try:
                 regex = pattern_regex(pattern, lo, hi, path=f"{path}/pattern")
             except SchemaNotSupported:
                 if lo == 0 and hi is None:
                     raise
-                # (a length the pattern's own repetitions cannot absorb: intersect the automata)
+                folded = False
+            if folded and regex is not None and (lo or hi is not None) and len(regex) > FOLDED_LIMIT:
+                folded = False
+            if not folded:
+                # (a length the pattern's own repetitions cannot absorb, or only in a regex past
+                # FOLDED_LIMIT characters: intersect the automata)
                 regex = pattern_regex(pattern, path=f"{path}/pattern")
                 if regex is None:
                     raise UnsatisfiableConstraint(f"no string matches pattern {pattern!r}", path or "/") from None

@@ -626,6 +626,33 @@ def test_pattern_with_a_length_too_long_for_one_automaton_is_a_lazy_term(text: s
     assert lazy.accepts_bytes(json.dumps(text, ensure_ascii=False).encode()) == want
 
 
+FOLDED = {"type": "string", "pattern": "^[a-z:]*$|group:Name|group:Type$", "maxLength": 40}
+
+
+@pytest.mark.parametrize("text", ["", "a" * 40, "a" * 41, "group:Name", "x" * 30 + "group:Name", "x" * 31 + "group:Name",
+                                  "!" * 30 + "group:Type", "!" * 31 + "group:Type", "group:Typex", "ñ" * 10 + "group:Name"])
+def test_a_length_that_would_multiply_a_patterns_regex_is_intersected(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unanchored pattern under a maxLength folds into one alternative per position (51,856
+    characters for cfn's SSM::MaintenanceWindowTarget): past FOLDED_LIMIT the length is the lazy
+    intersection instead, exact all the same."""
+    import structgen
+    from structgen.json_schema import strings
+    from structgen.json_schema.ecma_pattern import pattern_regex
+
+    monkeypatch.setattr(strings, "FOLDED_LIMIT", 2000)
+    assert len(pattern_regex(FOLDED["pattern"], 0, 40)) > 2000 > len(pattern_regex(FOLDED["pattern"]))
+    lengths = []
+    monkeypatch.setattr(strings.Strings, "with_length", lambda self, *a, _w=strings.Strings.with_length: lengths.append(a[1:3]) or _w(self, *a))
+    tokens = [bytes([b]) for b in range(256)] + [b""]
+    vocab = structgen.Vocabulary.from_bytes(tokens, eos_token_ids=[len(tokens) - 1])
+    structgen.clear_cache()  # (compiled by an earlier case)
+    guide = structgen.compile_json_schema(FOLDED, vocab)
+    assert lengths == [(0, 40)]
+    want = jsonschema.Draft202012Validator(FOLDED).is_valid(text)
+    for spelled in (json.dumps(text, ensure_ascii=False), json.dumps(text)):
+        assert guide.accepts_bytes(spelled.encode()) == want, spelled
+
+
 def test_a_long_string_shares_masks_far_from_its_length_bound() -> None:
     """A pattern with a maxLength is intersected with "char{0,hi}"; far from the bound the length
     cannot kill a token, so positions share one clamped state (one mask); near it, tokens too long
