@@ -1,4 +1,7 @@
 """Regex → byte DFA, with `interegular` as the parser and :mod:`structgen.nfa` as the construction.
+(A large bracket class, such as a ``\\p{..}`` spelled out, is read by Python's parser into ranges
+instead, and embedded as an automaton of its own: interegular holds a class as its set of
+characters.)
 
 Patterns use Python `re` syntax with full-match semantics (the whole output must match).
 Constructs no finite automaton enforces exactly raise :class:`RegexNotSupported` naming the
@@ -25,6 +28,7 @@ Semantics to know:
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Sequence
 
@@ -33,10 +37,12 @@ from interegular.patterns import InvalidSyntax, Pattern, Unsupported
 
 from ..errors import RegexNotSupported, RegexSyntaxError
 from .dfa import DEFAULT_MAX_STATES, ByteDFA
-from .markers import SLOT_FIRST, slot_marker
+from .markers import MAX_SLOTS, SLOT_FIRST, slot_marker
 from .expr import ExprPool
+from .expr_dfa import lazy_to_dfa
 from .nfa import pattern_to_dfa, pattern_to_expr
 from .regex_syntax import plain_syntax
+from .utf8 import code_points_expr, complement_intervals
 
 try:  # Python >= 3.11
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -181,6 +187,13 @@ def parse_regex(pattern: str) -> Pattern:
     >>> type(parse_regex(r"\\d{4}")).__name__
     'Pattern'
     """
+    return _parse(pattern, -1)[0]
+
+
+def _parse(pattern: str, num_slots: int) -> tuple[Pattern, list[ByteDFA]]:
+    """:func:`parse_regex`; with ``num_slots >= 0``, each large bracket class is read on its own
+    and stands in the pattern for slot ``num_slots + k`` (:func:`_slot_classes`): the parse, and
+    the automata of those slots."""
     if not isinstance(pattern, str):
         raise RegexSyntaxError(repr(pattern), None, f"a pattern must be a str, not {type(pattern).__name__}")
     spelled = plain_syntax(pattern)  # (\u, \p{..}, POSIX classes, ...: see structgen.automata.regex_syntax)
@@ -200,10 +213,109 @@ def parse_regex(pattern: str) -> Pattern:
         except re.error as e:  # stripping an anchor can only remove a no-op; report against the original
             raise RegexSyntaxError(pattern, spelled.position(e.pos), e.msg) from e
     _check_supported(pattern, body_parsed)
+    text = _spell_assertions(body)
+    classes: list[ByteDFA] = []
+    if num_slots >= 0:
+        text, classes = _slot_classes(text, num_slots)
     try:
-        return interegular.parse_pattern(_spell_assertions(body))
+        return interegular.parse_pattern(text), classes
     except INTEREGULAR_ERRORS as e:
         raise not_supported(pattern, e) from e
+
+
+#: A bracket class of at least this many characters is read by Python's parser into code-point
+#: ranges and stands in the pattern for one slot: interegular holds a class as the set of its
+#: characters, so a ``\\p{..}`` class spelled out (about 2,000 characters, 280,000 code points)
+#: took it 65 to 100 ms to read, wherever it appeared.
+_LARGE_CLASS = 64
+#: Flag groups that change what a class matches ((?i), (?a), (?u), (?L), and their negations):
+#: classes stay in place under them. ``(?s:`` only changes ``.``.
+_CLASS_FLAGS = re.compile(r"\(\?(?!s:)[-aiLmsux]")
+
+
+def _slot_classes(text: str, first: int) -> tuple[str, list[ByteDFA]]:
+    """``text`` with each bracket class of at least :data:`_LARGE_CLASS` characters outside
+    look-arounds, made of characters and ranges only, replaced by ``slot_marker(first + k)`` (a
+    class met again takes the same slot), and the classes' automata, by slot. Nothing is replaced
+    under a flag that changes classes.
+
+    >>> text, dfas = _slot_classes("a[" + "bc" * 40 + "]+c[d]", 2)
+    >>> text == "a" + chr(0xD802) + "+c[d]", dfas[0].accepts(b"b"), dfas[0].accepts(b"bc")
+    (True, True, False)
+    """
+    if _CLASS_FLAGS.search(text):
+        return text, []
+    out: list[str] = []
+    slots: dict[str, int] = {}
+    dfas: list[ByteDFA] = []
+    looks = [False]  # per open group: whether it is, or lies in, a look-around
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "\\":
+            out.append(text[i : i + 2])
+            i += 2
+            continue
+        if c == "(":
+            looks.append(looks[-1] or text.startswith(("(?=", "(?!", "(?<=", "(?<!"), i))
+        elif c == ")" and len(looks) > 1:
+            looks.pop()
+        elif c == "[":
+            j = i + 1
+            if j < n and text[j] == "^":
+                j += 1
+            if j < n and text[j] == "]":  # (a "]" first is a literal)
+                j += 1
+            while j < n and text[j] != "]":
+                j += 2 if text[j] == "\\" else 1
+            whole = text[i : j + 1]
+            k = slots.get(whole)
+            if k is None and len(whole) >= _LARGE_CLASS and not looks[-1] and first + len(slots) < MAX_SLOTS:
+                dfa = _class_dfa(whole)
+                if dfa is not None:
+                    k = slots[whole] = len(slots)
+                    dfas.append(dfa)
+            out.append(whole if k is None else slot_marker(first + k))
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out), dfas
+
+
+@functools.lru_cache(maxsize=256)
+def _class_dfa(text: str) -> ByteDFA | None:
+    """The automaton of one bracket class (one character of it, as UTF-8), read by Python's
+    parser; ``None`` for a class holding more than characters and ranges (``\\d``, ``\\w``:
+    classes whose meaning is ours, left to interegular)."""
+    try:
+        parsed = list(_sre_parse.parse(text, 0))
+    except re.error:
+        return None
+    if len(parsed) != 1:
+        return None
+    op, av = parsed[0]
+    if op is _sre_c.LITERAL or op is _sre_c.NOT_LITERAL:  # (a class of one character, repeated)
+        items = [(_sre_c.LITERAL, av)] if op is _sre_c.LITERAL else [(_sre_c.NEGATE, None), (_sre_c.LITERAL, av)]
+    elif op is _sre_c.IN:
+        items = av
+    else:
+        return None
+    negated, ranges = False, []
+    for op, av in items:
+        if op is _sre_c.NEGATE:
+            negated = True
+        elif op is _sre_c.LITERAL:
+            ranges.append((av, av))
+        elif op is _sre_c.RANGE:
+            ranges.append(av)
+        else:
+            return None
+    merged = intervals_of_ranges(ranges)
+    if negated:
+        merged = list(complement_intervals(merged))
+    pool = ExprPool()
+    return lazy_to_dfa(pool, code_points_expr(pool, merged))
 
 
 def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
@@ -214,9 +326,9 @@ def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: S
     >>> dfa.accepts(b"2024-05"), dfa.accepts(b"2024-5")
     (True, False)
     """
-    parsed = parse_regex(pattern)
+    parsed, classes = _parse(pattern, len(slots))
     try:
-        return pattern_to_dfa(parsed, max_states=max_states, slots=slots)
+        return pattern_to_dfa(parsed, max_states=max_states, slots=[*slots, *classes])
     except INTEREGULAR_ERRORS as e:
         raise not_supported(pattern, e) from e
 
@@ -234,9 +346,9 @@ def regex_to_expr(
     >>> pool.nullable(pool.derive(pool.derive(e, ord("4")), ord("2")))
     True
     """
-    parsed = parse_regex(pattern)
+    parsed, classes = _parse(pattern, len(slots))
     try:
-        return pattern_to_expr(parsed, pool, max_states=max_states, slots=slots)
+        return pattern_to_expr(parsed, pool, max_states=max_states, slots=[*slots, *classes])
     except INTEREGULAR_ERRORS as e:
         raise not_supported(pattern, e) from e
 
@@ -262,3 +374,18 @@ def not_supported(pattern: str, e: Exception) -> RegexNotSupported:
     if isinstance(e, RecursionError):
         return RegexNotSupported(pattern, "nesting too deep for the regex parser")
     return RegexNotSupported(pattern, f"a construct the regex parser does not implement ({str(e).rstrip('.') or 'unknown'})")
+
+
+def intervals_of_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Inclusive code-point ranges, sorted and merged (overlapping or touching ones joined).
+
+    >>> intervals_of_ranges([(5, 9), (1, 2), (3, 3), (8, 12)])
+    [(1, 3), (5, 12)]
+    """
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(ranges):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out

@@ -240,3 +240,49 @@ def test_syntax_errors_have_positions(pattern: str, position: int | None, reason
 def test_verbose_flag_is_refused() -> None:
     with pytest.raises(structgen.RegexNotSupported, match="verbose"):
         regex_to_dfa("(?x) a b")
+
+
+_CLASS_CHARS = st.one_of(
+    st.integers(0x20, 0x7E).map(chr).filter(lambda c: c not in "[]\\^-"),
+    st.integers(0xA0, 0x2FFF).map(chr),
+    st.integers(0x10000, 0x10FFF).map(chr),
+    st.sampled_from(["\\]", "\\-", "\\\\", "\\[", "\\^", "\\n", "\\u00e9", "\\x41"]),
+)
+_CLASS_ITEMS = st.one_of(_CLASS_CHARS, st.tuples(st.integers(0x21, 0x2FF0), st.integers(0, 400)).map(
+    lambda p: f"{chr(p[0])}-{chr(min(p[0] + p[1], 0x2FFF))}" if chr(p[0]) not in "[]\\^-" else chr(p[0] + 1)))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    items=st.lists(_CLASS_ITEMS, min_size=30, max_size=60),
+    negated=st.booleans(),
+    context=st.sampled_from(["{c}", "a{c}+b", "(?:{c}|x){{1,3}}", "{c}*(?=q){c}?", "(?<!y){c}z", "(?i:{c})k",
+                             "(?s:.){c}{c}", "[a-c]{c}|{c}[a-c]"]),
+)
+def test_a_large_class_read_on_its_own_matches_what_interegular_reads(items: list[str], negated: bool, context: str) -> None:
+    """A bracket class of 64 characters or more is read into code-point ranges by Python's parser
+    and stands in the pattern for an automaton of its own: the languages are the same as where
+    interegular reads the class (in both the eager and the lazy construction)."""
+    from structgen.automata.algebra import difference
+    from structgen.automata.expr import ExprPool
+    from structgen.automata.expr_dfa import lazy_to_dfa
+    from structgen.automata.nfa import pattern_to_dfa
+    from structgen.automata.regex import _parse, parse_regex, regex_to_expr
+    from structgen.automata.regex_syntax import plain_syntax
+
+    cls = "[" + ("^" if negated else "") + "".join(items) + "]"
+    assume(len(cls) >= 64)
+    pattern = context.format(c=cls)
+    try:
+        re.compile(pattern)
+        plain = pattern_to_dfa(parse_regex(pattern), max_states=200_000)
+    except (re.error, structgen.StructgenError):
+        return
+    slotted = regex_to_dfa(pattern)
+    spelled = plain_syntax(cls).text  # (as the parser sees it: \\u00e9 is \\xe9 there)
+    if len(spelled) >= 64 and "(?i" not in pattern and "(?<" not in pattern and "(?=" not in pattern:
+        assert _parse(pattern, 0)[1], "the class was not slotted"
+    assert difference(slotted, plain).is_empty and difference(plain, slotted).is_empty
+    pool = ExprPool()
+    lazy = lazy_to_dfa(pool, regex_to_expr(pattern, pool))
+    assert difference(lazy, plain).is_empty and difference(plain, lazy).is_empty
