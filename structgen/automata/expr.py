@@ -47,6 +47,8 @@ __all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", 
 
 NOTHING = 0
 EPSILON = 1
+#: The empty symbol set, shared (every term without calls has it).
+_NO_SYMBOLS: frozenset[int] = frozenset()
 #: Every byte, as a 256-bit mask.
 ALL_BYTES = (1 << 256) - 1
 
@@ -433,9 +435,9 @@ class ExprPool:
         elif kind == _DFA:
             got = frozenset(k for k, _ in self._embedded[node[1]].symbols.get(node[2], ()))
         else:
-            got = frozenset()
-        self._firsts[e] = got
-        return got
+            got = _NO_SYMBOLS
+        self._firsts[e] = got or _NO_SYMBOLS  # (one empty set shared: not one per term for the collector)
+        return got or _NO_SYMBOLS
 
     def symbols_in(self, e: int) -> frozenset[int]:
         """Every symbol anywhere in ``e`` (the automata it may call, its guards)."""
@@ -455,9 +457,9 @@ class ExprPool:
         elif kind == _DFA:
             got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
         else:
-            got = frozenset()
-        self._symbols_in[e] = got
-        return got
+            got = _NO_SYMBOLS
+        self._symbols_in[e] = got or _NO_SYMBOLS
+        return got or _NO_SYMBOLS
 
     def readable_bytes(self, e: int) -> int:
         """Every byte ``e`` may read anywhere (a 256-bit mask)."""
