@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Optional
 
 from .expr import ALL_BYTES, EPSILON, NOTHING, KINDS, ExprPool, bytes_of_mask
-from .utf8 import MAX_CODE_POINT
+from .utf8 import MAX_CODE_POINT, merge_intervals
 
 __all__ = ["MaxObligation", "MinLength", "NotARegex", "describe", "to_regex"]
 
@@ -177,24 +177,14 @@ def _char(cp: int, in_class: bool) -> str:
     return "\\" + ch if ch in (_CLASS_SPECIAL if in_class else _SPECIAL) else ch
 
 
-def _norm(intervals: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for a, b in sorted(intervals):
-        if out and a <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], b))
-        else:
-            out.append((a, b))
-    return out
-
-
 def _class(intervals: list[tuple[int, int]]) -> str:
     """A class of the code points ``intervals`` (negated where that is shorter; surrogates,
     which no UTF-8 text holds, count as either side)."""
-    s = _norm(intervals)
+    s = merge_intervals(intervals)
     if len(s) == 1 and s[0][0] == s[0][1]:
         return _char(s[0][0], False)
     lo, hi = _SURROGATES
-    with_gap = _norm(s + [(lo, hi)])
+    with_gap = merge_intervals(s + [(lo, hi)])
     positive = with_gap if any(a <= lo - 1 and b >= lo - 1 for a, b in s) and any(a <= hi + 1 <= b for a, b in s) else s
     negative: list[tuple[int, int]] = []
     nxt = 0
@@ -396,7 +386,7 @@ class _Printer:
             if got is None:
                 return None
             out.extend(got)
-        return _norm(out)
+        return merge_intervals(out)
 
 
 class MaxObligation:

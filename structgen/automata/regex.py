@@ -42,7 +42,7 @@ from .expr import ExprPool
 from .expr_dfa import lazy_to_dfa
 from .nfa import pattern_to_dfa, pattern_to_expr
 from .regex_syntax import plain_syntax
-from .utf8 import code_points_expr, complement_intervals
+from .utf8 import code_points_expr, complement_intervals, merge_intervals
 
 try:  # Python >= 3.11
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -311,7 +311,7 @@ def _class_dfa(text: str) -> ByteDFA | None:
             ranges.append(av)
         else:
             return None
-    merged = intervals_of_ranges(ranges)
+    merged = merge_intervals(ranges)
     if negated:
         merged = list(complement_intervals(merged))
     pool = ExprPool()
@@ -374,18 +374,3 @@ def not_supported(pattern: str, e: Exception) -> RegexNotSupported:
     if isinstance(e, RecursionError):
         return RegexNotSupported(pattern, "nesting too deep for the regex parser")
     return RegexNotSupported(pattern, f"a construct the regex parser does not implement ({str(e).rstrip('.') or 'unknown'})")
-
-
-def intervals_of_ranges(ranges: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Inclusive code-point ranges, sorted and merged (overlapping or touching ones joined).
-
-    >>> intervals_of_ranges([(5, 9), (1, 2), (3, 3), (8, 12)])
-    [(1, 3), (5, 12)]
-    """
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted(ranges):
-        if out and lo <= out[-1][1] + 1:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out

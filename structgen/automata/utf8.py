@@ -14,13 +14,28 @@ from ..errors import CompileBudgetExceeded
 
 __all__ = [
     "MAX_CODE_POINT", "CodePointMap", "TermBuilder", "Utf8Writer", "code_points_expr", "complement_intervals", "intervals_of",
-    "utf8_sequences",
+    "merge_intervals", "utf8_sequences",
 ]
 
 MAX_CODE_POINT = 0x10FFFF
 _SURROGATES = (0xD800, 0xDFFF)
 # Smallest code point that needs n bytes (anything below is an overlong encoding).
 _MIN_CP = {1: 0, 2: 0x80, 3: 0x800, 4: 0x10000}
+
+
+def merge_intervals(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Inclusive ranges, sorted and merged (overlapping or touching ones joined).
+
+    >>> merge_intervals([(5, 9), (1, 2), (3, 3), (8, 12)])
+    [(1, 3), (5, 12)]
+    """
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(intervals):
+        if out and lo <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
 
 
 def complement_intervals(intervals: Iterable[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
