@@ -436,8 +436,10 @@ class ExprPool:
             got = frozenset(k for k, _ in self._embedded[node[1]].symbols.get(node[2], ()))
         else:
             got = _NO_SYMBOLS
-        self._firsts[e] = got or _NO_SYMBOLS  # (one empty set shared: not one per term for the collector)
-        return got or _NO_SYMBOLS
+        if not got:
+            got = _NO_SYMBOLS  # (one empty set shared, not one per term for the collector to walk)
+        self._firsts[e] = got
+        return got
 
     def symbols_in(self, e: int) -> frozenset[int]:
         """Every symbol anywhere in ``e`` (the automata it may call, its guards)."""
@@ -458,8 +460,10 @@ class ExprPool:
             got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
         else:
             got = _NO_SYMBOLS
-        self._symbols_in[e] = got or _NO_SYMBOLS
-        return got or _NO_SYMBOLS
+        if not got:
+            got = _NO_SYMBOLS
+        self._symbols_in[e] = got
+        return got
 
     def readable_bytes(self, e: int) -> int:
         """Every byte ``e`` may read anywhere (a 256-bit mask)."""

@@ -162,7 +162,6 @@ def reached_part(schema: Schema) -> Schema:
 
 
 @functools.lru_cache(maxsize=None)
-@functools.lru_cache(maxsize=None)
 def _metaschema_formats(validator: Any) -> Any:
     """The metaschema's format checker, with ``regex`` reading ECMA-262's ``\\p{..}`` too."""
     checker = jsonschema.FormatChecker()
