@@ -161,13 +161,31 @@ class Context:
             return NOTHING
         if a == b:
             return a
-        return self._live(self.pool.both((self.operand(a), self.operand(b))), path)
+        return self.live(self.pool.both((self.operand(a), self.operand(b))), path)
 
     def minus(self, a: Term, b: Term, path: str) -> Term:
         """The strings of ``a`` that ``b`` does not match: a lazy difference (see :meth:`inter`)."""
         if a == NOTHING or b == NOTHING:
             return a
-        return self._live(self.pool.minus(self.operand(a), self.operand(b)), path)
+        return self.live(self.pool.minus(self.operand(a), self.operand(b)), path)
+
+    def inter_all(self, parts: Iterable[Term], path: str, without: Iterable[Term] = (), checked: bool = True) -> Term:
+        """The strings of every one of ``parts`` and of none of ``without``: the same term as
+        :meth:`inter` and :meth:`minus` applied one at a time (the pool flattens nested
+        intersections), searched for a string once at the end (``NOTHING`` when none is left)
+        instead of after each step. ``checked=False`` leaves out that search too: for a term
+        whose user searches its own term anyway (an over-approximation is only subtracted or
+        intersected), where an empty term is still exact, only larger than ``NOTHING``.
+
+        Example: ``ctx.inter_all([objects, having_a, having_b], path, without=[having_c])``."""
+        unique = list(dict.fromkeys(parts))
+        if NOTHING in unique:
+            return NOTHING
+        negated = [self.pool.negate(self.operand(term)) for term in dict.fromkeys(without) if term != NOTHING]
+        if len(unique) == 1 and not negated:
+            return unique[0]
+        term = self.pool.both([*map(self.operand, unique), *negated])
+        return self.live(term, path) if checked else term
 
     def operand(self, term: Term) -> Term:
         """``term`` as an operand of the algebra: calls inlined (:meth:`.CallGraph.flat`), span
@@ -177,7 +195,7 @@ class Context:
             flat = self._documents.resolve(self.pool, flat)
         return flat
 
-    def _live(self, term: Term, path: str) -> Term:
+    def live(self, term: Term, path: str) -> Term:
         """``term``, or ``NOTHING`` when no string matches it. Deciding that searches the term's
         derivatives for a shortest string (:meth:`.ExprPool.liveness`); a search that runs past
         :data:`ALGEBRA_SEARCH_LIMIT` terms raises :class:`CompileBudgetExceeded` naming ``path``."""

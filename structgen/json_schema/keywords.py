@@ -28,9 +28,10 @@ class Keywords:
         self.ctx = ctx
 
     def truly_empty(self, s: Schema, path: str, refs: tuple) -> bool:
-        """Whether no instance is valid under ``s``: its over-approximation is empty."""
+        """Whether no instance is valid under ``s``: its over-approximation is empty (searched
+        for a string here: over-approximations are built unsearched)."""
         try:
-            return self.ctx.compiler.over(s, path, refs) == NOTHING
+            return self.ctx.live(self.ctx.operand(self.ctx.compiler.over(s, path, refs)), path) == NOTHING
         except (ConstraintError, CompileBudgetExceeded):
             return False
 

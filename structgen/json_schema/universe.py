@@ -127,29 +127,33 @@ class Universe:
         s = clean(s)
         if not s:
             return self.universe()
-        acc = self.universe()
+        # one intersection of the parts, not searched for a string: the subtraction that uses an
+        # over-approximation searches its own term (a search per part cost a search per keyword)
+        parts: list[Term] = [self.universe()]
+        without: list[Term] = []
         if "$ref" in s:
             target, target_path = ctx.refs.resolve(s["$ref"], path)
             if refs.count(target_path) > ctx.options.max_recursion_depth:
                 return self.universe()  # (an over-approximation may stop anywhere)
-            acc = self.ctx.compiler.over(target, target_path, refs + (target_path,))
+            parts.append(self.ctx.compiler.over(target, target_path, refs + (target_path,)))
         if "enum" in s or "const" in s:
             values = [s["const"]] if "const" in s else list(s["enum"])
-            acc = ctx.inter(acc, ctx.unite([self.over_value(v) for v in values]), path)
-        acc = ctx.inter(acc, self.over_typed(s, path, refs), path)
+            parts.append(ctx.unite([self.over_value(v) for v in values]))
+        parts.append(self.over_typed(s, path, refs))
         for i, sub in enumerate(s.get("allOf", [])):
-            acc = ctx.inter(acc, self.ctx.compiler.over(sub, f"{path}/allOf/{i}", refs), path)
+            parts.append(self.ctx.compiler.over(sub, f"{path}/allOf/{i}", refs))
         for key in ("anyOf", "oneOf"):
             if key in s:
-                acc = ctx.inter(acc, ctx.unite([self.ctx.compiler.over(b, f"{path}/{key}/{i}", refs) for i, b in enumerate(s[key])]), path)
+                parts.append(ctx.unite([self.ctx.compiler.over(b, f"{path}/{key}/{i}", refs) for i, b in enumerate(s[key])]))
+        if NOTHING in parts:
+            return NOTHING
         if "oneOf" in s:
-            acc = ctx.minus(acc, self.in_two_branches(s["oneOf"], path, refs), path)
+            without.append(self.in_two_branches(s["oneOf"], path, refs))
         if "not" in s:
             try:
-                inner = ctx.compiler.compile(s["not"], f"{path}/not", refs)
+                without.append(ctx.compiler.compile(s["not"], f"{path}/not", refs))
             except (UnsatisfiableConstraint, SchemaNotSupported, CompileBudgetExceeded):
-                inner = NOTHING  # (subtracting less keeps a superset)
-            acc = ctx.minus(acc, inner, path)
+                pass  # (subtracting less keeps a superset)
         if "if" in s:
             then = self.ctx.compiler.over(s.get("then", True), f"{path}/then", refs)
             otherwise = self.ctx.compiler.over(s.get("else", True), f"{path}/else", refs)
@@ -158,9 +162,8 @@ class Universe:
                 cond = ctx.compiler.compile(s["if"], f"{path}/if", refs)
             except (UnsatisfiableConstraint, SchemaNotSupported, CompileBudgetExceeded):
                 cond = NOTHING
-            branch = ctx.unite([ctx.inter(cond_over, then, path), ctx.minus(otherwise, cond, path)])
-            acc = ctx.inter(acc, branch, path)
-        return acc
+            parts.append(ctx.unite([ctx.inter(cond_over, then, path), ctx.minus(otherwise, cond, path)]))
+        return ctx.inter_all(parts, path, without, checked=False)
 
     def in_two_branches(self, branches: list, path: str, refs: tuple) -> Term:
         """Instances valid for sure under two ``oneOf`` branches (the union of the pairwise
@@ -316,10 +319,11 @@ class Universe:
         ctx = self.ctx
         t = ctx.t
         u = self.universe()
-        acc = self.object_of(t.canon_string, u, lo=int(s.get("minProperties", 0)))
+        # one intersection of the parts, not searched (see over): before, a search per property
+        parts = [self.object_of(t.canon_string, u, lo=int(s.get("minProperties", 0)))]
         props = s.get("properties", {})
         for name in s.get("required", []):
-            acc = ctx.inter(acc, self.object_having(t.quoted(t.lit(encoded(name))), u), path)
+            parts.append(self.object_having(t.quoted(t.lit(encoded(name))), u))
         for name, sub in props.items():
             key = t.quoted(t.lit(encoded(name)))
             o = self.ctx.compiler.over(sub, f"{path}/properties/{name}", refs)
@@ -327,13 +331,13 @@ class Universe:
                 continue
             others = ctx.minus(t.canon_string, key, path)
             without = self.object_of(others, u) if others != NOTHING else NOTHING
-            acc = ctx.inter(acc, ctx.unite([without, self.object_having(key, o) if o != NOTHING else NOTHING]), path)
+            parts.append(ctx.unite([without, self.object_having(key, o) if o != NOTHING else NOTHING]))
         empty = t.cat(t.lit("{"), t.ws, t.lit("}"))
         if s.get("additionalProperties") is False and not s.get("patternProperties"):
             allowed = ctx.unite([t.quoted(t.lit(encoded(name))) for name in props])
-            acc = ctx.inter(acc, self.object_of(allowed, u) if allowed != NOTHING else empty, path)
+            parts.append(self.object_of(allowed, u) if allowed != NOTHING else empty)
         if "propertyNames" in s:
             names = self.ctx.compiler.over(s["propertyNames"], f"{path}/propertyNames", refs)
             names = ctx.inter(names, t.canon_string, path)
-            acc = ctx.inter(acc, self.object_of(names, u) if names != NOTHING else empty, path)
-        return acc
+            parts.append(self.object_of(names, u) if names != NOTHING else empty)
+        return ctx.inter_all(parts, path, checked=False)
