@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -165,6 +166,7 @@ class StructgenEngine(_Engine):
         self.options: dict[str, Any] = dict(grade if options is None else options)
         self.vocab = structgen.Vocabulary.from_tokenizer(tok, eos_token_ids=[llama3_eos(tok)])
         prepare_vocabulary(self.vocab)  # trie and slices, once per vocabulary, like the peers' tokenizer info
+        structgen.compiler.warm_up(self.vocab)  # (as `structgen serve` starts: the compiler's own tables)
 
     def build(self, schema: Any) -> Any:
         return self.sg.compile_json_schema(schema, self.vocab, **self.options)
@@ -337,6 +339,10 @@ def serve_jobs(setup: Callable[[], Any], finish: Callable[[Any, Any, dict[str, A
     except Exception as e:  # noqa: BLE001 - reported to the parent, which skips the engine
         send({"setup_error": f"{type(e).__name__}: {e}"})
         return
+    # What start-up made (tokenizer, vocabulary tables) moves out of the collector's way, as a
+    # server does after loading its model (`structgen serve` does): every engine alike.
+    gc.collect()
+    gc.freeze()
     send({"ready": time.perf_counter() - t0})
     for line in sys.stdin:
         job = json.loads(line)
