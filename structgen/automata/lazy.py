@@ -187,6 +187,12 @@ class LazyAutomaton:
         at = np.flatnonzero(row >= 0)
         return dict(zip(at.tolist(), row[at].tolist()))
 
+    @property
+    def table(self) -> np.ndarray:
+        """The transition table as built so far (``[state, byte]``, int32; :data:`UNBUILT` rows
+        for states not built yet). Fetch it again after building a state (it may be reallocated)."""
+        return self._table
+
     def table_for(self, states: Sequence[int] | np.ndarray) -> np.ndarray:
         """The transition table (``[state, byte]``, int32) with the rows of ``states`` built: for
         vectorised walks. Fetch it again after building more states (it may be reallocated)."""

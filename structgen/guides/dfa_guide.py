@@ -22,7 +22,7 @@ from ..automata.expr_rewrite import restrict
 from ..automata.expr_text import MaxObligation
 from ..automata.lazy import UNBUILT, LazyAutomaton
 from ..vocab.slices import MIXED, SLICES, char_successor, slice_chain
-from ..vocab.trie import sparse_walk, walk_nodes
+from ..vocab.trie import walk_nodes, walk_tokens
 from ..vocab.vocabulary import Vocabulary
 from .base import DEFAULT_MASK_CACHE_BYTES, Guide
 from .distances import INF, SpelledDistances, exact_token_distances
@@ -31,8 +31,6 @@ __all__ = ["DEFAULT_MASK_CACHE_BYTES", "EAGER_STATES", "DfaGuide"]
 
 #: :meth:`DfaGuide.precompute` builds at most this many states (breadth first from the start).
 EAGER_STATES = 256
-#: Most states whose ``{byte: next}`` maps a guide keeps for sparse walks.
-_EDGE_MAPS = 4096
 
 
 class DfaGuide(Guide):
@@ -53,7 +51,7 @@ class DfaGuide(Guide):
     """
 
     __slots__ = (
-        "automaton", "_flat", "_finals", "_spells_bytes", "_dists", "_exact", "_succ", "_runs", "_edges", "_obligation",
+        "automaton", "_flat", "_finals", "_spells_bytes", "_dists", "_exact", "_succ", "_runs", "_obligation",
     )
 
     _STATES_NOTE = " so far"
@@ -82,7 +80,6 @@ class DfaGuide(Guide):
         self._exact: dict[int, int] | None = None
         self._succ: dict[tuple[int, int], int] = {}  # (state, slice) -> where every slice character leads
         self._runs: dict[tuple[int, int], int] = {}  # (state, slice) -> slice characters in a row that survive
-        self._edges: dict[int, dict[int, int]] = {}
         self._obligation: MaxObligation | None = None
 
     def __repr__(self) -> str:
@@ -246,17 +243,10 @@ class DfaGuide(Guide):
         return mask
 
     def _walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
-        """``(token ids, next states)`` of every token allowed from ``state`` (a sparse walk where
-        it does, else the whole trie level by level)."""
-        trie = self._index.trie
-        edges = self._edges
-        if len(edges) > _EDGE_MAPS:
-            edges.clear()
-        found = sparse_walk(self.automaton, trie, state, edges)
-        if found is None:
-            reached = walk_nodes(self.automaton, trie, state)[trie.token_nodes]
-            ok = reached >= 0
-            found = trie.token_ids[ok], reached[ok]
+        """``(token ids, next states)`` of every token allowed from ``state`` (one compiled walk
+        of the trie, :func:`~structgen.vocab.trie.walk_tokens`)."""
+        found = walk_tokens(self.automaton, self._index.trie, state)
+        assert found is not None  # (no limit)
         return found
 
     def _budget_token_set(self, state: int, budget: int) -> np.ndarray:

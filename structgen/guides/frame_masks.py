@@ -13,28 +13,26 @@ walk); a state's mask is the union of its top frame's tokens and, for each retur
 caller's frame tokens from that node (a token like ``"},`` returns twice): :meth:`FrameMasks.collect`.
 
 A frame's tokens come from a walk of the token trie inside one automaton (:class:`TokenWalk`):
-depth-first in plain Python where the state has few edges or the walk starts below the root,
-through a string slice where every slice character leads one way, else level by level with numpy.
+through a string slice where every slice character leads one way, else depth-first through the
+trie (a compiled loop, :mod:`structgen.vocab.trie_walk`).
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 
 import numpy as np
 
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, slice_chain
-from ..vocab.trie import TokenTrie, expand_ranges, walk_nodes
+from ..vocab.trie import TokenTrie, tokens_at, walk_nodes, walk_trie
 from .distances import NetworkDistances
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
 
 __all__ = ["FrameMasks", "FrameTokens", "TokenWalk"]
 
-#: A root walk in plain Python gives up (for the numpy walk) past this many trie nodes.
-SPARSE_ROOT_LIMIT = 2048
 #: Cached walks and frame analyses per guide before the cache is cleared.
 FRAME_CACHE = 200_000
 #: Frames with this many tokens keep them as a bool array too.
@@ -118,68 +116,34 @@ class FrameMasks:
         if got is None:
             auto = self.view.auto(a)
             got = None
-            if node or len(auto.edges(q)) <= 16:
-                got = self.sparse_walk(auto, q, node, 0 if node else SPARSE_ROOT_LIMIT)
-            if got is None:
+            if not node and len(auto.edges(q)) > 16:  # (a wide state may be a string's body)
                 got = self.sliced_walk(auto, q)
             if got is None:
-                got = self.full_walk(auto, q)
+                got = self.trie_walk(auto, q, node)
             if len(self._walks) >= FRAME_CACHE:
                 self._walks.clear()
             self._walks[key] = got
         return got
 
-    def sparse_walk(self, auto: AutomatonView, q: int, node: int, limit: int, trie: TokenTrie | None = None) -> TokenWalk | None:
-        """Depth-first from ``node`` in state ``q``, looping over the fewer of a trie node's
-        children and the state's edges (as :func:`~structgen.vocab.trie.sparse_walk`);
-        ``None`` past ``limit`` visited nodes (0: no limit). ``trie``: the vocabulary's, or a
-        trie cut out of it (its nodes, not the vocabulary's, are in the branches)."""
+    def trie_walk(self, auto: AutomatonView, q: int, node: int, trie: TokenTrie | None = None) -> TokenWalk:
+        """Depth-first from ``node`` in state ``q`` (:func:`~structgen.vocab.trie_walk.walk_trie`,
+        compiled). ``trie``: the vocabulary's, or a trie cut out of it (its nodes, not the
+        vocabulary's, are in the branches)."""
         trie = trie or self.trie
-        nchild, first_key = trie.num_children_list, trie.first_key
-        keys, tok_first, tok_count, tok_ids = trie.lookup
-        branching = auto.branching
-        nodes: list[int] = []
-        states: list[int] = []
+        got = walk_trie(auto.auto, trie, node, q)
+        assert got is not None  # (no limit)
+        nodes, states = got
         branches: list[tuple[int, int]] = []
-        if branching(q) and nchild[node]:
+        if trie.num_children[node] and auto.branching(q):
             branches.append((node, q))
-        stack = [(node, q)]
-        while stack:
-            n, s = stack.pop()
-            if not nchild[n]:
-                continue
-            base = n << 8
-            lo = first_key[n]
-            hi = lo + nchild[n]
-            edges = auto.edges(s)
-            if not edges:
-                continue
-            found: list[tuple[int, int]] = []
-            if hi - lo < len(edges):
-                for j in range(lo, hi):
-                    t = edges.get(keys[j] & 255)
-                    if t is not None:
-                        found.append((j + 1, t))
-            else:
-                for b, t in edges.items():
-                    key = base | b
-                    j = bisect_left(keys, key, lo, hi)
-                    if j < hi and keys[j] == key:
-                        found.append((j + 1, t))
-            for child, t in found:
-                nodes.append(child)
-                states.append(t)
-                stack.append((child, t))
-                if nchild[child] and branching(t):
-                    branches.append((child, t))
-            if limit and len(nodes) > limit:
-                return None
-        if not nodes:
+        inner = np.flatnonzero(trie.num_children[nodes] > 0)  # (only a node with children can branch)
+        if inner.size:
+            inner = inner[_branching_of(auto, states[inner])]
+            branches += zip(nodes[inner].tolist(), states[inner].tolist())
+        if not nodes.size:
             return TokenWalk(_EMPTY_IDS, np.empty(0, dtype=np.int32), branches)
-        at = np.array(nodes, dtype=np.int64)
-        cnt = tok_count[at]
-        ids = tok_ids[expand_ranges(tok_first[at], cnt)]
-        return TokenWalk(ids, np.repeat(np.array(states, dtype=np.int32), cnt), branches)
+        ids, ends = tokens_at(trie, nodes, states)
+        return TokenWalk(ids, ends, branches)
 
     def sliced_walk(self, auto: AutomatonView, q: int) -> TokenWalk | None:
         """A root walk from a state where every character of a slice leads one way (a string
@@ -221,15 +185,8 @@ class FrameMasks:
         return None
 
     def full_walk(self, auto: AutomatonView, q: int, trie: TokenTrie | None = None) -> TokenWalk:
-        """The whole trie, level by level (as :func:`~structgen.vocab.trie.walk_nodes`)."""
-        trie = trie or self.trie
-        node_state = _node_states(auto, trie, q)
-        at = node_state[trie.token_nodes]
-        ok = at >= 0
-        alive = np.flatnonzero(node_state >= 0)
-        alive = alive[trie.num_children[alive] > 0]  # (only a node with children can branch)
-        br = alive[_branching_of(auto, node_state[alive])]
-        return TokenWalk(trie.token_ids[ok], at[ok], list(zip(br.tolist(), node_state[br].tolist())))
+        """Every token of ``trie`` (default: the vocabulary's) read from ``q`` (a root walk)."""
+        return self.trie_walk(auto, q, 0, trie)
 
     def clamped_walk(self, a: int, q: int) -> TokenWalk | None:
         """The root walk of ``q`` where ``q`` clamps for tokens of ``n`` bytes but not for the
@@ -260,7 +217,7 @@ class FrameMasks:
     def _with_long_tokens(self, auto: AutomatonView, q: int, n: int, short: TokenWalk) -> TokenWalk:
         """``short`` and the tokens of more than ``n`` bytes read from ``q`` (their own trie)."""
         trie = self.index.long_tokens(n)
-        long = self.sparse_walk(auto, q, 0, SPARSE_ROOT_LIMIT, trie) or self.full_walk(auto, q, trie)
+        long = self.full_walk(auto, q, trie)
         assert trie.origin is not None  # (cut out of the vocabulary's trie)
         starts = self.trie.depth_starts
         far = [(m, p) for m, p in ((int(trie.origin[m]), p) for m, p in long.branches) if bisect_right(starts, m) - 1 > n]

@@ -29,6 +29,7 @@ import numpy as np
 
 from .slices import SLICES, StringSlice, slice_automaton
 from .trie import TokenTrie
+from .trie_walk import warm_kernel
 from .vocabulary import Vocabulary
 
 __all__ = ["SHORT_TOKEN_CUTS", "VocabularyIndex", "index_of", "prepare_vocabulary", "string_slice", "token_trie"]
@@ -119,6 +120,7 @@ class VocabularyIndex:
         for k in range(len(SLICES)):
             self.string_slice(k)
             slice_automaton(k)  # (per process: the slice's one-character automaton)
+        warm_kernel()  # (per process: the compiled trie walk, loaded from numba's disk cache)
         return self
 
 

@@ -2,10 +2,9 @@
 
 The vocabulary is flattened once into a breadth-first *token trie* (numpy arrays): every distinct
 token prefix is a node, and the nodes of one depth are contiguous. A state's mask is computed by
-walking the trie level by level from that state, vectorised with numpy: a whole level of nodes is
-stepped at once, and only the children of nodes that are still alive are visited, so a dead byte
-prunes its whole subtree (the idea of lm-format-enforcer's and llguidance's trie walks, done as
-array operations).
+walking the trie from that state, depth-first, where only the children of nodes that are still
+alive are visited, so a dead byte prunes its whole subtree (the idea of lm-format-enforcer's and
+llguidance's trie walks): a compiled loop over these arrays (:mod:`.trie_walk`).
 """
 
 from __future__ import annotations
@@ -19,9 +18,10 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from ..automata.lazy import LazyAutomaton
+from .trie_walk import DONE, OVER_LIMIT, compiled_kernel
 from .vocabulary import Vocabulary
 
-__all__ = ["SPARSE_LIMIT", "TokenTrie", "TrieLookup", "expand_ranges", "sparse_walk", "walk_nodes"]
+__all__ = ["TokenTrie", "TrieLookup", "expand_ranges", "tokens_at", "walk_nodes", "walk_tokens", "walk_trie"]
 
 
 class TrieLookup(NamedTuple):
@@ -202,107 +202,58 @@ def expand_ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     return offsets + np.arange(total, dtype=np.int64)
 
 
-#: Below this many remaining trie nodes, the walk finishes in plain Python.
-_SMALL_REST = 48
-#: A sparse walk gives up (``None``) past this many (trie node, state) pairs.
-SPARSE_LIMIT = 256
+def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int, limit: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(nodes, states)``: every trie node below ``node`` whose bytes ``auto`` reads from
+    ``state``, in depth-first order, and the state each reaches (int64, int32 arrays); ``None``
+    once more than ``limit`` nodes are reached (0: no limit). Rows are built as the walk meets
+    their states."""
+    n = trie.num_nodes
+    stack_nodes = np.empty(n + 1, dtype=np.int64)
+    stack_states = np.empty(n + 1, dtype=np.int32)
+    size = n if limit <= 0 else min(n, limit + 256)  # (a node has at most 256 children past the limit)
+    out_nodes = np.empty(size, dtype=np.int64)
+    out_states = np.empty(size, dtype=np.int32)
+    first, count_of, byte = trie.first_child, trie.num_children, trie.byte
+    top, count = 0, 0
+    kernel = compiled_kernel()
+    if count_of[node] > 0:
+        stack_nodes[0], stack_states[0], top = node, state, 1
+    while True:
+        status, top, count = kernel(auto.table, first, count_of, byte, stack_nodes, stack_states, top,
+                                         out_nodes, out_states, count, limit)
+        if status == DONE:
+            return out_nodes[:count], out_states[:count]
+        if status == OVER_LIMIT:
+            return None
+        auto.build(int(status))
 
 
 def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:
     """The state every trie node's prefix reaches from ``state`` in ``auto`` (-1 where the prefix
-    dies): an int32 array over the trie's nodes. Level by level, vectorised with numpy: a whole
-    level of nodes is stepped at once, and only the children of nodes still alive are visited, so a
-    dead byte prunes its whole subtree; the rows of the states a level reaches are built first
-    (:meth:`~structgen.automata.lazy.LazyAutomaton.table_for`). When a few nodes are left (the
-    long tails of ``-----`` tokens) it finishes in plain Python, cheaper than a numpy step per level."""
+    dies): an int32 array over the trie's nodes, from a depth-first walk of the trie where a dead
+    byte prunes its whole subtree (:func:`~structgen.vocab.trie_walk.walk_trie`, compiled); the
+    rows of the states it meets are built as it goes."""
     node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
     node_state[0] = state
-    frontier = np.array([0], dtype=np.int64)
-    states = np.array([state], dtype=np.int32)
-    first, count, byte = trie.first_child, trie.num_children, trie.byte  # (uint8 indexes as well)
-    while frontier.size:
-        if int(trie.subtree[frontier].sum()) <= _SMALL_REST:
-            _lazy_walk_small(auto, trie, frontier.tolist(), states.tolist(), node_state)
-            break
-        cnt = count[frontier]
-        children = expand_ranges(first[frontier], cnt)
-        if children.size == 0:
-            break
-        trans = auto.table_for(np.unique(states))
-        nxt = trans[np.repeat(states, cnt), byte[children]]
-        alive = nxt >= 0
-        frontier = children[alive]
-        states = nxt[alive]
-        node_state[frontier] = states
+    got = walk_trie(auto, trie, 0, state)
+    assert got is not None  # (no limit)
+    nodes, states = got
+    node_state[nodes] = states
     return node_state
 
 
-def _lazy_walk_small(auto: LazyAutomaton, trie: TokenTrie, nodes: list[int], states: list[int], out: np.ndarray) -> None:
-    first, count, byte = trie.first_child, trie.num_children, trie.byte
-    step = auto.step
-    stack = list(zip(nodes, states))
-    found, reached = [], []
-    while stack:
-        node, s = stack.pop()
-        c0 = int(first[node])
-        for child in range(c0, c0 + int(count[node])):
-            t = step(s, int(byte[child]))
-            if t >= 0:
-                found.append(child)
-                reached.append(t)
-                stack.append((child, t))
-    if found:
-        out[found] = reached
+def walk_tokens(auto: LazyAutomaton, trie: TokenTrie, state: int, limit: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(token ids, next states)`` of every token of ``trie`` that ``auto`` reads from
+    ``state``, or ``None`` once the walk reaches more than ``limit`` trie nodes (0: no limit):
+    the tokens that end at the nodes :func:`~structgen.vocab.trie_walk.walk_trie` reaches."""
+    got = walk_trie(auto, trie, 0, state, limit)
+    if got is None:
+        return None
+    return tokens_at(trie, *got)
 
 
-def sparse_walk(
-    auto: LazyAutomaton, trie: TokenTrie, state: int, edges: dict[int, dict[int, int]], limit: int = SPARSE_LIMIT
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(token ids, next states)`` of every token allowed from ``state``, or ``None`` past
-    ``limit`` (trie node, state) pairs: a depth-first walk in plain Python for states with few ways
-    on (a span of a document, a literal), cheaper there than :func:`walk_nodes`'s numpy pass over
-    the whole trie (whose fixed cost is a few hundred microseconds on a 128k vocabulary). At each
-    (trie node, state) it loops over the fewer of the node's children (a range of the trie's sorted
-    keys) and the state's edges, so a wide state meets a narrow node and the reverse cheaply.
-    ``edges`` caches each state's ``{byte: next}`` (the caller's, bounded by it)."""
-    keys, tok_first, tok_count, tok_ids = trie.lookup
-    nchild, first_key = trie.num_children_list, trie.first_key
-    nodes: list[int] = []
-    states: list[int] = []
-    stack = [(0, state)]
-    while stack:
-        node, s = stack.pop()
-        n = nchild[node]
-        if not n:
-            continue
-        out = edges.get(s)
-        if out is None:
-            out = edges[s] = auto.edges(s)
-        if not out:
-            continue
-        base = node << 8
-        lo = first_key[node]
-        hi = lo + n
-        if n < len(out):
-            for j in range(lo, hi):
-                t = out.get(keys[j] & 255)
-                if t is not None:
-                    nodes.append(j + 1)
-                    states.append(t)
-                    stack.append((j + 1, t))
-        else:
-            for b, t in out.items():
-                key = base | b
-                j = bisect_left(keys, key, lo, hi)
-                if j < hi and keys[j] == key:
-                    nodes.append(j + 1)
-                    states.append(t)
-                    stack.append((j + 1, t))
-        if len(nodes) > limit:
-            return None
-    if not nodes:
-        return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int32)
-    at = np.array(nodes, dtype=np.int64)
-    cnt = tok_count[at]
-    ids = tok_ids[expand_ranges(tok_first[at], cnt)]
-    return ids, np.repeat(np.array(states, dtype=np.int32), cnt)
+def tokens_at(trie: TokenTrie, nodes: np.ndarray, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(token ids, states)``: the tokens that end at ``nodes``, each with its node's state."""
+    _, tok_first, tok_count, tok_ids = trie.lookup
+    cnt = tok_count[nodes]
+    return tok_ids[expand_ranges(tok_first[nodes], cnt)], np.repeat(states, cnt)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import structgen
 from structgen.automata.dfa import ByteDFA
 from structgen.vocab.index import token_trie
-from structgen.vocab.trie import SPARSE_LIMIT, sparse_walk, walk_nodes
+from structgen.vocab.trie import walk_tokens
 from structgen.json_schema import schema_to_dfa
 from structgen.guides.dfa_guide import DfaGuide
 from structgen.automata.spans import extract_dfa, json_span_dfa, span_dfa
@@ -236,42 +236,43 @@ def test_token_level_acceptance(smollm2_vocabulary: Any, smollm2_tokenizer: Any)
     assert text in doc
 
 
-def _compare_walks(guide: Any, trie: Any, limit: int) -> int:
-    """The sparse walk against the level-by-level walk, from every state ``precompute`` builds;
-    returns how many states the sparse walk handled."""
+def _compare_walks(guide: Any, trie: Any, vocab: Any, states: int = 40) -> int:
+    """The compiled trie walk (:func:`walk_tokens`) against each token walked on its own through
+    the automaton, from the first ``states`` states ``precompute`` builds; returns how many."""
     guide.precompute()
-    handled = 0
-    for state in range(guide.num_states):
-        reached = walk_nodes(guide.automaton, trie, state)[trie.token_nodes]
-        found = sparse_walk(guide.automaton, trie, state, {}, limit)
-        if found is None:
-            continue
-        handled += 1
-        order = np.argsort(found[0], kind="stable")
-        dense_ids = trie.token_ids[reached >= 0]
-        dense_order = np.argsort(dense_ids, kind="stable")
-        assert np.array_equal(found[0][order], dense_ids[dense_order])
-        assert np.array_equal(found[1][order], reached[reached >= 0][dense_order])
-    return handled
+    auto = guide.automaton
+    checked = 0
+    for state in range(min(states, guide.num_states)):
+        found = walk_tokens(auto, trie, state)
+        assert found is not None
+        expected = {}
+        for i in trie.token_ids.tolist():
+            t = auto.walk(state, vocab.tokens[i])
+            if t >= 0:
+                expected[i] = t
+        assert dict(zip(found[0].tolist(), found[1].tolist())) == expected
+        assert len(set(found[0].tolist())) == found[0].size  # (each token once)
+        checked += 1
+    return checked
 
 
-def test_sparse_walk_matches_the_dense_walk(smollm2_vocabulary: Any) -> None:
+def test_the_trie_walk_reads_what_each_token_reads(smollm2_vocabulary: Any) -> None:
     trie = token_trie(smollm2_vocabulary)
     for guide in (
         structgen.compile_extract("the cat sat on the mat 😀 \"x\"", smollm2_vocabulary),
         structgen.compile_regex(r"[a-c]{2,5}(-\d+)?", smollm2_vocabulary),
         structgen.compile_json_schema({"type": "object", "properties": {"a": S}}, smollm2_vocabulary),
     ):
-        assert _compare_walks(guide, trie, SPARSE_LIMIT) > 0
+        assert _compare_walks(guide, trie, smollm2_vocabulary, 12) > 0
 
 
-def test_sparse_walk_without_a_limit_matches_the_dense_walk(smollm2_vocabulary: Any) -> None:
+def test_the_trie_walk_of_wide_states_reads_what_each_token_reads(smollm2_vocabulary: Any) -> None:
     """Wide states too (a string's characters: more edges than a trie node has children, and
-    the reverse), with the walk allowed to run to the end."""
+    the reverse)."""
     trie = token_trie(smollm2_vocabulary)
     schema = {"type": "object", "properties": {"a": {"type": "string", "maxLength": 3}, "b": {"enum": ["x\n", "é"]}}}
     guide = DfaGuide(schema_to_dfa(schema), smollm2_vocabulary)
-    assert _compare_walks(guide, trie, 10**9) == guide.num_states
+    assert _compare_walks(guide, trie, smollm2_vocabulary, 30) == min(30, guide.num_states)
 
 
 def test_lists_of_documents_and_cache_keys(smollm2_vocabulary: Any) -> None:

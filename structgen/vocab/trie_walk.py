@@ -1,0 +1,103 @@
+"""The token trie walked from one automaton state, compiled with numba.
+
+A mask for a state not seen before is a depth-first walk of the token trie from that state: at
+each (trie node, automaton state) pair, each child of the node is stepped through the state's row
+of the transition table, and the children still alive are walked further. A profile of the
+real-world sample's masks (issue 21) showed that walk, in plain Python, as the largest single
+cost of cold masks; its loop is a few array reads per trie node, which is what a compiled kernel
+is for. :func:`walk_kernel` is that loop, plain Python, jitted by numba where it is installed (a
+dependency; without it, or under ``NUMBA_DISABLE_JIT=1``, the same function runs as it is: one
+code path either way), cached on disk and loaded by :func:`warm_kernel` (``prepare_vocabulary``
+calls it), so no request pays the compile.
+
+The automaton is built lazily (:class:`~structgen.automata.lazy.LazyAutomaton`): a state's row
+exists only once something stepped from it. The kernel stops at the first state whose row is not
+built and says which; :func:`~structgen.vocab.trie.walk_trie` builds it in Python and resumes the walk where it stopped
+(its stack is kept in arrays), so a walk costs one kernel entry per new state met.
+
+Example:
+    >>> from structgen.automata.expr import ExprPool
+    >>> from structgen.automata.lazy import LazyAutomaton
+    >>> from structgen.automata.regex import regex_to_expr
+    >>> from structgen.vocab.trie import TokenTrie, walk_trie
+    >>> pool = ExprPool()
+    >>> auto = LazyAutomaton(pool, regex_to_expr("ab?c", pool))
+    >>> trie = TokenTrie.from_tokens([b"a", b"ab", b"abc", b"b", b"ac"])
+    >>> nodes, states = walk_trie(auto, trie, 0, 0)
+    >>> sorted(trie.bytes_between(0, n) for n in nodes.tolist())
+    [b'a', b'ab', b'abc', b'ac']
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..automata.lazy import UNBUILT
+
+__all__ = ["DONE", "OVER_LIMIT", "compiled_kernel", "walk_kernel", "warm_kernel"]
+
+#: The kernel's return status when the walk is over (else -2: past the limit; else a state to build).
+DONE = -1
+OVER_LIMIT = -2
+_KERNEL: Callable[..., Any] | None = None
+
+
+def compiled_kernel() -> Callable[..., Any]:
+    """:func:`walk_kernel` jitted by numba (made on first use: importing numba takes 0.2 s, which
+    ``import structgen`` does not pay); the plain function where numba is not installed, or
+    where ``NUMBA_DISABLE_JIT=1`` (numba then hands the function back as it is)."""
+    global _KERNEL
+    if _KERNEL is None:
+        try:  # (numba is a dependency; a platform without its wheels still gets the same walk, slower)
+            import numba
+        except ImportError:  # pragma: no cover - numba is installed with structgen
+            _KERNEL = walk_kernel
+        else:
+            _KERNEL = numba.njit(cache=True, nogil=True)(walk_kernel)
+    return _KERNEL
+
+
+def walk_kernel(table, first_child, num_children, byte, stack_nodes, stack_states, top, out_nodes, out_states,  # type: ignore[no-untyped-def]
+                count, limit):
+    """Walk the trie depth-first from the pairs on the stack (``stack_*[:top]``), appending each
+    child reached to ``out_*[count:]``. Returns ``(status, top, count)``: status :data:`DONE`;
+    :data:`OVER_LIMIT` once more than ``limit`` children are reached (0: no limit); or a state
+    ``s >= 0`` whose row is not built (its pair is left on the stack: build it, then call again).
+    A built row holds no :data:`~structgen.automata.lazy.UNBUILT` entry, so byte 0's tells."""
+    while top > 0:
+        node = stack_nodes[top - 1]
+        s = stack_states[top - 1]
+        if table[s, 0] == UNBUILT:
+            return s, top, count
+        top -= 1
+        c0 = first_child[node]
+        for j in range(c0, c0 + num_children[node]):
+            t = table[s, byte[j]]
+            if t >= 0:
+                out_nodes[count] = j
+                out_states[count] = t
+                count += 1
+                if num_children[j] > 0:
+                    stack_nodes[top] = j
+                    stack_states[top] = t
+                    top += 1
+        if limit > 0 and count > limit:
+            return OVER_LIMIT, top, count
+    return DONE, top, count
+
+
+def warm_kernel() -> None:
+    """Load the compiled kernel (from numba's disk cache; compiled there on a first run, a few
+    seconds once per installation), called with the argument types every walk passes."""
+    table = np.full((2, 256), -1, dtype=np.int32)
+    table[0, ord("a")] = 1
+    first_child = np.array([1, 2, 2], dtype=np.int64)  # (the trie of b"a" and b"ab")
+    num_children = np.array([1, 1, 0], dtype=np.int64)
+    byte = np.array([0, ord("a"), ord("b")], dtype=np.uint8)
+    stack_nodes, stack_states = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int32)
+    out_nodes, out_states = np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int32)
+    status, _, count = compiled_kernel()(table, first_child, num_children, byte, stack_nodes, stack_states, 1,
+                                         out_nodes, out_states, 0, 0)
+    assert status == DONE and count == 1, (status, count)

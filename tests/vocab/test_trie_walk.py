@@ -1,0 +1,114 @@
+"""The compiled trie walk (:mod:`structgen.vocab.trie_walk`): jitted and as plain Python, against
+each token walked on its own through a lazily built automaton."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structgen.automata.expr import ExprPool
+from structgen.automata.lazy import LazyAutomaton
+from structgen.automata.regex import regex_to_expr
+from structgen.vocab import trie_walk
+from structgen.vocab.trie import TokenTrie, walk_nodes, walk_tokens, walk_trie
+from structgen.vocab.trie_walk import compiled_kernel, walk_kernel
+
+ALPHABET = "ab-\"é"
+patterns = st.sampled_from([
+    "a*", "(ab)*-?", "[ab]{2,5}", "a*b*-a*", '"[^"]*"', "(é|ab)+", "-?(a|b-)*", "[ab-]*", "b?(aa|é)*\"",
+])
+tokens = st.lists(st.text(ALPHABET, min_size=1, max_size=6).map(lambda s: s.encode()), min_size=1, max_size=60)
+
+
+def expected_walk(auto: LazyAutomaton, trie: TokenTrie, state: int) -> dict[int, int]:
+    """Every node below the root that ``auto`` reads from ``state``, by its bytes on their own."""
+    got = {}
+    for node in range(1, trie.num_nodes):
+        t = auto.walk(state, trie.bytes_between(0, node))
+        if t >= 0:
+            got[node] = t
+    return got
+
+
+def fresh(pattern: str) -> LazyAutomaton:
+    pool = ExprPool()
+    return LazyAutomaton(pool, regex_to_expr(pattern, pool))
+
+
+@settings(max_examples=150, deadline=None)
+@given(patterns, tokens, st.text(ALPHABET, max_size=3))
+def test_the_walk_reaches_what_each_prefix_reads_jitted_and_as_plain_python(pattern: str, toks: list[bytes], before: str) -> None:
+    """From the state after ``before`` (rows met unbuilt on the way: the walk resumes after
+    building each), with the compiled kernel and with the plain function."""
+    trie = TokenTrie.from_tokens(toks)
+    reference = fresh(pattern)
+    start = reference.walk(0, before.encode())
+    if start < 0:
+        return
+    expected = set(expected_walk(reference, trie, start))
+    for kernel in (compiled_kernel(), walk_kernel):
+        auto = fresh(pattern)
+        q = auto.walk(0, before.encode())
+        saved = trie_walk._KERNEL
+        trie_walk._KERNEL = kernel
+        try:
+            got = walk_trie(auto, trie, 0, q)
+            limit = max(1, len(expected) - 1)
+            limited = walk_trie(fresh(pattern), trie, 0, 0, limit=limit) if not before else None
+        finally:
+            trie_walk._KERNEL = saved
+        assert got is not None
+        nodes, states = got
+        assert len(set(nodes.tolist())) == nodes.size and set(nodes.tolist()) == expected
+        assert all(auto.walk(q, trie.bytes_between(0, n)) == t for n, t in zip(nodes.tolist(), states.tolist()))
+        if not before:
+            assert (limited is None) == (len(expected) > limit)
+
+
+def test_a_walk_below_a_node_and_the_tokens_it_reaches() -> None:
+    toks = [b"ab", b"abab", b"aba", b"b", b"abb", b"-"]
+    trie = TokenTrie.from_tokens(toks)
+    auto = fresh("(ab)*")
+    node = trie.node_of(b"ab")
+    nodes, _ = walk_trie(auto, trie, node, auto.walk(0, b"ab"))  # type: ignore[misc]
+    assert sorted(trie.bytes_between(0, n) for n in nodes.tolist()) == [b"aba", b"abab"]
+    ids, ends = walk_tokens(auto, trie, 0)  # type: ignore[misc]
+    assert sorted(toks[i] for i in ids.tolist()) == [b"ab", b"aba", b"abab"]
+    assert all(auto.walk(0, toks[i]) == e for i, e in zip(ids.tolist(), ends.tolist()))
+    node_state = walk_nodes(auto, trie, 0)
+    assert node_state[0] == 0 and node_state[trie.node_of(b"abb")] == -1 and node_state[trie.node_of(b"abab")] == 0
+
+
+def test_the_kernel_is_compiled_where_numba_is_installed() -> None:
+    pytest.importorskip("numba")
+    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
+        pytest.skip("NUMBA_DISABLE_JIT is set")
+    assert compiled_kernel() is not walk_kernel
+    assert compiled_kernel().signatures  # (warmed: prepare_vocabulary and the walks above ran it)
+
+
+def test_the_same_walk_runs_with_the_jit_disabled() -> None:
+    """``NUMBA_DISABLE_JIT=1``: the kernel is the plain function, and walks the same."""
+    script = textwrap.dedent("""
+        from structgen.automata.expr import ExprPool
+        from structgen.automata.lazy import LazyAutomaton
+        from structgen.automata.regex import regex_to_expr
+        from structgen.vocab.trie import TokenTrie, walk_tokens
+        from structgen.vocab.trie_walk import compiled_kernel, walk_kernel
+        assert compiled_kernel() is walk_kernel or compiled_kernel().py_func is walk_kernel
+        pool = ExprPool()
+        auto = LazyAutomaton(pool, regex_to_expr("[ab]{1,3}-", pool))
+        toks = [b"a", b"ab", b"abb-", b"-", b"b-", b"abab"]
+        ids, _ = walk_tokens(auto, TokenTrie.from_tokens(toks), 0)
+        print(sorted(toks[i].decode() for i in ids.tolist()))
+    """)
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "['a', 'ab', 'abb-', 'b-']"
