@@ -20,13 +20,14 @@ trie (a compiled loop, :mod:`structgen.vocab.trie_walk`).
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import Callable
 
 import numpy as np
 
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, slice_chain
-from ..vocab.trie import TokenTrie, tokens_at, walk_nodes, walk_trie
+from ..vocab.trie import TokenTrie, tokens_at, walk_trie
 from .distances import NetworkDistances
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
@@ -44,12 +45,20 @@ _EMPTY_IDS = np.empty(0, dtype=np.int64)
 class TokenWalk:
     """Tokens below a trie node read inside one automaton from one state."""
 
-    __slots__ = ("ids", "ends", "branches")
+    __slots__ = ("ids", "_ends", "branches")
 
-    def __init__(self, ids: np.ndarray, ends: np.ndarray, branches: list[tuple[int, int]]) -> None:
+    def __init__(self, ids: np.ndarray, ends: np.ndarray | Callable[[], np.ndarray], branches: list[tuple[int, int]]) -> None:
         self.ids = ids  # token ids accepted (their bytes all read by the automaton's own edges)
-        self.ends = ends  # the state each ends in
+        self._ends = ends  # (or how to compute them: only frames with guards or budgets read them)
         self.branches = branches  # (trie node, state) where a call or a return may start
+
+    @property
+    def ends(self) -> np.ndarray:
+        """The state each token of :attr:`ids` ends in (int32)."""
+        ends = self._ends
+        if callable(ends):
+            ends = self._ends = ends()
+        return ends
 
 
 class FrameTokens:
@@ -133,13 +142,8 @@ class FrameMasks:
         got = walk_trie(auto.auto, trie, node, q)
         assert got is not None  # (no limit)
         nodes, states = got
-        branches: list[tuple[int, int]] = []
-        if trie.num_children[node] and auto.branching(q):
-            branches.append((node, q))
-        inner = np.flatnonzero(trie.num_children[nodes] > 0)  # (only a node with children can branch)
-        if inner.size:
-            inner = inner[_branching_of(auto, states[inner])]
-            branches += zip(nodes[inner].tolist(), states[inner].tolist())
+        branches = [(node, q)] if trie.num_children[node] and auto.branching(q) else []
+        branches += _branches(auto, nodes, states, trie.num_children[nodes])
         if not nodes.size:
             return TokenWalk(_EMPTY_IDS, np.empty(0, dtype=np.int32), branches)
         ids, ends = tokens_at(trie, nodes, states)
@@ -166,22 +170,19 @@ class FrameMasks:
             looping = len(chain) > 1 and chain[-1] == chain[-2]
             m = sl.longest if looping else len(chain) - 1
             count = int(np.searchsorted(sl.lengths, m, side="right"))
-            ids = sl.by_length[:count]
-            lengths = np.minimum(sl.lengths[:count], len(chain) - 1)
-            ends = np.array(chain, dtype=np.int32)[lengths]
             rest = sl.rest
-            node_state = _node_states(auto, rest, q)
-            at = node_state[rest.token_nodes]
-            ok = at >= 0
-            trie = self.trie
             assert rest.origin is not None  # (the rest trie is cut out of the full one)
-            alive = np.flatnonzero(node_state >= 0)
-            alive = alive[trie.num_children[rest.origin[alive]] > 0]  # (only a node with children can branch)
-            alive = alive[_branching_of(auto, node_state[alive])]
-            branches = list(zip(rest.origin[alive].tolist(), node_state[alive].tolist()))
-            return TokenWalk(
-                np.concatenate([ids, rest.token_ids[ok]]), np.concatenate([ends, at[ok]]).astype(np.int32), branches
-            )
+            nodes, states = walk_trie(auto.auto, rest, 0, q)  # type: ignore[misc]  (no limit)
+            rest_ids, rest_ends = tokens_at(rest, nodes, states)
+            branches = [(0, q)] if auto.branching(q) else []
+            origin = rest.origin[nodes]
+            branches += _branches(auto, origin, states, self.trie.num_children[origin])
+
+            def ends(lengths: np.ndarray = sl.lengths[:count], chain: list[int] = chain, rest_ends: np.ndarray = rest_ends) -> np.ndarray:
+                along = np.array(chain, dtype=np.int32)[np.minimum(lengths, len(chain) - 1)]
+                return np.concatenate([along, rest_ends]).astype(np.int32)
+
+            return TokenWalk(np.concatenate([sl.by_length[:count], rest_ids]), ends, branches)
         return None
 
     def full_walk(self, auto: AutomatonView, q: int, trie: TokenTrie | None = None) -> TokenWalk:
@@ -296,8 +297,20 @@ class FrameMasks:
                     if rest.ids.size:
                         umax = max(umax, rest.umax)
                     pops.extend(rest.pops)
-        ids = parts[0] if len(parts) == 1 else np.unique(np.concatenate(parts))
-        return FrameTokens(ids, tuple(dict.fromkeys(pops)), umax)
+        return FrameTokens(self._union(parts), tuple(dict.fromkeys(pops)), umax)
+
+    def _union(self, parts: list[np.ndarray]) -> np.ndarray:
+        """The token ids of every one of ``parts``, each once: through a bool array over the
+        vocabulary where they are many (sorting 100k ids, a string's, took milliseconds)."""
+        parts = [p for p in parts if p.size]
+        if len(parts) <= 1:
+            return parts[0] if parts else _EMPTY_IDS
+        if sum(p.size for p in parts) < BOOLS_FROM:
+            return np.unique(np.concatenate(parts))
+        seen = np.zeros(len(self.index.tokens), dtype=bool)
+        for p in parts:
+            seen[p] = True
+        return np.flatnonzero(seen)
 
     def no_item_left(self, a: int, q: int, written: int) -> bool:
         """Whether state ``q`` of unique array ``a`` needs another item and every item automaton it
@@ -428,15 +441,25 @@ def _stepped_chain(auto: AutomatonView, q: int, k: int, longest: int) -> list[in
     return chain
 
 
-def _node_states(auto: AutomatonView, trie: TokenTrie, q: int) -> np.ndarray:
-    """The state every trie node's prefix reaches from ``q`` in ``auto`` (-1: dead), level by
-    level, the rows of each level's states built first."""
-    return walk_nodes(auto.auto, trie, q)
+def _branches(auto: AutomatonView, nodes: np.ndarray, states: np.ndarray, children: np.ndarray) -> list[tuple[int, int]]:
+    """``(node, state)`` of the walk's ``nodes`` (reached in ``states``) that have ``children``
+    and whose state may branch off (call, guard or return)."""
+    inner = np.flatnonzero(children > 0)
+    if not inner.size:
+        return []
+    inner = inner[_branching_of(auto, states[inner])]
+    return list(zip(nodes[inner].tolist(), states[inner].tolist()))
 
 
 def _branching_of(auto: AutomatonView, states: np.ndarray) -> np.ndarray:
-    """Per state of ``states``: whether a walk may branch off there (bool array)."""
+    """Per state of ``states``: whether a walk may branch off there (bool array). The distinct
+    states are found through a bool array over the automaton's states, not by sorting (a
+    string's walk reaches 100k nodes in a handful of states)."""
     if states.size == 0:
         return np.zeros(0, dtype=bool)
-    unique, inverse = np.unique(states, return_inverse=True)
-    return np.array([auto.branching(q) for q in unique.tolist()], dtype=bool)[inverse]
+    present = np.zeros(auto.num_states, dtype=bool)
+    present[states] = True
+    flags = np.zeros(auto.num_states, dtype=bool)
+    for q in np.flatnonzero(present).tolist():
+        flags[q] = auto.branching(q)
+    return flags[states]

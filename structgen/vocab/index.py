@@ -116,9 +116,9 @@ class VocabularyIndex:
         trie.lookup, trie.num_children_list, trie.first_key, trie.depth_starts  # noqa: B018  (derived on first use)
         self.single_bytes, self.longest_token, self.token_lengths  # noqa: B018
         for n in self.short_token_cuts:
-            self.long_tokens(n)
+            self.long_tokens(n).lookup  # noqa: B018  (the tokens at each node, for walks of it)
         for k in range(len(SLICES)):
-            self.string_slice(k)
+            self.string_slice(k).rest.lookup  # noqa: B018
             slice_automaton(k)  # (per process: the slice's one-character automaton)
         warm_kernel()  # (per process: the compiled trie walk, loaded from numba's disk cache)
         return self
