@@ -39,6 +39,7 @@ __all__ = ["UNBUILT", "LazyAutomaton"]
 UNBUILT = -2
 _INITIAL_CAPACITY = 64
 _UNBUILT_ROW = array("i", [UNBUILT] * 256)
+_DEAD_ROW = array("i", [-1] * 256)
 
 
 class LazyAutomaton:
@@ -114,7 +115,7 @@ class LazyAutomaton:
             if self._built[q]:
                 return
             pool, e = self.pool, self.exprs[q]
-            row = [-1] * 256
+            row = array("i", _DEAD_ROW)
             state_of = self.state_of
             for mask, d in pool.row_classes(e):
                 if pool.is_algebraic(d) and not pool.is_live(d):
@@ -128,8 +129,8 @@ class LazyAutomaton:
                 if (d := pool.derive_symbol(e, k)) != NOTHING
             )
             base = q * 256
-            self.flat[base : base + 256] = array("i", row)
-            self._table[q] = row
+            self.flat[base : base + 256] = row
+            self._table[q] = np.frombuffer(row, dtype=np.int32)
             self.symbols[q] = syms
             self._built[q] = True
 
