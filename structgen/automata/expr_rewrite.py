@@ -189,12 +189,14 @@ def _rebuilt(pool: ExprPool, node: tuple, done: dict[int, int]) -> int:
     return pool.repeat(done[node[1]], node[2], None if node[3] < 0 else node[3])
 
 
-def substitute(pool: ExprPool, e: int, mapping: dict[int, int]) -> int:
+def substitute(pool: ExprPool, e: int, mapping: dict[int, int], done: dict[int, int] | None = None) -> int:
     """``e`` with every sub-term that is a key of ``mapping`` replaced by its value; embedded
-    automata are kept as they are."""
+    automata are kept as they are. ``done``: what earlier substitutions with the same mapping
+    (or one that only grew since) made of each sub-term, kept and added to across calls."""
     if not mapping:
         return e
-    done: dict[int, int] = {}
+    if done is None:
+        done = {}
     stack = [e]
     while stack:
         x = stack[-1]

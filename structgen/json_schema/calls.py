@@ -107,6 +107,9 @@ class CallGraph:
         self._ref_out: dict[str, int] = {}  # $ref target path -> its term or call
         self._ref_active: dict[str, Optional[int]] = {}  # targets being compiled -> callee if recursive
         self._flat: dict[int, int] = {}  # callee -> its flat term
+        self._flat_mapping: dict[int, int] = {}  # call symbol -> its callee's flat term
+        self._flat_terms: dict[int, int] = {}  # term -> flat term (see flat)
+        self._flat_done: dict[int, int] = {}  # sub-term -> flat sub-term, shared by every flat
 
     def new_callee(self, term: Optional[int] = None) -> int:
         """A new automaton (``term``: its expression, if known yet)."""
@@ -190,7 +193,15 @@ class CallGraph:
         called = [k for k in self.pool.symbols_in(term) if 1 <= k <= n]
         if not called:
             return term
-        return substitute(self.pool, term, {self.pool.symbol(k): self._flat_callee(k) for k in called})
+        got = self._flat_terms.get(term)
+        if got is None:  # (a callee's flat term never changes once made: one growing mapping, one memo)
+            mapping = self._flat_mapping
+            for k in called:
+                symbol = self.pool.symbol(k)
+                if symbol not in mapping:
+                    mapping[symbol] = self._flat_callee(k)
+            got = self._flat_terms[term] = substitute(self.pool, term, mapping, self._flat_done)
+        return got
 
     def _flat_callee(self, k: int) -> int:
         got = self._flat.get(k)

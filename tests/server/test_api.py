@@ -373,20 +373,22 @@ def test_metrics_count_requests_tokens_and_guide_cache_hits(client: Any) -> None
 
 
 def test_start_up_warms_the_compiler_and_freezes_what_it_made(tiny_llama: tuple[Any, Any]) -> None:
-    """``create_app`` warms the compiler (the canonical universe a ``oneOf`` needs is built before
-    the first request), and the running app leaves what start-up made out of the collector's full
+    """``create_app`` warms the compiler (the canonical universe a ``oneOf`` needs is built, and
+    every built-in format parsed, before the first request), and the running app leaves what start-up made out of the collector's full
     passes (``gc.freeze``) until it stops."""
     import gc
 
     from structgen.compiler import DEFAULT_WHITESPACE
-    from structgen.json_schema import universe
+    from structgen.json_schema import formats, universe
     from structgen.server import ServerConfig, create_app
 
     model, tokenizer = tiny_llama
     universe._UNIVERSES.clear()
+    formats._template.cache_clear()
     structgen.clear_cache()  # (an earlier app compiled the warm-up schema: its guide would be a hit)
     app = create_app(model, tokenizer, ServerConfig(model_name="tiny", default_max_tokens=4))
     assert DEFAULT_WHITESPACE in universe._UNIVERSES
+    assert formats._template.cache_info().currsize == len(formats.FORMATS)  # (every format parsed)
     with TestClient(app) as c:
         assert gc.get_freeze_count() > 100_000  # (the model, the tokenizer, the vocabulary's index)
         fmt = {"type": "json_schema", "json_schema": {"name": "k", "schema": {"oneOf": [{"type": "integer"}, {"const": "a"}]}}}
