@@ -2,8 +2,8 @@
 
 A state is a state of a :class:`~structgen.automata.lazy.LazyAutomaton` (built as generation
 reaches it). A mask is a walk of the vocabulary's token trie from that state: through a string
-slice where every slice character leads one way (a string body), by a sparse depth-first walk
-where the state has few ways on, else level by level with numpy. A plain mask is computed for the
+slice where every slice character leads one way (a string body), else depth-first through the
+trie (a compiled loop, :mod:`structgen.vocab.trie_walk`). A plain mask is computed for the
 state with its counters clamped to what the longest token can tell apart, so a long string's
 positions share one mask; nearer a length bound, the mask of the tokens short enough not to
 reach it still comes from a clamped state, and only the long tokens are walked. The API (masks,

@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -45,9 +46,10 @@ _KERNEL: Callable[..., Any] | None = None
 
 
 def compiled_kernel() -> Callable[..., Any]:
-    """:func:`walk_kernel` jitted by numba (made on first use: importing numba takes 0.2 s, which
-    ``import structgen`` does not pay); the plain function where numba is not installed, or
-    where ``NUMBA_DISABLE_JIT=1`` (numba then hands the function back as it is)."""
+    """:func:`walk_kernel` jitted by numba, made and run once on a tiny trie on first use (numba's
+    import, 0.2 s, is not paid by ``import structgen``). The plain function where numba is not
+    installed, where ``NUMBA_DISABLE_JIT=1`` (numba then hands the function back as it is), or
+    where compiling fails (with a warning: masks are then slower, never wrong)."""
     global _KERNEL
     if _KERNEL is None:
         try:  # (numba is a dependency; a platform without its wheels still gets the same walk, slower)
@@ -55,7 +57,17 @@ def compiled_kernel() -> Callable[..., Any]:
         except ImportError:  # pragma: no cover - numba is installed with structgen
             _KERNEL = walk_kernel
         else:
-            _KERNEL = numba.njit(cache=True, nogil=True)(walk_kernel)
+            try:
+                try:
+                    jitted = numba.njit(cache=True, nogil=True)(walk_kernel)
+                except RuntimeError:  # (no writable cache directory: compiled in memory, once per process)
+                    jitted = numba.njit(nogil=True)(walk_kernel)
+                _tiny_walk(jitted)
+                _KERNEL = jitted
+            except Exception as e:  # noqa: BLE001  (pragma: no cover - a numba that cannot compile it)
+                warnings.warn(f"structgen: the compiled trie walk is unavailable ({type(e).__name__}: {e}); "
+                              "masks use the same walk as plain Python", RuntimeWarning, stacklevel=2)
+                _KERNEL = walk_kernel
     return _KERNEL
 
 
@@ -89,15 +101,20 @@ def walk_kernel(table, first_child, num_children, byte, stack_nodes, stack_state
 
 
 def warm_kernel() -> None:
-    """Load the compiled kernel (from numba's disk cache; compiled there on a first run, a few
-    seconds once per installation), called with the argument types every walk passes."""
+    """Load the compiled kernel now (from numba's disk cache; compiled there on a first run, a
+    few seconds once per installation), so that no request pays for it."""
+    compiled_kernel()
+
+
+def _tiny_walk(kernel: Callable[..., Any]) -> None:
+    """``kernel`` run on the trie of ``a`` and ``ab`` with every argument of the types walks
+    pass (so a jitted kernel is compiled, or loaded, for exactly those)."""
     table = np.full((2, 256), -1, dtype=np.int32)
     table[0, ord("a")] = 1
-    first_child = np.array([1, 2, 2], dtype=np.int64)  # (the trie of b"a" and b"ab")
+    first_child = np.array([1, 2, 2], dtype=np.int64)
     num_children = np.array([1, 1, 0], dtype=np.int64)
     byte = np.array([0, ord("a"), ord("b")], dtype=np.uint8)
     stack_nodes, stack_states = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int32)
     out_nodes, out_states = np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int32)
-    status, _, count = compiled_kernel()(table, first_child, num_children, byte, stack_nodes, stack_states, 1,
-                                         out_nodes, out_states, 0, 0)
+    status, _, count = kernel(table, first_child, num_children, byte, stack_nodes, stack_states, 1, out_nodes, out_states, 0, 0)
     assert status == DONE and count == 1, (status, count)

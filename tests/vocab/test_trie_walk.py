@@ -112,3 +112,22 @@ def test_the_same_walk_runs_with_the_jit_disabled() -> None:
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['a', 'ab', 'abb-', 'b-']"
+
+
+def test_a_kernel_that_does_not_compile_falls_back_to_the_plain_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    numba = pytest.importorskip("numba")
+
+    def broken(*args: object, **kwargs: object) -> object:
+        def decorate(f: object) -> object:
+            def fails(*a: object) -> None:
+                raise RuntimeError("no LLVM here")
+            return fails
+        return decorate
+
+    monkeypatch.setattr(numba, "njit", broken)
+    monkeypatch.setattr(trie_walk, "_KERNEL", None)
+    with pytest.warns(RuntimeWarning, match="compiled trie walk is unavailable"):
+        assert compiled_kernel() is walk_kernel
+    toks = [b"ab", b"b"]
+    ids, _ = walk_tokens(fresh("ab"), TokenTrie.from_tokens(toks), 0)  # type: ignore[misc]
+    assert ids.tolist() == [0]
