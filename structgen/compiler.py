@@ -231,10 +231,8 @@ def compile_json_schema(
     Example:
         >>> guide = compile_json_schema({"type": "integer", "minimum": 0}, vocab)   # doctest: +SKIP
     """
-    # (imported here, not at the top: ``import structgen`` stays without jsonschema until a schema is compiled)
-    from .json_schema.api import compile_schema, prepare
-    from .json_schema.loading import warn_annotations
-    from .json_schema.options import SchemaOptions
+    # (imported on first use: ``import structgen`` stays without jsonschema until a schema is compiled)
+    compile_schema, prepare, warn_annotations, SchemaOptions = _json_schema_front_end()
 
     if not isinstance(vocabulary, Vocabulary):
         raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
@@ -323,10 +321,27 @@ def warm_up(vocabulary: Vocabulary) -> float:
     Example:
         >>> seconds = warm_up(vocab)   # doctest: +SKIP
     """
-    from .json_schema.formats import parse_formats
-
     start = time.perf_counter()
     for guide in (compile_json_schema(WARM_UP_SCHEMA, vocabulary), compile_regex(r"[a-z]{1,8}@[0-9]+", vocabulary)):
         guide.token_mask(guide.initial_state)
-    parse_formats()
+    from .json_schema import formats  # (the package is imported by now: see _json_schema_front_end)
+
+    formats.parse_formats()
     return time.perf_counter() - start
+
+
+#: Held while the JSON Schema front end is imported (on first use, see :func:`_json_schema_front_end`).
+_FRONT_END_LOCK = threading.Lock()
+
+
+def _json_schema_front_end() -> tuple[Any, Any, Any, Any]:
+    """``(compile_schema, prepare, warn_annotations, SchemaOptions)``, the JSON Schema front end,
+    imported on first use (``import structgen`` does not pay for it) under a lock. Two threads
+    importing the package for the first time at once (a server's warm-up thread and its first
+    request) could meet in its circular imports, where Python raises ``_DeadlockError`` in one
+    of them."""
+    with _FRONT_END_LOCK:
+        from .json_schema.api import compile_schema, prepare
+        from .json_schema.loading import warn_annotations
+        from .json_schema.options import SchemaOptions
+    return compile_schema, prepare, warn_annotations, SchemaOptions

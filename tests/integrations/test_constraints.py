@@ -181,3 +181,40 @@ def test_vocabulary_is_asked_for_in_the_compile(smollm2_vocabulary: Any) -> None
     ready.set()
     assert future.result(10).matcher.guide.accepts_bytes(b"xx")
     pool.shutdown()
+
+
+def test_a_warm_up_thread_and_a_first_request_import_the_front_end_at_once() -> None:
+    """An engine's API process warms the compiler up in a background thread while its first
+    request is checked: both import the JSON Schema front end for the first time at once, which
+    deadlocked in its circular imports (``_DeadlockError``: a 500 for the request, and a failed
+    warm-up) in 4 of 5 fresh processes. Each run is a fresh interpreter."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent("""
+        import threading
+        import structgen
+        from structgen.compiler import warm_up, compile_json_schema
+        from structgen.integrations.constraints import byte_vocabulary
+        errors = []
+        def warm():
+            try:
+                warm_up(byte_vocabulary())
+            except BaseException as e:
+                errors.append(repr(e))
+        thread = threading.Thread(target=warm)
+        thread.start()
+        try:
+            compile_json_schema('{"type": "object", "properties": {"a": {"type": 5}}}', byte_vocabulary())
+        except structgen.SchemaError:
+            pass
+        except BaseException as e:
+            errors.append(repr(e))
+        thread.join()
+        print(errors)
+    """)
+    for _ in range(4):
+        out = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr[-2000:]
+        assert out.stdout.strip() == "[]", out.stdout
