@@ -52,7 +52,6 @@ class TokenTrie:
     num_children: np.ndarray  # int64 [n_nodes]
     token_ids: np.ndarray  # int64 [n_walk]: ids of tokens with non-empty bytes
     token_nodes: np.ndarray  # int64 [n_walk]: the node where each ends
-    subtree: np.ndarray  # int64 [n_nodes]: how many nodes lie below each node
     parent: np.ndarray  # int64 [n_nodes]: each node's parent (0 for the root)
     origin: np.ndarray | None = None  # int64 [n_nodes]: the node of the larger trie (restrict)
 
@@ -163,11 +162,7 @@ class TokenTrie:
         num_children = np.bincount(parent[1:], minlength=n).astype(np.int64)
         # Children of node p are the nodes whose parent is p; they are contiguous in BFS order.
         first_child = (np.searchsorted(parent[1:], np.arange(n), side="left") + 1).astype(np.int64)
-        below = [0] * n
-        parents = parent.tolist()
-        for i in range(n - 1, 0, -1):  # children come after their parent
-            below[parents[i]] += below[i] + 1
-        return cls(byte, first_child, num_children, token_ids, token_nodes, np.array(below, dtype=np.int64), parent, origin)
+        return cls(byte, first_child, num_children, token_ids, token_nodes, parent, origin)
 
     def restrict(self, ids: np.ndarray) -> "TokenTrie":
         """The trie of only the tokens ``ids`` (a subset of this trie's), cut out of this one
