@@ -245,9 +245,7 @@ class DfaGuide(Guide):
     def _walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """``(token ids, next states)`` of every token allowed from ``state`` (one compiled walk
         of the trie, :func:`~structgen.vocab.trie.walk_tokens`)."""
-        found = walk_tokens(self.automaton, self._index.trie, state)
-        assert found is not None  # (no limit)
-        return found
+        return walk_tokens(self.automaton, self._index.trie, state)
 
     def _budget_token_set(self, state: int, budget: int) -> np.ndarray:
         ids, ends = self._walk(state)

@@ -139,9 +139,7 @@ class FrameMasks:
         compiled). ``trie``: the vocabulary's, or a trie cut out of it (its nodes, not the
         vocabulary's, are in the branches)."""
         trie = trie or self.trie
-        got = walk_trie(auto.auto, trie, node, q)
-        assert got is not None  # (no limit)
-        nodes, states = got
+        nodes, states = walk_trie(auto.auto, trie, node, q)
         branches = [(node, q)] if trie.num_children[node] and auto.branching(q) else []
         branches += _branches(auto, nodes, states, trie.num_children[nodes])
         if not nodes.size:
@@ -172,7 +170,7 @@ class FrameMasks:
             count = int(np.searchsorted(sl.lengths, m, side="right"))
             rest = sl.rest
             assert rest.origin is not None  # (the rest trie is cut out of the full one)
-            nodes, states = walk_trie(auto.auto, rest, 0, q)  # type: ignore[misc]  (no limit)
+            nodes, states = walk_trie(auto.auto, rest, 0, q)
             rest_ids, rest_ends = tokens_at(rest, nodes, states)
             branches = [(0, q)] if auto.branching(q) else []
             origin = rest.origin[nodes]

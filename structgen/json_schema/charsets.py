@@ -16,7 +16,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
-from ..automata.utf8 import complement_intervals
+from ..automata.utf8 import complement_intervals, merge_intervals
 from ..errors import SchemaNotSupported
 from .python_regex import sre
 from .regex_text import CHAR, literal
@@ -32,13 +32,7 @@ Ranges = tuple  # tuple[tuple[int, int], ...]
 
 def norm(ranges: Iterable[tuple[int, int]]) -> Ranges:
     """The ranges sorted, overlapping and adjacent ones merged."""
-    out: list[list[int]] = []
-    for a, b in sorted(ranges):
-        if out and a <= out[-1][1] + 1:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return tuple((a, b) for a, b in out)
+    return tuple(merge_intervals(ranges))
 
 
 def complement(s: Ranges) -> Ranges:

@@ -18,7 +18,7 @@ from typing import NamedTuple, Sequence
 import numpy as np
 
 from ..automata.lazy import LazyAutomaton
-from .trie_walk import DONE, OVER_LIMIT, compiled_kernel
+from .trie_walk import DONE, compiled_kernel
 from .vocabulary import Vocabulary
 
 __all__ = ["TokenTrie", "TrieLookup", "expand_ranges", "tokens_at", "walk_nodes", "walk_tokens", "walk_trie"]
@@ -197,29 +197,24 @@ def expand_ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     return offsets + np.arange(total, dtype=np.int64)
 
 
-def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int, limit: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int) -> tuple[np.ndarray, np.ndarray]:
     """``(nodes, states)``: every trie node below ``node`` whose bytes ``auto`` reads from
-    ``state``, in depth-first order, and the state each reaches (int64, int32 arrays); ``None``
-    once more than ``limit`` nodes are reached (0: no limit). Rows are built as the walk meets
-    their states."""
+    ``state``, in depth-first order, and the state each reaches (int64, int32 arrays). Rows are
+    built as the walk meets their states."""
     n = trie.num_nodes
     stack_nodes = np.empty(n + 1, dtype=np.int64)
     stack_states = np.empty(n + 1, dtype=np.int32)
-    size = n if limit <= 0 else min(n, limit + 256)  # (a node has at most 256 children past the limit)
-    out_nodes = np.empty(size, dtype=np.int64)
-    out_states = np.empty(size, dtype=np.int32)
+    out_nodes = np.empty(n, dtype=np.int64)
+    out_states = np.empty(n, dtype=np.int32)
     first, count_of, byte = trie.first_child, trie.num_children, trie.byte
     top, count = 0, 0
     kernel = compiled_kernel()
     if count_of[node] > 0:
         stack_nodes[0], stack_states[0], top = node, state, 1
     while True:
-        status, top, count = kernel(auto.table, first, count_of, byte, stack_nodes, stack_states, top,
-                                         out_nodes, out_states, count, limit)
+        status, top, count = kernel(auto.table, first, count_of, byte, stack_nodes, stack_states, top, out_nodes, out_states, count)
         if status == DONE:
             return out_nodes[:count], out_states[:count]
-        if status == OVER_LIMIT:
-            return None
         auto.build(int(status))
 
 
@@ -230,21 +225,15 @@ def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:
     rows of the states it meets are built as it goes."""
     node_state = np.full(trie.num_nodes, -1, dtype=np.int32)
     node_state[0] = state
-    got = walk_trie(auto, trie, 0, state)
-    assert got is not None  # (no limit)
-    nodes, states = got
+    nodes, states = walk_trie(auto, trie, 0, state)
     node_state[nodes] = states
     return node_state
 
 
-def walk_tokens(auto: LazyAutomaton, trie: TokenTrie, state: int, limit: int = 0) -> tuple[np.ndarray, np.ndarray] | None:
+def walk_tokens(auto: LazyAutomaton, trie: TokenTrie, state: int) -> tuple[np.ndarray, np.ndarray]:
     """``(token ids, next states)`` of every token of ``trie`` that ``auto`` reads from
-    ``state``, or ``None`` once the walk reaches more than ``limit`` trie nodes (0: no limit):
-    the tokens that end at the nodes :func:`~structgen.vocab.trie_walk.walk_trie` reaches."""
-    got = walk_trie(auto, trie, 0, state, limit)
-    if got is None:
-        return None
-    return tokens_at(trie, *got)
+    ``state``: the tokens that end at the nodes :func:`walk_trie` reaches."""
+    return tokens_at(trie, *walk_trie(auto, trie, 0, state))
 
 
 def tokens_at(trie: TokenTrie, nodes: np.ndarray, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

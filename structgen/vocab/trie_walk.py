@@ -38,11 +38,10 @@ import numpy as np
 
 from ..automata.lazy import UNBUILT
 
-__all__ = ["DONE", "OVER_LIMIT", "compiled_kernel", "walk_kernel", "warm_kernel"]
+__all__ = ["DONE", "compiled_kernel", "walk_kernel", "warm_kernel"]
 
-#: The kernel's return status when the walk is over (else -2: past the limit; else a state to build).
+#: The kernel's return status when the walk is over (else: a state to build).
 DONE = -1
-OVER_LIMIT = -2
 _KERNEL: Callable[..., Any] | None = None
 
 
@@ -72,13 +71,11 @@ def compiled_kernel() -> Callable[..., Any]:
     return _KERNEL
 
 
-def walk_kernel(table, first_child, num_children, byte, stack_nodes, stack_states, top, out_nodes, out_states,  # type: ignore[no-untyped-def]
-                count, limit):
+def walk_kernel(table, first_child, num_children, byte, stack_nodes, stack_states, top, out_nodes, out_states, count):  # type: ignore[no-untyped-def]
     """Walk the trie depth-first from the pairs on the stack (``stack_*[:top]``), appending each
-    child reached to ``out_*[count:]``. Returns ``(status, top, count)``: status :data:`DONE`;
-    :data:`OVER_LIMIT` once more than ``limit`` children are reached (0: no limit); or a state
-    ``s >= 0`` whose row is not built (its pair is left on the stack: build it, then call again).
-    A built row holds no :data:`~structgen.automata.lazy.UNBUILT` entry, so byte 0's tells."""
+    child reached to ``out_*[count:]``. Returns ``(status, top, count)``: status :data:`DONE`, or
+    a state ``s >= 0`` whose row is not built (its pair is left on the stack: build it, then call
+    again). A built row holds no :data:`~structgen.automata.lazy.UNBUILT` entry, so byte 0's tells."""
     while top > 0:
         node = stack_nodes[top - 1]
         s = stack_states[top - 1]
@@ -96,8 +93,6 @@ def walk_kernel(table, first_child, num_children, byte, stack_nodes, stack_state
                     stack_nodes[top] = j
                     stack_states[top] = t
                     top += 1
-        if limit > 0 and count > limit:
-            return OVER_LIMIT, top, count
     return DONE, top, count
 
 
@@ -117,5 +112,5 @@ def _tiny_walk(kernel: Callable[..., Any]) -> None:
     byte = np.array([0, ord("a"), ord("b")], dtype=np.uint8)
     stack_nodes, stack_states = np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int32)
     out_nodes, out_states = np.empty(4, dtype=np.int64), np.empty(4, dtype=np.int32)
-    status, _, count = kernel(table, first_child, num_children, byte, stack_nodes, stack_states, 1, out_nodes, out_states, 0, 0)
+    status, _, count = kernel(table, first_child, num_children, byte, stack_nodes, stack_states, 1, out_nodes, out_states, 0)
     assert status == DONE and count == 1, (status, count)
