@@ -269,9 +269,10 @@ class ExprPool:
         :meth:`derive_symbol`."""
         return self._intern((_SYM, k), False)
 
-    def both(self, parts: Iterable[int]) -> int:
+    def both(self, parts: Iterable[int], *, checked: bool = True) -> int:
         """The strings every one of ``parts`` matches (an intersection, built lazily: its states
-        are pairs read off the parts' derivatives, so no product automaton is ever built)."""
+        are pairs read off the parts' derivatives, so no product automaton is ever built).
+        ``checked=False``: the parts are known to call nothing (the derivatives of an intersection's)."""
         flat: set[int] = set()
         for p in parts:
             if p == NOTHING:
@@ -285,13 +286,14 @@ class ExprPool:
             return self.anything
         if len(flat) == 1:
             return next(iter(flat))
-        if any(self.symbols_in(p) for p in flat):
+        if checked and any(self.symbols_in(p) for p in flat):
             raise ValueError("an intersection of terms that call other automata (inline the calls first)")
         members = tuple(sorted(flat))
         return self._intern((_AND, members), all(self._nullable[p] for p in members), True)
 
-    def negate(self, x: int) -> int:
-        """Every byte string ``x`` does not match (a complement, built lazily)."""
+    def negate(self, x: int, *, checked: bool = True) -> int:
+        """Every byte string ``x`` does not match (a complement, built lazily). ``checked=False``:
+        ``x`` is known to call nothing (the derivative of a complement's operand)."""
         if x == NOTHING:
             return self.anything
         if x == self.anything:
@@ -299,7 +301,7 @@ class ExprPool:
         node = self._nodes[x]
         if node[0] == _NOT:
             return node[1]
-        if self.symbols_in(x):
+        if checked and self.symbols_in(x):
             raise ValueError("the complement of a term that calls other automata (inline the calls first)")
         return self._intern((_NOT, x), not self._nullable[x], True)
 
@@ -377,9 +379,9 @@ class ExprPool:
         elif kind == _DFA:
             got = self._dfa_node(node[1], self._embedded[node[1]].rows[node[2]][b])
         elif kind == _AND:
-            got = self.both([self.derive(p, b) for p in node[1]])
+            got = self.both([self.derive(p, b) for p in node[1]], checked=False)
         elif kind == _NOT:
-            got = self.negate(self.derive(node[1], b))
+            got = self.negate(self.derive(node[1], b), checked=False)
         else:  # nothing, the empty string, a symbol
             got = NOTHING
         self._derived[key] = got

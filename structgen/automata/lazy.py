@@ -1,11 +1,13 @@
 """The automaton of an expression, built state by state as walks reach it.
 
 A :class:`LazyAutomaton` numbers the expressions it meets (:mod:`.expr`) as states, starting with
-the root as state 0. A state's *row* (its 256 byte transitions, and the symbols, calls or guards,
-that may come first) is computed the first time something steps from it, one derivative per byte
-class: a step costs at most one row, never a whole automaton. Rows live in a flat array
-(``state * 256 + byte``, read by the per-token step) and in a numpy table (read by vectorised trie
-walks); a state whose row is not built yet reads :data:`UNBUILT` there.
+the root as state 0. A state's transitions are computed the first time something steps from it,
+one derivative per byte class, and only for the classes asked for (:meth:`LazyAutomaton.fill`):
+a step derives one class, a trie walk the classes of a node's children; the *row* (all 256
+transitions, and the symbols, calls or guards, that may come first) is complete once every class
+is, or at once where a caller asks for it (:meth:`LazyAutomaton.build`). Never a whole automaton.
+Rows live in a flat array (``state * 256 + byte``, read by the per-token step) and in a numpy
+table (read by vectorised trie walks); a transition not built yet reads :data:`UNBUILT` there.
 
 Every state is live: an expression is ``NOTHING`` exactly when nothing can follow, so a
 transition either leads to a state from which the output can still be completed, or is ``-1``.
@@ -16,19 +18,20 @@ Example:
     >>> pool = ExprPool()
     >>> auto = LazyAutomaton(pool, regex_to_expr("a{0,1000}b", pool))
     >>> s = auto.step(auto.step(0, ord("a")), ord("a"))
-    >>> auto.num_states, auto.is_final(auto.step(s, ord("b")))
-    (4, True)
+    >>> auto.num_states, auto.is_final(auto.step(s, ord("b")))  # (the states of a, a: 'b' not derived yet)
+    (3, True)
 """
 
 from __future__ import annotations
 
+import functools
 import threading
 from array import array
 from typing import Sequence
 
 import numpy as np
 
-from .expr import NOTHING, ExprPool, bytes_of_mask
+from .expr import ALL_BYTES, NOTHING, ExprPool, bytes_of_mask
 from .expr_rewrite import clamp
 from .string_length import in_length_bounded_string
 from .expr_text import MinLength, describe
@@ -39,7 +42,6 @@ __all__ = ["UNBUILT", "LazyAutomaton"]
 UNBUILT = -2
 _INITIAL_CAPACITY = 64
 _UNBUILT_ROW = array("i", [UNBUILT] * 256)
-_DEAD_ROW = array("i", [-1] * 256)
 
 
 class LazyAutomaton:
@@ -108,31 +110,43 @@ class LazyAutomaton:
         return got
 
     def build(self, q: int) -> None:
-        """Compute state ``q``'s row and symbols (once)."""
+        """Compute state ``q``'s whole row and its symbols (once)."""
         if self._built[q]:
             return
+        self.fill(q, ALL_BYTES)
+
+    def fill(self, q: int, needed: int) -> None:
+        """Compute the transitions of ``q`` for the bytes of mask ``needed`` (and the rest of their
+        byte classes: one derivative per class); the row is built once every class is. A walk
+        below a trie node needs only the bytes of the node's children."""
         with self._lock:
             if self._built[q]:
                 return
             pool, e = self.pool, self.exprs[q]
-            row = array("i", _DEAD_ROW)
-            state_of = self.state_of
-            for mask, d in pool.row_classes(e):
-                if pool.is_algebraic(d) and not pool.is_live(d):
-                    continue  # (an intersection or complement with no string left: dead)
-                t = state_of(d)
-                for b in bytes_of_mask(mask):
-                    row[b] = t
-            syms = tuple(
-                (k, self.state_of(d))
-                for k in sorted(pool.first_symbols(e))
-                if (d := pool.derive_symbol(e, k)) != NOTHING
-            )
-            base = q * 256
-            self.flat[base : base + 256] = row
-            self._table[q] = np.frombuffer(row, dtype=np.int32)
-            self.symbols[q] = syms
-            self._built[q] = True
+            row = self._table[q]
+            done = True
+            changed = False
+            for mask in pool.byte_classes(e):
+                low = (mask & -mask).bit_length() - 1
+                if row[low] != UNBUILT:
+                    continue
+                if not mask & needed:
+                    done = False
+                    continue
+                d = pool.derive(e, low)
+                if d == NOTHING or pool.is_algebraic(d) and not pool.is_live(d):
+                    t = -1  # (an intersection or complement with no string left: dead)
+                else:
+                    t = self.state_of(d)
+                    row = self._table[q]  # (the table may have grown)
+                row[_byte_index(mask)] = t
+                changed = True
+            if changed:
+                base = q * 256
+                self.flat[base : base + 256] = array("i", row.tobytes())
+            if done:
+                self.symbols_of(q)
+                self._built[q] = True
 
     def is_final(self, q: int) -> bool:
         """Whether the output may end in state ``q``."""
@@ -145,7 +159,7 @@ class LazyAutomaton:
         """The state after byte ``b`` from ``q`` (-1: nothing accepted continues that way)."""
         t = self.flat[q * 256 + b]
         if t == UNBUILT:
-            self.build(q)
+            self.fill(q, 1 << b)
             t = self.flat[q * 256 + b]
         return t
 
@@ -155,7 +169,7 @@ class LazyAutomaton:
         for b in data:
             t = flat[q * 256 + b]
             if t == UNBUILT:
-                self.build(q)
+                self.fill(q, 1 << b)
                 flat = self.flat
                 t = flat[q * 256 + b]
             if t < 0:
@@ -176,9 +190,11 @@ class LazyAutomaton:
         """``((symbol, next state), ...)``: the symbols that may come first from ``q``."""
         got = self.symbols[q]
         if got is None:
-            self.build(q)
-            got = self.symbols[q]
-            assert got is not None
+            pool, e = self.pool, self.exprs[q]
+            got = tuple(
+                (k, self.state_of(d)) for k in sorted(pool.first_symbols(e)) if (d := pool.derive_symbol(e, k)) != NOTHING
+            )
+            self.symbols[q] = got
         return got
 
     def edges(self, q: int) -> dict[int, int]:
@@ -231,3 +247,9 @@ class LazyAutomaton:
         if got is None:
             got = self._clamped[key] = self.state_of(clamp(self.pool, self.exprs[q], n))
         return got
+
+
+@functools.lru_cache(maxsize=4096)
+def _byte_index(mask: int) -> np.ndarray:
+    """The bytes of a 256-bit mask as an index array (cached: masks repeat across states)."""
+    return np.array(bytes_of_mask(mask), dtype=np.intp)

@@ -215,7 +215,10 @@ def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int) -> tu
         status, top, count = kernel(auto.table, first, count_of, byte, stack_nodes, stack_states, top, out_nodes, out_states, count)
         if status == DONE:
             return out_nodes[:count], out_states[:count]
-        auto.build(int(status))
+        top_node = int(stack_nodes[top - 1])
+        c0 = int(first[top_node])
+        kids = byte[c0 : c0 + count_of[top_node]]
+        auto.fill(int(status), _mask_of(kids))
 
 
 def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:
@@ -241,3 +244,19 @@ def tokens_at(trie: TokenTrie, nodes: np.ndarray, states: np.ndarray) -> tuple[n
     _, tok_first, tok_count, tok_ids = trie.lookup
     cnt = tok_count[nodes]
     return tok_ids[expand_ranges(tok_first[nodes], cnt)], np.repeat(states, cnt)
+
+
+_BITS = [1 << b for b in range(256)]
+
+
+def _mask_of(data: np.ndarray) -> int:
+    """The 256-bit mask of the bytes in ``data`` (a uint8 array)."""
+    if data.size > 64:
+        present = np.zeros(256, dtype=bool)
+        present[data] = True
+        return int.from_bytes(np.packbits(present, bitorder="little").tobytes(), "little")
+    bits = _BITS
+    m = 0
+    for b in data.tolist():
+        m |= bits[b]
+    return m

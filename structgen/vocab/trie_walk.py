@@ -10,10 +10,13 @@ dependency; without it, or under ``NUMBA_DISABLE_JIT=1``, the same function runs
 code path either way), cached on disk and loaded by :func:`warm_kernel` (``prepare_vocabulary``
 calls it), so no request pays the compile.
 
-The automaton is built lazily (:class:`~structgen.automata.lazy.LazyAutomaton`): a state's row
-exists only once something stepped from it. The kernel stops at the first state whose row is not
-built and says which; :func:`~structgen.vocab.trie.walk_trie` builds it in Python and resumes the walk where it stopped
-(its stack is kept in arrays), so a walk costs one kernel entry per new state met.
+The automaton is built lazily (:class:`~structgen.automata.lazy.LazyAutomaton`), byte class by
+byte class: a transition exists only once something needed it. The kernel stops at the first
+(node, state) pair with a child whose transition is not built and says which state;
+:func:`~structgen.vocab.trie.walk_trie` builds the transitions of that node's children's bytes in
+Python and resumes the walk where it stopped (its stack is kept in arrays), so a walk costs one
+kernel entry per new pair it has to build for, and deep inside the trie, where a node has a few
+children, only their byte classes are derived.
 
 Example:
     >>> from structgen.automata.expr import ExprPool
@@ -74,15 +77,16 @@ def compiled_kernel() -> Callable[..., Any]:
 def walk_kernel(table, first_child, num_children, byte, stack_nodes, stack_states, top, out_nodes, out_states, count):  # type: ignore[no-untyped-def]
     """Walk the trie depth-first from the pairs on the stack (``stack_*[:top]``), appending each
     child reached to ``out_*[count:]``. Returns ``(status, top, count)``: status :data:`DONE`, or
-    a state ``s >= 0`` whose row is not built (its pair is left on the stack: build it, then call
-    again). A built row holds no :data:`~structgen.automata.lazy.UNBUILT` entry, so byte 0's tells."""
+    a state ``s >= 0`` whose transition by some child's byte of the node on top of the stack is
+    not built (the pair is left there: build the children's bytes, then call again)."""
     while top > 0:
         node = stack_nodes[top - 1]
         s = stack_states[top - 1]
-        if table[s, 0] == UNBUILT:
-            return s, top, count
-        top -= 1
         c0 = first_child[node]
+        for j in range(c0, c0 + num_children[node]):
+            if table[s, byte[j]] == UNBUILT:
+                return s, top, count
+        top -= 1
         for j in range(c0, c0 + num_children[node]):
             t = table[s, byte[j]]
             if t >= 0:

@@ -79,6 +79,26 @@ def test_a_walk_below_a_node_and_the_tokens_it_reaches() -> None:
     assert node_state[0] == 0 and node_state[trie.node_of(b"abb")] == -1 and node_state[trie.node_of(b"abab")] == 0
 
 
+def test_a_walk_builds_only_the_byte_classes_its_trie_nodes_need() -> None:
+    """Below the root a node has a few children: a state met there gets the transitions of their
+    byte classes only; the rest of its row is built when something else needs it, and agrees."""
+    auto = fresh('"[a-z]{0,8}"(,|;|x[0-9]+)')
+    toks = [b'"ab', b'"ab",', b'"abc']  # (after "ab: children '"' and 'c' only)
+    walk_tokens(auto, TokenTrie.from_tokens(toks), 0)
+    q = auto.walk(0, b'"ab')
+    row = auto.table[q]
+    assert row[ord("c")] >= 0 and row[ord('"')] >= 0 and row[ord("z")] >= 0  # ('z': c's class)
+    assert (row == -2).sum() > 0 and not auto.is_built(q)  # (digits, quotes' neighbours: not derived)
+    after = auto.table[auto.walk(0, b'"ab"')]
+    assert after[ord(",")] >= 0 and after[ord("x")] == -2  # (only ',' was under '"ab"')
+    reference = fresh('"[a-z]{0,8}"(,|;|x[0-9]+)')
+    for data in (b'"ab', b'"ab"', b'"ab"x', b'"ab"x1', b'"ab";', b'"ab1'):
+        assert (auto.walk(0, data) >= 0) == (reference.walk(0, data) >= 0), data
+    derived = [auto.pool.derive(auto.exprs[q], b) for b in range(256)]
+    assert list(auto.row(q)) == [-1 if d == 0 else auto.state_of(d) for d in derived]
+    assert auto.is_built(q)
+
+
 def test_the_kernel_is_compiled_where_numba_is_installed() -> None:
     pytest.importorskip("numba")
     if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
