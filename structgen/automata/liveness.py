@@ -4,7 +4,9 @@ searched for, over its derivatives, and remembered (:class:`Liveness`, one per
 :class:`~structgen.automata.expr.ExprPool`).
 
 Two searches: :meth:`Liveness.liveness`, best-first towards the end of a string, for "does any
-string match" (the compiler's algebra and the lazy automata's dead states ask that), and
+string match" (the compiler's algebra and the lazy automata's dead states ask that; it first tries
+a guess read off the term's structure, the shortest string of an intersection's most demanding
+plain part, and checks it by derivatives: a witness without a search), and
 :meth:`Liveness.witness_length`, breadth-first, for the length of a shortest string (budgets).
 Both stop after a given number of terms; a search that gives up takes its term as dead: sound,
 since nothing is allowed without a witness of a completion.
@@ -30,6 +32,8 @@ __all__ = ["INF", "LIVENESS_LIMIT", "Liveness"]
 #: terms: the term is then taken as dead (sound: nothing is allowed that has no witness of a completion).
 LIVENESS_LIMIT = 20_000
 
+#: The longest witness read off a term's structure (:meth:`Liveness.shortest_text`).
+WITNESS_LENGTH = 512
 #: The length of nothing (no string matches).
 INF = 1 << 60
 _INF = INF
@@ -47,6 +51,7 @@ class Liveness:
         self.alive: set[int] = set()  # algebraic terms some string is known to match (length unknown)
         self.lower: dict[int, int] = {}  # term -> a lower bound of its strings' length
         self.lower_dfa: dict[int, list[int]] = {}  # embedded automaton -> its states' shortest lengths
+        self._texts: dict[int, Optional[bytes]] = {}  # plain term -> a shortest string (shortest_text)
         #: a cheap verdict on a term's liveness, asked before a search (``None``: not known)
         self.proof: Callable[[int], Optional[bool]] | None = None
 
@@ -75,6 +80,9 @@ class Liveness:
         verdict = self._verdict(e)
         if verdict is not None:
             return verdict
+        if self._guessed(e):
+            self.alive.add(e)
+            return True
         parent: dict[int, int] = {e: -1}
         heap = [(self.lower_bound(e), 0, e)]
         while heap:
@@ -154,11 +162,103 @@ class Liveness:
             got = True if node[2] == 0 else self._verdict(node[1])
         else:
             got = None if self.proof is None else self.proof(x)
+
         if got:
             self.alive.add(x)
         elif got is False:
             self.witness[x] = _INF
         return got
+
+    def _guessed(self, e: int) -> bool:
+        """Whether a guess at a string of ``e`` (:meth:`_guess`) is one: a witness without a
+        search. JSON Schema's algebra mostly asks whether an over-approximation and a schema
+        overlap, and the schema's smallest instance is usually in both."""
+        text = self._guess(e)
+        if text is None:
+            return False
+        x = e
+        for b in text:
+            x = self.pool.derive(x, b)
+            if x == NOTHING:
+                return False
+        return self.pool.nullable(x)
+
+    def _guess(self, e: int) -> Optional[bytes]:
+        """A string that may match ``e``: :meth:`shortest_text` where ``e`` is plain, else read off
+        its structure with an intersection taking the shortest string of its most demanding plain
+        part (``None``: no guess, as for a complement)."""
+        if not self.pool.is_algebraic(e):
+            return self.shortest_text(e)
+        node = self.pool.node(e)
+        kind = node[0]
+        k = self.kinds
+        if kind == k["seq"]:
+            head, tail = self._guess(node[1]), self._guess(node[2])
+            return None if head is None or tail is None else head + tail
+        if kind == k["alt"]:
+            for p in sorted(node[1], key=self.lower_bound):
+                got = self._guess(p)
+                if got is not None:
+                    return got
+        elif kind == k["rep"]:
+            one = self._guess(node[1])
+            return None if one is None else one * node[2]
+        elif kind == k["and"]:
+            for p in sorted(node[1], key=self.lower_bound, reverse=True):
+                got = self.shortest_text(p)
+                if got is not None:
+                    return got
+        return None
+
+    def shortest_text(self, e: int) -> Optional[bytes]:
+        """A shortest string of ``e``, read off its structure where ``e`` holds no intersection,
+        complement or symbol and its strings are at most :data:`WITNESS_LENGTH` bytes; ``None``
+        otherwise (memoised)."""
+        if e in self._texts:
+            return self._texts[e]
+        got: Optional[bytes] = None
+        if not self.pool.is_algebraic(e) and self.lower_bound(e) <= WITNESS_LENGTH:
+            node = self.pool.node(e)
+            kind = node[0]
+            k = self.kinds
+            if kind == k["epsilon"]:
+                got = b""
+            elif kind == k["bytes"]:
+                mask = node[1]
+                got = bytes(((mask & -mask).bit_length() - 1,))
+            elif kind == k["seq"]:
+                head, tail = self.shortest_text(node[1]), self.shortest_text(node[2])
+                got = None if head is None or tail is None else head + tail
+            elif kind == k["alt"]:
+                for p in sorted(node[1], key=self.lower_bound):
+                    got = self.shortest_text(p)
+                    if got is not None:
+                        break
+            elif kind == k["rep"]:
+                one = self.shortest_text(node[1])
+                got = None if one is None else one * node[2]
+            elif kind == k["dfa"]:
+                got = self._dfa_text(node[1], node[2])
+        self._texts[e] = got
+        return got
+
+    def _dfa_text(self, index: int, q: int) -> Optional[bytes]:
+        """A shortest string of embedded automaton ``index`` from state ``q`` (``None``: it may call)."""
+        emb = self.pool.embedded(index)
+        if emb.symbols:
+            return None
+        lengths = self.lower_dfa.get(index)
+        if lengths is None:
+            lengths = self.lower_dfa[index] = emb.min_lengths({})
+        if lengths[q] >= _INF:
+            return None
+        out = bytearray()
+        while lengths[q]:
+            row = emb.rows[q]
+            b = next(b for b in range(256) if row[b] >= 0 and lengths[row[b]] == lengths[q] - 1)
+            out.append(b)
+            q = row[b]
+        return bytes(out)
 
     def _successors(self, x: int) -> Iterator[int]:
         """The derivatives of ``x`` that are not ``NOTHING``: one per byte class, then one per symbol."""

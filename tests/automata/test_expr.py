@@ -116,6 +116,21 @@ def test_liveness_of_an_empty_intersection() -> None:
     assert LazyAutomaton(pool, pool.both((digits, letters))).is_empty
 
 
+def test_liveness_tries_the_shortest_string_of_the_most_demanding_part_before_searching() -> None:
+    """``{"a":0}`` (the object's shortest instance) is in the wide part too: live, and no
+    product term searched. Where the guess fails, the search runs."""
+    pool = ExprPool()
+    wide = regex_to_expr(r'\{("[a-z]+":[0-9]+,?)*\}', pool)
+    narrow = regex_to_expr(r'\{"a":[0-9]\}', pool)
+    e = pool.both((wide, narrow))
+    assert pool.search.shortest_text(narrow) == b'{"a":0}'
+    assert pool.search.liveness(e) is True and not pool.search.witness and pool.search.alive == {e}
+    assert pool.search.liveness(pool.both((narrow, regex_to_expr(r'\{"b":.*', pool)))) is False
+    pool = ExprPool()
+    guessed_wrong = pool.both((regex_to_expr("a+b?", pool), regex_to_expr("(a|b)*b", pool)))  # ("a", "b": neither)
+    assert pool.search.liveness(guessed_wrong) is True and len(pool.search.alive) >= 2  # (a path searched)
+
+
 @settings(max_examples=60, deadline=None)
 @given(pattern=patterns)
 def test_an_automaton_is_embedded_once_and_reads_the_bytes_of_its_rows(pattern: str) -> None:
