@@ -33,16 +33,16 @@ import re
 from typing import Any, Sequence
 
 import interegular
+import numpy as np
 from interegular.patterns import InvalidSyntax, Pattern, Unsupported
 
 from ..errors import RegexNotSupported, RegexSyntaxError
-from .dfa import DEFAULT_MAX_STATES, ByteDFA
+from .dfa import DEFAULT_MAX_STATES, ByteDFA, minimal_dfa
 from .markers import MAX_SLOTS, SLOT_FIRST, slot_marker
 from .expr import ExprPool
-from .expr_dfa import lazy_to_dfa
 from .nfa import pattern_to_dfa, pattern_to_expr
 from .regex_syntax import plain_syntax
-from .utf8 import code_points_expr, complement_intervals, merge_intervals
+from .utf8 import code_points_rows, complement_intervals, merge_intervals
 
 try:  # Python >= 3.11
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -314,8 +314,8 @@ def _class_dfa(text: str) -> ByteDFA | None:
     merged = merge_intervals(ranges)
     if negated:
         merged = list(complement_intervals(merged))
-    pool = ExprPool()
-    return lazy_to_dfa(pool, code_points_expr(pool, merged))
+    rows, finals = code_points_rows(merged)
+    return minimal_dfa(np.array(rows, dtype=np.int32), np.array(finals, dtype=bool))
 
 
 def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: Sequence[ByteDFA] = ()) -> ByteDFA:

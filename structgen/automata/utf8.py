@@ -13,7 +13,8 @@ from typing import Iterable, Protocol, Sequence
 from ..errors import CompileBudgetExceeded
 
 __all__ = [
-    "MAX_CODE_POINT", "CodePointMap", "TermBuilder", "Utf8Writer", "code_points_expr", "complement_intervals", "intervals_of",
+    "MAX_CODE_POINT", "CodePointMap", "TermBuilder", "Utf8Writer", "code_points_expr", "code_points_rows", "complement_intervals",
+    "intervals_of",
     "merge_intervals", "utf8_sequences",
 ]
 
@@ -280,3 +281,48 @@ def code_points_expr(pool: TermBuilder, intervals: Iterable[tuple[int, int]]) ->
         tails = pool.alt([pool.concat([pool.byte_range(x, y) for x, y in r]) for r in rests])
         parts.append(pool.seq(pool.bytes_of(head), tails))
     return pool.alt([pool.bytes_of(singles), *parts])
+
+
+def code_points_rows(intervals: Iterable[tuple[int, int]]) -> tuple[list[list[int]], list[bool]]:
+    """``(rows, finals)`` of an automaton of one character whose code point is in ``intervals``
+    (inclusive), as UTF-8 bytes: deterministic by construction, not minimal. A state is the set
+    of byte-range sequences still to read, and a state's bytes are split where the first ranges
+    of its sequences begin and end: a class of hundreds of ranges (a Unicode category spelled
+    out) is read in milliseconds, where deriving its expression state by state took 50 ms.
+
+    >>> rows, finals = code_points_rows([(0x61, 0x62), (0xE9, 0xE9)])
+    >>> rows[0][0x61] == rows[0][0x62] > 0, finals[rows[rows[0][0xC3]][0xA9]], rows[0][0x63]
+    (True, True, -1)
+    """
+    seqs: list[tuple[tuple[int, int], ...]] = []
+    for lo, hi in merge_intervals(intervals):
+        seqs.extend(tuple(s) for s in utf8_sequences(lo, hi))
+    ids: dict[frozenset[tuple[tuple[int, int], ...]], int] = {}
+    rows: list[list[int]] = []
+    finals: list[bool] = []
+    todo: list[frozenset[tuple[tuple[int, int], ...]]] = []
+
+    def state_of(suffixes: frozenset[tuple[tuple[int, int], ...]]) -> int:
+        got = ids.get(suffixes)
+        if got is None:
+            got = ids[suffixes] = len(rows)
+            rows.append([-1] * 256)
+            finals.append(() in suffixes)
+            todo.append(suffixes)
+        return got
+
+    state_of(frozenset(seqs))
+    while todo:
+        suffixes = todo.pop()
+        row = rows[ids[suffixes]]
+        live = [s for s in suffixes if s]
+        bounds = sorted({s[0][0] for s in live} | {s[0][1] + 1 for s in live})
+        parts: list[list[tuple[tuple[int, int], ...]]] = [[] for _ in bounds]
+        for s in live:
+            for i in range(bisect.bisect_left(bounds, s[0][0]), bisect.bisect_left(bounds, s[0][1] + 1)):
+                parts[i].append(s[1:])
+        for i, part in enumerate(parts):
+            if part:
+                t = state_of(frozenset(part))
+                row[bounds[i] : bounds[i + 1]] = [t] * (bounds[i + 1] - bounds[i])
+    return rows, finals

@@ -1,0 +1,34 @@
+"""UTF-8 lowering: the automaton of a code-point class read straight off its byte-range sequences
+is the one its expression's derivatives give."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from structgen.automata.dfa import minimal_dfa
+from structgen.automata.expr import ExprPool
+from structgen.automata.expr_dfa import lazy_to_dfa
+from structgen.automata.utf8 import MAX_CODE_POINT, code_points_expr, code_points_rows, merge_intervals
+
+_STARTS = st.sampled_from([0, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF]) | st.integers(0, MAX_CODE_POINT)
+_INTERVALS = st.lists(st.tuples(_STARTS, st.sampled_from([0, 1, 63, 64, 2000, 70000])), min_size=1, max_size=40).map(
+    lambda pairs: merge_intervals([(a, min(a + w, MAX_CODE_POINT)) for a, w in pairs])
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(_INTERVALS)
+def test_the_class_automaton_from_sequences_is_the_one_of_its_expression(intervals: list[tuple[int, int]]) -> None:
+    pool = ExprPool()
+    derived = lazy_to_dfa(pool, code_points_expr(pool, intervals))
+    rows, finals = code_points_rows(intervals)
+    direct = minimal_dfa(np.array(rows, dtype=np.int32), np.array(finals, dtype=bool))
+    assert direct.num_states == derived.num_states
+    assert (direct.transitions[:, direct.byte_classes] == derived.transitions[:, derived.byte_classes]).all()
+    assert (direct.finals == derived.finals).all()
+    for lo, hi in intervals[:5]:
+        for cp in (lo, hi):
+            if not 0xD800 <= cp <= 0xDFFF:
+                assert direct.accepts(chr(cp).encode())
