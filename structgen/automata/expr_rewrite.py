@@ -32,6 +32,7 @@ from .string_length import clampable_string, note_restricted
 
 __all__ = ["clamp", "concat_all", "copy_from", "copy_term", "restrict", "substitute"]
 
+_NO_BOUND = 1 << 62  # (the largest counter of a term clamp may rewrite whatever its counters)
 _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
     KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
 )
@@ -104,6 +105,30 @@ def _restricted_dfa(pool: ExprPool, index: int, allowed: int, dead: frozenset[in
     return got  # type: ignore[return-value]
 
 
+def largest_counter(pool: ExprPool, e: int) -> int:
+    """The largest repetition counter in ``e`` (lower or upper), or a huge number where ``e``
+    holds an intersection or a complement (which :func:`clamp` may rewrite whatever the
+    counters); memoised in the pool."""
+    key = ("largest counter", e)
+    got = pool.facts.get(key)
+    if got is not None:
+        return got  # type: ignore[return-value]
+    node = pool.node(e)
+    kind = node[0]
+    if kind == _SEQ:
+        got = max(largest_counter(pool, node[1]), largest_counter(pool, node[2]))
+    elif kind == _ALT:
+        got = max(largest_counter(pool, p) for p in node[1])
+    elif kind == _REP:
+        got = max(largest_counter(pool, node[1]), node[2], node[3])
+    elif kind == _AND:
+        got = _NO_BOUND
+    else:
+        got = 0
+    pool.facts[key] = got
+    return got
+
+
 def clamp(pool: ExprPool, e: int, n: int) -> int:
     """``e`` with every repetition's counters cut to what ``n`` bytes can tell apart: for every
     string ``w`` of at most ``n`` bytes, ``w`` leads somewhere in ``e`` iff it does in the result,
@@ -115,6 +140,9 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
     got = pool.facts.get(key)
     if got is not None:
         return got  # type: ignore[return-value]
+    if largest_counter(pool, e) <= n:
+        pool.facts[key] = e  # (nothing to cut: the same term, not rebuilt part by part)
+        return e
     node = pool.node(e)
     kind = node[0]
     if kind == _SEQ:

@@ -122,28 +122,27 @@ class LazyAutomaton:
         with self._lock:
             if self._built[q]:
                 return
-            pool, e = self.pool, self.exprs[q]
-            row = self._table[q]
+            pool, e, flat = self.pool, self.exprs[q], self.flat
+            base = q * 256
             done = True
-            changed = False
+            filled: list[tuple[int, int]] = []
             for mask in pool.byte_classes(e):
                 low = (mask & -mask).bit_length() - 1
-                if row[low] != UNBUILT:
+                if flat[base + low] != UNBUILT:
                     continue
                 if not mask & needed:
                     done = False
                     continue
                 d = pool.derive(e, low)
                 if d == NOTHING or pool.is_algebraic(d) and not pool.is_live(d):
-                    t = -1  # (an intersection or complement with no string left: dead)
+                    filled.append((mask, -1))  # (an intersection or complement with no string left: dead)
                 else:
-                    t = self.state_of(d)
-                    row = self._table[q]  # (the table may have grown)
-                row[_byte_index(mask)] = t
-                changed = True
-            if changed:
-                base = q * 256
-                self.flat[base : base + 256] = array("i", row.tobytes())
+                    filled.append((mask, self.state_of(d)))
+            if filled:
+                row = self._table[q]  # (after state_of: the table may have grown)
+                for mask, t in filled:
+                    row[_byte_index(mask)] = t
+                flat[base : base + 256] = array("i", row.tobytes())
             if done:
                 self.symbols_of(q)
                 self._built[q] = True

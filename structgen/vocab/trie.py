@@ -9,6 +9,7 @@ llguidance's trie walks): a compiled loop over these arrays (:mod:`.trie_walk`).
 
 from __future__ import annotations
 
+import threading
 from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -201,11 +202,7 @@ def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int) -> tu
     """``(nodes, states)``: every trie node below ``node`` whose bytes ``auto`` reads from
     ``state``, in depth-first order, and the state each reaches (int64, int32 arrays). Rows are
     built as the walk meets their states."""
-    n = trie.num_nodes
-    stack_nodes = np.empty(n + 1, dtype=np.int64)
-    stack_states = np.empty(n + 1, dtype=np.int32)
-    out_nodes = np.empty(n, dtype=np.int64)
-    out_states = np.empty(n, dtype=np.int32)
+    stack_nodes, stack_states, out_nodes, out_states = _buffers(trie.num_nodes + 1)
     first, count_of, byte = trie.first_child, trie.num_children, trie.byte
     top, count = 0, 0
     kernel = compiled_kernel()
@@ -214,7 +211,7 @@ def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int) -> tu
     while True:
         status, top, count = kernel(auto.table, first, count_of, byte, stack_nodes, stack_states, top, out_nodes, out_states, count)
         if status == DONE:
-            return out_nodes[:count], out_states[:count]
+            return out_nodes[:count].copy(), out_states[:count].copy()
         top_node = int(stack_nodes[top - 1])
         c0 = int(first[top_node])
         kids = byte[c0 : c0 + count_of[top_node]]
@@ -244,6 +241,20 @@ def tokens_at(trie: TokenTrie, nodes: np.ndarray, states: np.ndarray) -> tuple[n
     _, tok_first, tok_count, tok_ids = trie.lookup
     cnt = tok_count[nodes]
     return tok_ids[expand_ranges(tok_first[nodes], cnt)], np.repeat(states, cnt)
+
+
+_LOCAL = threading.local()
+
+
+def _buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A thread's walk stack and output arrays, of at least ``n`` entries each, kept from walk to
+    walk: a walk touches a few of them, where four fresh arrays the size of Llama-3's trie (8 MB)
+    cost page faults on every walk."""
+    got = getattr(_LOCAL, "buffers", None)
+    if got is None or got[0].shape[0] < n:
+        got = _LOCAL.buffers = (np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int64),
+                                np.empty(n, dtype=np.int32))
+    return got
 
 
 _BITS = [1 << b for b in range(256)]

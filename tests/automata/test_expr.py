@@ -107,6 +107,14 @@ def test_clamped_counters_keep_short_strings_alike() -> None:
                 assert (de == NOTHING) == (dc == NOTHING) and pool.nullable(de) == pool.nullable(dc), data
 
 
+def test_a_term_whose_counters_are_small_is_its_own_clamp_and_nothing_is_rebuilt() -> None:
+    pool = ExprPool()
+    e = regex_to_expr('"[a-z]{0,8}",("[0-9]{2,3}"|x*)', pool)
+    terms = len(pool)
+    assert clamp(pool, e, 8) == e and len(pool) == terms
+    assert clamp(pool, e, 4) != e  # (a counter of 8 is cut for 4 bytes)
+
+
 def test_liveness_of_an_empty_intersection() -> None:
     pool = ExprPool()
     digits = regex_to_expr("[0-9]{2,4}", pool)
