@@ -24,7 +24,7 @@ from ..automata.unicode_props import regex_syntax_ok
 from ..errors import AnnotationWarning, SchemaError, SchemaNotSupported, UnknownKeywordWarning
 from .dialects import dialect_of, metaschema_validator, to_2020_12
 from .ecma_pattern import compiled_pattern
-from .metaschemas import flat_metaschema_validator
+from .metaschemas import fast_metaschema_check, flat_metaschema_validator
 from .formats import FORMATS, FREE_STRING_FORMATS, NUMBER_FORMATS, compiled_format, format_regex
 from .ops import Schema, encoded, pointer, walk
 from .options import SchemaOptions
@@ -89,8 +89,13 @@ def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
         _VALID_PIECES.move_to_end(key)
         return
     formats = _metaschema_formats(validator)
-    flat = flat_metaschema_validator(validator, formats)
-    if flat is None or not flat.is_valid(piece):  # (the flat form is the fast path: see .metaschemas)
+    fast = fast_metaschema_check(validator, formats)  # (the fast paths: see .metaschema_check, .metaschemas)
+    if fast is not None:
+        valid = fast(piece)
+    else:
+        flat = flat_metaschema_validator(validator, formats)
+        valid = flat is not None and flat.is_valid(piece)
+    if not valid:
         _check_slowly(validator, where, piece, formats)
     _VALID_PIECES[key] = None
     while len(_VALID_PIECES) > 4096:

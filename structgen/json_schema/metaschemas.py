@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Optional
 
-__all__ = ["flat_metaschema", "flat_metaschema_validator"]
+__all__ = ["fast_metaschema_check", "flat_metaschema", "flat_metaschema_validator"]
 
 #: The keywords a vocabulary metaschema may hold at its top for the flat form to be exact: the
 #: assertions are ``type`` (the same in all) and ``properties``; the rest are annotations, the
@@ -104,3 +104,17 @@ def flat_metaschema_validator(validator_class: Any, format_checker: Any = None) 
     uri = meta.get("$id", "") if isinstance(meta, dict) else ""
     flat = flat_metaschema(uri, REGISTRY.contents) if uri else None
     return None if flat is None else validator_class(flat, format_checker=format_checker)
+
+
+@functools.lru_cache(maxsize=None)
+def fast_metaschema_check(validator_class: Any, format_checker: Any = None) -> Any:
+    """``validator_class``'s metaschema (its flat form where it has one) compiled into closures
+    (:func:`.metaschema_check.compiled_metaschema`): ``schema -> valid?``, or ``None``."""
+    from jsonschema_specifications import REGISTRY
+
+    from .metaschema_check import compiled_metaschema
+
+    meta = validator_class.META_SCHEMA
+    uri = meta.get("$id", "") if isinstance(meta, dict) else ""
+    flat = flat_metaschema(uri, REGISTRY.contents) if uri else None
+    return compiled_metaschema(validator_class, meta if flat is None else flat, format_checker)

@@ -1,7 +1,8 @@
-"""The flat metaschemas (``structgen.json_schema.metaschemas``) check exactly what ``jsonschema``'s
-own metaschemas check: on random schema-like documents, on every schema of the official test
-suite, and on the real-world corpus; and a schema the flat form refuses still gets
-``jsonschema``'s error, naming its pointer."""
+"""The flat metaschemas (``structgen.json_schema.metaschemas``) and the compiled ones
+(``structgen.json_schema.metaschema_check``) check exactly what ``jsonschema``'s own metaschemas
+check: on random schema-like documents, on every schema of the official test suite, and on the
+real-world corpus; and a schema the fast paths refuse still gets ``jsonschema``'s error, naming
+its pointer."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from jsonschema import Draft7Validator, Draft201909Validator, Draft202012Validator
+from jsonschema import Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator
 
 from structgen import SchemaError, SchemaNotSupported
 from structgen.json_schema.loading import _metaschema_formats, load_schema
-from structgen.json_schema.metaschemas import flat_metaschema_validator
+from structgen.json_schema.metaschemas import fast_metaschema_check, flat_metaschema_validator
 
 from ..support.paths import CORPUS, SUITES
 
@@ -108,3 +109,64 @@ def test_a_schema_the_flat_form_refuses_gets_jsonschemas_error() -> None:
         load_schema({"properties": {"name": {"type": "string", "pattern": "a["}}})
     with pytest.raises(SchemaError, match="is not valid under any of the given schemas|is not of type"):
         load_schema({"$schema": "https://json-schema.org/draft/2019-09/schema", "items": [{"type": 3}]})
+
+
+COMPILED = [Draft202012Validator, Draft201909Validator, Draft7Validator, Draft6Validator]
+
+
+def _compiled(cls: Any) -> tuple[Any, Any]:
+    formats = _metaschema_formats(cls)
+    return fast_metaschema_check(cls, formats), cls(cls.META_SCHEMA, format_checker=formats)
+
+
+def test_a_metaschema_is_compiled_where_it_uses_known_keywords_only() -> None:
+    assert all(fast_metaschema_check(cls, _metaschema_formats(cls)) is not None for cls in COMPILED)
+    assert fast_metaschema_check(Draft4Validator, _metaschema_formats(Draft4Validator)) is None  # (boolean exclusiveMinimum)
+
+
+@pytest.mark.parametrize("cls", COMPILED, ids=lambda c: c.__name__)
+def test_the_compiled_check_gives_random_schema_like_documents_the_same_verdict(cls: Any) -> None:
+    fast, full = _compiled(cls)
+    keywords = sorted(cls.META_SCHEMA.get("properties", {})) if cls in (Draft7Validator, Draft6Validator) else _keywords(cls)
+    seen = {True: 0, False: 0}
+
+    @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(_schemas(keywords))
+    def check(doc: Any) -> None:
+        verdict = full.is_valid(doc)
+        seen[verdict] += 1
+        assert fast(doc) == verdict, json.dumps(doc)
+
+    check()
+    assert seen[True] > 20 and seen[False] > 20
+
+
+@pytest.mark.skipif(not SUITES.exists(), reason="the official test suite is not beside the checkout")
+@pytest.mark.parametrize(("cls", "folder"), [(Draft202012Validator, "draft2020-12"), (Draft7Validator, "draft7")])
+def test_the_compiled_check_gives_every_schema_of_the_test_suite_the_same_verdict(cls: Any, folder: str) -> None:
+    fast, full = _compiled(cls)
+    schemas = _suite_schemas(folder)
+    assert len(schemas) > 200
+    assert [fast(s) for s in schemas] == [full.is_valid(s) for s in schemas]
+
+
+@pytest.mark.parametrize("cls", [Draft202012Validator, Draft7Validator], ids=lambda c: c.__name__)
+def test_the_compiled_check_gives_the_corpus_the_same_verdict(cls: Any) -> None:
+    fast, full = _compiled(cls)
+    for path in sorted(CORPUS.glob("*.json")):
+        schema = json.loads(path.read_text())["schema"]
+        assert fast(schema) == full.is_valid(schema), path.name
+
+
+def test_a_schema_the_compiled_check_refuses_gets_jsonschemas_error() -> None:
+    draft7 = "http://json-schema.org/draft-07/schema#"
+    with pytest.raises(SchemaError, match="-1 is less than the minimum of 0") as e:
+        load_schema({"$schema": draft7, "properties": {"name": {"type": "string", "minLength": -1}}})
+    assert "/properties/name/minLength" in str(e.value)
+    with pytest.raises(SchemaError, match="has non-unique elements"):
+        load_schema({"$schema": draft7, "required": ["a", "a"]})
+    with pytest.raises(SchemaError, match="is not valid under any of the given schemas"):
+        load_schema({"$schema": draft7, "type": "text"})
+    with pytest.raises(SchemaNotSupported, match="pattern"):
+        load_schema({"$schema": draft7, "properties": {"name": {"type": "string", "pattern": "a["}}})
+    assert load_schema({"$schema": draft7, "enum": [1, True], "required": ["a"], "minimum": 2.5}) is not None
