@@ -375,7 +375,7 @@ def test_metrics_count_requests_tokens_and_guide_cache_hits(client: Any) -> None
 def test_start_up_warms_the_compiler_and_freezes_what_it_made(tiny_llama: tuple[Any, Any]) -> None:
     """``create_app`` warms the compiler (the canonical universe a ``oneOf`` needs is built, and
     every built-in format parsed, before the first request), and the running app leaves what start-up made out of the collector's full
-    passes (``gc.freeze``) until it stops."""
+    passes (``gc.freeze``) and collects its youngest generation less often, until it stops."""
     import gc
 
     from structgen.compiler import DEFAULT_WHITESPACE
@@ -389,9 +389,11 @@ def test_start_up_warms_the_compiler_and_freezes_what_it_made(tiny_llama: tuple[
     app = create_app(model, tokenizer, ServerConfig(model_name="tiny", default_max_tokens=4))
     assert DEFAULT_WHITESPACE in universe._UNIVERSES
     assert formats._template.cache_info().currsize == len(formats.FORMATS)  # (every format parsed)
+    before = gc.get_threshold()
     with TestClient(app) as c:
         assert gc.get_freeze_count() > 100_000  # (the model, the tokenizer, the vocabulary's index)
+        assert gc.get_threshold()[0] >= 10_000 and gc.get_threshold()[1:] == before[1:]  # (fewer young passes)
         fmt = {"type": "json_schema", "json_schema": {"name": "k", "schema": {"oneOf": [{"type": "integer"}, {"const": "a"}]}}}
         r = _post(c, "/v1/chat/completions", {**CHAT, "max_tokens": 6, "response_format": fmt}, headers={})
         assert r.status_code == 200, r.text
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() == 0 and gc.get_threshold() == before
