@@ -111,22 +111,18 @@ def largest_counter(pool: ExprPool, e: int) -> int:
     counters); memoised in the pool."""
     key = ("largest counter", e)
     got = pool.facts.get(key)
-    if got is not None:
-        return got  # type: ignore[return-value]
-    node = pool.node(e)
-    kind = node[0]
-    if kind == _SEQ:
-        got = max(largest_counter(pool, node[1]), largest_counter(pool, node[2]))
-    elif kind == _ALT:
-        got = max(largest_counter(pool, p) for p in node[1])
-    elif kind == _REP:
-        got = max(largest_counter(pool, node[1]), node[2], node[3])
-    elif kind == _AND:
-        got = _NO_BOUND
-    else:
-        got = 0
-    pool.facts[key] = got
-    return got
+    if got is None:
+        node = pool.node(e)
+        kind = node[0]
+        if kind == _AND:
+            got = _NO_BOUND
+        else:  # (the parts of a concatenation, a choice, a repetition; nothing else holds counters)
+            parts = node[1:3] if kind == _SEQ else node[1] if kind == _ALT else node[1:2] if kind == _REP else ()
+            got = max((largest_counter(pool, p) for p in parts), default=0)
+            if kind == _REP:
+                got = max(got, node[2], node[3])
+        pool.facts[key] = got
+    return got  # type: ignore[no-any-return]
 
 
 def clamp(pool: ExprPool, e: int, n: int) -> int:
