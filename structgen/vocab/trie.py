@@ -200,8 +200,8 @@ def expand_ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
 
 def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int) -> tuple[np.ndarray, np.ndarray]:
     """``(nodes, states)``: every trie node below ``node`` whose bytes ``auto`` reads from
-    ``state``, in depth-first order, and the state each reaches (int64, int32 arrays). Rows are
-    built as the walk meets their states."""
+    ``state``, in depth-first order, and the state each reaches (int64, int32 arrays). The
+    transitions a node's children need are built as the walk meets them (their byte classes)."""
     stack_nodes, stack_states, out_nodes, out_states = _buffers(trie.num_nodes + 1)
     first, count_of, byte = trie.first_child, trie.num_children, trie.byte
     top, count = 0, 0
