@@ -18,6 +18,7 @@ from typing import NamedTuple, Sequence
 
 import numpy as np
 
+from ..automata.expr import byte_mask
 from ..automata.lazy import LazyAutomaton
 from .trie_walk import DONE, compiled_kernel
 from .vocabulary import Vocabulary
@@ -257,17 +258,10 @@ def _buffers(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     return got
 
 
-_BITS = [1 << b for b in range(256)]
-
-
 def _mask_of(data: np.ndarray) -> int:
-    """The 256-bit mask of the bytes in ``data`` (a uint8 array)."""
-    if data.size > 64:
-        present = np.zeros(256, dtype=bool)
-        present[data] = True
-        return int.from_bytes(np.packbits(present, bitorder="little").tobytes(), "little")
-    bits = _BITS
-    m = 0
-    for b in data.tolist():
-        m |= bits[b]
-    return m
+    """The 256-bit mask of the bytes in ``data`` (a uint8 array; a large one through numpy)."""
+    if data.size <= 64:
+        return byte_mask(data.tolist())
+    present = np.zeros(256, dtype=bool)
+    present[data] = True
+    return int.from_bytes(np.packbits(present, bitorder="little").tobytes(), "little")
