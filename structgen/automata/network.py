@@ -67,13 +67,13 @@ class Network:
         #: per automaton with guards: the bit set of the keys its close guard requires
         self.required = dict(required or {})
         #: per array whose items must be unique (``uniqueItems`` over infinitely many values): the
-        #: automata of its items (``prefixItems``, then ``items``), which call nothing (see
-        #: :mod:`structgen.guides.unique_items`)
+        #: automata of its items (``prefixItems``, then ``items``), which call nothing but the
+        #: unique arrays nested in them (see :mod:`structgen.guides.unique_items`)
         self.unique_items = {k: tuple(v) for k, v in (unique_items or {}).items()}
         for k, items in self.unique_items.items():
             for i in items:
-                if not (0 < i < len(self.exprs) and 0 <= k < len(self.exprs)) or pool.symbols_in(self.exprs[i]):
-                    raise AssertionError(f"unique array {k}: its item automaton {i} must exist and call nothing")
+                if not (0 < i < len(self.exprs) and 0 <= k < len(self.exprs)) or not pool.symbols_in(self.exprs[i]) <= self.unique_items.keys():
+                    raise AssertionError(f"unique array {k}: its item automaton {i} must exist and call nothing but unique arrays")
         for k, e in enumerate(self.exprs):
             if k and pool.nullable(e):
                 raise AssertionError(f"called automaton {k} accepts the empty string")

@@ -212,7 +212,7 @@ class NetworkDistances:
         self._spelled_check: bool | None = None
         self._per: dict[int, SpelledDistances] = {}
         self._guarded: dict[tuple[int, int, int, str], int] = {}
-        self._tails: dict[int, int] = {}
+        self._tails: dict[int | tuple[int, str], int] = {}
         self._obligation: MaxObligation | None | bool = False  # (False: not set up yet; None: unbounded)
         self._bounds: dict[int, int | None] = {}
 
@@ -292,7 +292,7 @@ class NetworkDistances:
         else:
             pool = unique.pool
             k = unique.item_automaton(a, written)
-            q = self.view.auto(k).auto.state_of(pool.minus(self.view.auto(a).auto.exprs[q], left))
+            q = self.view.auto(k).auto.state_of(pool.minus(unique.flat(self.view.auto(a).auto.exprs[q]), left))
             per = self._spelled(k)
         return per.tokens_to_end(q) if unit == "tokens" else per.bytes_to_end(q)
 
@@ -419,6 +419,20 @@ class NetworkDistances:
         got = self._tails.get(key)
         if got is None:
             a, q, parent, data = self.stacks.stacks[sid]
-            got = self.dist(a, q, data, unit) + (0 if parent < 0 else self.tail(parent, unit))
+            got = self.dist(a, q, data, unit) + (0 if parent < 0 else self._below(parent, unit))
+            self._tails[key] = got
+        return got
+
+    def _below(self, sid: int, unit: str) -> int:
+        """:meth:`tail` of a stack below another frame: an item frame there (a unique array nested
+        in it is being written) counts its plain distance, the values written left aside (a lower
+        bound): its spellings left have read the bytes of the frames above it, its state has not."""
+        a, q, parent, data = self.stacks.stacks[sid]
+        if not (data and a in self.view.recording):
+            return self.tail(sid, unit)
+        key = (sid, unit)
+        got = self._tails.get(key)
+        if got is None:
+            got = self.dist(a, q, 0, unit) + (0 if parent < 0 else self._below(parent, unit))
             self._tails[key] = got
         return got

@@ -382,8 +382,44 @@ class FrameMasks:
         value added (-1: a value written before)."""
         a, _, parent, data = self.stacks.stacks[sid]
         if a not in self.view.recording:
-            return parent
+            return self.stacks.read_below(parent, self.trie.bytes_between(node, m)) if self.stacks.nested else parent
         return self.stacks.returned(parent, a, data, self.trie.bytes_between(node, m))
+
+    def tokens_in_danger(self, stacks: tuple[int, ...]) -> list[int]:
+        """The tokens read from the root along which some item frame of ``stacks`` (below the
+        top or not) may go on spelling a value written before, at every byte: the only tokens
+        after which it may be left where only such values finish it (the others leave it out of
+        danger). A walk of the trie down the spellings' derivatives."""
+        unique = self.view.unique
+        assert unique is not None
+        table = self.stacks
+        lefts = set()
+        for sid in stacks:
+            while sid >= 0 and table.records[sid]:
+                a, _, parent, data = table.stacks[sid]
+                if data and a in self.view.recording and unique.in_danger(data):
+                    lefts.add(unique.items[data][2])
+                sid = parent
+        trie, pool = self.trie, unique.pool
+        nchild, first_key = trie.num_children_list, trie.first_key
+        keys, tok_first, tok_count, tok_ids = trie.lookup
+        out: list[int] = []
+        seen: set[tuple[int, int]] = set()
+        stack = [(0, d) for d in lefts]
+        while stack:
+            n, d = stack.pop()
+            lo = first_key[n]
+            for j in range(lo, lo + nchild[n]):
+                d2 = pool.derive(d, keys[j] & 255)
+                child = j + 1
+                if d2 == NOTHING or (child, d2) in seen:
+                    continue
+                seen.add((child, d2))
+                if tok_count[child]:
+                    first = int(tok_first[child])
+                    out.extend(tok_ids[first:first + int(tok_count[child])].tolist())
+                stack.append((child, d2))
+        return out
 
     def farthest(self, sid: int, node: int, seen: dict[tuple[int, int], int]) -> int:
         """An upper bound on the distance after any token read from stack ``sid`` from ``node``."""

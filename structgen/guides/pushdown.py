@@ -146,6 +146,8 @@ class PushdownGuide(Guide):
                     if t < 0:
                         got = -1
                         break
+                    if table.nested:
+                        parent = table.read_below(parent, bytes((b,)))
                     stacks = (table.stack(a, t, parent, view.unique.read(data, b) if a in recording else data),)  # type: ignore[union-attr]
                     continue
             stacks = table.step(stacks, b)
@@ -193,6 +195,10 @@ class PushdownGuide(Guide):
             if deep:  # near the nesting bound: the frames' tokens may push past it, so check each
                 for t in np.flatnonzero(mask).tolist():
                     if self.next_state(state, t) < 0:
+                        mask[t] = False
+            elif self._stacks.nested:  # (an item below another frame may be led where only written values finish it)
+                for t in self._frames.tokens_in_danger(self._stacks.configs[state]):
+                    if mask[t] and self.next_state(state, t) < 0:
                         mask[t] = False
             return mask
 

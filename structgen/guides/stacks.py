@@ -23,6 +23,7 @@ from __future__ import annotations
 import threading
 from typing import Iterable, Sequence
 
+from ..automata.expr import EPSILON, NOTHING
 from ..automata.lazy import UNBUILT
 from .network_view import NetworkView
 
@@ -36,7 +37,8 @@ class StackTable:
     """Every stack and state of one pushdown guide made so far (states are made as generation
     reaches them), and the byte step between them. Interning is thread-safe."""
 
-    __slots__ = ("view", "max_depth", "stacks", "depths", "configs", "_stack_ids", "_config_ids", "_lock")
+    __slots__ = ("view", "max_depth", "stacks", "depths", "records", "nested", "configs", "_stack_ids", "_config_ids", "_read",
+                 "_stuck", "_lock")
 
     def __init__(self, view: NetworkView, max_depth: int) -> None:
         self.view = view
@@ -45,6 +47,11 @@ class StackTable:
         self.stacks: list[StackEntry] = []  # stack id -> its top frame and parent
         self._stack_ids: dict[StackEntry, int] = {}
         self.depths: list[int] = []  # stack id -> its number of frames
+        self.records: list[bool] = []  # stack id -> whether one of its frames is an item's (records its text)
+        #: whether item frames may lie below others (unique arrays nested in items): see read_below
+        self.nested = view.unique is not None and view.unique.nested
+        self._read: dict[tuple[int, bytes], int] = {}
+        self._stuck: dict[int, bool] = {}
         self.configs: list[tuple[int, ...]] = []  # state -> its stacks, sorted
         self._config_ids: dict[tuple[int, ...], int] = {}
         self.config([self.stack(0, 0, -1)])  # state 0: the root automaton at its start
@@ -65,7 +72,27 @@ class StackTable:
                     sid = self._stack_ids[key] = len(self.stacks)
                     self.stacks.append(key)
                     self.depths.append(1 if parent < 0 else self.depths[parent] + 1)
+                    self.records.append(a in self.view.recording or parent >= 0 and self.records[parent])
         return sid
+
+    def read_below(self, sid: int, more: bytes) -> int:
+        """Stack ``sid`` once every item frame in it (its top's too) has read ``more`` as well: the
+        bytes a frame above them read (an item's text is all of its value, nested arrays included)."""
+        if sid < 0 or not more or not self.records[sid]:
+            return sid
+        key = (sid, more)
+        got = self._read.get(key)
+        if got is None:
+            a, q, parent, data = self.stacks[sid]
+            if a in self.view.recording:
+                read = self.view.unique.read  # type: ignore[union-attr]
+                for b in more:
+                    data = read(data, b)
+            got = self.stack(a, q, self.read_below(parent, more), data)
+            if len(self._read) >= 100_000:
+                self._read.clear()
+            self._read[key] = got
+        return got
 
     def config(self, stacks: Iterable[int]) -> int:
         """The id of the state that is this set of stacks."""
@@ -82,7 +109,7 @@ class StackTable:
     def step(self, stacks: Iterable[int], b: int) -> list[int]:
         """The stacks after reading byte ``b`` (calls and returns taken as needed)."""
         view = self.view
-        recording, arrays = view.recording, view.arrays
+        recording, arrays, nested = view.recording, view.arrays, self.nested
         out: list[int] = []
         seen: set[int] = set()
         todo = list(stacks)
@@ -98,7 +125,8 @@ class StackTable:
             if t == UNBUILT:
                 t = auto.step(q, b)
             if t >= 0:
-                out.append(self.stack(a, t, parent, view.unique.read(data, b) if a in recording else data))  # type: ignore[union-attr]
+                below = self.read_below(parent, bytes((b,))) if nested else parent
+                out.append(self.stack(a, t, below, view.unique.read(data, b) if a in recording else data))  # type: ignore[union-attr]
             calls = auto.calls(q)
             if calls and self.depths[sid] < self.max_depth:
                 for k, r in calls:
@@ -118,7 +146,7 @@ class StackTable:
         assert unique is not None
         pa, pq, grand, written = self.stacks[parent]
         now = unique.after_item(written, unique.text(data) + more)
-        return -1 if now < 0 else self.stack(pa, pq, grand, now)
+        return -1 if now < 0 else self.stack(pa, pq, self.read_below(grand, more), now)
 
     def guarded(self, a: int, q: int, parent: int, data: int) -> list[int]:
         """The stacks that the guards of state ``q`` pass to (zero-width steps, same frame)."""
@@ -136,10 +164,54 @@ class StackTable:
         a, q, _, data = self.stacks[sid]
         view = self.view
         auto = view.autos.get(a) or view.auto(a)
+        if self.nested and self.records[sid]:
+            return self._stuck_below(sid)
         if a in view.recording:  # (an item that only values written before could finish)
             unique = view.unique
             return not unique.alive(auto.auto.exprs[q], unique.items[data][2])  # type: ignore[union-attr]
         return auto.has_guards and view.is_dead(a, q, data)
+
+    def _stuck_below(self, sid: int) -> bool:
+        """:meth:`is_stuck` where item frames may lie below the top: whether some item frame can
+        only be finished with a value written before, given what the frames above it need first
+        (their languages in a row, nested calls inlined: see :meth:`.UniqueItems.flat`; a nested
+        array's next items without the values it holds, :meth:`.UniqueItems.array_rest`, and
+        where the item above it has few ways left to end, each way apart with its value)."""
+        got = self._stuck.get(sid)
+        if got is None:
+            view, stacks, records = self.view, self.stacks, self.records
+            unique = view.unique
+            assert unique is not None
+            pool = unique.pool
+            got = False
+            ahead = EPSILON  # (what the frames above the current one need, in a row)
+            ends: tuple[bytes, ...] | None = None  # (the ways the item just above may end, when few)
+            text = b""
+            s = sid
+            while s >= 0 and records[s]:
+                a, q, parent, data = stacks[s]
+                here = view.auto(a).auto.exprs[q]
+                if a in view.arrays:
+                    if ends is None:
+                        ahead = pool.seq(ahead, unique.array_rest(a, here, data))
+                    else:  # (each way the item ends, then the array without that value too)
+                        afters = [(x, unique.after_item(data, text + x)) for x in ends]
+                        ahead = pool.alt(pool.seq(pool.literal(x), unique.array_rest(a, here, w)) for x, w in afters if w >= 0)
+                else:
+                    ahead = pool.seq(ahead, here)
+                recording = a in view.recording
+                if ahead == NOTHING or data and recording and not unique.alive(ahead, unique.items[data][2]):
+                    got = True
+                    break
+                ends = unique.completions(ahead) if recording else None
+                text = unique.text(data) if recording else b""
+                s = parent
+            if not got:
+                a, q, _, data = stacks[sid]
+                auto = view.auto(a)
+                got = auto.has_guards and view.is_dead(a, q, data)
+            self._stuck[sid] = got
+        return got
 
     def is_final(self, sid: int) -> bool:
         """Whether every frame of stack ``sid`` may end (the output may end here)."""

@@ -13,6 +13,13 @@ which calls nothing (:attr:`~structgen.automata.network.Network.unique_items`). 
   there is refused: a check beside the difference, for the rare texts it does not cover (a float
   written with more digits than it keeps, or an object with a repeated key).
 
+Items call nothing but the unique arrays nested in them (``uniqueItems`` inside ``uniqueItems``):
+every byte a frame reads is also read by each item frame below it on the stack
+(:meth:`.StackTable.read_below`), so an item's text is its whole value. Where such an item may
+still spell a written value, its liveness is read off its remaining language with the nested
+calls inlined (:meth:`UniqueItems.flat`: their own uniqueness aside, an over-approximation of
+what may follow).
+
 Example:
     >>> from structgen.automata.expr import ExprPool
     >>> pool = ExprPool()
@@ -33,6 +40,7 @@ from decimal import Decimal
 from typing import Any, Hashable
 
 from ..automata.expr import NOTHING, ExprPool
+from ..automata.expr_rewrite import substitute
 
 __all__ = ["UniqueItems", "value_key", "value_texts"]
 
@@ -41,6 +49,8 @@ _WS = b" \t\n\r"
 WITNESSES = 16
 #: Most steps of the search for witnesses.
 WITNESS_STATES = 2048
+#: Most completions of an item in progress told apart where an array nested in items is checked.
+COMPLETIONS = 16
 _SHORT_ESCAPES = {'"': b'"', "\\": b"\\", "/": b"/", "\b": b"b", "\f": b"f", "\n": b"n", "\r": b"r", "\t": b"t"}
 
 
@@ -200,12 +210,76 @@ class UniqueItems:
         self._chars: dict[str, int] = {}  # character -> its spellings in a string
         self._live: dict[int, bool] = {}
         self._witnesses: dict[int, frozenset] = {}
+        #: whether some item calls a unique array nested in it (then item frames lie below others)
+        self.nested = any(pool.symbols_in(roots[i]) for i in self.recording)
+        self._flat_mapping: dict[int, int] = {}  # call symbol -> the callee's language, calls inlined
+        self._flat_done: dict[int, int] = {}
+        self._flat_lock = threading.Lock()
+        self._rests: dict[tuple[int, int], int] = {}
+        self._completions: dict[int, tuple[bytes, ...] | None] = {}
 
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held: the item texts and ids, the sets and what was decided of them."""
         texts = sum(len(t) + 90 for t in self.texts)
         return int(texts + 150 * (len(self.items) + len(self._sets) + len(self._after) + len(self._alive)))
+
+    def flat(self, e: int) -> int:
+        """``e`` (a term of an item or of a nested array) with every call inlined: the callee's
+        language, calls inlined too, the uniqueness of its items aside (a superset)."""
+        pool = self.pool
+        called = pool.symbols_in(e)
+        if not called:
+            return e
+        mapping = self._flat_mapping
+        for k in called:  # (nested arrays and their items never recurse: compiled without recursion)
+            symbol = pool.symbol(k)
+            if symbol not in mapping:
+                mapping[symbol] = self.flat(self.roots[k])  # (racing threads write the same term)
+        with self._flat_lock:
+            return substitute(pool, e, mapping, self._flat_done)
+
+    def completions(self, expr: int) -> tuple[bytes, ...] | None:
+        """Every string the term ``expr`` matches, when they are at most :data:`COMPLETIONS` of at
+        most 64 bytes (an item left with ``a"`` or ``"`` to write); else ``None``."""
+        got = self._completions.get(expr, ())
+        if got == ():
+            pool = self.pool
+            found: list[bytes] = []
+            todo, steps = [(self.flat(expr), b"")], 0
+            got = None
+            while todo and steps < 16 * COMPLETIONS:
+                e, text = todo.pop()
+                steps += 1
+                if pool.nullable(e):
+                    found.append(text)
+                m = pool.readable_bytes(e)
+                if len(found) > COMPLETIONS or m and len(text) >= 64:
+                    break
+                while m:
+                    b = (m & -m).bit_length() - 1
+                    m &= m - 1
+                    d = pool.derive(e, b)
+                    if d != NOTHING:
+                        todo.append((d, text + bytes((b,))))
+            else:
+                got = None if todo else tuple(found)
+            self._completions[expr] = got
+        return got
+
+    def array_rest(self, a: int, expr: int, written: int) -> int:
+        """What unique array ``a`` may still read from its state of expression ``expr`` once the
+        values of set ``written`` are written: each next item one outside the set (a superset:
+        the next items are not kept apart from one another), calls inlined."""
+        if not written:
+            return self.flat(expr)
+        key = (expr, written)
+        got = self._rests.get(key)
+        if got is None:
+            pool = self.pool
+            mapping = {pool.symbol(i): self.roots[self.item_automaton(i, written)] for i in self.arrays[a]}
+            got = self._rests[key] = self.flat(substitute(pool, expr, mapping))
+        return got
 
     def _intern(self, table: list, ids: dict, key: Any) -> int:
         got = ids.get(key)
@@ -253,14 +327,15 @@ class UniqueItems:
         return got
 
     def alive(self, expr: int, left: int) -> bool:
-        """Whether an item in the item automaton's state of expression ``expr``, with the spellings
+        """Whether an item in the item automaton's state of expression ``expr`` (or with what the
+        frames above it need first, ``expr`` their languages in a row), with the spellings
         ``left`` still ahead of it, can be finished with a value outside its set."""
         if left == NOTHING:
             return True
         k = (expr, left)
         got = self._alive.get(k)
         if got is None:
-            got = self._alive[k] = self.pool.is_live(self.pool.minus(expr, left))
+            got = self._alive[k] = self.pool.is_live(self.pool.minus(self.flat(expr), left))
         return got
 
     def text(self, item: int) -> bytes:
@@ -303,7 +378,7 @@ class UniqueItems:
             with self._lock:
                 got = self._items.get(key)
                 if got is None:
-                    self.roots.append(self.pool.minus(self.roots[item], self.taken(written)))
+                    self.roots.append(self.pool.minus(self.flat(self.roots[item]), self.taken(written)))
                     got = len(self.roots) - 1
                     self._items[key] = got
         return got

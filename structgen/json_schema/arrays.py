@@ -68,13 +68,11 @@ class Arrays:
             try:
                 values = finite_values(item_schemas, f"{path}/uniqueItems")
             except SchemaNotSupported:
-                if not ctx.calls.on:
-                    where = ("inside the items of another uniqueItems array with such items" if ctx.calls.in_unique_items else
-                             "inside automata algebra (allOf or $ref siblings that do not merge, not, if, overlapping oneOf) "
-                             "or with extract_from")
+                if not ctx.calls.on and not ctx.calls.in_unique_items:  # (nested in a unique array's items: called too)
                     raise SchemaNotSupported(
-                        "uniqueItems", f"{path}/uniqueItems", f"over items with infinitely many values {where} (supported "
-                        "there: items from enum, const, boolean or null, or at most one item)") from None
+                        "uniqueItems", f"{path}/uniqueItems", "over items with infinitely many values inside automata "
+                        "algebra (allOf or $ref siblings that do not merge, not, if, overlapping oneOf) or with "
+                        "extract_from (supported there: items from enum, const, boolean or null, or at most one item)") from None
                 return self.unique_array(s, path, refs, len(elems), tail is not None, lo, cap)
         array = array_term(t, elems, tail, lo, cap)
         if unique:
@@ -85,7 +83,9 @@ class Arrays:
         """``uniqueItems`` over items with infinitely many values: an automaton of its own whose
         frame remembers the items written (:mod:`structgen.guides.unique_items`), calling one item
         automaton per ``prefixItems`` position compiled (``prefix``) and one for ``items`` (if
-        ``tail``). The items are compiled without calls (the item frame reads an item's whole text)."""
+        ``tail``). The items are compiled without calls (the item frame reads an item's whole text),
+        but for the unique arrays nested in them, which are called too (their bytes are recorded in
+        every item frame below them)."""
         ctx = self.ctx
         calls = ctx.calls
         schemas = [(sub, f"{path}/prefixItems/{i}") for i, sub in enumerate(s.get("prefixItems", [])[:prefix])]

@@ -99,7 +99,7 @@ class CallGraph:
         self.callees: list[Optional[int]] = []  # a recursive $ref's term is None until known
         self.required: dict[int, int] = {}  # automaton -> keys its close guard requires
         self.unique_items: dict[int, tuple[int, ...]] = {}  # unique array automaton -> its item automata
-        self.in_unique_items = False  # compiling the items of a unique array (calls off)
+        self.in_unique_items = False  # compiling the items of a unique array (calls off, but for nested unique arrays)
         self.any_callee = 0  # the automaton of any JSON value (0: none yet)
         self._callee_source: dict[int, tuple[Schema, str]] = {}  # $ref callees: (schema, path)
         self._callee_of_term: dict[tuple[int, int], int] = {}
@@ -135,11 +135,12 @@ class CallGraph:
 
     def unique_array(self, items: list[int], array: Callable[[list[int]], int], flat: Callable[[], int]) -> int:
         """A call of a new array automaton whose items must be unique: ``items`` are the terms of
-        its item automata (one per ``prefixItems`` position, then ``items``; they call nothing),
+        its item automata (one per ``prefixItems`` position, then ``items``; they call nothing but
+        the unique arrays nested in them),
         ``array(calls)`` the array's term given a call of each (see
         :mod:`structgen.guides.unique_items`). ``flat()`` is what the automata algebra uses."""
-        if any(self.pool.symbols_in(item) for item in items):
-            raise AssertionError("the items of a unique array call nothing")
+        if any(k not in self.unique_items for item in items for k in self.pool.symbols_in(item)):
+            raise AssertionError("the items of a unique array call nothing but unique arrays nested in them")
         called = [self.new_callee(item) for item in items]
         k = self.new_callee(array([self.pool.symbol(i) for i in called]))
         self.unique_items[k] = tuple(called)
