@@ -206,7 +206,11 @@ class SchemaCompiler:
             try:
                 check_disjoint(rest, branches, path, resolve=self.ctx.refs.resolve)
             except SchemaNotSupported:
-                return self.keywords.exclusive(rest, branches, path, refs)
+                try:
+                    check_disjoint(rest, branches, path, resolve=self.ctx.refs.resolve, but_empty=True)
+                except SchemaNotSupported:
+                    return self.keywords.exclusive(rest, branches, path, refs)
+                branches = self.without_shared_empty(rest, branches)
         alts: list[Term] = []
         errors: list[Exception] = []
         for i, branch in enumerate(branches):
@@ -227,6 +231,15 @@ class SchemaCompiler:
         if not alts:
             raise no_alternative(errors, f"no {key} branch can be satisfied", path)
         return self.ctx.unite(alts)
+
+    def without_shared_empty(self, rest: dict, branches: list) -> list:
+        """``oneOf`` branches that may share only ``{}`` (objects whose allowed keys have nothing
+        in common: bitbucket-pipelines' ``{"step": ...}`` / ``{"parallel": ...}`` items), made
+        disjoint: where two or more accept ``{}``, none does (``minProperties: 1`` each)."""
+        empty = [b for b in branches if self.ctx.validator.evolve(schema=conj(rest, b) if rest else b).is_valid({})]
+        if len(empty) < 2:
+            return branches
+        return [conj(b, {"minProperties": 1}) for b in branches]
 
     def typed(self, s: dict, path: str, refs: tuple) -> Term:
         """One builder per type the schema allows (all of them without ``type``), united."""

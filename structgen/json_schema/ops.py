@@ -211,7 +211,7 @@ def merge(a: Schema, b: Schema, path: str) -> Schema:
     a, b = clean(a), clean(b)
     out = dict(a)
     for key, vb in b.items():
-        if key in ("properties", "additionalProperties", "prefixItems", "items"):
+        if key in ("properties", "additionalProperties", "patternProperties", "prefixItems", "items"):
             continue  # (combined below: they depend on each other)
         if key not in out:
             out[key] = vb
@@ -251,9 +251,18 @@ def merge(a: Schema, b: Schema, path: str) -> Schema:
         items = conj(ia, ib)
         if not accepts_all(items):
             out["items"] = items
-    for x, y in ((a, b), (b, a)):
-        if "patternProperties" in x and ("properties" in y or "additionalProperties" in y):
-            raise MergeClash("patternProperties", path, "combining it with properties of another schema")
+    if "patternProperties" in a or "patternProperties" in b:
+        # (a key's patterns apply beside its property, additionalProperties only to keys no
+        # property or pattern names: where a side has additionalProperties, the other side's
+        # properties and patterns must be among its own, as unevaluatedProperties writes them)
+        for x, y in ((a, b), (b, a)):
+            if not accepts_all(x.get("additionalProperties", True)) and not (
+                    y.get("patternProperties", {}).keys() <= x.get("patternProperties", {}).keys()
+                    and y.get("properties", {}).keys() <= x.get("properties", {}).keys()):
+                raise MergeClash("patternProperties", path, "combining it with the additionalProperties of another "
+                                 "schema that names other properties or patterns")
+        pa, pb = a.get("patternProperties", {}), b.get("patternProperties", {})
+        out["patternProperties"] = {k: conj(pa[k], pb[k]) if k in pa and k in pb else pa.get(k, pb.get(k)) for k in [*pa, *(k for k in pb if k not in pa)]}
     if any(k in side for side in (a, b) for k in ("properties", "additionalProperties")):
         pa, pb = a.get("properties", {}), b.get("properties", {})
         apa, apb = a.get("additionalProperties", True), b.get("additionalProperties", True)

@@ -51,6 +51,7 @@ class Shape:
         self.values: Optional[list] = None
         self.required: set = set()
         self.properties: dict[str, list] = {}
+        self.allowed: Optional[frozenset] = None  # the only keys an object may have (None: any)
 
     def add(self, other: "Shape") -> None:
         self.types &= other.types
@@ -59,6 +60,8 @@ class Shape:
         self.required |= other.required
         for k, v in other.properties.items():
             self.properties.setdefault(k, []).extend(v)
+        if other.allowed is not None:
+            self.allowed = other.allowed if self.allowed is None else self.allowed & other.allowed
 
     def restrict(self, values: list) -> None:
         if self.values is not None:
@@ -88,6 +91,8 @@ def shape_of(s: Schema, resolve: Resolve, seen: frozenset = frozenset()) -> Shap
         out.required = set(s["required"])
     for k, v in (s.get("properties") or {}).items():
         out.properties[k] = [v]
+    if s.get("additionalProperties") is False and not s.get("patternProperties"):
+        out.allowed = frozenset(s.get("properties") or {})
     subs = list(s.get("allOf", []))
     if "$ref" in s and resolve is not None:
         target: Schema = True
@@ -114,10 +119,12 @@ def _values_of(schemas: list, resolve: Resolve) -> Optional[list]:
     return out.values
 
 
-def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve) -> None:
+def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve, but_empty: bool = False) -> None:
     """Nothing when no instance can match two of ``branches`` (each with ``rest`` beside it):
-    different types, different constants, or a required property with different constants.
-    Else :class:`SchemaNotSupported` (the caller then subtracts, see :mod:`.keywords`)."""
+    different types, different constants, a required property with different constants, or a
+    required key the other branch's object does not allow; with ``but_empty``, also objects
+    whose allowed keys (``additionalProperties: false``) have nothing in common, which may both
+    match only ``{}``. Else :class:`SchemaNotSupported` (the caller then subtracts, see :mod:`.keywords`)."""
     common = shape_of(rest, resolve)
     shapes = []
     for b in branches:
@@ -130,10 +137,12 @@ def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve) -
             shared = a.types & b.types
             if not shared or _disjoint_values(a.values, b.values):
                 continue
-            if shared <= {"object"} and any(
+            if shared <= {"object"} and (any(
                 _disjoint_values(_values_of(a.properties.get(p, []), resolve), _values_of(b.properties.get(p, []), resolve))
                 for p in a.required & b.required
-            ):
+            ) or any(x.allowed is not None and y.required - x.allowed for x, y in ((a, b), (b, a)))):
+                continue
+            if but_empty and shared <= {"object"} and a.allowed is not None and b.allowed is not None and not a.allowed & b.allowed:
                 continue
             raise SchemaNotSupported(
                 "oneOf", f"{path}/oneOf",

@@ -179,7 +179,13 @@ class Universe:
                 langs.append(ctx.compiler.compile(b, f"{path}/oneOf/{i}", refs))
             except (ConstraintError, CompileBudgetExceeded):
                 langs.append(NOTHING)  # (nothing valid for sure: subtracting less keeps a superset)
-        pairs = [ctx.inter(a, b, path) for i, a in enumerate(langs) for b in langs[i + 1 :]]
+        pairs = []
+        for i, a in enumerate(langs):
+            for b in langs[i + 1 :]:
+                try:
+                    pairs.append(ctx.inter(a, b, path))
+                except (ConstraintError, CompileBudgetExceeded):
+                    pass  # (branches the algebra cannot intersect, a unique array's: subtracting less keeps a superset)
         return ctx.unite(pairs)
 
     def over_value(self, v: Any) -> Term:

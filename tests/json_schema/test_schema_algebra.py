@@ -488,3 +488,67 @@ def test_an_over_approximation_is_intersected_once_and_not_searched_part_by_part
         text = json.dumps(value, separators=(",", ":")).encode()
         state = guide.advance(guide.initial_state, [vocab.tokens.index(bytes([b])) for b in text])
         assert (state >= 0 and guide.is_final(state)) == validator.is_valid(value), value
+
+
+_KEYS = ["a", "ab", "b", "xa", "xb"]
+_VALUES = st.sampled_from([{"type": "integer"}, {"minimum": 3}, {"type": "string"}, False, True])
+_OBJECT_PARTS = st.fixed_dictionaries({}, optional={
+    "properties": st.dictionaries(st.sampled_from(_KEYS), _VALUES, max_size=3),
+    "patternProperties": st.dictionaries(st.sampled_from(["^x", "b$", "^a"]), _VALUES, max_size=2),
+    "additionalProperties": st.sampled_from([False, True, {"type": "integer"}]),
+})
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_OBJECT_PARTS, b=_OBJECT_PARTS)
+def test_objects_with_pattern_properties_merge_exactly_or_clash(a: dict, b: dict) -> None:
+    """``allOf`` of object schemas with ``patternProperties`` merges into one schema that keeps
+    its meaning (compose-spec: ``x-`` extension patterns beside another schema's properties), or
+    clashes (then the automata are intersected). These keywords judge each key on its own, so
+    objects of one key tell the schemas apart."""
+    from structgen.json_schema.ops import MergeClash, merge
+
+    try:
+        merged = merge(a, b, "")
+    except MergeClash:
+        return
+    both, one = jsonschema.Draft202012Validator({"allOf": [a, b]}), jsonschema.Draft202012Validator(merged)
+    for instance in [{k: v} for k in [*_KEYS, "c"] for v in (1, 5, "s")]:
+        assert one.is_valid(instance) == both.is_valid(instance), (merged, instance)
+
+
+def test_pattern_properties_merge_beside_unevaluated_properties() -> None:
+    """The ``unevaluatedProperties: false`` of an ``allOf`` of schemas with ``x-`` patterns (compose-spec's service)."""
+    schema = {"allOf": [{"type": "object", "properties": {"image": {"type": "string"}}, "patternProperties": {"^x-": {}}},
+                        {"type": "object", "properties": {"deploy": {"type": "integer"}}, "patternProperties": {"^x-": {}}}],
+              "unevaluatedProperties": False}
+    dfa = schema_to_dfa(schema, **ANY)
+    for text, valid in [('{"image":"a","deploy":1}', True), ('{"x-y":[1],"deploy":2}', True), ('{"other":1}', False),
+                        ('{"image":1}', False), ('{"deploy":"a"}', False)]:
+        assert dfa.accepts(text.encode()) == valid == jsonschema.Draft202012Validator(schema).is_valid(json.loads(text)), text
+
+
+_CLOSED = st.builds(
+    lambda names, required, extra: {"type": "object", "additionalProperties": False,
+                                    "properties": {k: extra for k in names}, "required": sorted(set(required) & set(names))},
+    st.sets(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=2),
+    st.sets(st.sampled_from(["a", "b", "c", "d"]), max_size=1),
+    st.sampled_from([{"type": "integer"}, True]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(branches=st.lists(_CLOSED, min_size=2, max_size=3))
+def test_one_of_closed_objects_that_share_only_the_empty_object(branches: list) -> None:
+    """``oneOf`` of objects with ``additionalProperties: false`` (bitbucket-pipelines' step /
+    parallel / stage items): where their allowed keys have nothing in common they may share only
+    ``{}``, which they are made to refuse when two of them accept it; the rest stays a union."""
+    schema = {"oneOf": branches}
+    try:
+        dfa = schema_to_dfa(schema, **ANY)
+    except (SchemaNotSupported, UnsatisfiableConstraint):
+        return
+    validator = jsonschema.Draft202012Validator(schema)
+    for instance in [{}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2}, {"c": "x"}, {"d": 2, "c": 1}, {"a": 1, "d": 1}, 1, []]:
+        text = json.dumps(instance, separators=(",", ":"))
+        assert dfa.accepts(text.encode()) == validator.is_valid(instance), (branches, text)
