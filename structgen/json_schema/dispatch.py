@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .arrays import Arrays
 from .context import Context, Term
+from .discriminators import if_chain_union
 from .formats import NUMBER_FORMATS
 from .keywords import Keywords
 from .numbers import Numbers
@@ -123,6 +124,10 @@ class SchemaCompiler:
             return self.values.finite(s, path)
         if "unevaluatedProperties" in s or "unevaluatedItems" in s:
             s = self.without_unevaluated(s, path)
+        if "if" in s or "allOf" in s:
+            chain = if_chain_union(s)  # (a discriminated union: disjoint branches, no algebra)
+            if chain is not None:
+                return self.compile_node(chain, path, refs)
         original = s
         try:
             s, path, refs = self.normalize(s, path, refs)

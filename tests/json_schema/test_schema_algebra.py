@@ -552,3 +552,37 @@ def test_one_of_closed_objects_that_share_only_the_empty_object(branches: list) 
     for instance in [{}, {"a": 1}, {"b": 1}, {"a": 1, "b": 2}, {"c": "x"}, {"d": 2, "c": 1}, {"a": 1, "d": 1}, 1, []]:
         text = json.dumps(instance, separators=(",", ":"))
         assert dfa.accepts(text.encode()) == validator.is_valid(instance), (branches, text)
+
+
+_OUTCOME = st.sampled_from([{"required": ["x"]}, {"properties": {"x": {"type": "integer"}}}, {"maxProperties": 2}, True, False,
+                            {"properties": {"y": False}}])
+_CONDITIONAL = st.builds(
+    lambda c, then, other, required: {"if": {"properties": {"t": {"const": c}}, **({"required": ["t"]} if required else {})},
+                                      "then": then, **({} if other is None else {"else": other})},
+    st.sampled_from(["a", "b", 1]), _OUTCOME, st.one_of(st.none(), _OUTCOME), st.booleans(),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(chain=st.lists(_CONDITIONAL, min_size=1, max_size=3), rest=st.sampled_from([{}, {"type": "object"}, {"required": ["t"]}]),
+       own=st.booleans())
+def test_if_chains_on_one_property_are_a_union_of_disjoint_branches(chain: list, rest: dict, own: bool) -> None:
+    """``if`` / ``then`` / ``else`` chains that test one property against constants (github-issue-forms'
+    form items) are rewritten as disjoint branches: accepted exactly where ``jsonschema`` says valid."""
+    from structgen.json_schema.discriminators import if_chain_union
+
+    required = {"required" in c["if"] for c in chain}
+    schema = {**rest, **(chain[0] if own else {}), **({"allOf": chain[1:] if own else chain} if len(chain) > int(own) else {})}
+    if len(required) > 1:
+        assert if_chain_union(schema) is None
+        return
+    assert if_chain_union(schema) is not None
+    try:
+        dfa = schema_to_dfa(schema, **ANY)
+    except UnsatisfiableConstraint:
+        dfa = None
+    validator = jsonschema.Draft202012Validator(schema)
+    for instance in [{}, {"t": "a"}, {"t": "b", "x": 1}, {"t": 1, "x": "s"}, {"t": "c", "x": 2}, {"x": 1, "y": 2, "t": "a"},
+                     {"x": 1}, {"t": "a", "x": 1, "y": 1}, 3, "a", [], None]:
+        text = json.dumps(instance, separators=(",", ":"))
+        assert (dfa is not None and dfa.accepts(text.encode())) == validator.is_valid(instance), (schema, text)

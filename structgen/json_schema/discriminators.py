@@ -1,0 +1,94 @@
+"""``if`` / ``then`` / ``else`` chains keyed on one property's constant (a discriminated union, as
+github-issue-forms writes its form items), rewritten as an ``anyOf`` of disjoint branches: one per
+constant, then one for any other value and one for the property absent. Each branch is a plain
+conjunction that merges, so the chain needs no automata algebra (which is slow, and cannot take a
+``uniqueItems`` array whose items have infinitely many values).
+
+>>> s = {"type": "object", "required": ["t"], "allOf": [
+...     {"if": {"properties": {"t": {"const": "a"}}}, "then": {"required": ["x"]}},
+...     {"if": {"properties": {"t": {"const": "b"}}}, "then": {"required": ["y"]}, "else": {"maxProperties": 3}}]}
+>>> for branch in if_chain_union(s)["anyOf"]:
+...     print(branch["allOf"][1:])
+[{'type': 'object', 'required': ['t'], 'properties': {'t': {'const': 'a'}}}, {'required': ['x']}, {'maxProperties': 3}]
+[{'type': 'object', 'required': ['t'], 'properties': {'t': {'const': 'b'}}}, {'required': ['y']}]
+[{'type': 'object', 'required': ['t'], 'properties': {'t': {'not': {'enum': ['a', 'b']}}}}, {'maxProperties': 3}]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .ops import Schema, clean, equal, type_set
+
+__all__ = ["if_chain_union"]
+
+_NOT_OBJECT = ["null", "boolean", "number", "string", "array"]
+
+
+def if_chain_union(s: dict) -> Optional[dict]:
+    """``s`` as ``{"anyOf": [...]}`` where its ``if`` / ``then`` / ``else`` (its own and those of
+    ``allOf`` members that hold nothing else) all test one property against a constant
+    (``{"properties": {p: {"const": c}}}``, each with or all without ``"required": [p]``); else
+    ``None``. The branches are disjoint: the property equal to each constant, to none of them,
+    absent, or the instance not an object."""
+    members = list(s.get("allOf", []))
+    chain = [m for m in members if isinstance(m, dict) and _is_conditional(m)]
+    own = {k: s[k] for k in ("if", "then", "else") if k in s}
+    if _is_conditional(own):
+        chain.append(own)
+    if not chain:
+        return None
+    tests = [_tested(clean(m)["if"]) for m in chain]
+    if any(t is None for t in tests) or len({(t[0], t[2]) for t in tests if t is not None}) != 1:
+        return None
+    name, required = tests[0][0], tests[0][2]  # type: ignore[index]
+    constants = [t[1] for t in tests]  # type: ignore[index]
+    rest: dict[str, Any] = {k: v for k, v in s.items() if k not in ("if", "then", "else", "allOf")}
+    others = [m for m in members if not (isinstance(m, dict) and _is_conditional(m))]
+    if others:
+        rest["allOf"] = others
+    then = [m.get("then", True) for m in chain]
+    otherwise = [m.get("else", True) for m in chain]
+    distinct: list = []
+    for c in constants:
+        if not any(equal(c, d) for d in distinct):
+            distinct.append(c)
+    branches = []
+    for v in distinct:
+        picked = [then[i] if equal(constants[i], v) else otherwise[i] for i in range(len(chain))]
+        branches.append(_branch(rest, {"type": "object", "required": [name], "properties": {name: {"const": v}}}, picked))
+    branches.append(_branch(rest, {"type": "object", "required": [name], "properties": {name: {"not": {"enum": distinct}}}}, otherwise))
+    # (the property absent: each test holds unless it requires the property; not an object:
+    # each test holds, properties and required apply to objects only)
+    if name not in (rest.get("required") or []):
+        branches.append(_branch(rest, {"type": "object", "properties": {name: False}}, otherwise if required else then))
+    if "type" not in rest or set(type_set(rest["type"])) - {"object"}:
+        branches.append(_branch(rest, {"type": _NOT_OBJECT}, then))
+    return {"anyOf": branches}
+
+
+def _branch(rest: dict, test: dict, parts: list) -> dict:
+    return {"allOf": [rest, test, *(p for p in parts if p is not True and p != {})]}
+
+
+def _is_conditional(m: dict) -> bool:
+    kept = clean(m)
+    return "if" in kept and set(kept) <= {"if", "then", "else"}
+
+
+def _tested(condition: Schema) -> Optional[tuple[str, Any, bool]]:
+    """``(property, constant, required)`` of ``{"properties": {p: {"const": c}}}`` (with or
+    without ``"required": [p]``); else ``None``."""
+    if not isinstance(condition, dict):
+        return None
+    c = clean(condition)
+    props = c.get("properties")
+    if not isinstance(props, dict) or len(props) != 1 or set(c) - {"properties", "required"}:
+        return None
+    (name, sub), = props.items()
+    if not isinstance(sub, dict) or set(clean(sub)) != {"const"}:
+        return None
+    required = c.get("required", [])
+    if required not in ([], [name]):
+        return None
+    return name, sub["const"], bool(required)
