@@ -112,6 +112,26 @@ def shape_of(s: Schema, resolve: Resolve, seen: frozenset = frozenset()) -> Shap
     return out
 
 
+def _excluded(schemas: list, values: Optional[list]) -> bool:
+    """Whether one of ``schemas`` is ``{"not": {"enum": [...]}}`` (or ``const``) naming every one of ``values``."""
+    if not values:
+        return False
+    for s in schemas:
+        negated = s.get("not") if isinstance(s, dict) else None
+        if isinstance(negated, dict):
+            names = [negated["const"]] if "const" in negated else negated.get("enum")
+            if isinstance(names, list) and all(any(equal(v, n) for n in names) for v in values):
+                return True
+    return False
+
+
+def _types_of(schemas: list, resolve: Resolve) -> frozenset:
+    out = Shape()
+    for s in schemas:
+        out.add(shape_of(s, resolve))
+    return out.types
+
+
 def _values_of(schemas: list, resolve: Resolve) -> Optional[list]:
     out = Shape()
     for s in schemas:
@@ -121,8 +141,9 @@ def _values_of(schemas: list, resolve: Resolve) -> Optional[list]:
 
 def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve, but_empty: bool = False) -> None:
     """Nothing when no instance can match two of ``branches`` (each with ``rest`` beside it):
-    different types, different constants, a required property with different constants, or a
-    required key the other branch's object does not allow; with ``but_empty``, also objects
+    different types, different constants, a required property with different constants or
+    types or with constants the other branch's ``not`` excludes, or a required key the other
+    branch's object does not allow; with ``but_empty``, also objects
     whose allowed keys (``additionalProperties: false``) have nothing in common, which may both
     match only ``{}``. Else :class:`SchemaNotSupported` (the caller then subtracts, see :mod:`.keywords`)."""
     common = shape_of(rest, resolve)
@@ -139,8 +160,11 @@ def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve, b
                 continue
             if shared <= {"object"} and (any(
                 _disjoint_values(_values_of(a.properties.get(p, []), resolve), _values_of(b.properties.get(p, []), resolve))
+                or not _types_of(a.properties.get(p, []), resolve) & _types_of(b.properties.get(p, []), resolve)
                 for p in a.required & b.required
-            ) or any(x.allowed is not None and y.required - x.allowed for x, y in ((a, b), (b, a)))):
+            ) or any(x.allowed is not None and y.required - x.allowed for x, y in ((a, b), (b, a)))
+                    or any(_excluded(y.properties.get(p, []), _values_of(x.properties.get(p, []), resolve))
+                           for x, y in ((a, b), (b, a)) for p in x.required)):
                 continue
             if but_empty and shared <= {"object"} and a.allowed is not None and b.allowed is not None and not a.allowed & b.allowed:
                 continue

@@ -586,3 +586,26 @@ def test_if_chains_on_one_property_are_a_union_of_disjoint_branches(chain: list,
                      {"x": 1}, {"t": "a", "x": 1, "y": 1}, 3, "a", [], None]:
         text = json.dumps(instance, separators=(",", ":"))
         assert (dfa is not None and dfa.accepts(text.encode())) == validator.is_valid(instance), (schema, text)
+
+
+@pytest.mark.parametrize("branches", [
+    # gitlab-ci's allow_failure: a required property of disjoint types
+    [{"type": "boolean"}, {"type": "object", "required": ["c"], "properties": {"c": {"type": "integer"}}},
+     {"type": "object", "required": ["c"], "properties": {"c": {"type": "array", "items": {"type": "integer"}}}}],
+    # gitlab-ci's job_template: a required constant the other branch's not excludes
+    [{"properties": {"w": {"enum": ["d"]}}, "required": ["w", "s"]}, {"properties": {"w": {"not": {"enum": ["d"]}}}}],
+    # a required key the other branch's closed object does not allow
+    [{"type": "object", "required": ["a"]}, {"type": "object", "properties": {"b": True}, "additionalProperties": False}],
+])
+def test_one_of_branches_proved_disjoint_by_their_required_properties(branches: list) -> None:
+    from structgen.json_schema.shapes import check_disjoint
+
+    rest = {} if branches[0].get("type") else {"type": "object"}
+    check_disjoint(rest, branches, "", resolve=None)  # (a plain union: no subtraction)
+    schema = {**rest, "oneOf": branches}
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for instance in [True, {}, {"c": 1}, {"c": [1]}, {"c": "x"}, {"w": "d", "s": 1}, {"w": "d"}, {"w": "e"}, {"w": "e", "s": 1},
+                     {"a": 1}, {"b": 1}, {"a": 1, "b": 1}, 3]:
+        text = json.dumps(instance, separators=(",", ":"))
+        assert dfa.accepts(text.encode()) == validator.is_valid(instance), text
