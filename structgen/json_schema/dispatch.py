@@ -21,6 +21,7 @@ under the schema. A keyword that cannot be enforced exactly raises :class:`Schem
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Callable, Optional
 
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
@@ -70,6 +71,9 @@ class SchemaCompiler:
             return self.compile(ctx.root, "", ("",))
         except TooDeep as e:
             raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
+        except RecursionError:  # (renovate: 300 definitions that each merge the root and reach the next)
+            raise CompileBudgetExceeded(
+                "sub-schemas compiled one inside another (Python's recursion limit)", sys.getrecursionlimit()) from None
 
     # -- the Compiler protocol (what the parts ask of each other) ------------------------------
 

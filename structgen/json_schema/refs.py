@@ -108,14 +108,15 @@ class RefResolver:
 
     def _base(self, tokens: tuple) -> str:
         """The base URI in effect at ``tokens`` (the ``$id`` of the nearest enclosing resource)."""
-        if tokens in self.bases:
-            return self.bases[tokens]
-        parent = self._base(tokens[:-1]) if tokens else ""
-        node = self._node(tokens)
-        base = parent
-        if isinstance(node, dict) and isinstance(node.get("$id"), str):
-            base = join_uri(parent, node["$id"]).split("#")[0]
-        self.bases[tokens] = base
+        known = len(tokens)  # (iterative: compile paths may be long)
+        while known and tokens[:known] not in self.bases:
+            known -= 1
+        base = self.bases.get(tokens[:known], "") if known else self.bases.get((), "")
+        for n in range(known + 1 if known or () in self.bases else 0, len(tokens) + 1):
+            node = self._node(tokens[:n])
+            if isinstance(node, dict) and isinstance(node.get("$id"), str):
+                base = join_uri(base, node["$id"]).split("#")[0]
+            self.bases[tokens[:n]] = base
         return base
 
     def _node(self, tokens: tuple) -> Any:

@@ -671,3 +671,17 @@ def test_a_long_string_shares_masks_far_from_its_length_bound() -> None:
         allowed = guide.allowed_token_ids(s).tolist()
         assert allowed and all(guide.next_state(s, t) >= 0 for t in allowed), k
         assert (len(tokens) - 2 in allowed) == (k + 40 + 2 <= 200)  # "abab..." then ":b" must still fit
+
+
+def test_sub_schemas_nested_past_pythons_recursion_limit_are_a_budget_error() -> None:
+    """renovate's schema: 300 definitions that each merge the root (``$ref: "#"`` beside
+    ``type``) and so reach the next one. Compiling them one inside another goes past Python's
+    recursion limit: a budget error that says so, never a ``RecursionError``."""
+    from structgen.errors import CompileBudgetExceeded
+    from structgen.json_schema.api import schema_to_network
+
+    n = 300
+    schema = {"type": "object", "not": {"required": ["zz"]}, "properties": {f"p{i}": {"$ref": f"#/$defs/d{i}"} for i in range(n)},
+              "$defs": {f"d{i}": {"$ref": "#", "type": "object"} for i in range(n)}}
+    with pytest.raises(CompileBudgetExceeded, match="recursion limit"):
+        schema_to_network(schema)
