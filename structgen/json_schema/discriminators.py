@@ -20,7 +20,7 @@ from typing import Any, Optional
 
 from .ops import Schema, clean, equal, type_set
 
-__all__ = ["if_chain_union"]
+__all__ = ["if_chain_union", "one_of_keys"]
 
 _NOT_OBJECT = ["null", "boolean", "number", "string", "array"]
 
@@ -92,3 +92,45 @@ def _tested(condition: Schema) -> Optional[tuple[str, Any, bool]]:
     if required not in ([], [name]):
         return None
     return name, sub["const"], bool(required)
+
+
+def one_of_keys(rest: dict, branches: list, resolve: Any) -> Optional[list]:
+    """``oneOf`` branches that each require one key, a different one (``{"required": [k]}``, the
+    key's schema at most the one ``rest`` gives it: github-workflows' steps, one of ``uses``,
+    ``run``, ...), as disjoint branches: key ``k`` present and every other one absent. ``None``
+    where the branches are not of that form. ``resolve``: a ``$ref`` and where it is -> (schema,
+    pointer)."""
+    if len(branches) < 2:
+        return None
+    own = rest.get("properties") or {}
+    keys: list[str] = []
+    for b in branches:
+        c = clean(b) if isinstance(b, dict) else None
+        if not c or set(c) - {"type", "required", "properties"} or c.get("type", "object") != "object":
+            return None
+        required, props = c.get("required"), c.get("properties") or {}
+        if not (isinstance(required, list) and len(required) == 1 and set(props) <= set(required)):
+            return None
+        k = required[0]
+        if k in keys or (k in props and not _implied(props[k], own.get(k), resolve)):
+            return None
+        keys.append(k)
+    return [{"type": "object", "required": [k], "properties": {j: False for j in keys if j != k}} for k in keys]
+
+
+def _implied(sub: Schema, given: Schema, resolve: Any) -> bool:
+    """Whether ``sub`` holds of every value ``given`` allows: ``sub`` accepts all, is ``given``,
+    or is a ``$ref`` to it."""
+    if sub is True or (isinstance(sub, dict) and not clean(sub)):
+        return True
+    if given is None:
+        return False
+    if equal(sub, given):
+        return True
+    if isinstance(sub, dict) and set(sub) == {"$ref"} and isinstance(sub["$ref"], str):
+        try:
+            target, _ = resolve(sub["$ref"], "")
+        except Exception:  # (it does not resolve: the compile says so)
+            return False
+        return target is given or equal(target, given)
+    return False

@@ -27,7 +27,7 @@ from typing import Any, Callable, Optional
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .arrays import Arrays
 from .context import Context, Term
-from .discriminators import if_chain_union
+from .discriminators import if_chain_union, one_of_keys
 from .formats import NUMBER_FORMATS
 from .keywords import Keywords
 from .numbers import Numbers
@@ -217,9 +217,12 @@ class SchemaCompiler:
             except SchemaNotSupported:
                 try:
                     check_disjoint(rest, branches, path, resolve=self.ctx.refs.resolve, but_empty=True)
+                    branches = self.without_shared_empty(rest, branches)
                 except SchemaNotSupported:
-                    return self.keywords.exclusive(rest, branches, path, refs)
-                branches = self.without_shared_empty(rest, branches)
+                    keyed = one_of_keys(rest, branches, self.ctx.refs.resolve)  # (one key each: disjoint once the others are absent)
+                    if keyed is None:
+                        return self.keywords.exclusive(rest, branches, path, refs)
+                    branches = keyed
         alts: list[Term] = []
         errors: list[Exception] = []
         for i, branch in enumerate(branches):

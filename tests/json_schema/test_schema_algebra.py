@@ -609,3 +609,43 @@ def test_one_of_branches_proved_disjoint_by_their_required_properties(branches: 
                      {"a": 1}, {"b": 1}, {"a": 1, "b": 1}, 3]:
         text = json.dumps(instance, separators=(",", ":"))
         assert dfa.accepts(text.encode()) == validator.is_valid(instance), text
+
+
+@pytest.mark.parametrize("schema", [
+    # github-workflows' step: one of uses / run / wait
+    {"type": "object", "properties": {"uses": {"type": "string"}, "run": {"type": "string"}, "wait": True, "id": True},
+     "oneOf": [{"type": "object", "properties": {"uses": True}, "required": ["uses"]}, {"required": ["run"]},
+               {"properties": {"wait": True}, "required": ["wait"]}]},
+    # dependabot's directories / directory: the branch names the key's own schema
+    {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "string"}},
+     "oneOf": [{"properties": {"a": {"$ref": "#/properties/a"}}, "required": ["a"]}, {"required": ["b"]}]},
+    # no type on the parent: a non-object meets every branch, so none is valid
+    {"oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+])
+def test_one_of_one_required_key_each(schema: dict) -> None:
+    """``oneOf`` branches that each require a different key: exactly one of the keys present."""
+    from structgen.json_schema.discriminators import one_of_keys
+    from structgen.json_schema.refs import RefResolver
+
+    rest = {k: v for k, v in schema.items() if k != "oneOf"}
+    assert one_of_keys(rest, schema["oneOf"], RefResolver(schema).resolve) is not None
+    dfa = schema_to_dfa(schema, **ANY)
+    validator = jsonschema.Draft202012Validator(schema)
+    for instance in [{}, {"uses": "x"}, {"uses": "x", "run": "y"}, {"run": "y", "id": 1}, {"wait": 1, "run": "x"}, {"wait": [1]},
+                     {"uses": 1}, {"a": 1}, {"a": "s"}, {"b": "s"}, {"a": 1, "b": "s"}, {"b": 1}, {"c": 1}, 3, "a", []]:
+        text = json.dumps(instance, separators=(",", ":"))
+        assert dfa.accepts(text.encode()) == validator.is_valid(instance), text
+
+
+def test_one_of_required_keys_with_their_own_constraint_are_subtracted() -> None:
+    """A branch that asks more of its key than the rest does (``a`` at least 5) is not a
+    question of presence: ``{"a": 1, "b": 1}`` matches only the second branch."""
+    from structgen.json_schema.discriminators import one_of_keys
+
+    schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": True},
+              "oneOf": [{"properties": {"a": {"minimum": 5}}, "required": ["a"]}, {"required": ["b"]}]}
+    assert one_of_keys({k: v for k, v in schema.items() if k != "oneOf"}, schema["oneOf"], None) is None
+    dfa = schema_to_dfa(schema, **ANY)
+    for instance in [{"a": 1, "b": 1}, {"a": 7, "b": 1}, {"a": 1}, {"a": 7}]:
+        text = json.dumps(instance, separators=(",", ":"))
+        assert dfa.accepts(text.encode()) == jsonschema.Draft202012Validator(schema).is_valid(instance), text
