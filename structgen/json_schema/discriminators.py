@@ -115,6 +115,8 @@ def one_of_keys(rest: dict, branches: list, resolve: Any) -> Optional[list]:
         if k in keys or (k in props and not _implied(props[k], own.get(k), resolve)):
             return None
         keys.append(k)
+    if len(set(keys) & set(rest.get("required") or [])) >= 2:
+        return None  # (two branches always hold: the subtraction says so, by name)
     return [{"type": "object", "required": [k], "properties": {j: False for j in keys if j != k}} for k in keys]
 
 
