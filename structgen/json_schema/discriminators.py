@@ -27,7 +27,7 @@ _NOT_OBJECT = ["null", "boolean", "number", "string", "array"]
 
 def if_chain_union(s: dict) -> Optional[dict]:
     """``s`` as ``{"anyOf": [...]}`` where its ``if`` / ``then`` / ``else`` (its own and those of
-    ``allOf`` members that hold nothing else) all test one property against a constant
+    ``allOf`` members that hold nothing else), two or more, all test one property against a constant
     (``{"properties": {p: {"const": c}}}``, each with or all without ``"required": [p]``); else
     ``None``. The branches are disjoint: the property equal to each constant, to none of them,
     absent, or the instance not an object."""
@@ -36,7 +36,7 @@ def if_chain_union(s: dict) -> Optional[dict]:
     own = {k: s[k] for k in ("if", "then", "else") if k in s}
     if _is_conditional(own):
         chain.append(own)
-    if not chain:
+    if len(chain) < 2:  # (one conditional: its subtraction is cheaper than more branches)
         return None
     tests = [_tested(clean(m)["if"]) for m in chain]
     if any(t is None for t in tests) or len({(t[0], t[2]) for t in tests if t is not None}) != 1:

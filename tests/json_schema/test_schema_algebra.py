@@ -564,7 +564,7 @@ _CONDITIONAL = st.builds(
 
 
 @settings(max_examples=80, deadline=None)
-@given(chain=st.lists(_CONDITIONAL, min_size=1, max_size=3), rest=st.sampled_from([{}, {"type": "object"}, {"required": ["t"]}]),
+@given(chain=st.lists(_CONDITIONAL, min_size=2, max_size=3), rest=st.sampled_from([{}, {"type": "object"}, {"required": ["t"]}]),
        own=st.booleans())
 def test_if_chains_on_one_property_are_a_union_of_disjoint_branches(chain: list, rest: dict, own: bool) -> None:
     """``if`` / ``then`` / ``else`` chains that test one property against constants (github-issue-forms'
