@@ -59,7 +59,7 @@ class StackTable:
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held by the interned stacks and states."""
-        return 120 * (len(self.stacks) + len(self.configs))
+        return 120 * (len(self.stacks) + len(self.configs)) + 100 * (len(self._read) + len(self._stuck))
 
     def stack(self, a: int, q: int, parent: int, data: int = 0) -> int:
         """The id of the stack ``(a, q, data)`` on top of stack ``parent`` (-1: none)."""

@@ -222,7 +222,8 @@ class UniqueItems:
     def memory_bytes(self) -> int:
         """Approximate bytes held: the item texts and ids, the sets and what was decided of them."""
         texts = sum(len(t) + 90 for t in self.texts)
-        return int(texts + 150 * (len(self.items) + len(self._sets) + len(self._after) + len(self._alive)))
+        decided = len(self._after) + len(self._alive) + len(self._rests) + len(self._completions)
+        return int(texts + 150 * (len(self.items) + len(self._sets) + decided))
 
     def flat(self, e: int) -> int:
         """``e`` (a term of an item or of a nested array) with every call inlined: the callee's

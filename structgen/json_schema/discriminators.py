@@ -1,6 +1,7 @@
 """``if`` / ``then`` / ``else`` chains keyed on one property's constant (a discriminated union, as
 github-issue-forms writes its form items), rewritten as an ``anyOf`` of disjoint branches: one per
-constant, then one for any other value and one for the property absent. Each branch is a plain
+constant, then one for any other value, one for the property absent and one for non-objects; and
+``oneOf`` branches that each require a different key (:func:`one_of_keys`). Each branch is a plain
 conjunction that merges, so the chain needs no automata algebra (which is slow, and cannot take a
 ``uniqueItems`` array whose items have infinitely many values).
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ..errors import ConstraintError
 from .ops import Schema, clean, equal, type_set
 
 __all__ = ["if_chain_union", "one_of_keys"]
@@ -129,10 +131,10 @@ def _implied(sub: Schema, given: Schema, resolve: Any) -> bool:
         return False
     if equal(sub, given):
         return True
-    if isinstance(sub, dict) and set(sub) == {"$ref"} and isinstance(sub["$ref"], str):
+    if resolve is not None and isinstance(sub, dict) and set(sub) == {"$ref"} and isinstance(sub["$ref"], str):
         try:
             target, _ = resolve(sub["$ref"], "")
-        except Exception:  # (it does not resolve: the compile says so)
+        except ConstraintError:  # (it does not resolve: the compile says so)
             return False
         return target is given or equal(target, given)
     return False

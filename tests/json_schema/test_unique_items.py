@@ -213,6 +213,17 @@ def _short_token_walk(guide: structgen.Guide, rng: random.Random, steps: int) ->
     return text if guide.is_final(s) else None
 
 
+def _finished_valid(guide: structgen.Guide, schema: dict, walks: int, steps: int) -> int:
+    """How many of ``walks`` short-token walks (seeds 0, 1, ...) finished; each one valid."""
+    finished = 0
+    for seed in range(walks):
+        text = _short_token_walk(guide, random.Random(seed), steps)
+        if text is not None:
+            finished += 1
+            assert _valid(schema, text.decode()), text
+    return finished
+
+
 @settings(max_examples=25, deadline=None)
 @given(items=ITEMS, lo=st.integers(0, 3), extra=st.integers(0, 3), seed=st.integers(0, 2**16))
 def test_random_walks_on_a_real_tokenizer_are_valid(smollm2_vocabulary: Any, items: Any, lo: int, extra: int, seed: int) -> None:
@@ -282,13 +293,7 @@ def test_unique_arrays_in_unique_items_on_a_real_tokenizer(smollm2_vocabulary: A
         "properties": {"k": {"type": "string", "maxLength": 1},
                        "tags": {"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": True, "maxItems": 3}}}}
     guide = structgen.compile_json_schema(schema, smollm2_vocabulary, whitespace=r"[ ]?")
-    finished = 0
-    for seed in range(12):
-        text = _short_token_walk(guide, random.Random(seed), 150)
-        if text is not None:
-            finished += 1
-            assert _valid(schema, text.decode()), text
-    assert finished >= 6
+    assert _finished_valid(guide, schema, 12, 150) >= 6
 
 
 def test_composed_formats_keep_each_arrays_own_items() -> None:
@@ -319,13 +324,7 @@ def test_random_walks_on_sentencepiece(mistral_vocabulary: Any) -> None:
     valid arrays of distinct items."""
     schema = {"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": True, "minItems": 3, "maxItems": 6}
     guide = structgen.compile_json_schema(schema, mistral_vocabulary, whitespace="")
-    finished = 0
-    for seed in range(6):
-        text = _short_token_walk(guide, random.Random(seed), 60)
-        if text is not None:
-            finished += 1
-            assert _valid(schema, text.decode()), text
-    assert finished >= 3
+    assert _finished_valid(guide, schema, 6, 60) >= 3
 
 
 def test_budgets_finish_in_time_with_distinct_items() -> None:
