@@ -199,8 +199,16 @@ class ExprPool:
         if b == EPSILON:
             return a
         node = self._nodes[a]
-        if node[0] == _SEQ:  # kept right-nested: (x·y)·b = x·(y·b)
-            return self.seq(node[1], self.seq(node[2], b))
+        if node[0] == _SEQ:  # kept right-nested: (x·y)·b = x·(y·b), a long chain without recursion
+            heads = []
+            while node[0] == _SEQ:
+                heads.append(node[1])
+                a = node[2]
+                node = self._nodes[a]
+            out = self.seq(a, b)
+            for h in reversed(heads):
+                out = self.seq(h, out)
+            return out
         return self._intern((_SEQ, a, b), self._nullable[a] and self._nullable[b], self._algebraic[a] or self._algebraic[b])
 
     def concat(self, parts: Sequence[int]) -> int:
@@ -445,27 +453,32 @@ class ExprPool:
 
     def symbols_in(self, e: int) -> frozenset[int]:
         """Every symbol anywhere in ``e`` (the automata it may call, its guards)."""
-        got = self._symbols_in.get(e)
+        memo = self._symbols_in
+        got = memo.get(e)
         if got is not None:
             return got
-        node = self._nodes[e]
-        kind = node[0]
-        if kind == _SYM:
-            got = frozenset((node[1],))
-        elif kind == _SEQ:
-            got = self.symbols_in(node[1]) | self.symbols_in(node[2])
-        elif kind == _ALT:
-            got = frozenset().union(*(self.symbols_in(p) for p in node[1]))
-        elif kind == _REP:
-            got = self.symbols_in(node[1])
-        elif kind == _DFA:
-            got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
-        else:
-            got = _NO_SYMBOLS
-        if not got:
-            got = _NO_SYMBOLS
-        self._symbols_in[e] = got
-        return got
+        stack = [e]
+        while stack:  # (iterative: the spellings of a long value are a long concatenation)
+            x = stack[-1]
+            if x in memo:
+                stack.pop()
+                continue
+            node = self._nodes[x]
+            kind = node[0]
+            kids: tuple[int, ...] = (node[1], node[2]) if kind == _SEQ else node[1] if kind == _ALT else (node[1],) if kind == _REP else ()
+            pending = [k for k in kids if k not in memo]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            if kind == _SYM:
+                got = frozenset((node[1],))
+            elif kind == _DFA:
+                got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
+            else:
+                got = frozenset().union(*(memo[k] for k in kids))
+            memo[x] = got or _NO_SYMBOLS  # (one empty set shared)
+        return memo[e]
 
     def readable_bytes(self, e: int) -> int:
         """Every byte ``e`` may read anywhere (a 256-bit mask)."""

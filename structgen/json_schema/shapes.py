@@ -107,8 +107,18 @@ def shape_of(s: Schema, resolve: Resolve, seen: frozenset = frozenset()) -> Shap
     for sub in subs:
         out.add(shape_of(sub, resolve, seen))
     for key in ("anyOf", "oneOf"):
-        if key in s:
-            out.types &= frozenset().union(*(shape_of(b, resolve, seen).types for b in s[key]))
+        if key in s and s[key]:
+            shapes = [shape_of(b, resolve, seen) for b in s[key]]
+            out.types &= frozenset().union(*(sh.types for sh in shapes))
+            if all(sh.allowed is not None for sh in shapes):  # (every branch a closed object: the keys of any)
+                allowed = frozenset().union(*(sh.allowed for sh in shapes))  # type: ignore[misc]
+                out.allowed = allowed if out.allowed is None else out.allowed & allowed
+            # (a key every branch requires, each with finitely many values: required, with their union)
+            for p in set.intersection(*(sh.required for sh in shapes)) - out.required:
+                values = [_values_of(sh.properties.get(p, []), resolve) for sh in shapes]
+                if all(v is not None for v in values):
+                    out.required.add(p)
+                    out.properties.setdefault(p, []).append({"enum": [x for v in values for x in v]})  # type: ignore[union-attr]
     return out
 
 

@@ -596,6 +596,14 @@ def test_if_chains_on_one_property_are_a_union_of_disjoint_branches(chain: list,
     [{"properties": {"w": {"enum": ["d"]}}, "required": ["w", "s"]}, {"properties": {"w": {"not": {"enum": ["d"]}}}}],
     # a required key the other branch's closed object does not allow
     [{"type": "object", "required": ["a"]}, {"type": "object", "properties": {"b": True}, "additionalProperties": False}],
+    # snapcraft: a oneOf whose branches all require a key with constants (lifted), beside another constant
+    [{"type": "object", "required": ["w"], "properties": {"w": {"const": "c"}}},
+     {"oneOf": [{"type": "object", "required": ["w", "s"], "properties": {"w": {"const": "d"}, "s": {"const": 1}}},
+                {"type": "object", "required": ["w", "s"], "properties": {"w": {"const": "d"}, "s": {"const": 2}}}]}],
+    # snapcraft's baseless projects: a oneOf of closed objects (their keys lifted) beside a required key
+    [{"type": "object", "required": ["w"]},
+     {"oneOf": [{"type": "object", "required": ["s"], "properties": {"s": {"const": 1}}, "additionalProperties": False},
+                {"type": "object", "required": ["s"], "properties": {"s": {"const": 2}, "c": True}, "additionalProperties": False}]}],
 ])
 def test_one_of_branches_proved_disjoint_by_their_required_properties(branches: list) -> None:
     from structgen.json_schema.shapes import check_disjoint
@@ -606,7 +614,8 @@ def test_one_of_branches_proved_disjoint_by_their_required_properties(branches: 
     dfa = schema_to_dfa(schema, **ANY)
     validator = jsonschema.Draft202012Validator(schema)
     for instance in [True, {}, {"c": 1}, {"c": [1]}, {"c": "x"}, {"w": "d", "s": 1}, {"w": "d"}, {"w": "e"}, {"w": "e", "s": 1},
-                     {"a": 1}, {"b": 1}, {"a": 1, "b": 1}, 3]:
+                     {"a": 1}, {"b": 1}, {"a": 1, "b": 1}, 3, {"w": "c"}, {"w": "d", "s": 2}, {"w": "d", "s": 3}, {"s": 1},
+                     {"s": 2, "c": 0}, {"w": 1, "s": 1}]:
         text = json.dumps(instance, separators=(",", ":"))
         assert dfa.accepts(text.encode()) == validator.is_valid(instance), text
 

@@ -363,3 +363,16 @@ def test_short_distinct_items_are_found_without_a_search(item: dict) -> None:
     for a in view.recording:
         witnesses = view.unique._witnesses_of(a, view.auto)
         assert len(witnesses) == WITNESSES
+
+
+def test_a_long_item_spelled_again_is_masked_without_recursion() -> None:
+    """The spellings of a 1,500-character item are a long concatenation: while a second item
+    spells it again, masks are computed (no ``RecursionError``, as there was at ``47ecd3d``) and
+    closing it is not offered."""
+    vocab = _vocab([bytes([b]) for b in range(32, 127)])
+    guide = structgen.compile_json_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, vocab, whitespace="")
+    n = 1500
+    s = guide.advance(guide.initial_state, [b - 32 for b in b'["' + b"x" * n + b'","' + b"x" * n])
+    mask = guide.token_mask(s)
+    assert not mask[ord('"') - 32] and mask[ord("x") - 32]
+    assert guide.accepts_bytes(b'["' + b"x" * n + b'","' + b"x" * (n + 1) + b'"]')
