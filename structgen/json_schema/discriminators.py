@@ -1,7 +1,8 @@
 """``if`` / ``then`` / ``else`` chains keyed on one property's constant (a discriminated union, as
 github-issue-forms writes its form items), rewritten as an ``anyOf`` of disjoint branches: one per
-constant, then one for any other value, one for the property absent and one for non-objects; and
-``oneOf`` branches that each require a different key (:func:`one_of_keys`). Each branch is a plain
+constant, then one for any other value, one for the property absent and one for non-objects;
+``oneOf`` branches that each require a different key (:func:`one_of_keys`); and an ``if`` that
+only asks whether a key is there (:func:`presence_branches`). Each branch is a plain
 conjunction that merges, so the chain needs no automata algebra (which is slow, and cannot take a
 ``uniqueItems`` array whose items have infinitely many values).
 
@@ -22,7 +23,7 @@ from typing import Any, Optional
 from ..errors import ConstraintError
 from .ops import Schema, clean, equal, type_set
 
-__all__ = ["if_chain_union", "one_of_keys"]
+__all__ = ["if_chain_union", "one_of_keys", "presence_branches"]
 
 _NOT_OBJECT = ["null", "boolean", "number", "string", "array"]
 
@@ -138,3 +139,34 @@ def _implied(sub: Schema, given: Schema, resolve: Any) -> bool:
             return False
         return target is given or equal(target, given)
     return False
+
+
+def presence_branches(s: dict) -> Optional[list]:
+    """``if`` / ``then`` / ``else`` whose ``if`` only asks whether a key is there (``{"required":
+    [k]}``, or its ``not``: dependabot's "schedule unless multi-ecosystem-group") or tests one key
+    against a constant, as two disjoint schemas, each with its branch: the key there (or equal to
+    the constant; or the instance not an object, which ``required`` and ``properties`` let
+    through), and an object without it (or with another value). ``None`` where the ``if`` is not
+    of those forms."""
+    cond = s.get("if")
+    rest = {key: v for key, v in s.items() if key not in ("if", "then", "else")}
+    then, otherwise = s.get("then", True), s.get("else", True)
+    tested = _tested(cond)
+    if tested is not None:  # (a key against a constant: equal, or else not equal / absent)
+        name, value, required = tested
+        equal_to = {"properties": {name: {"const": value}}, **({"required": [name]} if required else {})}
+        other = {"type": "object", "properties": {name: {"not": {"const": value}}}, **({} if required else {"required": [name]})}
+        return [_branch(rest, equal_to, [then]), _branch(rest, other, [otherwise])]
+    negated = isinstance(cond, dict) and set(clean(cond)) == {"not"}
+    test = clean(cond)["not"] if negated else cond  # type: ignore[index]
+    if not isinstance(test, dict):
+        return None
+    c = clean(test)
+    required, props = c.get("required"), c.get("properties") or {}
+    if set(c) - {"required", "properties"} or not (isinstance(required, list) and len(required) == 1):
+        return None
+    k = required[0]
+    if set(props) - {k} or not all(v is True or (isinstance(v, dict) and not clean(v)) for v in props.values()):
+        return None
+    there, absent = (otherwise, then) if negated else (then, otherwise)
+    return [_branch(rest, {"required": [k]}, [there]), _branch(rest, {"type": "object", "properties": {k: False}}, [absent])]

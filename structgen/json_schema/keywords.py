@@ -16,6 +16,7 @@ from typing import Optional
 from ..automata.expr import NOTHING
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
+from .discriminators import presence_branches
 from .ops import Schema, TooDeep, accepts_all, clean, conj, no_alternative
 
 __all__ = ["Keywords", "implied_by"]
@@ -163,6 +164,16 @@ class Keywords:
         rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
         cond = s["if"]
         alts: list[Term] = []
+        split = presence_branches(s)  # (a key there or not: two disjoint branches, no subtraction)
+        if split is not None:
+            for branch in split:
+                try:
+                    alts.append(self.ctx.compiler.compile(branch, path, refs))
+                except (UnsatisfiableConstraint, TooDeep):
+                    pass
+            if not alts:
+                raise UnsatisfiableConstraint("neither the then nor the else branch can be satisfied", path or "/")
+            return self.ctx.unite(alts)
         try:
             alts.append(self.ctx.compiler.compile(conj(rest, conj(cond, s.get("then", True))), path, refs))
         except (UnsatisfiableConstraint, TooDeep):

@@ -658,3 +658,34 @@ def test_one_of_required_keys_with_their_own_constraint_are_subtracted() -> None
     for instance in [{"a": 1, "b": 1}, {"a": 7, "b": 1}, {"a": 1}, {"a": 7}]:
         text = json.dumps(instance, separators=(",", ":"))
         assert dfa.accepts(text.encode()) == jsonschema.Draft202012Validator(schema).is_valid(instance), text
+
+
+_SINGLE_TESTS = [
+    {"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "a"}}, "required": ["t"]},
+    {"required": ["t"]}, {"required": ["t"], "properties": {"t": {}}}, {"not": {"required": ["t"]}},
+    {"not": {"properties": {"t": True}, "required": ["t"]}},
+]
+_OUTCOMES = [None, {"required": ["x"]}, False, {"properties": {"y": False}}]
+
+
+@pytest.mark.parametrize("test", _SINGLE_TESTS, ids=lambda t: json.dumps(t))
+def test_an_if_on_a_key_or_its_constant_is_two_disjoint_branches(test: dict) -> None:
+    """An ``if`` that asks whether a key is there, or tests it against a constant (dependabot),
+    compiles as two disjoint branches: accepted exactly where ``jsonschema`` says valid, for every
+    ``then`` / ``else`` pair of a small set and three siblings."""
+    from structgen.json_schema.discriminators import presence_branches
+
+    for rest in ({}, {"type": "object", "properties": {"x": {"type": "integer"}}}):
+        for then in _OUTCOMES:
+            for other in _OUTCOMES:
+                schema = {**rest, "if": test, **({} if then is None else {"then": then}), **({} if other is None else {"else": other})}
+                assert presence_branches(schema) is not None
+                try:
+                    dfa = schema_to_dfa(schema, **ANY)
+                except UnsatisfiableConstraint:
+                    dfa = None
+                validator = jsonschema.Draft202012Validator(schema)
+                for instance in [{}, {"t": "a"}, {"t": "b", "x": 1}, {"t": 1, "x": "s"}, {"x": 1}, {"x": 1, "y": 2, "t": "a"},
+                                 {"t": "a", "x": 1, "y": 1}, 3, "a", [], None]:
+                    text = json.dumps(instance, separators=(",", ":"))
+                    assert (dfa is not None and dfa.accepts(text.encode())) == validator.is_valid(instance), (schema, text)
