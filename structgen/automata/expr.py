@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 
 from .dfa import ByteDFA
@@ -453,12 +453,24 @@ class ExprPool:
 
     def symbols_in(self, e: int) -> frozenset[int]:
         """Every symbol anywhere in ``e`` (the automata it may call, its guards)."""
-        memo = self._symbols_in
-        got = memo.get(e)
-        if got is not None:
-            return got
+        got = self._symbols_in.get(e)
+        return got if got is not None else self.fold(e, self._symbols_in, self._symbols_of)
+
+    def _symbols_of(self, x: int, node: tuple, kids: tuple[int, ...]) -> frozenset[int]:
+        kind = node[0]
+        if kind == _SYM:
+            got = frozenset((node[1],))
+        elif kind == _DFA:
+            got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
+        else:
+            got = frozenset().union(*(self._symbols_in[k] for k in kids))
+        return got or _NO_SYMBOLS  # (one empty set shared)
+
+    def fold(self, e: int, memo: dict, combine: Callable[[int, tuple, tuple[int, ...]], Any]) -> Any:
+        """Bottom-up over ``e``'s concatenations, choices and repetitions, without recursion:
+        ``memo[x] = combine(x, node, kids)`` once every kid of ``x`` is in ``memo`` (kept)."""
         stack = [e]
-        while stack:  # (iterative: the spellings of a long value are a long concatenation)
+        while stack:
             x = stack[-1]
             if x in memo:
                 stack.pop()
@@ -471,13 +483,7 @@ class ExprPool:
                 stack.extend(pending)
                 continue
             stack.pop()
-            if kind == _SYM:
-                got = frozenset((node[1],))
-            elif kind == _DFA:
-                got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
-            else:
-                got = frozenset().union(*(memo[k] for k in kids))
-            memo[x] = got or _NO_SYMBOLS  # (one empty set shared)
+            memo[x] = combine(x, node, kids)
         return memo[e]
 
     def readable_bytes(self, e: int) -> int:

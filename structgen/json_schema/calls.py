@@ -48,33 +48,20 @@ class Weights:
         self._memo: dict[int, int] = {0: 0, 1: 0}
 
     def __call__(self, e: int) -> int:
-        memo, pool = self._memo, self.pool
-        stack = [e]
-        while stack:  # (iterative: long concatenations are deep)
-            x = stack[-1]
-            if x in memo:
-                stack.pop()
-                continue
-            node = pool.node(x)
-            kind = node[0]
-            kids: tuple[int, ...] = (node[1], node[2]) if kind == _SEQ else node[1] if kind == _ALT else (node[1],) if kind == _REP else ()
-            pending = [k for k in kids if k not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
-            stack.pop()
-            if kind == _BYTES or kind == _SYM:
-                got = 1
-            elif kind == _DFA:
-                got = len(pool.embedded(node[1]).rows)
-            elif kind == _REP:
-                lo, hi = node[2], node[3]
-                copies = hi if hi >= 0 else lo + 1 if lo >= 2 else 1
-                got = memo[node[1]] * max(copies, 1)
-            else:
-                got = sum(memo[k] for k in kids)
-            memo[x] = got
-        return memo[e]
+        got = self._memo.get(e)
+        return got if got is not None else self.pool.fold(e, self._memo, self._weigh)  # (no recursion: long concatenations are deep)
+
+    def _weigh(self, x: int, node: tuple, kids: tuple[int, ...]) -> int:
+        kind, memo = node[0], self._memo
+        if kind == _BYTES or kind == _SYM:
+            return 1
+        if kind == _DFA:
+            return len(self.pool.embedded(node[1]).rows)
+        if kind == _REP:
+            lo, hi = node[2], node[3]
+            copies = hi if hi >= 0 else lo + 1 if lo >= 2 else 1
+            return memo[node[1]] * max(copies, 1)
+        return sum(memo[k] for k in kids)
 
 
 #: Compiles a schema at a JSON pointer with the ``$ref`` targets entered so far, never as a call
