@@ -136,17 +136,19 @@ def _excluded(schemas: list, values: Optional[list]) -> bool:
 
 
 def _types_of(schemas: list, resolve: Resolve) -> frozenset:
-    out = Shape()
-    for s in schemas:
-        out.add(shape_of(s, resolve))
-    return out.types
+    return _shape_of_all(schemas, resolve).types
 
 
 def _values_of(schemas: list, resolve: Resolve) -> Optional[list]:
+    return _shape_of_all(schemas, resolve).values
+
+
+def _shape_of_all(schemas: list, resolve: Resolve) -> Shape:
+    """The shape of what every one of ``schemas`` allows."""
     out = Shape()
     for s in schemas:
         out.add(shape_of(s, resolve))
-    return out.values
+    return out
 
 
 def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve, but_empty: bool = False) -> None:
