@@ -90,7 +90,7 @@ class FrameMasks:
     """The walks and frame tokens of one pushdown guide, cached. Callers hold the guide's lock
     (``busy``): frames under computation are tracked to cut call cycles that read no byte."""
 
-    __slots__ = ("view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active")
+    __slots__ = ("view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes")
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex) -> None:
         self.view = view
@@ -101,12 +101,20 @@ class FrameMasks:
         self._walks: dict[tuple[int, int, int], TokenWalk | None] = {}  # (None: no clamped walk)
         self._frames: dict[tuple[int, int, int, int, bool], FrameTokens] = {}
         self._active: set[tuple[int, int, int, int, bool]] = set()
+        self._walk_bytes = self._frame_bytes = 0  # (kept as they are cached: a compile cache reads them often)
 
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held by the cached frames and walks."""
-        frames = sum(f.ids.nbytes + 64 for f in self._frames.values())
-        return frames + sum(w.ids.nbytes * 2 + 64 for w in self._walks.values() if w is not None)
+        return self._frame_bytes + self._walk_bytes
+
+    def _keep_walk(self, key: tuple[int, int, int], got: TokenWalk | None) -> None:
+        if len(self._walks) >= FRAME_CACHE:
+            self._walks.clear()
+            self._walk_bytes = 0
+        if got is not None and key not in self._walks:
+            self._walk_bytes += got.ids.nbytes * 2 + 64
+        self._walks[key] = got
 
     @property
     def trie(self) -> TokenTrie:
@@ -129,9 +137,7 @@ class FrameMasks:
                 got = self.sliced_walk(auto, q)
             if got is None:
                 got = self.trie_walk(auto, q, node)
-            if len(self._walks) >= FRAME_CACHE:
-                self._walks.clear()
-            self._walks[key] = got
+            self._keep_walk(key, got)
         return got
 
     def trie_walk(self, auto: AutomatonView, q: int, node: int, trie: TokenTrie | None = None) -> TokenWalk:
@@ -208,9 +214,7 @@ class FrameMasks:
             if not any(auto.calls(p) or auto.guards(p) for _, p in near):
                 keep = self.index.token_lengths[short.ids] <= n
                 got = self._with_long_tokens(auto, q, n, TokenWalk(short.ids[keep], short.ends[keep], near))
-        if len(self._walks) >= FRAME_CACHE:
-            self._walks.clear()
-        self._walks[key] = got
+        self._keep_walk(key, got)
         return got
 
     def _with_long_tokens(self, auto: AutomatonView, q: int, n: int, short: TokenWalk) -> TokenWalk:
@@ -249,6 +253,9 @@ class FrameMasks:
             self._active.discard(key)
         if len(self._frames) >= FRAME_CACHE:
             self._frames.clear()
+            self._frame_bytes = 0
+        if key not in self._frames:
+            self._frame_bytes += got.ids.nbytes + 64
         self._frames[key] = got
         return got
 

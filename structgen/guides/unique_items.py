@@ -197,6 +197,7 @@ class UniqueItems:
         self.pool = pool
         self._lock = threading.Lock()
         self.texts: list[bytes] = [b""]
+        self._text_bytes = 0  # (summed as texts are added: a compile cache reads memory_bytes often)
         self._text_ids: dict[bytes, int] = {b"": 0}
         self._sets: list[tuple[frozenset, tuple]] = [(frozenset(), ())]  # id -> (keys, values)
         self._set_ids: dict[frozenset, int] = {frozenset(): 0}
@@ -221,7 +222,7 @@ class UniqueItems:
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held: the item texts and ids, the sets and what was decided of them."""
-        texts = sum(len(t) + 90 for t in self.texts)
+        texts = self._text_bytes + 90 * len(self.texts)
         decided = len(self._after) + len(self._alive) + len(self._rests) + len(self._completions)
         return int(texts + 150 * (len(self.items) + len(self._sets) + decided))
 
@@ -301,7 +302,10 @@ class UniqueItems:
     def read(self, item: int, b: int) -> int:
         """The item id after the item read byte ``b``."""
         text, written, left = self.items[item]
+        known = len(self.texts)
         text = self._intern(self.texts, self._text_ids, self.texts[text] + bytes((b,)))
+        if text >= known:
+            self._text_bytes += len(self.texts[text])
         if left != NOTHING:
             left = self.pool.derive(left, b)
         return self._intern(self.items, self._item_ids, (text, written, left))

@@ -202,6 +202,28 @@ def test_random_walks_validate(smollm2_vocabulary: Any) -> None:
         jsonschema.validate(json.loads(out), TREE)
 
 
+def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabulary: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The frame caches keep their byte counts as they go (a compile cache reads them on every
+    insert): the counts equal a recount, through the caches' clearing when full too."""
+    from structgen.guides import frame_masks
+
+    monkeypatch.setattr(frame_masks, "FRAME_CACHE", 7)
+    made = []
+    compute = frame_masks.FrameMasks._frame
+    monkeypatch.setattr(frame_masks.FrameMasks, "_frame", lambda self, *a: made.append(a) or compute(self, *a))
+    guide = PushdownGuide(schema_to_network(TREE), smollm2_vocabulary)
+    frames, rng, state = guide._frames, random.Random(5), guide.initial_state
+    for _ in range(40):
+        ids = np.flatnonzero(guide.token_mask(state)).tolist()
+        if not ids:
+            break
+        state = guide.next_state(state, rng.choice(ids))
+        recount = sum(f.ids.nbytes + 64 for f in frames._frames.values())
+        recount += sum(w.ids.nbytes * 2 + 64 for w in frames._walks.values() if w is not None)
+        assert frames.memory_bytes == recount > 0
+    assert len(made) > 2 * 7  # (so the caches were full and cleared on the way)
+
+
 # -- the network and the flat automaton agree ---------------------------------------------------
 
 _LEAVES = [
