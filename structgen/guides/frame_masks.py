@@ -26,7 +26,7 @@ import numpy as np
 
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
-from ..vocab.slices import MIXED, SLICES, slice_chain
+from ..vocab.slices import MIXED, SLICES, StringSlice, slice_chain
 from ..vocab.trie import TokenTrie, tokens_at, walk_trie
 from .distances import NetworkDistances
 from .network_view import AutomatonView, NetworkView
@@ -182,9 +182,8 @@ class FrameMasks:
             origin = rest.origin[nodes]
             branches += _branches(auto, origin, states, self.trie.num_children[origin])
 
-            def ends(lengths: np.ndarray = sl.lengths[:count], chain: list[int] = chain, rest_ends: np.ndarray = rest_ends) -> np.ndarray:
-                along = np.array(chain, dtype=np.int32)[np.minimum(lengths, len(chain) - 1)]
-                return np.concatenate([along, rest_ends]).astype(np.int32)
+            def ends(sl: StringSlice = sl, chain: list[int] = chain, count: int = count, rest_ends: np.ndarray = rest_ends) -> np.ndarray:
+                return sl.ends_along(chain, count, rest_ends)
 
             return TokenWalk(np.concatenate([sl.by_length[:count], rest_ids]), ends, branches)
         return None

@@ -133,6 +133,18 @@ def _hex_digit_class(digits: Sequence[int]) -> str:
 
 def encode_set(s: Ranges, path: str = "") -> Optional[str]:
     """The regex of one JSON-encoded character whose decoded value is in ``s`` (None if empty)."""
+    got = _encoded(tuple(s))
+    if got is _TOO_MANY:
+        raise SchemaNotSupported("pattern", path, "a character class with too many characters")
+    return got
+
+
+_TOO_MANY = "(too many characters)"
+
+
+@functools.lru_cache(maxsize=4096)
+def _encoded(s: Ranges) -> Optional[str]:
+    """:func:`encode_set`, cached: patterns repeat the same classes (a compile met 828 of them)."""
     if s == FULL:
         return CHAR
     alts = []
@@ -144,7 +156,7 @@ def encode_set(s: Ranges, path: str = "") -> Optional[str]:
         else:
             chosen, negate = rest, True
         if size(chosen) > _MAX_CLASS_CHARS:
-            raise SchemaNotSupported("pattern", path, "a character class with too many characters")
+            return _TOO_MANY
         alts.append(write_class(chosen, negate))
     short = "".join(v for k, v in _SHORT_ESCAPES.items() if contains(s, k))
     if short:

@@ -69,6 +69,7 @@ class StringSlice:
     lengths: np.ndarray  # int64: the sorted lengths
     rest: TokenTrie  # trie of the walkable tokens that are not slice tokens
     _up_to: dict[int, np.ndarray] = field(default_factory=dict)
+    _starts: list[np.ndarray] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -90,6 +91,26 @@ class StringSlice:
                     self._up_to.clear()
                 self._up_to[m] = mask
         return mask
+
+    @property
+    def length_starts(self) -> np.ndarray:
+        """``[L]``: how many slice tokens have fewer than ``L`` characters (``L`` up to :attr:`longest` + 1)."""
+        if not self._starts:
+            self._starts.append(np.searchsorted(self.lengths, np.arange(self.longest + 2), side="left"))
+        return self._starts[0]
+
+    def ends_along(self, chain: Sequence[int], count: int, rest_ends: np.ndarray) -> np.ndarray:
+        """The state each of the first ``count`` slice tokens (by length) ends in along ``chain``
+        (``chain[c]``: the state after ``c`` characters; its last state for longer tokens), then
+        ``rest_ends`` (int32): runs of equal lengths repeated, not indexed one by one."""
+        starts = self.length_starts
+        n = len(chain)
+        bounds = np.minimum(starts[np.minimum(np.arange(n + 1), starts.size - 1)], count)
+        bounds[0], bounds[n] = 0, count
+        out = np.empty(count + rest_ends.size, dtype=np.int32)
+        out[:count] = np.repeat(np.array(chain, dtype=np.int32), np.diff(bounds))
+        out[count:] = rest_ends
+        return out
 
     @classmethod
     def build(cls, tokens: Sequence[bytes | None], trie: TokenTrie, char_class: str = SLICE_CHAR) -> "StringSlice":

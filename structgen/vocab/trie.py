@@ -102,6 +102,17 @@ class TokenTrie:
         return node
 
     @cached_property
+    def node_token(self) -> np.ndarray | None:
+        """The token id ending at each node (-1: none), or None where some node ends several."""
+        _, tok_first, tok_count, tok_ids = self.lookup
+        if tok_count.size and int(tok_count.max()) > 1:
+            return None
+        out = np.full(tok_count.size, -1, dtype=np.int64)
+        ends = tok_count > 0
+        out[ends] = tok_ids[tok_first[ends]]
+        return out
+
+    @cached_property
     def first_key(self) -> array:
         """Where each node's children begin in :attr:`lookup`'s keys (``first_child - 1``), as an
         int array (read per node by the plain-Python walks, instead of a search of the keys)."""
@@ -239,6 +250,11 @@ def walk_tokens(auto: LazyAutomaton, trie: TokenTrie, state: int) -> tuple[np.nd
 
 def tokens_at(trie: TokenTrie, nodes: np.ndarray, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(token ids, states)``: the tokens that end at ``nodes``, each with its node's state."""
+    single = trie.node_token
+    if single is not None:  # (no node ends two tokens: a selection, without ranges)
+        ids = single[nodes]
+        keep = ids >= 0
+        return ids[keep], states[keep]
     _, tok_first, tok_count, tok_ids = trie.lookup
     cnt = tok_count[nodes]
     return tok_ids[expand_ranges(tok_first[nodes], cnt)], np.repeat(states, cnt)

@@ -17,7 +17,7 @@ from structgen.vocab.index import string_slice
 from structgen.automata.expr import ExprPool
 from structgen.automata.lazy import LazyAutomaton
 from structgen.automata.regex import regex_to_expr
-from structgen.vocab.slices import MIXED, SLICES, char_successor
+from structgen.vocab.slices import MIXED, SLICES, StringSlice, char_successor
 
 from ..support.reference import paired_states, reference_mask, restricted
 
@@ -205,3 +205,17 @@ def test_the_compile_cache_measures_guides_again_as_they_grow() -> None:
     assert lru.get_or_make("first", lambda: Sized(10)) is not first  # measured: over the bound, dropped
     lru.clear()
     assert lru.get_or_make("first", lambda: Sized(10)) is not first
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(1, 9), max_size=40), st.lists(st.integers(0, 50), min_size=1, max_size=12), st.data())
+def test_ends_along_a_chain_are_each_token_s_state(lengths: list[int], chain: list[int], data: Any) -> None:
+    """The state each slice token (sorted by length) ends in along a chain: ``chain[length]``, the
+    chain's last state for longer tokens, then the rest tokens' states."""
+    lengths_arr = np.array(sorted(lengths), dtype=np.int64)
+    sl = StringSlice(np.zeros(len(lengths), dtype=bool), np.arange(len(lengths)), lengths_arr, None)  # type: ignore[arg-type]  (no rest trie needed)
+    count = data.draw(st.integers(0, len(lengths)))
+    rest = np.array(data.draw(st.lists(st.integers(0, 9), max_size=4)), dtype=np.int32)
+    got = sl.ends_along(chain, count, rest)
+    want = [chain[min(n, len(chain) - 1)] for n in sorted(lengths)[:count]] + rest.tolist()
+    assert got.dtype == np.int32 and got.tolist() == want
