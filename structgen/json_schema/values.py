@@ -10,9 +10,13 @@ import math
 from typing import Any, Optional
 
 from ..automata.expr import NOTHING
+from ..automata.expr_rewrite import factored
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
 from .context import MAX_REGEX_SIZE, Context, Term
 from .ops import canonical_json, encoded, equal
+
+#: Enumerations of more values than this are a trie of their spellings (see :func:`.expr_rewrite.factored`).
+FACTOR_FROM = 8
 
 __all__ = ["Values"]
 
@@ -121,7 +125,7 @@ class Values:
                 kept[key] = self.value(v, path)
         if not kept:
             raise UnsatisfiableConstraint("no enum/const value satisfies the rest of the schema", path or "/")
-        got = ctx.unite(kept.values())
+        got = factored(ctx.pool, kept.values()) if len(kept) > FACTOR_FROM else ctx.unite(kept.values())
         assert got != NOTHING
         return got
 

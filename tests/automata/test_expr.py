@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structgen.automata.algebra import difference, intersect
-from structgen.automata.expr import NOTHING, ExprPool
-from structgen.automata.expr_rewrite import clamp
+from structgen.automata.expr import KINDS, NOTHING, ExprPool
+from structgen.automata.expr_rewrite import clamp, factored
 from structgen.automata.lazy import LazyAutomaton
 from structgen.automata.regex import regex_to_dfa, regex_to_expr
 
@@ -80,6 +80,24 @@ def test_lazy_products_never_lead_into_a_dead_end(a: str, b: str, seed: int) -> 
             assert dfa.step(0, out) >= 0, (a, b, out)  # (every prefix can still be completed)
         if auto.finals[q]:
             assert dfa.accepts(out)
+
+
+@settings(max_examples=150, deadline=None)
+@given(pattern=patterns, words=st.lists(_TEXTS, min_size=1, max_size=12), texts=st.lists(_TEXTS, max_size=8))
+def test_a_factored_alternation_is_the_same_language_and_derives_narrow(pattern: str, words: list[str], texts: list[str]) -> None:
+    """Literals (and a pattern beside them) with their common first bytes taken out accept what
+    their plain alternation does; the alternation of the literals that go on after one byte
+    then holds no option of another first byte."""
+    pool = ExprPool()
+    parts = [pool.literal(w.encode()) for w in words] + [regex_to_expr(pattern, pool)]
+    plain, trie = pool.alt(parts), factored(pool, parts)
+    for text in texts + words + [w[:2] for w in words]:
+        assert _accepts(pool, trie, text.encode()) == _accepts(pool, plain, text.encode()), (words, pattern, text)
+    lits = factored(pool, [pool.literal(w.encode()) for w in words])
+    for b in {w.encode()[0] for w in words if w}:
+        after = pool.node(pool.derive(lits, b))
+        options = after[1] if after[0] == KINDS["alt"] else (after,)
+        assert len(options) <= len({w.encode()[1:2] for w in words if w.encode()[:1] == bytes([b])}), (words, b)
 
 
 def test_counters_are_one_term_not_copies() -> None:
