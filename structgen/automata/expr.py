@@ -33,11 +33,10 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import threading
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
-
+from .byte_masks import byte_mask, bytes_of_mask
 from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
 from .liveness import LIVENESS_LIMIT, Liveness
@@ -49,6 +48,7 @@ NOTHING = 0
 EPSILON = 1
 #: The empty symbol set, shared (every term without calls has it).
 _NO_SYMBOLS: frozenset[int] = frozenset()
+_BIG = 1 << 62  # (sizes stop there; the largest counter of an intersection)
 #: Every byte, as a 256-bit mask.
 ALL_BYTES = (1 << 256) - 1
 
@@ -59,33 +59,6 @@ KINDS = {
     "nothing": _NOTHING, "epsilon": _EPSILON, "bytes": _BYTES, "seq": _SEQ, "alt": _ALT, "rep": _REP, "sym": _SYM,
     "dfa": _DFA, "and": _AND, "not": _NOT,
 }
-
-
-@functools.lru_cache(maxsize=4096)
-def bytes_of_mask(mask: int) -> tuple[int, ...]:
-    """The bytes of a 256-bit mask, ascending (cached: masks repeat across states).
-
-    >>> bytes_of_mask(byte_mask(b"ba"))
-    (97, 98)
-    """
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return tuple(out)
-
-
-def byte_mask(data: Iterable[int]) -> int:
-    """The 256-bit mask of some bytes.
-
-    >>> byte_mask(b"ab") == (1 << 97) | (1 << 98)
-    True
-    """
-    m = 0
-    for b in data:
-        m |= 1 << b
-    return m
 
 
 class ExprPool:
@@ -100,6 +73,9 @@ class ExprPool:
         self._ids: dict[tuple, int] = {}
         self._nullable: list[bool] = []
         self._algebraic: list[bool] = []  # the term holds an intersection or a complement
+        self._size: list[int] = []  # see size(); these three are kept as terms are interned
+        self._counter: list[int] = []  # see largest_counter()
+        self._symbols: list[frozenset[int]] = []  # see symbols_in()
         self._lock = threading.Lock()
         #: the liveness of algebraic terms, searched for and remembered (:class:`.Liveness`)
         self.search = Liveness(self, KINDS)
@@ -111,7 +87,6 @@ class ExprPool:
         self._embedded_ids: dict[int, int] = {}  # id(dfa) -> index
         self._held: list[ByteDFA] = []
         self._code_points: dict[tuple[tuple[int, int], ...], int] = {}
-        self._symbols_in: dict[int, frozenset[int]] = {}
         #: facts other modules derive from terms, memoised with the pool (keys are tuples that
         #: start with the deriving module's own tag)
         self.facts: dict[tuple, object] = {}
@@ -141,6 +116,9 @@ class ExprPool:
         self.search.restore(state.get("search", {}))  # type: ignore[arg-type]
         for rows, finals, symbols in state["embedded"]:  # type: ignore[attr-defined]
             self._embedded.append(EmbeddedDfa(rows, finals, symbols))
+        self._size, self._counter, self._symbols = [], [], []
+        for key in self._nodes:  # (parts before wholes: ids ascend as terms are built)
+            self._note(key)
 
     @property
     def memory_bytes(self) -> int:
@@ -160,8 +138,42 @@ class ExprPool:
                 self._nodes.append(key)
                 self._nullable.append(nullable)
                 self._algebraic.append(algebraic)
+                self._note(key)
                 self._ids[key] = got
         return got
+
+    def _note(self, key: tuple) -> None:
+        """Append the size, largest counter and symbols of the new term ``key`` (from its parts')."""
+        kind, size, counter, symbols = key[0], self._size, self._counter, self._symbols
+        if kind == _SEQ:  # (most terms: no loop)
+            a, b = key[1], key[2]
+            size.append(size[a] + size[b])
+            counter.append(counter[a] if counter[a] >= counter[b] else counter[b])
+            symbols.append(symbols[b] if not symbols[a] else symbols[a] if not symbols[b] else symbols[a] | symbols[b])
+        elif kind == _ALT or kind == _REP:
+            parts = key[1] if kind == _ALT else key[1:2]
+            n = c = 0
+            syms = _NO_SYMBOLS
+            for p in parts:
+                n += size[p]
+                c = max(c, counter[p])
+                if symbols[p]:
+                    syms = symbols[p] if not syms else syms | symbols[p]
+            if kind == _REP:
+                lo, hi = key[2], key[3]
+                n *= max(hi if hi >= 0 else lo + 1 if lo >= 2 else 1, 1)
+                c = max(c, lo, hi)
+            size.append(min(n, _BIG))
+            counter.append(c)
+            symbols.append(syms)
+        elif kind == _SYM:
+            size.append(1), counter.append(0), symbols.append(frozenset((key[1],)))
+        elif kind == _DFA:
+            emb = self._embedded[key[1]]
+            size.append(len(emb.rows)), counter.append(0)
+            symbols.append(frozenset(k for es in emb.symbols.values() for k, _ in es) or _NO_SYMBOLS)
+        else:  # (an intersection or a complement hides its parts' counters and symbols: see clamp)
+            size.append(1 if kind == _BYTES else 0), counter.append(_BIG if kind == _AND else 0), symbols.append(_NO_SYMBOLS)
 
     # -- constructors ---------------------------------------------------------------------------
 
@@ -453,38 +465,18 @@ class ExprPool:
 
     def symbols_in(self, e: int) -> frozenset[int]:
         """Every symbol anywhere in ``e`` (the automata it may call, its guards)."""
-        got = self._symbols_in.get(e)
-        return got if got is not None else self.fold(e, self._symbols_in, self._symbols_of)
+        return self._symbols[e]
 
-    def _symbols_of(self, x: int, node: tuple, kids: tuple[int, ...]) -> frozenset[int]:
-        kind = node[0]
-        if kind == _SYM:
-            got = frozenset((node[1],))
-        elif kind == _DFA:
-            got = frozenset(k for es in self._embedded[node[1]].symbols.values() for k, _ in es)
-        else:
-            got = frozenset().union(*(self._symbols_in[k] for k in kids))
-        return got or _NO_SYMBOLS  # (one empty set shared)
+    def size(self, e: int) -> int:
+        """About how many positions ``e`` expands to where it is copied: a byte set or a symbol
+        counts 1, ``x{m,n}`` ``max(m, n)`` copies of ``x`` (``x{m,}``: ``m + 1``), a
+        concatenation or a choice the sum of its parts, an embedded automaton its states."""
+        return self._size[e]
 
-    def fold(self, e: int, memo: dict, combine: Callable[[int, tuple, tuple[int, ...]], Any]) -> Any:
-        """Bottom-up over ``e``'s concatenations, choices and repetitions, without recursion:
-        ``memo[x] = combine(x, node, kids)`` once every kid of ``x`` is in ``memo`` (kept)."""
-        stack = [e]
-        while stack:
-            x = stack[-1]
-            if x in memo:
-                stack.pop()
-                continue
-            node = self._nodes[x]
-            kind = node[0]
-            kids: tuple[int, ...] = (node[1], node[2]) if kind == _SEQ else node[1] if kind == _ALT else (node[1],) if kind == _REP else ()
-            pending = [k for k in kids if k not in memo]
-            if pending:
-                stack.extend(pending)
-                continue
-            stack.pop()
-            memo[x] = combine(x, node, kids)
-        return memo[e]
+    def largest_counter(self, e: int) -> int:
+        """The largest repetition counter in ``e`` (lower or upper; huge where it holds an
+        intersection, whose liveness may depend on any counter)."""
+        return self._counter[e]
 
     def readable_bytes(self, e: int) -> int:
         """Every byte ``e`` may read anywhere (a 256-bit mask)."""

@@ -32,7 +32,6 @@ from .string_length import clampable_string, note_restricted
 
 __all__ = ["clamp", "concat_all", "copy_from", "copy_term", "factored", "restrict", "substitute"]
 
-_NO_BOUND = 1 << 62  # (the largest counter of a term clamp may rewrite whatever its counters)
 _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
     KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
 )
@@ -107,22 +106,9 @@ def _restricted_dfa(pool: ExprPool, index: int, allowed: int, dead: frozenset[in
 
 def largest_counter(pool: ExprPool, e: int) -> int:
     """The largest repetition counter in ``e`` (lower or upper), or a huge number where ``e``
-    holds an intersection or a complement (which :func:`clamp` may rewrite whatever the
-    counters); memoised in the pool."""
-    key = ("largest counter", e)
-    got = pool.facts.get(key)
-    if got is None:
-        node = pool.node(e)
-        kind = node[0]
-        if kind == _AND:
-            got = _NO_BOUND
-        else:  # (the parts of a concatenation, a choice, a repetition; nothing else holds counters)
-            parts = node[1:3] if kind == _SEQ else node[1] if kind == _ALT else node[1:2] if kind == _REP else ()
-            got = max((largest_counter(pool, p) for p in parts), default=0)
-            if kind == _REP:
-                got = max(got, node[2], node[3])
-        pool.facts[key] = got
-    return got  # type: ignore[no-any-return]
+    holds an intersection (which :func:`clamp` may rewrite whatever the counters): kept by the
+    pool as terms are built (:meth:`.ExprPool.largest_counter`)."""
+    return pool.largest_counter(e)
 
 
 def clamp(pool: ExprPool, e: int, n: int) -> int:

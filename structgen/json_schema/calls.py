@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
-from ..automata.expr import KINDS, NOTHING, ExprPool
+from ..automata.expr import NOTHING, ExprPool
 from ..automata.expr_rewrite import substitute
 from ..automata.markers import GUARD_FIRST
 from ..errors import CompileBudgetExceeded
@@ -34,34 +34,18 @@ __all__ = ["CALL_THRESHOLD", "CallGraph", "Weights"]
 #: called. (Read at every use: tests set it to 0 to make every sub-schema an automaton.)
 CALL_THRESHOLD = 200
 
-_BYTES, _SEQ, _ALT, _REP, _SYM, _DFA = (KINDS[k] for k in ("bytes", "seq", "alt", "rep", "sym", "dfa"))
 
 
 class Weights:
     """The weight of a term: about how many positions it expands to where it is copied (into a
-    caller, or inlined for the algebra). A byte set counts 1, a repetition ``x{m,n}`` counts
-    ``max(m, n)`` copies of ``x`` (``x{m,}``: ``m + 1``), an alternation the sum of its options,
-    a call 1, an embedded automaton its number of states. Memoised per pool."""
+    caller, or inlined for the algebra): :meth:`.ExprPool.size`, kept by the pool as terms are
+    built (a walk of every new term per sub-schema was a fifth of a small schema's compile)."""
 
     def __init__(self, pool: ExprPool) -> None:
         self.pool = pool
-        self._memo: dict[int, int] = {0: 0, 1: 0}
 
     def __call__(self, e: int) -> int:
-        got = self._memo.get(e)
-        return got if got is not None else self.pool.fold(e, self._memo, self._weigh)  # (no recursion: long concatenations are deep)
-
-    def _weigh(self, x: int, node: tuple, kids: tuple[int, ...]) -> int:
-        kind, memo = node[0], self._memo
-        if kind == _BYTES or kind == _SYM:
-            return 1
-        if kind == _DFA:
-            return len(self.pool.embedded(node[1]).rows)
-        if kind == _REP:
-            lo, hi = node[2], node[3]
-            copies = hi if hi >= 0 else lo + 1 if lo >= 2 else 1
-            return memo[node[1]] * max(copies, 1)
-        return sum(memo[k] for k in kids)
+        return self.pool.size(e)
 
 
 #: Compiles a schema at a JSON pointer with the ``$ref`` targets entered so far, never as a call
