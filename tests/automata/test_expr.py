@@ -100,6 +100,45 @@ def test_a_factored_alternation_is_the_same_language_and_derives_narrow(pattern:
         assert len(options) <= len({w.encode()[1:2] for w in words if w.encode()[:1] == bytes([b])}), (words, b)
 
 
+def _reference_facts(pool: ExprPool, e: int) -> tuple[int, int, frozenset]:
+    """(size, largest counter, symbols) of ``e`` by a walk of its parts (what the pool keeps)."""
+    node = pool.node(e)
+    kind = node[0]
+    if kind == KINDS["sym"]:
+        return 1, 0, frozenset((node[1],))
+    if kind == KINDS["bytes"]:
+        return 1, 0, frozenset()
+    if kind == KINDS["dfa"]:
+        emb = pool.embedded(node[1])
+        return len(emb.rows), 0, frozenset(k for es in emb.symbols.values() for k, _ in es)
+    if kind not in (KINDS["seq"], KINDS["alt"], KINDS["rep"]):
+        return 0, (1 << 62 if kind == KINDS["and"] else 0), frozenset()
+    parts = [_reference_facts(pool, p) for p in (node[1:3] if kind == KINDS["seq"] else node[1] if kind == KINDS["alt"] else node[1:2])]
+    size, counter, symbols = sum(p[0] for p in parts), max(p[1] for p in parts), frozenset().union(*(p[2] for p in parts))
+    if kind == KINDS["rep"]:
+        lo, hi = node[2], node[3]
+        size *= max(hi if hi >= 0 else lo + 1 if lo >= 2 else 1, 1)
+        counter = max(counter, lo, hi)
+    return size, counter, symbols
+
+
+@settings(max_examples=100, deadline=None)
+@given(a=patterns, b=patterns, lo=st.integers(0, 5), extra=st.integers(0, 300), symbols=st.lists(st.integers(1, 9), max_size=3))
+def test_sizes_counters_and_symbols_kept_by_the_pool_are_those_of_the_terms(a: str, b: str, lo: int, extra: int, symbols: list[int]) -> None:
+    import pickle
+
+    pool = ExprPool()
+    x, y = regex_to_expr(a, pool), regex_to_expr(b, pool)
+    calls = pool.concat([pool.symbol(k) for k in symbols])
+    terms = [x, y, pool.repeat(pool.seq(x, calls), lo, lo + extra), pool.alt([calls, pool.star(y)]), pool.minus(x, y)]
+    terms.append(pool.concat([terms[2], pool.literal(b"ab"), terms[3], terms[4]]))
+    restored = pickle.loads(pickle.dumps(pool))
+    for e in terms:
+        want = _reference_facts(pool, e)
+        assert (pool.size(e), pool.largest_counter(e), pool.symbols_in(e)) == want, (a, b, e)
+        assert (restored.size(e), restored.largest_counter(e), restored.symbols_in(e)) == want
+
+
 def test_counters_are_one_term_not_copies() -> None:
     pool = ExprPool()
     e = regex_to_expr('"(?:[^"\\\\]|\\\\.){0,100000}"', pool)
