@@ -23,6 +23,7 @@ which keeps ``minLength`` / ``maxLength`` exact. The constant pieces are built o
 
 from __future__ import annotations
 
+import functools
 from typing import Callable, Iterable, Optional
 
 from ..automata.expr import EPSILON, NOTHING, ExprPool, byte_mask
@@ -118,7 +119,7 @@ class JsonTerms:
     @property
     def ws(self) -> int:
         """Whitespace between two tokens (``EPSILON`` when none is allowed)."""
-        return self.cached("ws", lambda t: regex_to_expr(t.whitespace, t.pool) if t.whitespace else EPSILON, shared=False)
+        return self.cached("ws", lambda t: copy_from(t.pool, _TEMPLATE.pool, _whitespace(t.whitespace)) if t.whitespace else EPSILON, shared=False)
 
     @property
     def sep(self) -> int:
@@ -295,3 +296,9 @@ class JsonTerms:
 
 #: The pieces that do not depend on the whitespace, built once per process (then copied).
 _TEMPLATE = JsonTerms(ExprPool())
+
+
+@functools.lru_cache(maxsize=64)
+def _whitespace(regex: str) -> int:
+    """The term of a whitespace regex in the template pool (parsed once per process, not per compile)."""
+    return regex_to_expr(regex, _TEMPLATE.pool)
