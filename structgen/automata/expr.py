@@ -39,7 +39,7 @@ from typing import Iterable, Optional, Sequence
 from .byte_masks import byte_mask, bytes_of_mask
 from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
-from .liveness import LIVENESS_LIMIT, Liveness
+from .liveness import INF, LIVENESS_LIMIT, Liveness
 from .utf8 import code_points_expr
 
 __all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask"]
@@ -76,6 +76,7 @@ class ExprPool:
         self._size: list[int] = []  # see size(); these three are kept as terms are interned
         self._counter: list[int] = []  # see largest_counter()
         self._symbols: list[frozenset[int]] = []  # see symbols_in()
+        self._lower: list[int] = []  # see lower_bound()
         self._lock = threading.Lock()
         #: the liveness of algebraic terms, searched for and remembered (:class:`.Liveness`)
         self.search = Liveness(self, KINDS)
@@ -116,7 +117,7 @@ class ExprPool:
         self.search.restore(state.get("search", {}))  # type: ignore[arg-type]
         for rows, finals, symbols in state["embedded"]:  # type: ignore[attr-defined]
             self._embedded.append(EmbeddedDfa(rows, finals, symbols))
-        self._size, self._counter, self._symbols = [], [], []
+        self._size, self._counter, self._symbols, self._lower = [], [], [], []
         for key in self._nodes:  # (parts before wholes: ids ascend as terms are built)
             self._note(key)
 
@@ -143,10 +144,11 @@ class ExprPool:
         return got
 
     def _note(self, key: tuple) -> None:
-        """Append the size, largest counter and symbols of the new term ``key`` (from its parts')."""
-        kind, size, counter, symbols = key[0], self._size, self._counter, self._symbols
+        """Append the size, largest counter, symbols and lower bound of the new term ``key`` (from its parts')."""
+        kind, size, counter, symbols, lower = key[0], self._size, self._counter, self._symbols, self._lower
         if kind == _SEQ:  # (most terms: no loop)
             a, b = key[1], key[2]
+            lower.append(min(INF, lower[a] + lower[b]))
             size.append(size[a] + size[b])
             counter.append(counter[a] if counter[a] >= counter[b] else counter[b])
             symbols.append(symbols[b] if not symbols[a] else symbols[a] if not symbols[b] else symbols[a] | symbols[b])
@@ -163,17 +165,21 @@ class ExprPool:
                 lo, hi = key[2], key[3]
                 n *= max(hi if hi >= 0 else lo + 1 if lo >= 2 else 1, 1)
                 c = max(c, lo, hi)
+                lower.append(0 if lo == 0 else min(INF, lo * lower[key[1]]))
+            else:
+                lower.append(min(lower[p] for p in parts))
             size.append(min(n, _BIG))
             counter.append(c)
             symbols.append(syms)
         elif kind == _SYM:
-            size.append(1), counter.append(0), symbols.append(frozenset((key[1],)))
+            size.append(1), counter.append(0), symbols.append(frozenset((key[1],))), lower.append(0)
         elif kind == _DFA:
             emb = self._embedded[key[1]]
-            size.append(len(emb.rows)), counter.append(0)
+            size.append(len(emb.rows)), counter.append(0), lower.append(emb.min_lengths({})[key[2]])
             symbols.append(frozenset(k for es in emb.symbols.values() for k, _ in es) or _NO_SYMBOLS)
         else:  # (an intersection or a complement hides its parts' counters and symbols: see clamp)
             size.append(1 if kind == _BYTES else 0), counter.append(_BIG if kind == _AND else 0), symbols.append(_NO_SYMBOLS)
+            lower.append(1 if kind == _BYTES else INF if kind == _NOTHING else max(lower[p] for p in key[1]) if kind == _AND else 0)
 
     # -- constructors ---------------------------------------------------------------------------
 
@@ -473,6 +479,11 @@ class ExprPool:
         concatenation or a choice the sum of its parts, an embedded automaton its states."""
         return self._size[e]
 
+    def lower_bound(self, e: int) -> int:
+        """A lower bound of the length of ``e``'s strings (:data:`.liveness.INF`: none): an
+        intersection's is its longest part's, a complement's 0, a symbol's 0."""
+        return self._lower[e]
+
     def largest_counter(self, e: int) -> int:
         """The largest repetition counter in ``e`` (lower or upper; huge where it holds an
         intersection, whose liveness may depend on any counter)."""
@@ -540,14 +551,6 @@ class ExprPool:
             got = (ALL_BYTES,)
         self._classes[e] = got
         return got
-
-    def row(self, e: int) -> list[int]:
-        """``[derive(e, b) for b in range(256)]``, one derivative per byte class."""
-        out = [NOTHING] * 256
-        for mask, d in self.row_classes(e):
-            for b in bytes_of_mask(mask):
-                out[b] = d
-        return out
 
     def row_classes(self, e: int) -> list[tuple[int, int]]:
         """``(byte mask, derivative)`` for each byte class of ``e`` whose derivative is not

@@ -49,7 +49,6 @@ class Liveness:
         self.witness: dict[int, int] = {}  # algebraic term -> length of its shortest string (INF: empty)
         self.gave_up: set[int] = set()  # algebraic terms whose search ran out (taken as empty)
         self.alive: set[int] = set()  # algebraic terms some string is known to match (length unknown)
-        self.lower: dict[int, int] = {}  # term -> a lower bound of its strings' length
         self.lower_dfa: dict[int, list[int]] = {}  # embedded automaton -> its states' shortest lengths
         self._texts: dict[int, Optional[bytes]] = {}  # plain term -> a shortest string (shortest_text)
         #: a cheap verdict on a term's liveness, asked before a search (``None``: not known)
@@ -109,35 +108,9 @@ class Liveness:
         return False
 
     def lower_bound(self, e: int) -> int:
-        """A lower bound of the length of ``e``'s strings, cheap: an intersection is bounded by
-        its longest part's bound, a complement by 0 (symbols weigh 0)."""
-        got = self.lower.get(e)
-        if got is not None:
-            return got
-        node = self.pool.node(e)
-        kind = node[0]
-        k = self.kinds
-        if kind == k["nothing"]:
-            got = _INF
-        elif kind in (k["epsilon"], k["sym"], k["not"]):
-            got = 0
-        elif kind == k["bytes"]:
-            got = 1
-        elif kind == k["seq"]:
-            got = min(_INF, self.lower_bound(node[1]) + self.lower_bound(node[2]))
-        elif kind == k["alt"]:
-            got = min(self.lower_bound(p) for p in node[1])
-        elif kind == k["rep"]:
-            got = 0 if node[2] == 0 else min(_INF, node[2] * self.lower_bound(node[1]))
-        elif kind == k["and"]:
-            got = max(self.lower_bound(p) for p in node[1])
-        else:
-            lengths = self.lower_dfa.get(node[1])
-            if lengths is None:
-                lengths = self.lower_dfa[node[1]] = self.pool.embedded(node[1]).min_lengths({})
-            got = lengths[node[2]]
-        self.lower[e] = got
-        return got
+        """A lower bound of the length of ``e``'s strings, kept by the pool as terms are built
+        (:meth:`.ExprPool.lower_bound`: an intersection's is its longest part's, a complement's 0)."""
+        return self.pool.lower_bound(e)  # type: ignore[no-any-return]
 
     def _verdict(self, x: int) -> Optional[bool]:
         """Whether ``x`` is live as far as is known without a search (``None``: not known): a

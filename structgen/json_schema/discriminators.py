@@ -2,7 +2,8 @@
 github-issue-forms writes its form items), rewritten as an ``anyOf`` of disjoint branches: one per
 constant, then one for any other value, one for the property absent and one for non-objects;
 ``oneOf`` branches that each require a different key (:func:`one_of_keys`); and an ``if`` that
-only asks whether a key is there (:func:`presence_branches`). Each branch is a plain
+only asks whether a key is there (:func:`presence_branches`); a ``not`` of keys that must not be
+there (:func:`forbidden_keys`). Each branch is a plain
 conjunction that merges, so the chain needs no automata algebra (which is slow, and cannot take a
 ``uniqueItems`` array whose items have infinitely many values).
 
@@ -23,7 +24,7 @@ from typing import Any, Optional
 from ..errors import ConstraintError
 from .ops import Schema, clean, equal, type_set
 
-__all__ = ["if_chain_union", "one_of_keys", "presence_branches"]
+__all__ = ["forbidden_keys", "if_chain_union", "one_of_keys", "presence_branches"]
 
 _NOT_OBJECT = ["null", "boolean", "number", "string", "array"]
 
@@ -170,3 +171,27 @@ def presence_branches(s: dict) -> Optional[list]:
         return None
     there, absent = (otherwise, then) if negated else (then, otherwise)
     return [_branch(rest, {"required": [k]}, [there]), _branch(rest, {"type": "object", "properties": {k: False}}, [absent])]
+
+
+def forbidden_keys(negated: Schema) -> Optional[dict]:
+    """The schema of ``{"not": negated}`` where ``negated`` asks for one key (``{"required": [k]}``)
+    or for any one of several (``{"anyOf": [{"required": [k1]}, ...]}``: renovate's options that
+    only a global config may set): an object without those keys. (``required`` holds for every
+    non-object, so its negation holds for objects only.) ``None`` where ``negated`` is not of
+    those forms.
+
+    >>> forbidden_keys({"anyOf": [{"required": ["a"]}, {"required": ["b"], "description": "global"}]})
+    {'type': 'object', 'properties': {'a': False, 'b': False}}
+    """
+    if not isinstance(negated, dict):
+        return None
+    c = clean(negated)
+    members = c["anyOf"] if set(c) == {"anyOf"} and isinstance(c["anyOf"], list) and c["anyOf"] else [c]
+    keys: list[str] = []
+    for m in members:
+        m = clean(m) if isinstance(m, dict) else m
+        required = m.get("required") if isinstance(m, dict) else None
+        if set(m) != {"required"} or not (isinstance(required, list) and len(required) == 1 and isinstance(required[0], str)):  # type: ignore[arg-type]
+            return None
+        keys.append(required[0])
+    return {"type": "object", "properties": dict.fromkeys(keys, False)}

@@ -112,8 +112,14 @@ class SchemaCompiler:
         calls = self.ctx.calls
         if not calls.on:
             return self.compile_node(s, path, refs)
-        if isinstance(s, dict) and isinstance(s.get("$ref"), str) and not clean({k: v for k, v in s.items() if k != "$ref"}):
+        if _alias(s):
             target, target_path = self.ctx.refs.resolve(s["$ref"], path)
+            seen = {path, target_path}
+            while _alias(target):  # (a target that is a $ref alone: what it lands on is the target, recursion included)
+                target, target_path = self.ctx.refs.resolve(target["$ref"], target_path)  # type: ignore[index]
+                if target_path in seen:
+                    break
+                seen.add(target_path)
             return calls.call_ref(target, target_path)
         term = self.compile_node(s, path, refs)
         return calls.call_if_heavy(term) if path else term
@@ -278,3 +284,8 @@ class SchemaCompiler:
         if not alts:
             raise no_alternative(errors, f"no instance of type {types} satisfies the schema", path)
         return self.ctx.unite(alts)
+
+
+def _alias(s: Schema) -> bool:
+    """Whether ``s`` is a ``$ref`` and nothing else that constrains (a name for its target)."""
+    return isinstance(s, dict) and isinstance(s.get("$ref"), str) and not clean({k: v for k, v in s.items() if k != "$ref"})

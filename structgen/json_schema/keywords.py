@@ -16,7 +16,7 @@ from typing import Optional
 from ..automata.expr import NOTHING
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
-from .discriminators import presence_branches
+from .discriminators import forbidden_keys, presence_branches
 from .ops import Schema, TooDeep, accepts_all, clean, conj, no_alternative
 
 __all__ = ["Keywords", "implied_by"]
@@ -148,6 +148,9 @@ class Keywords:
     def negation(self, s: dict, path: str, refs: tuple) -> Term:
         """``not``: the rest of ``s`` (made canonical) minus the over-approximated negated schema."""
         rest = {k: v for k, v in s.items() if k != "not"}
+        absent = forbidden_keys(s["not"])
+        if absent is not None:  # (keys that must not be there: no subtraction)
+            return self.ctx.compiler.compile({"allOf": [rest, absent]} if rest else absent, path, refs)
         negated = self.ctx.compiler.over(s["not"], f"{path}/not", refs)
 
         def attempt() -> Term:

@@ -13,6 +13,7 @@ from structgen.automata.algebra import difference, intersect
 from structgen.automata.expr import KINDS, NOTHING, ExprPool
 from structgen.automata.expr_rewrite import clamp, factored
 from structgen.automata.lazy import LazyAutomaton
+from structgen.automata.liveness import INF
 from structgen.automata.regex import regex_to_dfa, regex_to_expr
 
 from ..support.strategies import patterns
@@ -100,26 +101,31 @@ def test_a_factored_alternation_is_the_same_language_and_derives_narrow(pattern:
         assert len(options) <= len({w.encode()[1:2] for w in words if w.encode()[:1] == bytes([b])}), (words, b)
 
 
-def _reference_facts(pool: ExprPool, e: int) -> tuple[int, int, frozenset]:
-    """(size, largest counter, symbols) of ``e`` by a walk of its parts (what the pool keeps)."""
+def _reference_facts(pool: ExprPool, e: int) -> tuple[int, int, frozenset, int]:
+    """(size, largest counter, symbols, length lower bound) of ``e`` by a walk of its parts (what
+    the pool keeps)."""
     node = pool.node(e)
     kind = node[0]
     if kind == KINDS["sym"]:
-        return 1, 0, frozenset((node[1],))
+        return 1, 0, frozenset((node[1],)), 0
     if kind == KINDS["bytes"]:
-        return 1, 0, frozenset()
+        return 1, 0, frozenset(), 1
     if kind == KINDS["dfa"]:
         emb = pool.embedded(node[1])
-        return len(emb.rows), 0, frozenset(k for es in emb.symbols.values() for k, _ in es)
+        return len(emb.rows), 0, frozenset(k for es in emb.symbols.values() for k, _ in es), emb.min_lengths({})[node[2]]
+    if kind == KINDS["and"]:
+        return 0, 1 << 62, frozenset(), max(_reference_facts(pool, p)[3] for p in node[1])
     if kind not in (KINDS["seq"], KINDS["alt"], KINDS["rep"]):
-        return 0, (1 << 62 if kind == KINDS["and"] else 0), frozenset()
+        return 0, 0, frozenset(), (INF if kind == KINDS["nothing"] else 0)
     parts = [_reference_facts(pool, p) for p in (node[1:3] if kind == KINDS["seq"] else node[1] if kind == KINDS["alt"] else node[1:2])]
     size, counter, symbols = sum(p[0] for p in parts), max(p[1] for p in parts), frozenset().union(*(p[2] for p in parts))
+    lower = min(INF, sum(p[3] for p in parts)) if kind == KINDS["seq"] else min(p[3] for p in parts)
     if kind == KINDS["rep"]:
         lo, hi = node[2], node[3]
         size *= max(hi if hi >= 0 else lo + 1 if lo >= 2 else 1, 1)
         counter = max(counter, lo, hi)
-    return size, counter, symbols
+        lower = 0 if lo == 0 else min(INF, lo * lower)
+    return size, counter, symbols, lower
 
 
 @settings(max_examples=100, deadline=None)
@@ -135,8 +141,8 @@ def test_sizes_counters_and_symbols_kept_by_the_pool_are_those_of_the_terms(a: s
     restored = pickle.loads(pickle.dumps(pool))
     for e in terms:
         want = _reference_facts(pool, e)
-        assert (pool.size(e), pool.largest_counter(e), pool.symbols_in(e)) == want, (a, b, e)
-        assert (restored.size(e), restored.largest_counter(e), restored.symbols_in(e)) == want
+        assert (pool.size(e), pool.largest_counter(e), pool.symbols_in(e), pool.lower_bound(e)) == want, (a, b, e)
+        assert (restored.size(e), restored.largest_counter(e), restored.symbols_in(e), restored.lower_bound(e)) == want
 
 
 def test_counters_are_one_term_not_copies() -> None:

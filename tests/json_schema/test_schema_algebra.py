@@ -688,3 +688,46 @@ def test_an_if_on_a_key_or_its_constant_is_two_disjoint_branches(test: dict) -> 
                 assert presence_branches(schema) is not None
                 _agrees_with_jsonschema(schema, [{}, {"t": "a"}, {"t": "b", "x": 1}, {"t": 1, "x": "s"}, {"x": 1},
                                                  {"x": 1, "y": 2, "t": "a"}, {"t": "a", "x": 1, "y": 1}, 3, "a", [], None])
+
+
+_FORBIDDEN = [
+    {"required": ["t"]}, {"anyOf": [{"required": ["t"]}, {"required": ["y"], "description": "global only"}]},
+    {"anyOf": [{"required": ["t"]}]},
+]
+_SIBLINGS = [{}, {"type": "object"}, {"type": ["object", "string"]}, {"properties": {"t": {"type": "string"}, "x": {"type": "integer"}}},
+             {"additionalProperties": {"type": "string"}}, {"patternProperties": {"^t": {"type": "integer"}}}, {"type": "integer"}]
+
+
+@pytest.mark.parametrize("negated", _FORBIDDEN, ids=lambda t: json.dumps(t))
+def test_a_not_of_keys_is_those_keys_absent(negated: dict) -> None:
+    """``not`` of ``required`` keys (one, or any one of several: renovate's global-only options)
+    compiles as an object without them, no subtraction: accepted exactly where ``jsonschema``
+    says valid, beside siblings that declare, pattern-match or type the keys."""
+    from structgen.json_schema.discriminators import forbidden_keys
+
+    assert forbidden_keys(negated) is not None
+    for rest in _SIBLINGS:
+        _agrees_with_jsonschema({**rest, "not": negated}, [{}, {"t": "a"}, {"t": 1}, {"x": 1}, {"x": "s"}, {"y": "s"},
+                                                             {"x": 1, "t": "a"}, {"z": "s"}, 3, "a", [], None])
+    assert forbidden_keys({"required": ["t", "y"]}) is None and forbidden_keys({"anyOf": [{"required": ["t"]}, {"type": "string"}]}) is None
+
+
+def test_definitions_that_alias_the_root_recurse_as_calls() -> None:
+    """Draft 7 drops a ``$ref``'s siblings, so a definition ``{"$ref": "#", ...}`` is the root
+    itself; a root whose properties reach 150 such definitions (renovate: one per package manager)
+    is recursion through calls, not 150 roots compiled one inside another (Python's recursion
+    limit, then a budget error); the root's ``not`` of global keys holds at every depth."""
+    names = [f"m{i}" for i in range(150)]
+    schema = {
+        "$schema": "http://json-schema.org/draft-07/schema#", "type": "object",
+        "definitions": {n: {"$ref": "#", "type": "object", "allOf": [{"properties": {"ignored": True}}]} for n in names},
+        "properties": {"g": {"type": "boolean"}, "x": {"type": "integer"}, **{n: {"$ref": f"#/definitions/{n}"} for n in names}},
+        "additionalProperties": False, "not": {"anyOf": [{"required": ["g"]}]},
+    }
+    vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [b""], eos_token_ids=[256])
+    guide = structgen.compile_json_schema(schema, vocab)
+    validator = jsonschema.Draft7Validator(schema)
+    for instance in [{}, {"x": 1}, {"g": True}, {"m3": {"x": 2}}, {"m3": {"g": False}}, {"m3": {"m149": {"m0": {"x": 1}}}},
+                     {"m3": {"m149": {"m0": {"g": True}}}}, {"m3": {"ignored": 1}}]:
+        text = json.dumps(instance, separators=(",", ":")).encode()
+        assert guide.accepts_bytes(text) == validator.is_valid(instance), instance
