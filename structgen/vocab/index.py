@@ -113,12 +113,12 @@ class VocabularyIndex:
     def prepare(self) -> "VocabularyIndex":
         """Build every part now (about 3 s for Llama-3's 128k tokens); returns ``self``."""
         trie = self.trie
-        trie.lookup, trie.num_children_list, trie.first_key, trie.depth_starts  # noqa: B018  (derived on first use)
+        trie.lookup, trie.num_children_list, trie.first_key, trie.depth_starts, trie.node_token  # noqa: B018  (derived on first use)
         self.single_bytes, self.longest_token, self.token_lengths  # noqa: B018
         for n in self.short_token_cuts:
-            self.long_tokens(n).lookup  # noqa: B018  (the tokens at each node, for walks of it)
+            self.long_tokens(n).lookup, self.long_tokens(n).node_token  # noqa: B018  (the tokens at each node, for walks of it)
         for k in range(len(SLICES)):
-            self.string_slice(k).rest.lookup  # noqa: B018
+            self.string_slice(k).rest.lookup, self.string_slice(k).rest.node_token, self.string_slice(k).length_starts  # noqa: B018
             slice_automaton(k)  # (per process: the slice's one-character automaton)
         warm_kernel()  # (per process: the compiled trie walk, loaded from numba's disk cache)
         return self
