@@ -73,7 +73,7 @@ class ExprPool:
         self._ids: dict[tuple, int] = {}
         self._nullable: list[bool] = []
         self._algebraic: list[bool] = []  # the term holds an intersection or a complement
-        self._size: list[int] = []  # see size(); these three are kept as terms are interned
+        self._size: list[int] = []  # see size(); these four are kept as terms are interned
         self._counter: list[int] = []  # see largest_counter()
         self._symbols: list[frozenset[int]] = []  # see symbols_in()
         self._lower: list[int] = []  # see lower_bound()

@@ -35,7 +35,6 @@ __all__ = ["CALL_THRESHOLD", "CallGraph", "Weights"]
 CALL_THRESHOLD = 200
 
 
-
 class Weights:
     """The weight of a term: about how many positions it expands to where it is copied (into a
     caller, or inlined for the algebra): :meth:`.ExprPool.size`, kept by the pool as terms are

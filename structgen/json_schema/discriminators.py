@@ -189,9 +189,11 @@ def forbidden_keys(negated: Schema) -> Optional[dict]:
     members = c["anyOf"] if set(c) == {"anyOf"} and isinstance(c["anyOf"], list) and c["anyOf"] else [c]
     keys: list[str] = []
     for m in members:
-        m = clean(m) if isinstance(m, dict) else m
-        required = m.get("required") if isinstance(m, dict) else None
-        if set(m) != {"required"} or not (isinstance(required, list) and len(required) == 1 and isinstance(required[0], str)):  # type: ignore[arg-type]
+        if not isinstance(m, dict):
+            return None
+        m = clean(m)
+        required = m.get("required")
+        if set(m) != {"required"} or not (isinstance(required, list) and len(required) == 1 and isinstance(required[0], str)):
             return None
         keys.append(required[0])
     return {"type": "object", "properties": dict.fromkeys(keys, False)}
