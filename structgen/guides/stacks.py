@@ -165,15 +165,17 @@ class StackTable:
         view = self.view
         auto = view.autos.get(a) or view.auto(a)
         if self.nested and self.records[sid]:
-            return self._stuck_below(sid)
-        if a in view.recording:  # (an item that only values written before could finish)
+            if self._stuck_below(sid):
+                return True
+        elif a in view.recording:  # (an item that only values written before could finish)
             unique = view.unique
             return not unique.alive(auto.auto.exprs[q], unique.items[data][2])  # type: ignore[union-attr]
         return auto.has_guards and view.is_dead(a, q, data)
 
     def _stuck_below(self, sid: int) -> bool:
-        """:meth:`is_stuck` where item frames may lie below the top: whether some item frame can
-        only be finished with a value written before, given what the frames above it need first
+        """:meth:`is_stuck`'s question for the item frames, where they may lie below the top (the
+        top's guards are asked after): whether some item frame can only be finished with a value
+        written before, given what the frames above it need first
         (their languages in a row, nested calls inlined: see :meth:`.UniqueItems.flat`; a nested
         array's next items without the values it holds, :meth:`.UniqueItems.array_rest`, and
         where the item above it has few ways left to end, each way apart with its value)."""
@@ -206,10 +208,6 @@ class StackTable:
                 ends = unique.completions(ahead) if recording else None
                 text = unique.text(data) if recording else b""
                 s = parent
-            if not got:
-                a, q, _, data = stacks[sid]
-                auto = view.auto(a)
-                got = auto.has_guards and view.is_dead(a, q, data)
             self._stuck[sid] = got
         return got
 

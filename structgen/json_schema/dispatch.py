@@ -71,7 +71,7 @@ class SchemaCompiler:
             return self.compile(ctx.root, "", ("",))
         except TooDeep as e:
             raise CompileBudgetExceeded("recursion depth (max_recursion_depth)", e.limit, e.path) from None
-        except RecursionError:  # (renovate: 300 definitions that each merge the root and reach the next)
+        except RecursionError:  # (sub-schemas that each inline the next, past Python's limit: a budget, not a crash)
             raise CompileBudgetExceeded(
                 "sub-schemas compiled one inside another (Python's recursion limit)", sys.getrecursionlimit()) from None
 
