@@ -37,7 +37,7 @@ import numpy as np
 from interegular.patterns import InvalidSyntax, Pattern, Unsupported
 
 from ..errors import RegexNotSupported, RegexSyntaxError
-from .dfa import DEFAULT_MAX_STATES, ByteDFA, minimal_dfa
+from .dfa import DEFAULT_MAX_STATES, ByteDFA, canonical_dfa
 from .markers import MAX_SLOTS, SLOT_FIRST, slot_marker
 from .expr import ExprPool
 from .nfa import pattern_to_dfa, pattern_to_expr
@@ -314,8 +314,8 @@ def _class_dfa(text: str) -> ByteDFA | None:
     merged = merge_intervals(ranges)
     if negated:
         merged = list(complement_intervals(merged))
-    rows, finals = code_points_rows(merged)
-    return minimal_dfa(np.array(rows, dtype=np.int32), np.array(finals, dtype=bool))
+    rows, finals = code_points_rows(merged)  # (minimal already: only numbered canonically)
+    return canonical_dfa(np.array(rows, dtype=np.int32), np.array(finals, dtype=bool), 0, np.arange(256))
 
 
 def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: Sequence[ByteDFA] = ()) -> ByteDFA:

@@ -284,45 +284,64 @@ def code_points_expr(pool: TermBuilder, intervals: Iterable[tuple[int, int]]) ->
 
 
 def code_points_rows(intervals: Iterable[tuple[int, int]]) -> tuple[list[list[int]], list[bool]]:
-    """``(rows, finals)`` of an automaton of one character whose code point is in ``intervals``
-    (inclusive), as UTF-8 bytes: deterministic by construction, not minimal. A state is the set
-    of byte-range sequences still to read, and a state's bytes are split where the first ranges
-    of its sequences begin and end: a class of hundreds of ranges (a Unicode category spelled
-    out) is read in milliseconds, where deriving its expression state by state took 50 ms.
+    """``(rows, finals)`` of the minimal automaton (start state 0, not numbered canonically) of
+    one character whose code point is in ``intervals`` (inclusive), as UTF-8 bytes.
+
+    Minimal by construction: after a lead byte a state has ``j`` continuation bytes to read, and
+    its language is the set of values those ``6 * j`` bits may still spell, kept as intervals.
+    Two states are the same state exactly when both are equal, so no minimisation is needed: a
+    class of hundreds of ranges (a Unicode category spelled out) is read in about 2 ms, where
+    sets of byte-range sequences and then Hopcroft took 23 ms.
 
     >>> rows, finals = code_points_rows([(0x61, 0x62), (0xE9, 0xE9)])
     >>> rows[0][0x61] == rows[0][0x62] > 0, finals[rows[rows[0][0xC3]][0xA9]], rows[0][0x63]
     (True, True, -1)
     """
-    seqs: list[tuple[tuple[int, int], ...]] = []
-    for lo, hi in merge_intervals(intervals):
-        seqs.extend(tuple(s) for s in utf8_sequences(lo, hi))
-    ids: dict[frozenset[tuple[tuple[int, int], ...]], int] = {}
-    rows: list[list[int]] = []
-    finals: list[bool] = []
-    todo: list[frozenset[tuple[tuple[int, int], ...]]] = []
+    points = [(a, b) for a, b in merge_intervals(intervals) if a <= b]
+    if points and points[-1][1] > MAX_CODE_POINT:
+        points = [(a, min(b, MAX_CODE_POINT)) for a, b in points if a <= MAX_CODE_POINT]
+    ids: dict[tuple[int, tuple[tuple[int, int], ...]], int] = {}
+    rows: list[list[int]] = [[-1] * 256]
+    finals: list[bool] = [False]
+    todo: list[tuple[int, tuple[tuple[int, int], ...]]] = []
 
-    def state_of(suffixes: frozenset[tuple[tuple[int, int], ...]]) -> int:
-        got = ids.get(suffixes)
+    def state_of(j: int, values: tuple[tuple[int, int], ...]) -> int:
+        key = (j, values)
+        got = ids.get(key)
         if got is None:
-            got = ids[suffixes] = len(rows)
+            got = ids[key] = len(rows)
             rows.append([-1] * 256)
-            finals.append(() in suffixes)
-            todo.append(suffixes)
+            finals.append(j == 0)
+            todo.append(key)
         return got
 
-    state_of(frozenset(seqs))
+    def fill(row: list[int], first: int, j: int, values: Iterable[tuple[int, int]]) -> None:
+        # byte ``first + c`` reads block c of ``values`` (blocks of 64 ** j values; a block
+        # that one interval covers leads to the state of every value)
+        shift = 6 * j
+        size = 1 << shift
+        blocks: dict[int, list[tuple[int, int]]] = {}
+        for a, b in values:
+            ca, cb = a >> shift, b >> shift
+            if ca == cb:
+                blocks.setdefault(ca, []).append((a - (ca << shift), b - (ca << shift)))
+                continue
+            blocks.setdefault(ca, []).append((a - (ca << shift), size - 1))
+            if cb > ca + 1:
+                row[first + ca + 1 : first + cb] = [state_of(j, ((0, size - 1),))] * (cb - ca - 1)
+            blocks.setdefault(cb, []).append((0, b - (cb << shift)))
+        for c, part in blocks.items():
+            row[first + c] = state_of(j, tuple(part))
+
+    start = rows[0]
+    for n, (lo, hi) in enumerate(((0, 0x7F), (0x80, 0x7FF), (0x800, 0xFFFF), (0x10000, MAX_CODE_POINT))):
+        band = [(max(a, lo), min(b, hi)) for a, b in points if a <= hi and b >= lo]
+        if n == 2:  # (no surrogates)
+            band = [(a, b) for x, y in band for a, b in ((x, min(y, _SURROGATES[0] - 1)), (max(x, _SURROGATES[1] + 1), y)) if a <= b]
+        if band:
+            fill(start, (0x00, 0xC0, 0xE0, 0xF0)[n], n, band)
     while todo:
-        suffixes = todo.pop()
-        row = rows[ids[suffixes]]
-        live = [s for s in suffixes if s]
-        bounds = sorted({s[0][0] for s in live} | {s[0][1] + 1 for s in live})
-        parts: list[list[tuple[tuple[int, int], ...]]] = [[] for _ in bounds]
-        for s in live:
-            for i in range(bisect.bisect_left(bounds, s[0][0]), bisect.bisect_left(bounds, s[0][1] + 1)):
-                parts[i].append(s[1:])
-        for i, part in enumerate(parts):
-            if part:
-                t = state_of(frozenset(part))
-                row[bounds[i] : bounds[i + 1]] = [t] * (bounds[i + 1] - bounds[i])
+        j, values = todo.pop()
+        if j:
+            fill(rows[ids[(j, values)]], 0x80, j - 1, values)
     return rows, finals
