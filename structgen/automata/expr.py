@@ -88,10 +88,10 @@ class ExprPool:
         self._embedded_ids: dict[int, int] = {}  # id(dfa) -> index
         self._held: list[ByteDFA] = []
         self._code_points: dict[tuple[tuple[int, int], ...], int] = {}
+        self._one_byte = [-1] * 256  # byte -> its term, once made (literals)
         #: facts other modules derive from terms, memoised with the pool (keys are tuples that
         #: start with the deriving module's own tag)
         self.facts: dict[tuple, object] = {}
-        self._readable: dict[int, int] = {}
         self._intern((_NOTHING,), False)
         self._intern((_EPSILON,), True)
         #: every byte string (the complement of ``NOTHING``)
@@ -146,12 +146,8 @@ class ExprPool:
     def _note(self, key: tuple) -> None:
         """Append the size, largest counter, symbols and lower bound of the new term ``key`` (from its parts')."""
         kind, size, counter, symbols, lower = key[0], self._size, self._counter, self._symbols, self._lower
-        if kind == _SEQ:  # (most terms: no loop)
-            a, b = key[1], key[2]
-            lower.append(min(INF, lower[a] + lower[b]))
-            size.append(size[a] + size[b])
-            counter.append(counter[a] if counter[a] >= counter[b] else counter[b])
-            symbols.append(symbols[b] if not symbols[a] else symbols[a] if not symbols[b] else symbols[a] | symbols[b])
+        if kind == _SEQ:
+            self._note_seq(key[1], key[2])
         elif kind == _ALT or kind == _REP:
             parts = key[1] if kind == _ALT else key[1:2]
             n = c = 0
@@ -181,6 +177,29 @@ class ExprPool:
             size.append(1 if kind == _BYTES else 0), counter.append(_BIG if kind == _AND else 0), symbols.append(_NO_SYMBOLS)
             lower.append(1 if kind == _BYTES else INF if kind == _NOTHING else max(lower[p] for p in key[1]) if kind == _AND else 0)
 
+    def _note_seq(self, a: int, b: int) -> None:
+        """:meth:`_note` of a new ``a·b`` (most terms: no loop, no dispatch)."""
+        lower, size, counter, symbols = self._lower, self._size, self._counter, self._symbols
+        lower.append(min(INF, lower[a] + lower[b]))
+        size.append(size[a] + size[b])
+        counter.append(counter[a] if counter[a] >= counter[b] else counter[b])
+        symbols.append(symbols[b] if not symbols[a] else symbols[a] if not symbols[b] else symbols[a] | symbols[b])
+
+    def _new_seq(self, a: int, b: int) -> int:
+        """The id of ``a·b`` (``a`` no concatenation, neither part ``NOTHING`` or ``EPSILON``),
+        interned under the lock: what :meth:`_intern` does, without its calls."""
+        key = (_SEQ, a, b)
+        with self._lock:
+            got = self._ids.get(key)
+            if got is None:
+                got = len(self._nodes)
+                self._nodes.append(key)
+                self._nullable.append(self._nullable[a] and self._nullable[b])
+                self._algebraic.append(self._algebraic[a] or self._algebraic[b])
+                self._note_seq(a, b)
+                self._ids[key] = got
+        return got
+
     # -- constructors ---------------------------------------------------------------------------
 
     def bytes_of(self, mask: int) -> int:
@@ -203,9 +222,27 @@ class ExprPool:
 
     def literal(self, data: bytes) -> int:
         """Exactly the bytes ``data``."""
-        out = EPSILON
-        for b in reversed(data):
-            out = self.seq(self.bytes_of(1 << b), out)
+        one = self._one_byte
+        for b in data:
+            if one[b] < 0:
+                one[b] = self.bytes_of(1 << b)
+        return self.chain([one[b] for b in data], EPSILON)
+
+    def chain(self, heads: Sequence[int], tail: int) -> int:
+        """``heads[0]`` then ``heads[1]`` ... then ``tail``, where no head is a concatenation: the
+        right-nested chain in one loop (a literal, the parts of :func:`.concat_all`; most terms
+        a compile makes are links of such chains)."""
+        if tail == NOTHING or NOTHING in heads:
+            return NOTHING
+        ids, out = self._ids, tail
+        for h in reversed(heads):
+            if h == EPSILON:
+                continue
+            if out == EPSILON:
+                out = h
+                continue
+            got = ids.get((_SEQ, h, out))
+            out = got if got is not None else self._new_seq(h, out)
         return out
 
     def seq(self, a: int, b: int) -> int:
@@ -223,11 +260,9 @@ class ExprPool:
                 heads.append(node[1])
                 a = node[2]
                 node = self._nodes[a]
-            out = self.seq(a, b)
-            for h in reversed(heads):
-                out = self.seq(h, out)
-            return out
-        return self._intern((_SEQ, a, b), self._nullable[a] and self._nullable[b], self._algebraic[a] or self._algebraic[b])
+            return self.chain(heads, self.seq(a, b))
+        got = self._ids.get((_SEQ, a, b))
+        return got if got is not None else self._new_seq(a, b)
 
     def concat(self, parts: Sequence[int]) -> int:
         """The concatenation of ``parts`` in order."""
@@ -488,36 +523,6 @@ class ExprPool:
         """The largest repetition counter in ``e`` (lower or upper; huge where it holds an
         intersection, whose liveness may depend on any counter)."""
         return self._counter[e]
-
-    def readable_bytes(self, e: int) -> int:
-        """Every byte ``e`` may read anywhere (a 256-bit mask)."""
-        got = self._readable.get(e)
-        if got is not None:
-            return got
-        node = self._nodes[e]
-        kind = node[0]
-        if kind == _BYTES:
-            got = node[1]
-        elif kind == _SEQ:
-            got = self.readable_bytes(node[1]) | self.readable_bytes(node[2])
-        elif kind == _ALT:
-            got = 0
-            for p in node[1]:
-                got |= self.readable_bytes(p)
-        elif kind == _REP:
-            got = self.readable_bytes(node[1])
-        elif kind == _DFA:
-            got = self._embedded[node[1]].readable_bytes()
-        elif kind == _AND:
-            got = ALL_BYTES
-            for p in node[1]:
-                got &= self.readable_bytes(p)
-        elif kind == _NOT:
-            got = ALL_BYTES
-        else:
-            got = 0
-        self._readable[e] = got
-        return got
 
     def byte_classes(self, e: int) -> tuple[int, ...]:
         """A partition of the 256 bytes (as masks) on each part of which :meth:`derive` is the

@@ -30,11 +30,47 @@ from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
 from .markers import GUARD_FIRST
 from .string_length import clampable_string, note_restricted
 
-__all__ = ["clamp", "concat_all", "copy_from", "copy_term", "factored", "restrict", "substitute"]
+__all__ = ["clamp", "concat_all", "copy_from", "copy_term", "factored", "readable_bytes", "restrict", "substitute"]
 
 _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
     KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
 )
+
+def readable_bytes(pool: ExprPool, e: int) -> int:
+    """Every byte ``e`` may read anywhere (a 256-bit mask; memoised in the pool).
+
+    >>> pool = ExprPool()
+    >>> readable_bytes(pool, pool.literal(b"ab")) == (1 << ord("a")) | (1 << ord("b"))
+    True
+    """
+    key = ("readable", e)
+    got = pool.facts.get(key)
+    if got is not None:
+        return got  # type: ignore[return-value]
+    node = pool.node(e)
+    kind = node[0]
+    if kind == _BYTES:
+        got = node[1]
+    elif kind == _SEQ:  # (a chain read in a loop: a long literal is a deep one)
+        got = 0
+        while node[0] == _SEQ:
+            got |= readable_bytes(pool, node[1])
+            tail = node[2]
+            node = pool.node(tail)
+        got |= readable_bytes(pool, tail)
+    elif kind == _ALT or kind == _AND:
+        got = 0 if kind == _ALT else ALL_BYTES
+        for p in node[1]:
+            got = got | readable_bytes(pool, p) if kind == _ALT else got & readable_bytes(pool, p)
+    elif kind == _REP:
+        got = readable_bytes(pool, node[1])
+    elif kind == _DFA:
+        got = pool.embedded(node[1]).readable_bytes()
+    else:
+        got = ALL_BYTES if kind == _NOT else 0
+    pool.facts[key] = got
+    return got
+
 
 def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozenset()) -> int:
     """``e`` read only through the bytes of ``allowed`` (a mask), and with the symbols of ``dead``
@@ -167,9 +203,7 @@ def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:
             node = pool.node(p)
         if p != EPSILON:
             items.append(p)
-    out = parts[-1]
-    for p in reversed(items):
-        out = pool.seq(p, out)  # (p is no concatenation: no recursion)
+    out = pool.chain(items, parts[-1])  # (no item is a concatenation)
     pool.facts[key] = out
     return out
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..automata.dfa import ByteDFA
 from ..automata.expr import ALL_BYTES, ExprPool, byte_mask
-from ..automata.expr_rewrite import restrict
+from ..automata.expr_rewrite import readable_bytes, restrict
 from ..automata.expr_text import MaxObligation
 from ..automata.lazy import UNBUILT, LazyAutomaton
 from ..vocab.slices import MIXED, SLICES, char_successor, slice_chain
@@ -74,7 +74,7 @@ class DfaGuide(Guide):
         self._flat = automaton.flat  # (the automaton's own array: it grows in place)
         self._finals = automaton.finals
         single = self._index.single_bytes
-        read = automaton.pool.readable_bytes(automaton.root)
+        read = readable_bytes(automaton.pool, automaton.root)
         self._spells_bytes = all(b in single for b in range(256) if read >> b & 1)
         self._dists: SpelledDistances | None = None
         self._exact: dict[int, int] | None = None

@@ -38,6 +38,7 @@ import numpy as np
 from ..automata.expr_text import MaxObligation, MinLength
 from ..automata.lazy import LazyAutomaton
 from ..automata.expr import NOTHING
+from ..automata.expr_rewrite import readable_bytes
 from ..automata.markers import CLOSE_GUARD
 from ..errors import VocabularyError
 from ..vocab.index import VocabularyIndex
@@ -229,7 +230,7 @@ class NetworkDistances:
             pool, roots, single = self.view.network.pool, self.view.roots, self.index.single_bytes
             read = 0
             for k in self.view.reachable():
-                read |= pool.readable_bytes(roots[k])
+                read |= readable_bytes(pool, roots[k])
             got = self._spelled_check = all(b in single for b in range(256) if read >> b & 1)
         return got
 

@@ -40,7 +40,7 @@ from decimal import Decimal
 from typing import Any, Hashable
 
 from ..automata.expr import NOTHING, ExprPool
-from ..automata.expr_rewrite import substitute
+from ..automata.expr_rewrite import readable_bytes, substitute
 
 __all__ = ["UniqueItems", "value_key", "value_texts"]
 
@@ -255,7 +255,7 @@ class UniqueItems:
                 steps += 1
                 if pool.nullable(e):
                     found.append(text)
-                m = pool.readable_bytes(e)
+                m = readable_bytes(pool, e)
                 if len(found) > COMPLETIONS or m and len(text) >= 64:
                     break
                 while m:

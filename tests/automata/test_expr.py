@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from structgen.automata.algebra import difference, intersect
-from structgen.automata.expr import KINDS, NOTHING, ExprPool
-from structgen.automata.expr_rewrite import clamp, factored
+from structgen.automata.expr import EPSILON, KINDS, NOTHING, ExprPool
+from structgen.automata.expr_rewrite import clamp, concat_all, factored, readable_bytes
 from structgen.automata.lazy import LazyAutomaton
 from structgen.automata.liveness import INF
 from structgen.automata.regex import regex_to_dfa, regex_to_expr
@@ -145,6 +145,34 @@ def test_sizes_counters_and_symbols_kept_by_the_pool_are_those_of_the_terms(a: s
         assert (restored.size(e), restored.largest_counter(e), restored.symbols_in(e), restored.lower_bound(e)) == want
 
 
+@settings(max_examples=100, deadline=None)
+@given(heads=st.lists(st.integers(0, 7), max_size=8), tail=st.integers(0, 7), data=st.binary(max_size=12))
+def test_a_chain_is_the_concatenation_of_its_parts(heads: list[int], tail: int, data: bytes) -> None:
+    """``chain`` (and ``literal``, ``seq`` and ``concat_all``, built on it) interns the same terms,
+    with the same facts, as concatenating one part at a time."""
+    pool = ExprPool()
+    digit = pool.byte_range(48, 57)
+    parts = [NOTHING, EPSILON, digit, pool.alt([digit, pool.literal(b"x")]), pool.star(digit), pool.symbol(3),
+             pool.minus(pool.star(digit), pool.literal(b"1")), pool.literal(b"ab")]
+    terms = [parts[h] for h in heads if pool.node(parts[h])[0] != KINDS["seq"]]
+    got = pool.chain(terms, parts[tail])  # (first: the terms it makes are new)
+    if got != NOTHING:
+        assert pool.nullable(got) == all(pool.nullable(p) for p in [*terms, parts[tail]])
+        assert pool.is_algebraic(got) == any(pool.is_algebraic(p) for p in [*terms, parts[tail]])
+    want = parts[tail]
+    for p in reversed(terms):
+        want = NOTHING if NOTHING in (p, want) else want if p == EPSILON else p if want == EPSILON else pool._intern(
+            (KINDS["seq"], p, want), pool.nullable(p) and pool.nullable(want), pool.is_algebraic(p) or pool.is_algebraic(want))
+    assert got == want
+    assert concat_all(pool, [*terms, parts[tail]]) == want
+    literal = EPSILON
+    for b in reversed(data):
+        literal = pool._intern((KINDS["seq"], pool.bytes_of(1 << b), literal), False) if literal != EPSILON else pool.bytes_of(1 << b)
+    assert pool.literal(data) == literal and pool.seq(pool.literal(data), parts[tail]) == pool.chain([pool.bytes_of(1 << b) for b in data], parts[tail])
+    for e in (want, literal):
+        assert (pool.size(e), pool.largest_counter(e), pool.symbols_in(e), pool.lower_bound(e)) == _reference_facts(pool, e)
+
+
 def test_counters_are_one_term_not_copies() -> None:
     pool = ExprPool()
     e = regex_to_expr('"(?:[^"\\\\]|\\\\.){0,100000}"', pool)
@@ -223,7 +251,7 @@ def test_an_automaton_is_embedded_once_and_reads_the_bytes_of_its_rows(pattern: 
     want = 0
     for row in emb.rows:
         want |= byte_mask(b for b, t in enumerate(row) if t >= 0)
-    assert first.readable_bytes(e1) == want == second.readable_bytes(e2)
+    assert readable_bytes(first, e1) == want == readable_bytes(second, e2)
 
 
 def test_terms_without_symbols_share_one_empty_set() -> None:
