@@ -39,6 +39,8 @@ from typing import Iterable, Optional, Sequence
 from .byte_masks import byte_mask, bytes_of_mask
 from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
+from .expr_firsts import NO_SYMBOLS as _NO_SYMBOLS
+from .expr_firsts import Firsts
 from .liveness import INF, LIVENESS_LIMIT, Liveness
 from .utf8 import code_points_expr
 
@@ -46,8 +48,6 @@ __all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", 
 
 NOTHING = 0
 EPSILON = 1
-#: The empty symbol set, shared (every term without calls has it).
-_NO_SYMBOLS: frozenset[int] = frozenset()
 _BIG = 1 << 62  # (sizes stop there; the largest counter of an intersection)
 #: Every byte, as a 256-bit mask.
 ALL_BYTES = (1 << 256) - 1
@@ -82,13 +82,14 @@ class ExprPool:
         self.search = Liveness(self, KINDS)
         self._derived: dict[int, int] = {}  # e << 8 | byte -> derivative
         self._derived_sym: dict[tuple[int, int], int] = {}
-        self._classes: dict[int, tuple[int, ...]] = {}
-        self._firsts: dict[int, frozenset[int]] = {}
         self._embedded: list[EmbeddedDfa] = []
         self._embedded_ids: dict[int, int] = {}  # id(dfa) -> index
         self._held: list[ByteDFA] = []
         self._code_points: dict[tuple[tuple[int, int], ...], int] = {}
         self._one_byte = [-1] * 256  # byte -> its term, once made (literals)
+        #: what terms read first: byte classes, first bytes, first symbols (:class:`.Firsts`)
+        self.firsts = Firsts(self, KINDS)
+        self.byte_classes, self.first_symbols = self.firsts.byte_classes, self.firsts.first_symbols
         #: facts other modules derive from terms, memoised with the pool (keys are tuples that
         #: start with the deriving module's own tag)
         self.facts: dict[tuple, object] = {}
@@ -124,7 +125,7 @@ class ExprPool:
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held by the terms, the memo tables and the embedded automata."""
-        memo = len(self._derived) + len(self._derived_sym) + len(self._classes) + len(self.facts)
+        memo = len(self._derived) + len(self._derived_sym) + len(self.firsts.classes) + len(self.facts)
         dfas = sum(4 * 256 * len(e.rows) for e in self._embedded)
         return int(150 * len(self._nodes) + 100 * memo + dfas)
 
@@ -432,7 +433,10 @@ class ExprPool:
             if self._nullable[node[1]]:
                 got = self.alt((got, self.derive(node[2], b)))
         elif kind == _ALT:
-            got = self.alt([self.derive(p, b) for p in node[1]])
+            parts = node[1]
+            if len(parts) > 8:  # (a trie's node, a long enumeration: only the parts that read b)
+                parts = self.firsts.parts_by_byte(e, parts)[b]
+            got = self.alt([self.derive(p, b) for p in parts])
         elif kind == _REP:
             x, lo, hi = node[1], node[2], node[3]
             dx = self.derive(x, b)
@@ -478,32 +482,6 @@ class ExprPool:
         self._derived_sym[key] = got
         return got
 
-    def first_symbols(self, e: int) -> frozenset[int]:
-        """The symbols that may come first in ``e``."""
-        got = self._firsts.get(e)
-        if got is not None:
-            return got
-        node = self._nodes[e]
-        kind = node[0]
-        if kind == _SYM:
-            got = frozenset((node[1],))
-        elif kind == _SEQ:
-            got = self.first_symbols(node[1])
-            if self._nullable[node[1]]:
-                got = got | self.first_symbols(node[2])
-        elif kind == _ALT:
-            got = frozenset().union(*(self.first_symbols(p) for p in node[1]))
-        elif kind == _REP:
-            got = self.first_symbols(node[1])
-        elif kind == _DFA:
-            got = frozenset(k for k, _ in self._embedded[node[1]].symbols.get(node[2], ()))
-        else:
-            got = _NO_SYMBOLS
-        if not got:
-            got = _NO_SYMBOLS  # (one empty set shared, not one per term for the collector to walk)
-        self._firsts[e] = got
-        return got
-
     def symbols_in(self, e: int) -> frozenset[int]:
         """Every symbol anywhere in ``e`` (the automata it may call, its guards)."""
         return self._symbols[e]
@@ -524,49 +502,6 @@ class ExprPool:
         intersection, whose liveness may depend on any counter)."""
         return self._counter[e]
 
-    def byte_classes(self, e: int) -> tuple[int, ...]:
-        """A partition of the 256 bytes (as masks) on each part of which :meth:`derive` is the
-        same: one derivative per part gives a state's whole row."""
-        got = self._classes.get(e)
-        if got is not None:
-            return got
-        node = self._nodes[e]
-        kind = node[0]
-        if kind == _BYTES:
-            got = (node[1], ALL_BYTES & ~node[1]) if node[1] != ALL_BYTES else (ALL_BYTES,)
-        elif kind == _SEQ:
-            got = self.byte_classes(node[1])
-            if self._nullable[node[1]]:
-                got = _refine(got, self.byte_classes(node[2]))
-        elif kind == _ALT:
-            got = (ALL_BYTES,)
-            for p in node[1]:
-                got = _refine(got, self.byte_classes(p))
-        elif kind == _REP:
-            got = self.byte_classes(node[1])
-        elif kind == _DFA:
-            got = self._embedded[node[1]].classes(node[2])
-        elif kind == _AND:
-            got = (ALL_BYTES,)
-            for p in node[1]:
-                got = _refine(got, self.byte_classes(p))
-        elif kind == _NOT:
-            got = self.byte_classes(node[1])
-        else:
-            got = (ALL_BYTES,)
-        self._classes[e] = got
-        return got
-
-    def row_classes(self, e: int) -> list[tuple[int, int]]:
-        """``(byte mask, derivative)`` for each byte class of ``e`` whose derivative is not
-        ``NOTHING`` (one derivative per class)."""
-        out = []
-        for mask in self.byte_classes(e):
-            d = self.derive(e, (mask & -mask).bit_length() - 1)
-            if d != NOTHING:
-                out.append((mask, d))
-        return out
-
     # -- liveness ---------------------------------------------------------------------------------
 
     def is_algebraic(self, e: int) -> bool:
@@ -585,16 +520,3 @@ class ExprPool:
     def witness_length(self, e: int, limit: int = LIVENESS_LIMIT) -> int:
         """The length of the shortest string of an algebraic term (:meth:`.Liveness.witness_length`)."""
         return self.search.witness_length(e, limit)
-
-def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
-    if len(p) == 1:
-        return q
-    if len(q) == 1:
-        return p
-    out = []
-    for a in p:
-        for b in q:
-            c = a & b
-            if c:
-                out.append(c)
-    return tuple(out)

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import CompileBudgetExceeded
 from .dfa import DEFAULT_MAX_STATES, ByteDFA, canonical_dfa, minimal_dfa
-from .expr import ExprPool, bytes_of_mask
+from .expr import NOTHING, ExprPool, bytes_of_mask
 
 __all__ = ["lazy_to_dfa"]
 
@@ -43,7 +43,7 @@ def lazy_to_dfa(pool: ExprPool, root: int, *, max_states: int = DEFAULT_MAX_STAT
     labels: list[int] = []
     targets: list[int] = []
     for q, e in enumerate(order):  # (grows while we walk it)
-        for mask, d in pool.row_classes(e):
+        for mask, d in _row_classes(pool, e):
             t = ids.get(d)
             if t is None:
                 t = ids[d] = len(order)
@@ -71,3 +71,14 @@ def lazy_to_dfa(pool: ExprPool, root: int, *, max_states: int = DEFAULT_MAX_STAT
     if minimise:
         return minimal_dfa(table, finals)
     return canonical_dfa(table, finals, 0, np.arange(256))
+
+
+def _row_classes(pool: ExprPool, e: int) -> list[tuple[int, int]]:
+    """``(byte mask, derivative)`` for each byte class of ``e`` whose derivative is not
+    ``NOTHING`` (one derivative per class)."""
+    out = []
+    for mask in pool.byte_classes(e):
+        d = pool.derive(e, (mask & -mask).bit_length() - 1)
+        if d != NOTHING:
+            out.append((mask, d))
+    return out

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 import regex
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from structgen.automata.algebra import difference, intersect
@@ -173,6 +173,32 @@ def test_a_chain_is_the_concatenation_of_its_parts(heads: list[int], tail: int, 
         assert (pool.size(e), pool.largest_counter(e), pool.symbols_in(e), pool.lower_bound(e)) == _reference_facts(pool, e)
 
 
+@settings(max_examples=60, deadline=None)
+@given(a=patterns, b=patterns, picks=st.lists(st.integers(0, 11), min_size=9, max_size=20),
+       data=st.lists(st.sampled_from(b"0159ab") | st.integers(0, 255), min_size=1, max_size=4))
+def test_an_alternation_derives_only_the_parts_that_read_the_byte(a: str, b: str, picks: list[int], data: list[int]) -> None:
+    """A wide alternation derives only its parts whose first bytes hold the byte: the same
+    derivatives as every part's, and first bytes hold every byte whose derivative is not empty."""
+    pool = ExprPool()
+    x, y = regex_to_expr(a, pool), regex_to_expr(b, pool)
+    digit = pool.byte_range(48, 57)
+    terms = [x, y, pool.star(x), pool.seq(pool.optional(y), x), pool.minus(x, y), pool.both([x, pool.star(digit)]),
+             pool.embed(regex_to_dfa(b)), pool.symbol(2), pool.seq(pool.symbol(3), y), digit, pool.literal(b"a1"), pool.literal(b"b")]
+    parts = [pool.seq(terms[p], pool.literal(bytes([48 + i]))) for i, p in enumerate(picks)]
+    e = pool.alt(parts)
+    assume(pool.node(e)[0] == KINDS["alt"] and len(pool.node(e)[1]) > 8)
+    for t in terms + parts:
+        assert all(pool.firsts.first_bytes(t) >> c & 1 for c in range(256) if pool.derive(t, c) != NOTHING)
+    state = e
+    for c in data:
+        if pool.node(state)[0] == KINDS["alt"]:
+            want = pool.alt([pool.derive(p, c) for p in pool.node(state)[1]])
+        else:
+            want = pool.derive(state, c)
+        assert pool.derive(state, c) == want
+        state = want
+
+
 def test_counters_are_one_term_not_copies() -> None:
     pool = ExprPool()
     e = regex_to_expr('"(?:[^"\\\\]|\\\\.){0,100000}"', pool)
@@ -262,3 +288,17 @@ def test_terms_without_symbols_share_one_empty_set() -> None:
     terms = range(len(pool._nodes))
     seen = {id(pool.symbols_in(x)) for x in terms} | {id(pool.first_symbols(x)) for x in terms}
     assert not pool.symbols_in(e) and len(seen) == 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(mask=st.integers(1, (1 << 256) - 1), keep=st.integers(0, 255))
+def test_a_row_gets_exactly_the_bytes_of_a_class(mask: int, keep: int) -> None:
+    """A class's bytes index the row as a list (a few bytes) or as a boolean array (many)."""
+    import numpy as np
+
+    from structgen.automata.lazy import _byte_index
+
+    for m in (mask, mask & (0xFF << keep), mask | (1 << keep)):
+        row = np.full(256, -1)
+        row[_byte_index(m)] = 7
+        assert [b for b in range(256) if row[b] == 7] == [b for b in range(256) if m >> b & 1]

@@ -1,0 +1,158 @@
+"""What a term of an :class:`~.expr.ExprPool` may read first, memoised per pool (the pool holds
+one :class:`Firsts`):
+
+- its **byte classes**: a partition of the 256 bytes on each part of which the derivative is the
+  same, so one derivative per part fills a state's whole row;
+- its **first bytes**: a mask of the bytes it may start with, by which an alternation's parts are
+  sorted, so that the derivative of a trie node or a long enumeration derives only the parts
+  that go on with its byte (a 1,400-state enumeration's mask: 37 ms -> 25 ms);
+- its **first symbols**: the calls and guards that may come first.
+
+Example:
+    >>> from structgen.automata.expr import ExprPool
+    >>> pool = ExprPool()
+    >>> e = pool.alt([pool.literal(b"ab"), pool.literal(b"b")])
+    >>> sorted(bytes(bytes_of_mask(m)) for m in pool.firsts.byte_classes(e))[1:]   # (and every other byte)
+    [b'a', b'b']
+    >>> bytes(bytes_of_mask(pool.firsts.first_bytes(e)))
+    b'ab'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .byte_masks import bytes_of_mask
+
+__all__ = ["NO_SYMBOLS", "Firsts"]
+
+_ALL_BYTES = (1 << 256) - 1
+#: The empty symbol set, shared by every term without calls (the pool's too: one object, not
+#: one per term for the garbage collector to walk).
+NO_SYMBOLS: frozenset[int] = frozenset()
+
+
+class Firsts:
+    """The first bytes, byte classes and first symbols of one pool's terms (``pool``: the
+    :class:`~.expr.ExprPool` that holds it; ``kinds``: its :data:`~.expr.KINDS`)."""
+
+    def __init__(self, pool: Any, kinds: dict[str, int]) -> None:
+        self.pool = pool
+        self.classes: dict[int, tuple[int, ...]] = {}
+        self._bytes: dict[int, int] = {}
+        self._by_byte: dict[int, list[list[int]]] = {}
+        self._symbols: dict[int, frozenset[int]] = {}
+        k = kinds
+        self._kinds = (k["bytes"], k["seq"], k["alt"], k["rep"], k["sym"], k["dfa"], k["and"], k["not"])
+
+    def byte_classes(self, e: int) -> tuple[int, ...]:
+        """A partition of the 256 bytes (as masks) on each part of which :meth:`.ExprPool.derive`
+        is the same: one derivative per part gives a state's whole row."""
+        got = self.classes.get(e)
+        if got is not None:
+            return got
+        _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = self._kinds
+        pool = self.pool
+        node = pool.node(e)
+        kind = node[0]
+        if kind == _BYTES:
+            got = (node[1], _ALL_BYTES & ~node[1]) if node[1] != _ALL_BYTES else (_ALL_BYTES,)
+        elif kind == _SEQ:
+            got = self.byte_classes(node[1])
+            if pool.nullable(node[1]):
+                got = _refine(got, self.byte_classes(node[2]))
+        elif kind == _ALT or kind == _AND:
+            got = (_ALL_BYTES,)
+            for p in node[1]:
+                got = _refine(got, self.byte_classes(p))
+        elif kind == _REP or kind == _NOT:
+            got = self.byte_classes(node[1])
+        elif kind == _DFA:
+            got = pool.embedded(node[1]).classes(node[2])
+        else:
+            got = (_ALL_BYTES,)
+        self.classes[e] = got
+        return got
+
+    def first_bytes(self, e: int) -> int:
+        """A mask of the bytes ``e`` may read first: at least those whose derivative is not
+        ``NOTHING`` (every byte for an embedded automaton or a complement)."""
+        got = self._bytes.get(e)
+        if got is not None:
+            return got
+        _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = self._kinds
+        pool = self.pool
+        node = pool.node(e)
+        kind = node[0]
+        if kind == _BYTES:
+            got = node[1]
+        elif kind == _SEQ:
+            got = self.first_bytes(node[1]) | (self.first_bytes(node[2]) if pool.nullable(node[1]) else 0)
+        elif kind == _ALT:
+            got = 0
+            for p in node[1]:
+                got |= self.first_bytes(p)
+        elif kind == _AND:
+            got = _ALL_BYTES
+            for p in node[1]:
+                got &= self.first_bytes(p)
+        elif kind == _REP:
+            got = self.first_bytes(node[1])
+        else:
+            got = _ALL_BYTES if kind == _DFA or kind == _NOT else 0
+        self._bytes[e] = got
+        return got
+
+    def parts_by_byte(self, e: int, parts: tuple[int, ...]) -> list[list[int]]:
+        """For each byte, the parts of the alternation ``e`` (its parts: ``parts``) that may read
+        it first (made once per alternation)."""
+        got = self._by_byte.get(e)
+        if got is None:
+            got = [[] for _ in range(256)]
+            for p in parts:
+                for b in bytes_of_mask(self.first_bytes(p)):
+                    got[b].append(p)
+            self._by_byte[e] = got
+        return got
+
+    def first_symbols(self, e: int) -> frozenset[int]:
+        """The symbols that may come first in ``e``."""
+        got = self._symbols.get(e)
+        if got is not None:
+            return got
+        _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = self._kinds
+        pool = self.pool
+        node = pool.node(e)
+        kind = node[0]
+        if kind == _SYM:
+            got = frozenset((node[1],))
+        elif kind == _SEQ:
+            got = self.first_symbols(node[1])
+            if pool.nullable(node[1]):
+                got = got | self.first_symbols(node[2])
+        elif kind == _ALT:
+            got = frozenset().union(*(self.first_symbols(p) for p in node[1]))
+        elif kind == _REP:
+            got = self.first_symbols(node[1])
+        elif kind == _DFA:
+            got = frozenset(k for k, _ in pool.embedded(node[1]).symbols.get(node[2], ()))
+        else:
+            got = NO_SYMBOLS
+        if not got:
+            got = NO_SYMBOLS  # (one empty set shared, not one per term for the collector to walk)
+        self._symbols[e] = got
+        return got
+
+
+def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
+    if len(p) == 1:
+        return q
+    if len(q) == 1:
+        return p
+    out = []
+    for a in p:
+        for b in q:
+            c = a & b
+            if c:
+                out.append(c)
+    return tuple(out)
