@@ -228,12 +228,17 @@ class JsonTerms:
     @property
     def number(self) -> int:
         """Any JSON number."""
+        return self.cached("number", lambda t: t.cat(t.plain_number, t.opt(t.exponent)))
 
-        def build(t: "JsonTerms") -> int:
-            exponent = t.cat(t.among("eE"), t.opt(t.among("+-")), t.digits)
-            return t.cat(t.plain_number, t.opt(exponent))
+    @property
+    def exponent(self) -> int:
+        """A number's exponent: ``e``, a sign or none, digits."""
+        return self.cached("exponent", lambda t: t.cat(t.among("eE"), t.opt(t.among("+-")), t.digits))
 
-        return self.cached("number", build)
+    @property
+    def exponent_number(self) -> int:
+        """JSON numbers with an exponent (``1e-7``, ``2.5E+3``: every spelling of every value)."""
+        return self.cached("exponent_number", lambda t: t.cat(t.plain_number, t.exponent))
 
     @property
     def boolean(self) -> int:

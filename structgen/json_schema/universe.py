@@ -10,7 +10,10 @@ under the schema (it may hold more; ignoring a keyword is always allowed there).
 
 * strings escaped only the way ``json.dumps(ensure_ascii=False)`` escapes, so equal strings
   (and object keys) are equal texts;
-* numbers without exponent, so a number equal to ``1`` is ``-?1(\\.0+)?`` — a regular set;
+* numbers without exponent have few spellings, so a number equal to ``1`` is ``-?1(\\.0+)?`` — a
+  regular set; a number with an exponent (``1e-120``, as ``json.dumps`` writes a small float) is
+  in ``U`` too, and every over-approximation that holds a number holds every number with an
+  exponent (its value is not read: a superset);
 * objects nested at most :data:`UNIVERSE_DEPTH` levels; duplicate keys are possible (a positive
   side with free keys can write them, and ``json.loads`` keeps the last), so object
   over-approximations only use duplicate-proof facts: "has a member named k", "some member
@@ -57,7 +60,7 @@ def universe_dfa(whitespace: str) -> ByteDFA:
     dfa = _UNIVERSES.get(whitespace)
     if dfa is None:
         t = JsonTerms(ExprPool(), whitespace)
-        scalars = t.alt([t.null, t.boolean, t.plain_number, t.canon_string])
+        scalars = t.alt([t.null, t.boolean, t.number, t.canon_string])
         value = scalars
         for _ in range(UNIVERSE_DEPTH + 1):
             dfa = lazy_to_dfa(t.pool, value)
@@ -194,7 +197,7 @@ class Universe:
         if v is None or isinstance(v, bool):
             return t.lit("true" if v is True else "false" if v is False else "null")
         if isinstance(v, (int, float)):
-            return over_number(t, v)
+            return t.alt([over_number(t, v), t.exponent_number])
         if isinstance(v, str):
             return t.quoted(t.lit(encoded(v)))
         if isinstance(v, list):
@@ -236,8 +239,9 @@ class Universe:
             if key in s:
                 bound = number_bound(ctx.t, key, s[key])  # (without exponent, as plain_number)
                 acc = bound if acc == ctx.t.plain_number else ctx.inter(acc, bound, path)
-        # a long fraction may round onto a bound or onto a whole number: keep every such text
-        return ctx.unite([acc, self.long_fractions(path)])
+        # a long fraction may round onto a bound or onto a whole number: keep every such text;
+        # and every number with an exponent (its value is not read)
+        return ctx.unite([acc, self.long_fractions(path), ctx.t.exponent_number])
 
     def long_fractions(self, path: str) -> Term:
         if self._long_fractions is None:
