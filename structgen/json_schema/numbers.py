@@ -1,7 +1,9 @@
 """JSON numbers under bounds and ``multipleOf``: terms and automata over decimal digits.
 
 Every language here is a set of JSON numbers written **without an exponent** (a sound
-sub-language: ``1e2`` is valid JSON but never emitted when a bound or ``multipleOf`` applies).
+sub-language: ``1e2`` is valid JSON but never emitted when ``multipleOf`` or a bound beyond 0
+applies), but for bounds on one side at 0 or short of it (``minimum: 0``), which a number with an
+exponent meets by its sign alone (:func:`exponents_by_sign`).
 
 Bounds (``minimum`` / ``maximum`` / ``exclusive*``) are compared exactly on the decimal text,
 which equals ``jsonschema``'s comparison of Python numbers because rounding to a float is
@@ -39,8 +41,8 @@ from .context import Context, Term
 from .terms import JsonTerms
 
 __all__ = [
-    "SAFE_DIGITS", "Numbers", "decimal_of", "is_binary_fraction", "multiple_of_dfa", "number_bound", "over_number",
-    "safe_digits",
+    "SAFE_DIGITS", "Numbers", "decimal_of", "exponents_by_sign", "is_binary_fraction", "multiple_of_dfa", "number_bound",
+    "over_number", "safe_digits",
 ]
 
 #: Numbers with a fraction and at most this many digits keep their order and their exactness
@@ -220,6 +222,40 @@ def multiple_of_dfa(m: Union[int, float], *, integer: bool, max_states: int) -> 
     return ByteDFA.from_rows(rows, finals, max_states=max_states)
 
 
+def exponents_by_sign(t: JsonTerms, s: dict) -> Term:
+    """The numbers with an exponent that bounds on one side, none of them beyond 0, hold by their
+    sign alone: ``minimum: 0`` holds ``1e-05`` (as ``json.dumps`` writes ``0.00001``) and ``1e+16``;
+    ``exclusiveMinimum: 0`` holds them where no float of them rounds to 0 (``5e-324`` is the
+    smallest float; a fraction's first digit that is not 0 within 15 digits, an exponent down to
+    -308, or down to -323 for a number of at least 1). ``NOTHING`` under bounds on both sides or
+    beyond 0 (those numbers are written without an exponent).
+
+    >>> from structgen.automata.expr import ExprPool
+    >>> from structgen.automata.expr_text import to_regex
+    >>> t = JsonTerms(ExprPool())
+    >>> to_regex(t.pool, exponents_by_sign(t, {"maximum": 0.5}))
+    '-(?:0|[1-9][0-9]*)(?:\\\\.[0-9]+)?[Ee][+\\\\-]?[0-9]+'
+    """
+    lows = [(k, v) for k in ("minimum", "exclusiveMinimum") if isinstance(v := s.get(k), (int, float))]
+    highs = [(k, v) for k in ("maximum", "exclusiveMaximum") if isinstance(v := s.get(k), (int, float))]
+    if bool(lows) == bool(highs) or any(v > 0 for _, v in lows) or any(v < 0 for _, v in highs):
+        return NOTHING
+    strict = any(k.startswith("exclusive") and v == 0 for k, v in lows or highs)
+    if strict:  # (no float of these rounds to 0: the smallest, 1e-323 and 1e-15 * 1e-308, do not)
+        e = t.among("eE")
+        up = t.cat(e, t.opt(t.lit("+")), t.rep(t.digit, 1, None))
+        down_to = [t.rep(t.digit, 1, 2), t.cat(t.span("0", "2"), t.digit, t.digit)]
+        whole = t.cat(t.nonzero, t.star(t.digit), t.opt(t.fraction))  # (at least 1)
+        small = t.cat(t.lit("0."), t.rep(t.lit("0"), 0, SAFE_DIGITS - 1), t.nonzero, t.star(t.digit))  # (at least 1e-15)
+        number = t.alt([
+            t.cat(whole, t.alt([up, t.cat(e, t.lit("-"), t.alt([*down_to, t.cat(t.lit("3"), t.alt([t.cat(t.span("0", "1"), t.digit), t.cat(t.lit("2"), t.span("0", "3"))]))]))])),
+            t.cat(small, t.alt([up, t.cat(e, t.lit("-"), t.alt([*down_to, t.cat(t.lit("30"), t.span("0", "8"))]))])),
+        ])
+    else:
+        number = t.cat(t.natural, t.opt(t.fraction), t.exponent)
+    return t.cat(t.lit("-"), number) if highs else number
+
+
 def over_number(t: JsonTerms, v: Union[int, float]) -> Term:
     """Every text without exponent of a number equal to ``v`` (trailing zeros, ``-0``)."""
     d = decimal_of(v)
@@ -289,6 +325,8 @@ class Numbers:
             term = ctx.inter(term, safe_digits(ctx.t), path)
         if "multipleOf" in s:
             term = ctx.inter(term, self.multiple_of(s["multipleOf"], False, path), path)
+        else:
+            term = ctx.unite([term, exponents_by_sign(ctx.t, s)])
         if term == NOTHING:
             raise UnsatisfiableConstraint("no number satisfies the bounds" + (" and multipleOf" if "multipleOf" in s else ""), path or "/")
         return term

@@ -264,6 +264,21 @@ def test_numbers_with_an_exponent_stay_where_no_subtracted_schema_allows_a_numbe
         assert not any(dfa.accepts(t) for t in (b"1e2", b"1E-3", b"-5e0")), schema
 
 
+def test_bounds_at_zero_hold_numbers_with_an_exponent_by_their_sign() -> None:
+    """``minimum: 0`` holds ``1e-05`` (``json.dumps(0.00001)``); a strict bound at 0 holds no
+    number that a float rounds to 0; bounds beyond 0, or on both sides, hold none."""
+    cases = {
+        (("minimum", 0),): ([b"1e-05", b"1e+16", b"0e5", b"1e-400", b"2.5E3"], [b"-1e-05"]),
+        (("exclusiveMinimum", 0),): ([b"1e-05", b"1e-323", b"0.000000000000001e-308", b"1e999"], [b"0e5", b"0.0e1", b"1e-400", b"1e-324", b"0.000000000000001e-309", b"-1e-05"]),
+        (("maximum", 0),): ([b"-1e-05", b"-2.5E3"], [b"1e-05"]),
+        (("exclusiveMaximum", 0), ("minimum", -5)): ([], [b"-1e-05", b"-1e0"]),
+        (("minimum", 1),): ([], [b"1e-05", b"5e-1"]),
+    }
+    for bounds, (valid, invalid) in cases.items():
+        dfa = schema_to_dfa({"type": "number", **dict(bounds)})
+        assert all(dfa.accepts(t) for t in valid) and not any(dfa.accepts(t) for t in invalid), bounds
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(SCHEMAS, st.lists(st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([1e2, -1e-3, 5e300, 1e16]), min_size=4, max_size=8))
 def test_numbers_with_an_exponent_are_accepted_only_when_valid(schema: dict, numbers: list) -> None:
