@@ -73,7 +73,11 @@ class RefResolver:
 
     def leads_to(self, s: Schema, path: str, text: str, target: str) -> bool:
         """Whether compiling ``s`` (at ``path``; ``text``: its canonical JSON) may enter the
-        ``$ref`` target ``target`` (a JSON pointer), directly or through other targets."""
+        ``$ref`` target ``target`` (a JSON pointer), directly or through other targets. (``s`` is
+        reached from ``target``, entered on the way to it: only a target that reaches itself can
+        be reached again from ``s``, and most are not recursive, so ``s`` is not searched.)"""
+        if target not in self._closure(target):
+            return False
         return any(d == target or target in self._closure(d) for d in self._direct_targets(s, path, text))
 
     def _direct_targets(self, s: Schema, path: str, text: Optional[str]) -> frozenset[str]:

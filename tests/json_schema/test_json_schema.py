@@ -685,3 +685,36 @@ def test_sub_schemas_nested_past_pythons_recursion_limit_are_a_budget_error() ->
               "$defs": {f"d{i}": {"$ref": "#", "type": "object"} for i in range(n)}}
     with pytest.raises(CompileBudgetExceeded, match="recursion limit"):
         schema_to_network(schema)
+
+
+def test_a_sub_schema_leads_back_only_to_targets_that_reach_themselves() -> None:
+    """``RefResolver.leads_to`` (the recursion depth a compile is memoised under) answers without a
+    search for a target that does not reach itself, and as the search does for the others."""
+    from structgen.json_schema.ops import pointer, walk
+    from structgen.json_schema.refs import RefResolver
+
+    doc = {
+        "type": "object",
+        "properties": {"root": {"$ref": "#"}, "t": {"$ref": "#/$defs/tree"}, "a": {"$ref": "#/$defs/a"}, "leaf": {"$ref": "#/$defs/leaf"}},
+        "$defs": {
+            "tree": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/tree"}},
+                                                      "tag": {"$ref": "#/$defs/leaf"}}},
+            "a": {"anyOf": [{"$ref": "#/$defs/b"}, {"type": "null"}]},
+            "b": {"properties": {"next": {"$ref": "#/$defs/a"}, "leaf": {"$ref": "#/$defs/leaf"}}},
+            "leaf": {"type": "string", "items": {"$ref": "#/$defs/leaf2"}},
+            "leaf2": {"type": "integer"},
+        },
+    }
+    refs = RefResolver(doc)
+    targets = ["", "/$defs/tree", "/$defs/a", "/$defs/b", "/$defs/leaf", "/$defs/leaf2"]
+    recursive = {t for t in targets if t in refs._closure(t)}
+    assert recursive == {"", "/$defs/tree", "/$defs/a", "/$defs/b"}
+    for target in targets:
+        node = refs._node(tuple(int(x) if x.isdigit() else x for x in target.split("/")[1:]))
+        for sub, tokens in walk(node):
+            path = target + pointer(tokens)
+            text = json.dumps(sub, sort_keys=True)
+            searched = any(d == target or target in refs._closure(d) for d in refs._direct_targets(sub, path, text))
+            assert refs.leads_to(sub, path, text, target) == searched, (target, path)
+    assert refs.leads_to(doc["$defs"]["tree"]["properties"]["kids"], "/$defs/tree/properties/kids", "k", "/$defs/tree")
+    assert not refs.leads_to(doc["$defs"]["leaf"], "/$defs/leaf", "l", "/$defs/leaf")
