@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Optional
 from ..automata.expr import EPSILON, NOTHING, ExprPool, byte_mask
 from ..automata.expr_rewrite import concat_all, copy_from
 from ..automata.regex import regex_to_expr
+from .ops import encoded
 
 __all__ = ["JsonTerms"]
 
@@ -109,6 +110,11 @@ class JsonTerms:
         if lo > 0:
             return self.cat(o, self.ws, body, self.ws, c)
         return self.cat(o, self.ws, self.opt(self.cat(body, self.ws)), c)
+
+    def string_of(self, text: str) -> int:
+        """The JSON string of ``text``, as ``json.dumps`` writes it (one chain of bytes: a quoted
+        literal made the literal's chain twice)."""
+        return self.lit(f'"{encoded(text)}"')
 
     def member(self, key: int, value: int) -> int:
         """``key: value`` of an object."""

@@ -39,7 +39,7 @@ from .arrays import count_items
 from .context import Context, Term
 from .ecma_pattern import pattern_regex
 from .numbers import number_bound, over_number, safe_digits
-from .ops import clean, encoded
+from .ops import clean
 from .terms import JsonTerms
 
 __all__ = ["MAX_ONEOF_BRANCHES", "UNIVERSE_DEPTH", "Universe", "universe_dfa"]
@@ -199,7 +199,7 @@ class Universe:
         if isinstance(v, (int, float)):
             return t.alt([over_number(t, v), t.exponent_number])
         if isinstance(v, str):
-            return t.quoted(t.lit(encoded(v)))
+            return t.string_of(v)
         if isinstance(v, list):
             if not v:
                 return t.cat(t.lit("["), t.ws, t.lit("]"))
@@ -208,7 +208,7 @@ class Universe:
         # an object: its keys only, each present, and some member of each name with its value
         if not v:
             return t.cat(t.lit("{"), t.ws, t.lit("}"))
-        keys = [t.quoted(t.lit(encoded(k))) for k in v]
+        keys = [t.string_of(k) for k in v]
         acc = self.object_of(t.alt(keys), self.universe(), lo=len(v))
         for key, x in zip(keys, v.values()):
             acc = ctx.inter(acc, self.object_having(key, self.over_value(x)), "")
@@ -333,9 +333,9 @@ class Universe:
         parts = [self.object_of(t.canon_string, u, lo=int(s.get("minProperties", 0)))]
         props = s.get("properties", {})
         for name in s.get("required", []):
-            parts.append(self.object_having(t.quoted(t.lit(encoded(name))), u))
+            parts.append(self.object_having(t.string_of(name), u))
         for name, sub in props.items():
-            key = t.quoted(t.lit(encoded(name)))
+            key = t.string_of(name)
             o = self.ctx.compiler.over(sub, f"{path}/properties/{name}", refs)
             if o == u:
                 continue
@@ -344,7 +344,7 @@ class Universe:
             parts.append(ctx.unite([without, self.object_having(key, o) if o != NOTHING else NOTHING]))
         empty = t.cat(t.lit("{"), t.ws, t.lit("}"))
         if s.get("additionalProperties") is False and not s.get("patternProperties"):
-            allowed = ctx.unite([t.quoted(t.lit(encoded(name))) for name in props])
+            allowed = ctx.unite([t.string_of(name) for name in props])
             parts.append(self.object_of(allowed, u) if allowed != NOTHING else empty)
         if "propertyNames" in s:
             names = self.ctx.compiler.over(s["propertyNames"], f"{path}/propertyNames", refs)

@@ -13,7 +13,7 @@ from ..automata.expr import NOTHING
 from ..automata.expr_rewrite import factored
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
 from .context import MAX_REGEX_SIZE, Context, Term
-from .ops import canonical_json, encoded, equal
+from .ops import canonical_json, equal
 
 #: Enumerations of more values than this are a trie of their spellings (see :func:`.expr_rewrite.factored`).
 FACTOR_FROM = 8
@@ -73,7 +73,7 @@ class Values:
                 forms.append(t.lit(str(int(v))))
             return t.alt(forms)
         if isinstance(v, str):
-            return t.quoted(t.lit(encoded(v)))
+            return t.string_of(v)
         if isinstance(v, list):
             if not v:
                 return t.cat(t.lit("["), t.ws, t.lit("]"))
@@ -83,7 +83,7 @@ class Values:
         if isinstance(v, dict):
             if not v:
                 return t.cat(t.lit("{"), t.ws, t.lit("}"))
-            members = [t.member(t.quoted(t.lit(encoded(k))), self.value(x, path)) for k, x in v.items()]
+            members = [t.member(t.string_of(k), self.value(x, path)) for k, x in v.items()]
             orders = [members]
             if self.ctx.key_order == "any" and 1 < len(members) <= 4:
                 orders = [list(p) for p in itertools.permutations(members)]
