@@ -69,7 +69,7 @@ class Objects:
 
     def key(self, name: str) -> Term:
         """The declared key ``name``, quoted (as ``json.dumps`` writes it)."""
-        return self.ctx.t.quoted(self.ctx.t.lit(encoded(name)))
+        return self.ctx.t.string_of(name)
 
     def object(self, s: dict, path: str, refs: tuple) -> Term:
         ctx = self.ctx
@@ -93,8 +93,7 @@ class Objects:
                 return t.sequence("{", NOTHING, "}")
             return t.sequence("{", t.member(t.string, value), "}")
         name_ok = ctx.validator.evolve(schema=names_schema)
-        entries: list[tuple[Term, bool]] = []
-        split: list[tuple[Term, Term, bool]] = []  # (key, value, required) of each entry
+        entries: list[tuple[Term, Term, bool]] = []  # (key, value, required) of each entry
         for name in names:
             is_required = name in required
             value_schema = props.get(name, True if any(_matches(p, name) for p in patterns) else additional)
@@ -110,8 +109,7 @@ class Objects:
                 if is_required:
                     raise
                 continue
-            entries.append((t.member(self.key(name), value), is_required))
-            split.append((self.key(name), value, is_required))
+            entries.append((self.key(name), value, is_required))
         wants_extra = (ctx.extra_properties or not names) and (additional is not False or patterns)
         plain = not (wants_extra or patterns or "propertyNames" in s or min_p > len(required) or max_p is not None
                      or (ctx.key_order == "any" and len(entries) > 1))
@@ -124,24 +122,24 @@ class Objects:
 
         if (
             ctx.calls.on and ctx.key_order == "any" and max_p is None and min_p <= len(required)
-            and len(split) <= MAX_GUARDED_KEYS and (len(split) > 1 or extra != NOTHING)
+            and len(entries) <= MAX_GUARDED_KEYS and (len(entries) > 1 or extra != NOTHING)
         ):
-            return self.guarded_object(split, extra, finite)
+            return self.guarded_object(entries, extra, finite)
         return finite()
 
-    def guarded_object(self, split: list[tuple[Term, Term, bool]], extra: Term, finite: Callable[[], Term]) -> Term:
+    def guarded_object(self, entries: list[tuple[Term, Term, bool]], extra: Term, finite: Callable[[], Term]) -> Term:
         """An object whose keys come in any order, any number of them: one automaton of its own
         (its frame remembers the keys written, see :mod:`structgen.guides.pushdown`), each declared key
         behind the guard "not written yet", ``}`` behind "every required key written". For the
         automata algebra, which needs a finite automaton, ``finite()`` builds today's version."""
         ctx = self.ctx
         t, pool = ctx.t, ctx.pool
-        members = [t.cat(key, pool.symbol(GUARD_FIRST + i), t.colon, value) for i, (key, value, _) in enumerate(split)]
+        members = [t.cat(key, pool.symbol(GUARD_FIRST + i), t.colon, value) for i, (key, value, _) in enumerate(entries)]
         member = t.alt([*members, extra])
         close = t.cat(pool.symbol(GUARD_FIRST + CLOSE_GUARD), t.lit("}"))
         body = t.cat(member, t.star(t.cat(t.sep, member)), t.ws)
         term = t.cat(t.lit("{"), t.ws, t.opt(body), close)
-        required = sum(1 << i for i, (_, _, r) in enumerate(split) if r)
+        required = sum(1 << i for i, (_, _, r) in enumerate(entries) if r)
         return ctx.calls.call(term, required=required, flat=finite)
 
     def extra_member(self, s: dict, props: dict, names: list, path: str, refs: tuple) -> Term:
@@ -192,13 +190,14 @@ class Objects:
                 members.append(t.member(k, value))
         return ctx.unite(members)
 
-    def object_automaton(self, entries: list[tuple[Term, bool]], extra: Term, min_p: int, max_p: Optional[int], path: str) -> Term:
-        """Objects over declared ``entries`` (each at most once) and ``extra`` members."""
+    def object_automaton(self, entries: list[tuple[Term, Term, bool]], extra: Term, min_p: int, max_p: Optional[int], path: str) -> Term:
+        """Objects over declared ``entries`` (``(key, value, required)``, each at most once) and
+        ``extra`` members."""
         t = self.ctx.t
         sep = t.sep
         n = len(entries)
         any_order = self.ctx.key_order == "any" and n <= MAX_ANY_ORDER_KEYS
-        required = frozenset(i for i, (_, r) in enumerate(entries) if r)
+        required = frozenset(i for i, (_, _, r) in enumerate(entries) if r)
         cap = max_p if max_p is not None else (1 if min_p > 0 else 0)  # extras counted up to this
         memo: dict[tuple, Term] = {}
 
@@ -236,7 +235,8 @@ class Objects:
             alts = []
             if room:
                 for i in allowed(seen):
-                    alts.append(t.cat(sep, entries[i][0], rest(seen | {i}, extras)))
+                    name, value, _ = entries[i]  # (the member's parts, not its term: a chain made once, with what follows)
+                    alts.append(t.cat(sep, name, t.colon, value, rest(seen | {i}, extras)))
             loop = EPSILON
             if extra != NOTHING and room:
                 if max_p is None and extras >= cap:
@@ -251,7 +251,8 @@ class Objects:
         firsts = []
         if max_p is None or max_p >= 1:
             for i in allowed(frozenset()):
-                firsts.append(t.cat(entries[i][0], rest(frozenset({i}), 0)))
+                name, value, _ = entries[i]
+                firsts.append(t.cat(name, t.colon, value, rest(frozenset({i}), 0)))
             if extra != NOTHING:
                 firsts.append(t.cat(extra, rest(frozenset(), min(1, cap) if max_p is None else 1)))
         if final(frozenset(), 0):
@@ -261,24 +262,27 @@ class Objects:
             raise UnsatisfiableConstraint("no object satisfies properties, required and the property counts together", path or "/")
         return t.cat(t.lit("{"), t.ws, got)
 
-    def members(self, entries: list[tuple[Term, bool]]) -> Term:
-        """``{ ... }`` with the entries in order, optional ones skippable, commas only between:
-        "the first entry written" picks one of the entries up to the first required one, each
-        followed by the chain of the entries after it (shared: linear in the entries)."""
+    def members(self, entries: list[tuple[Term, Term, bool]]) -> Term:
+        """``{ ... }`` with the entries (``(key, value, required)``) in order, optional ones
+        skippable, commas only between: "the first entry written" picks one of the entries up to
+        the first required one, each followed by the chain of the entries after it (shared:
+        linear in the entries). A required member is made as a part of the chain it starts."""
         t = self.ctx.t
         sep = t.sep
         rest = [EPSILON] * (len(entries) + 1)  # rest[i]: entries i.. each preceded by a separator
         for i in range(len(entries) - 1, -1, -1):
-            entry, is_required = entries[i]
-            piece = t.cat(sep, entry)
-            rest[i] = t.cat(piece if is_required else t.opt(piece), rest[i + 1])
+            key, value, is_required = entries[i]
+            if is_required:
+                rest[i] = t.cat(sep, key, t.colon, value, rest[i + 1])
+            else:
+                rest[i] = t.cat(t.opt(t.cat(sep, key, t.colon, value)), rest[i + 1])
         firsts = []
-        for i, (entry, is_required) in enumerate(entries):
-            firsts.append(t.cat(entry, rest[i + 1]))
+        for i, (key, value, is_required) in enumerate(entries):
+            firsts.append(t.cat(key, t.colon, value, rest[i + 1]))
             if is_required:
                 break
         body = t.alt(firsts)
         open_, close = t.lit("{"), t.lit("}")
-        if any(is_required for _, is_required in entries):
+        if any(is_required for _, _, is_required in entries):
             return t.cat(open_, t.ws, body, t.ws, close)
         return t.cat(open_, t.ws, t.opt(t.cat(body, t.ws)), close)
