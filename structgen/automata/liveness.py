@@ -34,6 +34,10 @@ LIVENESS_LIMIT = 20_000
 
 #: The longest witness read off a term's structure (:meth:`Liveness.shortest_text`).
 WITNESS_LENGTH = 512
+#: How many guessed strings a liveness question tries before it searches (:meth:`Liveness._guesses`).
+GUESSES = 8
+#: A plain term is varied (its choices' other members) only while its strings may be this short.
+GUESSED_LENGTH = 64
 #: The length of nothing (no string matches).
 INF = 1 << 60
 _INF = INF
@@ -51,6 +55,7 @@ class Liveness:
         self.alive: set[int] = set()  # algebraic terms some string is known to match (length unknown)
         self.lower_dfa: dict[int, list[int]] = {}  # embedded automaton -> its states' shortest lengths
         self._texts: dict[int, Optional[bytes]] = {}  # plain term -> a shortest string (shortest_text)
+        self._guess_texts: dict[int, list[bytes]] = {}  # term -> strings it may match (_guesses)
         #: a cheap verdict on a term's liveness, asked before a search (``None``: not known)
         self.proof: Callable[[int], Optional[bool]] | None = None
 
@@ -143,45 +148,65 @@ class Liveness:
         return got
 
     def _guessed(self, e: int) -> bool:
-        """Whether a guess at a string of ``e`` (:meth:`_guess`) is one: a witness without a
+        """Whether a guess at a string of ``e`` (:meth:`_guesses`) is one: a witness without a
         search. JSON Schema's algebra mostly asks whether an over-approximation and a schema
-        overlap, and the schema's smallest instance is usually in both."""
-        text = self._guess(e)
-        if text is None:
-            return False
-        x = e
-        for b in text:
-            x = self.pool.derive(x, b)
-            if x == NOTHING:
-                return False
-        return self.pool.nullable(x)
+        overlap, and the schema's smallest instance is usually in both; where a ``oneOf``
+        branch's smallest (``0``) is another's, the next member of its choice (``""``) often is
+        not."""
+        for text in self._guesses(e, GUESSES):
+            x = e
+            for b in text:
+                x = self.pool.derive(x, b)
+                if x == NOTHING:
+                    break
+            if x != NOTHING and self.pool.nullable(x):
+                return True
+        return False
 
-    def _guess(self, e: int) -> Optional[bytes]:
-        """A string that may match ``e``: :meth:`shortest_text` where ``e`` is plain, else read off
-        its structure with an intersection taking the shortest string of its most demanding plain
-        part (``None``: no guess, as for a complement)."""
-        if not self.pool.is_algebraic(e):
-            return self.shortest_text(e)
-        node = self.pool.node(e)
+    def _guesses(self, e: int, n: int) -> list[bytes]:
+        """Up to ``n`` strings that may match ``e``, the likeliest first, read off its structure:
+        a concatenation's first guesses with each other guess of one part, a choice's members
+        in turn, an intersection through its most demanding part that has a guess (``[]``: none,
+        as for a complement), a plain term by :meth:`shortest_text` (varied in its choices while
+        its strings may be :data:`GUESSED_LENGTH` bytes)."""
+        got = self._guess_texts.get(e)
+        if got is not None:
+            return got
+        pool, k = self.pool, self.kinds
+        node = pool.node(e)
         kind = node[0]
-        k = self.kinds
-        if kind == k["seq"]:
-            head, tail = self._guess(node[1]), self._guess(node[2])
-            return None if head is None or tail is None else head + tail
-        if kind == k["alt"]:
+        plain = not pool.is_algebraic(e)
+        if plain and (kind not in (k["seq"], k["alt"]) or self.lower_bound(e) > GUESSED_LENGTH):
+            first = self.shortest_text(e)
+            out = [] if first is None else [first]
+        elif plain and kind == k["alt"]:
+            first = self.shortest_text(e)
+            out = [] if first is None else [first]
+            for p in sorted(node[1], key=self.lower_bound) if out else ():
+                out += self._guesses(p, n)
+                if len(out) >= n:
+                    break
+        elif kind == k["seq"]:
+            heads, tails = self._guesses(node[1], n), self._guesses(node[2], n)
+            out = [heads[0] + t for t in tails] + [h + tails[0] for h in heads[1:]] if heads and tails else []
+        elif kind == k["alt"]:
+            out = []
             for p in sorted(node[1], key=self.lower_bound):
-                got = self._guess(p)
-                if got is not None:
-                    return got
+                out += self._guesses(p, n)
+                if len(out) >= n:
+                    break
         elif kind == k["rep"]:
-            one = self._guess(node[1])
-            return None if one is None else one * node[2]
+            out = [one * node[2] for one in self._guesses(node[1], n)]
         elif kind == k["and"]:
+            out = []
             for p in sorted(node[1], key=self.lower_bound, reverse=True):
-                got = self.shortest_text(p)
-                if got is not None:
-                    return got
-        return None
+                out = self._guesses(p, n)
+                if out:
+                    break
+        else:
+            out = []
+        got = self._guess_texts[e] = list(dict.fromkeys(out))[:n]
+        return got
 
     def shortest_text(self, e: int) -> Optional[bytes]:
         """A shortest string of ``e``, read off its structure where ``e`` holds no intersection,

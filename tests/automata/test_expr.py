@@ -302,3 +302,19 @@ def test_a_row_gets_exactly_the_bytes_of_a_class(mask: int, keep: int) -> None:
         row = np.full(256, -1)
         row[_byte_index(m)] = 7
         assert [b for b in range(256) if row[b] == 7] == [b for b in range(256) if m >> b & 1]
+
+
+def test_a_branch_whose_smallest_string_another_covers_is_found_live_by_a_later_guess() -> None:
+    """``oneOf: [{"type": "number"}, {"type": ["number", "string"]}]``'s second branch minus the
+    first: its smallest string (``0``) is subtracted, its next guess (``""``, a member of its
+    choice, then a key of an object) is a witness without a search over derivatives."""
+    pool = ExprPool()
+    number = regex_to_expr(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?", pool)
+    string = pool.literal(b'""')
+    e = pool.minus(pool.alt([number, string]), number)
+    assert pool.search._guessed(e) and pool.search.liveness(e) is True
+    members = [pool.concat([pool.literal(b'{"' + k + b'":'), number, pool.literal(b"}")]) for k in (b"a", b"b", b"c")]
+    obj = pool.alt([pool.literal(b"{}"), *members])
+    taken = pool.alt([pool.literal(b"{}"), members[0], members[1]])  # (only "c" is left)
+    assert pool.search._guessed(pool.minus(obj, taken))
+    assert not pool.search._guessed(pool.minus(obj, obj)) and pool.liveness(pool.minus(obj, obj)) is False
