@@ -35,6 +35,7 @@ class RefResolver:
         self.bases: dict[tuple, str] = {}
         self._direct: dict[tuple, frozenset[str]] = {}  # (schema text or None, path) -> targets
         self._closures: dict[str, frozenset[str]] = {}
+        self._base_at: dict[str, str] = {}  # JSON pointer -> base URI (base_at)
         if isinstance(root, dict):
             self.resources = {}
             self._scan(root)
@@ -69,7 +70,10 @@ class RefResolver:
 
     def base_at(self, path: str) -> str:
         """The base URI in effect at JSON pointer ``path`` (where a ``$ref`` there resolves from)."""
-        return self._base(_tokens(path))
+        got = self._base_at.get(path)
+        if got is None:  # (asked for every sub-schema a compile memoises: a path parsed once)
+            got = self._base_at[path] = self._base(_tokens(path))
+        return got
 
     def leads_to(self, s: Schema, path: str, text: str, target: str) -> bool:
         """Whether compiling ``s`` (at ``path``; ``text``: its canonical JSON) may enter the
