@@ -435,7 +435,7 @@ class ExprPool:
         elif kind == _ALT:
             parts = node[1]
             if len(parts) > 8:  # (a trie's node, a long enumeration: only the parts that read b)
-                parts = self.firsts.parts_by_byte(e, parts)[b]
+                parts = self.firsts.parts_by_byte(e, parts).get(b, ())
             got = self.alt([self.derive(p, b) for p in parts])
         elif kind == _REP:
             x, lo, hi = node[1], node[2], node[3]

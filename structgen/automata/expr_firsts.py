@@ -40,7 +40,7 @@ class Firsts:
         self.pool = pool
         self.classes: dict[int, tuple[int, ...]] = {}
         self._bytes: dict[int, int] = {}
-        self._by_byte: dict[int, list[list[int]]] = {}
+        self._by_byte: dict[int, dict[int, tuple[int, ...]]] = {}
         self._symbols: dict[int, frozenset[int]] = {}
         k = kinds
         self._kinds = (k["bytes"], k["seq"], k["alt"], k["rep"], k["sym"], k["dfa"], k["and"], k["not"])
@@ -103,16 +103,17 @@ class Firsts:
         self._bytes[e] = got
         return got
 
-    def parts_by_byte(self, e: int, parts: tuple[int, ...]) -> list[list[int]]:
-        """For each byte, the parts of the alternation ``e`` (its parts: ``parts``) that may read
-        it first (made once per alternation)."""
+    def parts_by_byte(self, e: int, parts: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+        """The parts of the alternation ``e`` (its parts: ``parts``) that may read each byte
+        first, for the bytes some part reads (made once per alternation; tuples of ints, which
+        the garbage collector stops walking, not 256 lists)."""
         got = self._by_byte.get(e)
         if got is None:
-            got = [[] for _ in range(256)]
+            lists: dict[int, list[int]] = {}
             for p in parts:
                 for b in bytes_of_mask(self.first_bytes(p)):
-                    got[b].append(p)
-            self._by_byte[e] = got
+                    lists.setdefault(b, []).append(p)
+            got = self._by_byte[e] = {b: tuple(ps) for b, ps in lists.items()}
         return got
 
     def first_symbols(self, e: int) -> frozenset[int]:
