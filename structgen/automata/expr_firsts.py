@@ -49,8 +49,9 @@ class Firsts:
         """A partition of the 256 bytes (as masks) on each part of which :meth:`.ExprPool.derive`
         is the same: one derivative per part gives a state's whole row."""
         got = self.classes.get(e)
-        if got is not None:
-            return got
+        return got if got is not None else self._classes_of(e)
+
+    def _classes_of(self, e: int) -> tuple[int, ...]:
         _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = self._kinds
         pool = self.pool
         node = pool.node(e)
@@ -78,8 +79,9 @@ class Firsts:
         """A mask of the bytes ``e`` may read first: at least those whose derivative is not
         ``NOTHING`` (every byte for an embedded automaton or a complement)."""
         got = self._bytes.get(e)
-        if got is not None:
-            return got
+        return got if got is not None else self._bytes_of(e)
+
+    def _bytes_of(self, e: int) -> int:
         _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = self._kinds
         pool = self.pool
         node = pool.node(e)
@@ -119,8 +121,9 @@ class Firsts:
     def first_symbols(self, e: int) -> frozenset[int]:
         """The symbols that may come first in ``e``."""
         got = self._symbols.get(e)
-        if got is not None:
-            return got
+        return got if got is not None else self._symbols_of(e)
+
+    def _symbols_of(self, e: int) -> frozenset[int]:
         _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = self._kinds
         pool = self.pool
         node = pool.node(e)

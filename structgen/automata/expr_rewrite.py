@@ -43,10 +43,9 @@ def readable_bytes(pool: ExprPool, e: int) -> int:
     >>> readable_bytes(pool, pool.literal(b"ab")) == (1 << ord("a")) | (1 << ord("b"))
     True
     """
-    key = ("readable", e)
-    got = pool.facts.get(key)
-    if got is not None:
-        return got  # type: ignore[return-value]
+    memo: dict[int, int] = pool.facts.setdefault(("readable",), {})  # type: ignore[assignment]
+    if e in memo:
+        return memo[e]
     node = pool.node(e)
     kind = node[0]
     if kind == _BYTES:
@@ -68,7 +67,7 @@ def readable_bytes(pool: ExprPool, e: int) -> int:
         got = pool.embedded(node[1]).readable_bytes()
     else:
         got = ALL_BYTES if kind == _NOT else 0
-    pool.facts[key] = got
+    memo[e] = got
     return got
 
 

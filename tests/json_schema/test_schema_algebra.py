@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.errors import SchemaNotSupported, UnsatisfiableConstraint
+from structgen.errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 from structgen.automata.dfa import ByteDFA
 from structgen.json_schema import schema_to_dfa
 from structgen.json_schema.keywords import implied_by
@@ -285,12 +285,8 @@ def test_numbers_with_an_exponent_are_accepted_only_when_valid(schema: dict, num
     validator = jsonschema.Draft202012Validator(schema)
     try:
         dfa = schema_to_dfa(schema, max_recursion_depth=3, **ANY)
-    except (UnsatisfiableConstraint, SchemaNotSupported):
+    except (UnsatisfiableConstraint, SchemaNotSupported, CompileBudgetExceeded):
         return
-    except Exception as e:
-        if type(e).__name__ == "CompileBudgetExceeded":
-            return
-        raise
     for x in numbers:
         for value in (x, [x], {"a": x}):
             text = json.dumps(value)
