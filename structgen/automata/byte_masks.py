@@ -6,7 +6,10 @@ from __future__ import annotations
 import functools
 from typing import Iterable
 
-__all__ = ["byte_mask", "bytes_of_mask"]
+__all__ = ["ALL_BYTES", "byte_mask", "bytes_of_mask"]
+
+#: Every byte, as a 256-bit mask.
+ALL_BYTES = (1 << 256) - 1
 
 
 @functools.lru_cache(maxsize=4096)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import threading
 from typing import Iterable, Optional, Sequence
 
-from .byte_masks import byte_mask, bytes_of_mask
+from .byte_masks import ALL_BYTES, byte_mask, bytes_of_mask
 from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
 from .expr_firsts import NO_SYMBOLS as _NO_SYMBOLS
@@ -49,8 +49,6 @@ __all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", 
 NOTHING = 0
 EPSILON = 1
 _BIG = 1 << 62  # (sizes stop there; the largest counter of an intersection)
-#: Every byte, as a 256-bit mask.
-ALL_BYTES = (1 << 256) - 1
 
 # term kinds (the first item of a node tuple)
 _NOTHING, _EPSILON, _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = range(10)

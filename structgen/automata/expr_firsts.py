@@ -22,11 +22,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from .byte_masks import bytes_of_mask
+from .byte_masks import ALL_BYTES, bytes_of_mask
 
 __all__ = ["NO_SYMBOLS", "Firsts"]
 
-_ALL_BYTES = (1 << 256) - 1
 #: The empty symbol set, shared by every term without calls (the pool's too: one object, not
 #: one per term for the garbage collector to walk).
 NO_SYMBOLS: frozenset[int] = frozenset()
@@ -57,13 +56,13 @@ class Firsts:
         node = pool.node(e)
         kind = node[0]
         if kind == _BYTES:
-            got = (node[1], _ALL_BYTES & ~node[1]) if node[1] != _ALL_BYTES else (_ALL_BYTES,)
+            got = (node[1], ALL_BYTES & ~node[1]) if node[1] != ALL_BYTES else (ALL_BYTES,)
         elif kind == _SEQ:
             got = self.byte_classes(node[1])
             if pool.nullable(node[1]):
                 got = _refine(got, self.byte_classes(node[2]))
         elif kind == _ALT or kind == _AND:
-            got = (_ALL_BYTES,)
+            got = (ALL_BYTES,)
             for p in node[1]:
                 got = _refine(got, self.byte_classes(p))
         elif kind == _REP or kind == _NOT:
@@ -71,7 +70,7 @@ class Firsts:
         elif kind == _DFA:
             got = pool.embedded(node[1]).classes(node[2])
         else:
-            got = (_ALL_BYTES,)
+            got = (ALL_BYTES,)
         self.classes[e] = got
         return got
 
@@ -95,13 +94,13 @@ class Firsts:
             for p in node[1]:
                 got |= self.first_bytes(p)
         elif kind == _AND:
-            got = _ALL_BYTES
+            got = ALL_BYTES
             for p in node[1]:
                 got &= self.first_bytes(p)
         elif kind == _REP:
             got = self.first_bytes(node[1])
         else:
-            got = _ALL_BYTES if kind == _DFA or kind == _NOT else 0
+            got = ALL_BYTES if kind == _DFA or kind == _NOT else 0
         self._bytes[e] = got
         return got
 

@@ -153,7 +153,7 @@ class Liveness:
         overlap, and the schema's smallest instance is usually in both; where a ``oneOf``
         branch's smallest (``0``) is another's, the next member of its choice (``""``) often is
         not."""
-        for text in self._guesses(e, GUESSES):
+        for text in self._guesses(e):
             x = e
             for b in text:
                 x = self.pool.derive(x, b)
@@ -163,49 +163,38 @@ class Liveness:
                 return True
         return False
 
-    def _guesses(self, e: int, n: int) -> list[bytes]:
-        """Up to ``n`` strings that may match ``e``, the likeliest first, read off its structure:
-        a concatenation's first guesses with each other guess of one part, a choice's members
-        in turn, an intersection through its most demanding part that has a guess (``[]``: none,
-        as for a complement), a plain term by :meth:`shortest_text` (varied in its choices while
-        its strings may be :data:`GUESSED_LENGTH` bytes)."""
+    def _guesses(self, e: int) -> list[bytes]:
+        """Up to :data:`GUESSES` strings that may match ``e``, the likeliest first, read off its
+        structure: a concatenation's first guesses with each other guess of one part, a
+        choice's members in turn, an intersection through its most demanding part that has a
+        guess (``[]``: none, as for a complement), a plain term by :meth:`shortest_text` (varied
+        in its choices while its strings may be :data:`GUESSED_LENGTH` bytes). Memoised."""
         got = self._guess_texts.get(e)
         if got is not None:
             return got
         pool, k = self.pool, self.kinds
         node = pool.node(e)
         kind = node[0]
-        plain = not pool.is_algebraic(e)
-        if plain and (kind not in (k["seq"], k["alt"]) or self.lower_bound(e) > GUESSED_LENGTH):
+        out: list[bytes] = []
+        if not pool.is_algebraic(e) and (kind not in (k["seq"], k["alt"]) or self.lower_bound(e) > GUESSED_LENGTH):
             first = self.shortest_text(e)
             out = [] if first is None else [first]
-        elif plain and kind == k["alt"]:
-            first = self.shortest_text(e)
-            out = [] if first is None else [first]
-            for p in sorted(node[1], key=self.lower_bound) if out else ():
-                out += self._guesses(p, n)
-                if len(out) >= n:
-                    break
         elif kind == k["seq"]:
-            heads, tails = self._guesses(node[1], n), self._guesses(node[2], n)
+            heads, tails = self._guesses(node[1]), self._guesses(node[2])
             out = [heads[0] + t for t in tails] + [h + tails[0] for h in heads[1:]] if heads and tails else []
         elif kind == k["alt"]:
-            out = []
             for p in sorted(node[1], key=self.lower_bound):
-                out += self._guesses(p, n)
-                if len(out) >= n:
+                out += self._guesses(p)
+                if len(out) >= GUESSES:
                     break
         elif kind == k["rep"]:
-            out = [one * node[2] for one in self._guesses(node[1], n)]
+            out = [one * node[2] for one in self._guesses(node[1])]
         elif kind == k["and"]:
-            out = []
             for p in sorted(node[1], key=self.lower_bound, reverse=True):
-                out = self._guesses(p, n)
+                out = self._guesses(p)
                 if out:
                     break
-        else:
-            out = []
-        got = self._guess_texts[e] = list(dict.fromkeys(out))[:n]
+        got = self._guess_texts[e] = list(dict.fromkeys(out))[:GUESSES]
         return got
 
     def shortest_text(self, e: int) -> Optional[bytes]:
