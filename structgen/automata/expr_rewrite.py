@@ -270,10 +270,12 @@ def _rebuilt(pool: ExprPool, node: tuple, done: dict[int, int]) -> int:
     return pool.repeat(done[node[1]], node[2], None if node[3] < 0 else node[3])
 
 
-def substitute(pool: ExprPool, e: int, mapping: dict[int, int], done: dict[int, int] | None = None) -> int:
+def substitute(pool: ExprPool, e: int, mapping: dict[int, int], done: dict[int, int] | None = None, *,
+               symbols: bool = False) -> int:
     """``e`` with every sub-term that is a key of ``mapping`` replaced by its value; embedded
     automata are kept as they are. ``done``: what earlier substitutions with the same mapping
-    (or one that only grew since) made of each sub-term, kept and added to across calls."""
+    (or one that only grew since) made of each sub-term, kept and added to across calls.
+    ``symbols``: every key is a symbol, so a sub-term with no symbol in it is kept unread."""
     if not mapping:
         return e
     if done is None:
@@ -286,6 +288,10 @@ def substitute(pool: ExprPool, e: int, mapping: dict[int, int], done: dict[int, 
             continue
         if x in mapping:
             done[x] = mapping[x]
+            stack.pop()
+            continue
+        if symbols and not pool.symbols_in(x):
+            done[x] = x
             stack.pop()
             continue
         node = pool.node(x)

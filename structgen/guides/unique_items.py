@@ -239,7 +239,7 @@ class UniqueItems:
             if symbol not in mapping:
                 mapping[symbol] = self.flat(self.roots[k])  # (racing threads write the same term)
         with self._flat_lock:
-            return substitute(pool, e, mapping, self._flat_done)
+            return substitute(pool, e, mapping, self._flat_done, symbols=True)
 
     def completions(self, expr: int) -> tuple[bytes, ...] | None:
         """Every string the term ``expr`` matches, when they are at most :data:`COMPLETIONS` of at
@@ -280,7 +280,7 @@ class UniqueItems:
         if got is None:
             pool = self.pool
             mapping = {pool.symbol(i): self.roots[self.item_automaton(i, written)] for i in self.arrays[a]}
-            got = self._rests[key] = self.flat(substitute(pool, expr, mapping))
+            got = self._rests[key] = self.flat(substitute(pool, expr, mapping, symbols=True))
         return got
 
     def _intern(self, table: list, ids: dict, key: Any) -> int:

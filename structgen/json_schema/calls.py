@@ -23,7 +23,7 @@ from typing import Callable, Optional
 from ..automata.expr import NOTHING, ExprPool
 from ..automata.expr_rewrite import substitute
 from ..automata.markers import GUARD_FIRST
-from ..errors import CompileBudgetExceeded
+from ..errors import CompileBudgetExceeded, SchemaNotSupported
 from .ops import Schema
 
 __all__ = ["CALL_THRESHOLD", "CallGraph", "Weights"]
@@ -57,11 +57,13 @@ class CallGraph:
 
     ``on``: calls are made (a network without documents); otherwise every method that would call
     inlines instead. ``inline`` compiles a schema without calling it (used for ``$ref`` targets
-    and, calls off, for flat twins); ``any_value`` gives the term of any JSON value.
+    and, calls off, for the flat twin of a recursive target whose term is not known yet);
+    ``any_value`` gives the term of any JSON value; ``depth``: ``max_recursion_depth``.
     """
 
-    def __init__(self, pool: ExprPool, *, on: bool, inline: CompileNode, any_value: Callable[[], int]) -> None:
+    def __init__(self, pool: ExprPool, *, on: bool, inline: CompileNode, any_value: Callable[[], int], depth: int = 3) -> None:
         self.on = on
+        self.depth = depth  # max_recursion_depth
         self.pool = pool
         self.inline = inline
         self.any_value = any_value
@@ -76,10 +78,13 @@ class CallGraph:
         self._flat_builders: dict[int, Callable[[], int]] = {}
         self._ref_out: dict[str, int] = {}  # $ref target path -> its term or call
         self._ref_active: dict[str, Optional[int]] = {}  # targets being compiled -> callee if recursive
-        self._flat: dict[int, int] = {}  # callee -> its flat term
-        self._flat_mapping: dict[int, int] = {}  # call symbol -> its callee's flat term
-        self._flat_terms: dict[int, int] = {}  # term -> flat term (see flat)
-        self._flat_done: dict[int, int] = {}  # sub-term -> flat sub-term, shared by every flat
+        self.flattening = False  # compiling a flat twin with calls off (see flat_of_called)
+        self._known: set[int] = set()  # callees whose term, and every term they reach, is known
+        self._built: dict[int, int] = {}  # callee -> what its flat builder made
+        self._flat: dict[tuple[int, int], int] = {}  # (callee, level) -> its flat term
+        self._flat_mapping: dict[int, dict[int, int]] = {}  # level -> call symbol -> its callee's flat term
+        self._flat_terms: dict[tuple[int, int], int] = {}  # (term, level) -> flat term (see flat)
+        self._flat_done: dict[int, dict[int, int]] = {}  # level -> sub-term -> flat sub-term, shared by its flats
 
     def new_callee(self, term: Optional[int] = None) -> int:
         """A new automaton (``term``: its expression, if known yet)."""
@@ -155,40 +160,89 @@ class CallGraph:
         return term, k or 0
 
     def flat(self, term: int) -> int:
-        """``term`` with every call replaced by the callee's own term, recursion unrolled
-        ``max_recursion_depth`` times as without calls (for the automata algebra, which needs
-        one finite automaton)."""
+        """``term`` with every call replaced by the callee's own term (for the automata algebra,
+        which needs one finite automaton). A call of a recursive ``$ref`` target is unrolled by
+        substitution: ``max_recursion_depth + 1`` copies of the target's term along any path, and
+        a call below the last copy is ``NOTHING``, as compiling with calls off drops recursion past
+        the depth. So the flat term holds a subset of ``term``'s language: the algebra's positive
+        operands may be smaller (what it subtracts are over-approximations, never a flat term)."""
+        return self._flat_at(term, self.depth + 1)
+
+    def flat_of_called(self, term: int) -> Optional[int]:
+        """:meth:`flat` of ``term`` (a term compiled with calls) for a compile with calls off
+        inside a flat twin, where the same sub-schema was compiled with calls already: the same
+        language, unrolled by substitution instead of compiled again. ``None`` where some callee
+        it reaches has no term yet (its flat twin is the one being compiled), where flattening it
+        is refused (a unique array's), or where nothing is left (calls off would raise
+        :class:`~.ops.TooDeep` there, which callers read)."""
+        if not self._all_known(term):
+            return None
+        try:
+            got = self.flat(term)
+        except (SchemaNotSupported, CompileBudgetExceeded):
+            return None
+        return None if got == NOTHING else got
+
+    def _all_known(self, term: int) -> bool:
+        """Whether every callee ``term`` reaches, through callees' terms, has its term."""
+        n = len(self.callees)
+        todo = [k for k in self.pool.symbols_in(term) if 1 <= k <= n and k not in self._known]
+        seen = set(todo)
+        while todo:
+            k = todo.pop()
+            callee = self.callees[k - 1]
+            if callee is None:
+                return False
+            for j in self.pool.symbols_in(callee):
+                if 1 <= j <= n and j not in seen and j not in self._known:
+                    seen.add(j)
+                    todo.append(j)
+        self._known.update(seen)  # (a known term never changes: nor does what it reaches)
+        return True
+
+    def _flat_at(self, term: int, level: int) -> int:
+        """``term`` flat, with ``level`` more copies of recursive targets allowed below it."""
         n = len(self.callees)
         if not n or term == NOTHING:
             return term
         called = [k for k in self.pool.symbols_in(term) if 1 <= k <= n]
         if not called:
             return term
-        got = self._flat_terms.get(term)
-        if got is None:  # (a callee's flat term never changes once made: one growing mapping, one memo)
-            mapping = self._flat_mapping
+        key = (term, level)
+        got = self._flat_terms.get(key)
+        if got is None:  # (a callee's flat term at a level never changes once made: one mapping, one memo per level)
+            mapping = self._flat_mapping.setdefault(level, {})
             for k in called:
                 symbol = self.pool.symbol(k)
                 if symbol not in mapping:
-                    mapping[symbol] = self._flat_callee(k)
-            got = self._flat_terms[term] = substitute(self.pool, term, mapping, self._flat_done)
+                    mapping[symbol] = self._flat_callee(k, level)
+            got = self._flat_terms[key] = substitute(self.pool, term, mapping, self._flat_done.setdefault(level, {}), symbols=True)
         return got
 
-    def _flat_callee(self, k: int) -> int:
-        got = self._flat.get(k)
+    def _flat_callee(self, k: int, level: int) -> int:
+        """What a call of ``k`` becomes in a flat term at ``level``."""
+        if k in self._callee_source:  # a recursive target: one copy fewer below this one
+            if level == 0:
+                return NOTHING
+            level -= 1
+        key = (k, level)
+        got = self._flat.get(key)
         if got is None:
-            source = self._callee_source.get(k)
+            term = self.callees[k - 1]
             if k in self._flat_builders:
-                got = self.flat(self._flat_builders[k]())
-            elif source is not None or k == self.any_callee:
-                was, self.on = self.on, False
+                built = self._built.get(k)
+                if built is None:
+                    built = self._built[k] = self._flat_builders[k]()
+                got = self._flat_at(built, level)
+            elif k == self.any_callee or term is None:  # (a recursive target's term is unknown while it is compiled)
+                source = self._callee_source.get(k)
+                was, self.on, flattening = self.on, False, self.flattening
+                self.flattening = True
                 try:
                     got = self.any_value() if source is None else self.inline(source[0], source[1], (source[1],))
                 finally:
-                    self.on = was
+                    self.on, self.flattening = was, flattening
             else:
-                term = self.callees[k - 1]
-                assert term is not None  # (only a recursive $ref's term is unknown for a while, and it has a source)
-                got = self.flat(term)
-            self._flat[k] = got
+                got = self._flat_at(term, level)
+            self._flat[key] = got
         return got

@@ -98,7 +98,8 @@ class Context:
         self.validator = validator_class(options)(root, registry=referencing.Registry())  # (no remote retrieval)
         self.refs = RefResolver(root)
         self.calls = CallGraph(
-            self.pool, on=network and spans is None, inline=compiler.compile_node, any_value=compiler.any_value
+            self.pool, on=network and spans is None, inline=compiler.compile_node, any_value=compiler.any_value,
+            depth=options.max_recursion_depth,
         )
         self._dfas: dict[Term, ByteDFA] = {}  # term -> its automaton (embedded or built for algebra)
         self._bodies: dict[str, Term] = {}  # translated pattern -> its term

@@ -98,6 +98,13 @@ class SchemaCompiler:
         got = self._memos.get(key)
         if isinstance(got, BaseException):
             got = self._memos.get((*key, path))
+        calls = self.ctx.calls
+        if got is None and calls.flattening and not calls.on and not calls.in_unique_items and kind == "compile":
+            called = self._memos.get(key[:-1] + (True,))  # (compiled with calls already: flattened, not compiled again)
+            if called is not None and not isinstance(called, BaseException):
+                got = calls.flat_of_called(called)
+                if got is not None:
+                    self._memos.setdefault(key, got)
         if got is None:
             try:
                 got = make(s, path, refs)

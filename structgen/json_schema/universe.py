@@ -246,7 +246,8 @@ class Universe:
     def long_fractions(self, path: str) -> Term:
         if self._long_fractions is None:
             t = self.ctx.t
-            self._long_fractions = self.ctx.minus(t.plain_number, safe_digits(t), path)
+            # (not searched for a string: a part of over-approximations, which are not searched)
+            self._long_fractions = self.ctx.inter_all([t.plain_number], path, without=[safe_digits(t)], checked=False)
         return self._long_fractions
 
     def over_string(self, s: dict, path: str) -> Term:
@@ -288,12 +289,13 @@ class Universe:
         body = ctx.unite(bodies)
         if body != NOTHING:
             shape.append(t.cat(t.lit("["), t.ws, body, t.ws, t.lit("]")))
-        acc = ctx.unite(shape)
+        parts = [ctx.unite(shape)]
         if lo or hi is not None:
-            acc = ctx.inter(acc, self.array_of(u, lo, hi), path)
+            parts.append(self.array_of(u, lo, hi))
         if "contains" in s:
-            acc = ctx.inter(acc, self.over_contains(s, path, refs), path)
-        return acc
+            parts.append(self.over_contains(s, path, refs))
+        # (not searched for a string, as in over: what subtracts or intersects it searches its own term)
+        return ctx.inter_all(parts, path, checked=False)
 
     def over_contains(self, s: dict, path: str, refs: tuple) -> Term:
         """Arrays with ``minContains``..``maxContains`` items valid under ``contains``, over-
