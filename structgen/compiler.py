@@ -21,7 +21,7 @@ from .automata.dfa import DEFAULT_MAX_STATES, ByteDFA
 from .automata.network import Network
 from .automata.expr import NOTHING, ExprPool
 from .automata.lazy import LazyAutomaton
-from .automata.regex import regex_to_expr
+from .automata.regex import forget_parses, regex_to_expr
 from .automata.regex_emptiness import why_no_match
 from .guides.base import Guide
 from .guides.dfa_guide import DfaGuide
@@ -105,9 +105,10 @@ def set_cache_limits(*, entries: int = _CACHE_SIZE, guide_bytes: int = _CACHE_BY
 
 
 def clear_cache() -> None:
-    """Forget every cached automaton and guide."""
+    """Forget every cached automaton and guide, and every pattern read."""
     _DFAS.clear()
     _GUIDES.clear()
+    forget_parses()
 
 
 @contextlib.contextmanager

@@ -52,8 +52,8 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 __all__ = [
-    "INTEREGULAR_ERRORS", "not_supported", "parse_regex", "regex_to_dfa", "regex_to_expr", "slotted_regex_to_dfa",
-    "strip_anchors",
+    "INTEREGULAR_ERRORS", "forget_parses", "not_supported", "parse_regex", "regex_to_dfa", "regex_to_expr", "register_group",
+    "slotted_regex_to_dfa", "strip_anchors",
 ]
 
 # What each unsupported node of Python's regex parser is, for the error message, and the text that
@@ -190,12 +190,24 @@ def parse_regex(pattern: str) -> Pattern:
     return _parse(pattern, -1)[0]
 
 
-def _parse(pattern: str, num_slots: int) -> tuple[Pattern, list[ByteDFA]]:
-    """:func:`parse_regex`; with ``num_slots >= 0``, each large bracket class is read on its own
-    and stands in the pattern for slot ``num_slots + k`` (:func:`_slot_classes`): the parse, and
-    the automata of those slots."""
+def _parse(pattern: str, num_slots: int) -> tuple[Pattern, tuple[ByteDFA, ...]]:
+    """:func:`parse_regex`; with ``num_slots >= 0``, each large bracket class and each known group
+    is read on its own and stands in the pattern for slot ``num_slots + k`` (:func:`_slot_parts`):
+    the parse, and the automata of those slots."""
     if not isinstance(pattern, str):
         raise RegexSyntaxError(repr(pattern), None, f"a pattern must be a str, not {type(pattern).__name__}")
+    return _read(pattern, num_slots)
+
+
+def forget_parses() -> None:
+    """Forget the patterns read so far (:func:`structgen.clear_cache` calls it)."""
+    _read.cache_clear()
+
+
+@functools.lru_cache(maxsize=1024)
+def _read(pattern: str, num_slots: int) -> tuple[Pattern, tuple[ByteDFA, ...]]:
+    """:func:`_parse` of a ``str``, kept per process (a parse is never changed): a server meets
+    the same patterns in schema after schema."""
     spelled = plain_syntax(pattern)  # (\u, \p{..}, POSIX classes, ...: see structgen.automata.regex_syntax)
     try:
         parsed = _sre_parse.parse(spelled.text, 0)
@@ -216,9 +228,9 @@ def _parse(pattern: str, num_slots: int) -> tuple[Pattern, list[ByteDFA]]:
     text = _spell_assertions(body)
     classes: list[ByteDFA] = []
     if num_slots >= 0:
-        text, classes = _slot_classes(text, num_slots)
+        text, classes = _slot_parts(text, num_slots)
     try:
-        return interegular.parse_pattern(text), classes
+        return interegular.parse_pattern(text), tuple(classes)
     except INTEREGULAR_ERRORS as e:
         raise not_supported(pattern, e) from e
 
@@ -228,18 +240,54 @@ def _parse(pattern: str, num_slots: int) -> tuple[Pattern, list[ByteDFA]]:
 #: characters, so a ``\\p{..}`` class spelled out (about 2,000 characters, 280,000 code points)
 #: took it 65 to 100 ms to read, wherever it appeared.
 _LARGE_CLASS = 64
+#: ... or holding a range of at least this many code points (``\\ud800-\\udfff``, the surrogates
+#: a JSON string's raw characters leave out: interegular holds each of them).
+_WIDE_RANGE = 256
+_RANGE = re.compile(r"(?<!\\)([^\\])-([^\\\]])")
 #: Flag groups that change what a class matches ((?i), (?a), (?u), (?L), and their negations):
 #: classes stay in place under them. ``(?s:`` only changes ``.``.
 _CLASS_FLAGS = re.compile(r"\(\?(?!s:)[-aiLmsux]")
 
 
-def _slot_classes(text: str, first: int) -> tuple[str, list[ByteDFA]]:
-    """``text`` with each bracket class of at least :data:`_LARGE_CLASS` characters outside
-    look-arounds, made of characters and ranges only, replaced by ``slot_marker(first + k)`` (a
-    class met again takes the same slot), and the classes' automata, by slot. Nothing is replaced
-    under a flag that changes classes.
+#: Groups that mean the same wherever they stand (no anchor, look-around, flag or capture inside),
+#: each read once per process: a pattern holding one gets a slot in its place
+#: (:func:`register_group`; a JSON string's one character is one, twice in every unanchored
+#: ``pattern``, where reading it was most of reading the pattern).
+_KNOWN_GROUPS: dict[str, list[str]] = {}  # (by their first characters)
+_KEY = 12
 
-    >>> text, dfas = _slot_classes("a[" + "bc" * 40 + "]+c[d]", 2)
+
+def register_group(group: str) -> None:
+    """Read ``group`` (a regex ``(?:...)`` of at least 12 characters that means the same wherever
+    it stands: no anchor, look-around, flag or capture inside) once per process, as a slot,
+    wherever a pattern holds it outside look-arounds.
+
+    >>> register_group("(?:xyz|[0-9]+)")
+    >>> text, dfas = _slot_parts("a(?:xyz|[0-9]+)*", 0)
+    >>> text == "a" + slot_marker(0) + "*", dfas[0].accepts(b"xyz"), dfas[0].accepts(b"x")
+    (True, True, False)
+    """
+    if not (group.startswith("(?:") and group.endswith(")") and len(group) >= _KEY):
+        raise ValueError(f"not a non-capturing group of at least {_KEY} characters: {group!r}")
+    same = _KNOWN_GROUPS.setdefault(group[:_KEY], [])
+    if group not in same:
+        same.append(group)
+
+
+@functools.lru_cache(maxsize=64)
+def _group_dfa(group: str) -> ByteDFA:
+    """The automaton of a registered group (read without slots)."""
+    return pattern_to_dfa(_parse(group, -1)[0], max_states=DEFAULT_MAX_STATES)
+
+
+def _slot_parts(text: str, first: int) -> tuple[str, list[ByteDFA]]:
+    """``text`` with each bracket class of at least :data:`_LARGE_CLASS` characters or with a range
+    of :data:`_WIDE_RANGE` code points, made of characters and ranges only, and each registered
+    group (:func:`register_group`), outside look-arounds, replaced by ``slot_marker(first + k)``
+    (a class or group met again takes the same slot), and their automata, by slot. Nothing is
+    replaced under a flag that changes classes.
+
+    >>> text, dfas = _slot_parts("a[" + "bc" * 40 + "]+c[d]", 2)
     >>> text == "a" + chr(0xD802) + "+c[d]", dfas[0].accepts(b"b"), dfas[0].accepts(b"bc")
     (True, True, False)
     """
@@ -257,6 +305,15 @@ def _slot_classes(text: str, first: int) -> tuple[str, list[ByteDFA]]:
             i += 2
             continue
         if c == "(":
+            group = None if looks[-1] else next((g for g in _KNOWN_GROUPS.get(text[i : i + _KEY], ()) if text.startswith(g, i)), None)
+            if group is not None and (group in slots or first + len(slots) < MAX_SLOTS):
+                k = slots.get(group)
+                if k is None:
+                    k = slots[group] = len(slots)
+                    dfas.append(_group_dfa(group))
+                out.append(slot_marker(first + k))
+                i += len(group)
+                continue
             looks.append(looks[-1] or text.startswith(("(?=", "(?!", "(?<=", "(?<!"), i))
         elif c == ")" and len(looks) > 1:
             looks.pop()
@@ -270,7 +327,8 @@ def _slot_classes(text: str, first: int) -> tuple[str, list[ByteDFA]]:
                 j += 2 if text[j] == "\\" else 1
             whole = text[i : j + 1]
             k = slots.get(whole)
-            if k is None and len(whole) >= _LARGE_CLASS and not looks[-1] and first + len(slots) < MAX_SLOTS:
+            large = len(whole) >= _LARGE_CLASS or any(ord(b) - ord(a) >= _WIDE_RANGE for a, b in _RANGE.findall(whole))
+            if k is None and large and not looks[-1] and first + len(slots) < MAX_SLOTS:
                 dfa = _class_dfa(whole)
                 if dfa is not None:
                     k = slots[whole] = len(slots)

@@ -37,7 +37,10 @@ import json
 import math
 import threading
 from decimal import Decimal
-from typing import Any, Hashable
+from dataclasses import dataclass, field
+from typing import Any, Hashable, Iterator
+
+import numpy as np
 
 from ..automata.expr import NOTHING, ExprPool
 from ..automata.expr_rewrite import readable_bytes, substitute
@@ -45,6 +48,8 @@ from ..automata.expr_rewrite import readable_bytes, substitute
 __all__ = ["UniqueItems", "value_key", "value_texts"]
 
 _WS = b" \t\n\r"
+_NOT_WS = np.ones(256, dtype=bool)
+_NOT_WS[list(_WS)] = False
 #: Values of short item texts kept per item automaton (a set without one of them is not full).
 WITNESSES = 16
 #: Most steps of the search for witnesses.
@@ -67,6 +72,38 @@ def value_key(v: Any) -> Hashable:
     if isinstance(v, list):
         return ("a", tuple(value_key(x) for x in v))
     return ("o", frozenset((k, value_key(x)) for k, x in v.items()))
+
+
+@dataclass
+class _WitnessSearch:
+    """A search for the values an item automaton spells (see ``UniqueItems._witness_outside``)."""
+
+    auto: Any  # the item's LazyAutomaton
+    heap: list  # (length at least, tie, state, text so far)
+    found: set = field(default_factory=set)
+    steps: int = 0
+    order: Iterator[int] = field(default_factory=lambda: itertools.count(1))  # (ties: the first pushed first)
+
+
+def _length_at_least(auto: Any, q: int) -> int:
+    """A witness search's guide to the end of an item from state ``q``: the fewest bytes there,
+    or where ``q`` holds algebra a lower bound of them (its exact length is a search of its own,
+    milliseconds on a first mask; a lower bound only orders the search, which stays exact)."""
+    e = auto.exprs[q]
+    return auto.pool.lower_bound(e) if auto.pool.is_algebraic(e) else auto.min_length(q)  # type: ignore[no-any-return]
+
+
+def _ways_on(row: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:
+    """``(next state, its first two bytes)`` per state a row of transitions leads to, whitespace
+    left out where another byte goes on (a witness search's steps, on numpy: a row is 256 bytes)."""
+    if (row[_NOT_WS] >= 0).any():
+        row = np.where(_NOT_WS, row, -1)
+    targets, first = np.unique(row, return_index=True)
+    rest = row.copy()
+    rest[first] = -1
+    again, second = np.unique(rest, return_index=True)
+    seconds = dict(zip(again.tolist(), second.tolist()))
+    return [(t, (b, seconds[t]) if t in seconds else (b,)) for t, b in zip(targets.tolist(), first.tolist()) if t >= 0]
 
 
 def value_texts(pool: ExprPool, v: Any, chars: dict[str, int] | None = None) -> int:
@@ -210,7 +247,8 @@ class UniqueItems:
         self._texts_of: dict[Hashable, int] = {}  # value key -> value_texts
         self._chars: dict[str, int] = {}  # character -> its spellings in a string
         self._live: dict[int, bool] = {}
-        self._witnesses: dict[int, frozenset] = {}
+        self._witnesses: dict[int, _WitnessSearch] = {}
+        self._witness_lock = threading.Lock()
         #: whether some item calls a unique array nested in it (then item frames lie below others)
         self.nested = any(pool.symbols_in(roots[i]) for i in self.recording)
         self._flat_mapping: dict[int, int] = {}  # call symbol -> the callee's language, calls inlined
@@ -397,8 +435,7 @@ class UniqueItems:
 
     def exhausted(self, item: int, written: int, autos: Any) -> bool:
         """Whether item automaton ``item`` can spell no value outside set ``written``."""
-        keys = self._sets[written][0]
-        if not written or not self._witnesses_of(item, autos) <= keys:
+        if not written or self._witness_outside(item, self._sets[written][0], autos):
             return False
         k = self.item_automaton(item, written)
         got = self._live.get(k)
@@ -407,32 +444,32 @@ class UniqueItems:
             got = self._live[k] = root != NOTHING and self.pool.is_live(root)
         return not got
 
-    def _witnesses_of(self, item: int, autos: Any) -> frozenset:
-        """The values of a few short texts of item automaton ``item`` (at most
-        :data:`WITNESSES`): while a set misses one of them, another item can be written. A
+    def _witness_outside(self, item: int, keys: frozenset, autos: Any) -> bool:
+        """Whether one of a few short texts of item automaton ``item`` (at most
+        :data:`WITNESSES`) spells a value outside ``keys``: then another item can be written. A
         best-first search towards the end of an item (at most :data:`WITNESS_STATES` steps; two
         bytes per way on, whitespace bytes skipped where another byte goes on: outside a string
-        they spell no new value)."""
-        got = self._witnesses.get(item)
-        if got is None:
-            auto = autos(item).auto
-            found: set = set()
-            order = itertools.count(1)  # (ties: the first pushed first)
-            heap = [(auto.min_length(0), 0, 0, b"")]
-            for _ in range(WITNESS_STATES):
-                if not heap or len(found) >= WITNESSES:
-                    break
+        they spell no new value), kept per item automaton and taken further only while every value
+        it found is in ``keys`` (a set of one item needs two values, not all of them)."""
+        with self._witness_lock:
+            search = self._witnesses.get(item)
+            if search is None:
+                auto = autos(item).auto
+                search = self._witnesses[item] = _WitnessSearch(auto, [(_length_at_least(auto, 0), 0, 0, b"")])
+            if not search.found <= keys:
+                return True
+            auto, heap, found = search.auto, search.heap, search.found
+            while search.steps < WITNESS_STATES and heap and len(found) < WITNESSES:
+                search.steps += 1
                 _, _, q, text = heapq.heappop(heap)
+                for t, ways in _ways_on(auto.table_for((q,))[q]):
+                    for b in ways:
+                        heapq.heappush(heap, (len(text) + 1 + _length_at_least(auto, t), next(search.order), t, text + bytes((b,))))
                 if auto.finals[q]:
                     value = _without_exponents(text)
                     if value is not None:
-                        found.add(value_key(value[0]))
-                row = auto.row(q)
-                if any(t >= 0 for b, t in enumerate(row) if b not in _WS):
-                    row = [-1 if b in _WS else t for b, t in enumerate(row)]
-                for t in set(row) - {-1}:
-                    first = row.index(t)
-                    for b in (first, row.index(t, first + 1)) if t in row[first + 1:] else (first,):
-                        heapq.heappush(heap, (len(text) + 1 + auto.min_length(t), next(order), t, text + bytes((b,))))
-            got = self._witnesses[item] = frozenset(found)
-        return got
+                        key = value_key(value[0])
+                        found.add(key)
+                        if key not in keys:
+                            return True
+            return False

@@ -16,6 +16,7 @@ from typing import Iterable, Optional, Sequence
 
 import numpy as np
 
+from ..automata.regex import register_group
 from ..automata.utf8 import complement_intervals, merge_intervals
 from ..errors import SchemaNotSupported
 from .python_regex import sre
@@ -167,4 +168,13 @@ def _encoded(s: Ranges) -> Optional[str]:
             alts.append(f"\\\\u00{high}{_hex_digit_class(lows)}")
     if not alts:
         return None
-    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
+    if len(alts) == 1:
+        return alts[0]
+    group = "(?:" + "|".join(alts) + ")"
+    if len(group) >= _KNOWN_GROUP:
+        register_group(group)  # (one character's spellings: the same wherever it stands)
+    return group
+
+
+#: A character's encodings written this long are read once per process (see ``register_group``).
+_KNOWN_GROUP = 48

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from typing import Iterable, Optional
 
+from ..automata.regex import register_group
+
 __all__ = ["CHAR", "alt", "literal", "quantify"]
 
 _UNICODE_ESCAPE = (
@@ -24,6 +26,7 @@ _UNICODE_ESCAPE = (
 )
 #: One decoded character of a JSON string, in any of its encodings.
 CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|' + _UNICODE_ESCAPE + ")"
+register_group(CHAR)  # (read once per process, not in every pattern that holds it)
 
 _SPECIAL = set(".^$*+?{}[]()|\\")
 

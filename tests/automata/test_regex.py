@@ -286,3 +286,50 @@ def test_a_large_class_read_on_its_own_matches_what_interegular_reads(items: lis
     pool = ExprPool()
     lazy = lazy_to_dfa(pool, regex_to_expr(pattern, pool))
     assert difference(lazy, plain).is_empty and difference(plain, lazy).is_empty
+
+
+_ECMA_ATOMS = st.sampled_from([".", "[^ ]", "a", "\\d", "[\\u0100-\\uffff]", "(?:x|.)", "[ -~]", "\\s", "[^a-z]", "é"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    atoms=st.lists(st.tuples(_ECMA_ATOMS, st.sampled_from(["", "*", "+", "?", "{2}"])), min_size=1, max_size=4),
+    start=st.booleans(), end=st.booleans(), look=st.sampled_from(["", "(?=.)", "(?!a)"]),
+)
+def test_known_groups_and_wide_ranges_read_on_their_own_match_what_interegular_reads(
+    atoms: list[tuple[str, str]], start: bool, end: bool, look: str
+) -> None:
+    """A translated ``pattern`` holds a JSON string character's spellings (twice where it is not
+    anchored) and classes with the surrogates' range taken out: each is read once per process and
+    stands in the regex for an automaton of its own (outside look-arounds). The languages are the
+    same as where interegular reads them (eager and lazy construction)."""
+    from structgen.automata.algebra import difference
+    from structgen.automata.expr import ExprPool
+    from structgen.automata.expr_dfa import lazy_to_dfa
+    from structgen.automata.nfa import pattern_to_dfa
+    from structgen.automata.regex import _parse, parse_regex, regex_to_expr
+    from structgen.json_schema.ecma_pattern import pattern_regex
+    from structgen.json_schema.regex_text import CHAR
+
+    ecma = ("^" if start else "") + look + "".join(a + q for a, q in atoms) + ("$" if end else "")
+    try:
+        regex = pattern_regex(ecma)
+    except structgen.StructgenError:
+        return
+    if regex is None:
+        return
+    plain = pattern_to_dfa(parse_regex(regex), max_states=200_000)  # (parse_regex reads no slot)
+    slotted = regex_to_dfa(regex)
+    assert difference(slotted, plain).is_empty and difference(plain, slotted).is_empty
+    pool = ExprPool()
+    lazy = lazy_to_dfa(pool, regex_to_expr(regex, pool))
+    assert difference(lazy, plain).is_empty and difference(plain, lazy).is_empty
+    if not start and not look:  # (an unanchored pattern starts with any characters: a known group)
+        assert CHAR in regex and _parse(regex, 0)[1], regex
+
+
+def test_a_known_group_is_a_non_capturing_group() -> None:
+    from structgen.automata.regex import register_group
+
+    with pytest.raises(ValueError, match="not a non-capturing group"):
+        register_group("(abcdefghijkl)")
