@@ -18,7 +18,7 @@ from typing import Sequence
 from .dfa import ByteDFA
 from .markers import CALL_BYTES, call_edges
 
-__all__ = ["EmbeddedDfa"]
+__all__ = ["EmbeddedDfa", "spelled_as"]
 
 
 def _mask(bs: list[int]) -> int:
@@ -35,13 +35,23 @@ def _mask(bs: list[int]) -> int:
 _INF = 1 << 60
 #: The embedded form of each automaton embedded so far (:meth:`EmbeddedDfa.of`), while it lives.
 _OF: "weakref.WeakKeyDictionary[ByteDFA, EmbeddedDfa]" = weakref.WeakKeyDictionary()
+#: The regex that spells an automaton, where one does (a slot of a pattern: see :func:`spelled_as`).
+_SPELLED: "weakref.WeakKeyDictionary[ByteDFA, str]" = weakref.WeakKeyDictionary()
+
+
+def spelled_as(dfa: ByteDFA, regex: str) -> ByteDFA:
+    """Note that ``regex`` (interegular syntax, an atom: a group or a class) spells ``dfa`` from its
+    start: where ``dfa`` is embedded, a term holding it can still be printed as a regex
+    (:func:`.expr_text.to_regex`). Returns ``dfa``."""
+    _SPELLED[dfa] = regex
+    return dfa
 
 
 class EmbeddedDfa:
     """An eager automaton as the pool reads it: transitions per byte, finals, byte partitions, and
     its calls (paths of reserved bytes, :func:`.markers.call_edges`) read back as symbols."""
 
-    __slots__ = ("rows", "finals", "symbols", "_classes", "_minlen", "_columns", "_readable")
+    __slots__ = ("rows", "finals", "symbols", "regex", "_classes", "_minlen", "_columns", "_readable")
 
     def __init__(
         self, rows: Sequence[Sequence[int]], finals: list[bool], symbols: dict[int, tuple[tuple[int, int], ...]],
@@ -52,6 +62,8 @@ class EmbeddedDfa:
         self.finals = finals
         #: state -> ((symbol, state after it), ...): calls and guards, taken as symbols
         self.symbols = symbols
+        #: the regex that spells the automaton from state 0, where one does (see :func:`spelled_as`)
+        self.regex: str | None = None
         self._classes: dict[int, tuple[int, ...]] = {}
         self._minlen: dict[tuple[tuple[int, int], ...], list[int]] = {}
         # (a byte of each column class, its mask): bytes whose columns are equal in every state
@@ -78,7 +90,9 @@ class EmbeddedDfa:
         groups: dict[int, list[int]] = {}
         for b, c in enumerate(dfa.byte_classes.tolist()):
             groups.setdefault(-1 if b in CALL_BYTES else c, []).append(b)
-        return cls(table.tolist(), dfa.finals.tolist(), symbols, [_mask(bs) for bs in groups.values()])
+        got = cls(table.tolist(), dfa.finals.tolist(), symbols, [_mask(bs) for bs in groups.values()])
+        got.regex = _SPELLED.get(dfa)
+        return got
 
     @property
     def column_classes(self) -> list[int]:

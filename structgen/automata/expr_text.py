@@ -312,7 +312,10 @@ class _Printer:
             raise NotARegex(f"symbol {node[1]} (a call or a guard)")
         if kind in (_AND, _NOT):
             raise NotARegex("an intersection or a complement")
-        raise NotARegex("an embedded automaton")
+        spelled = self.pool.embedded(node[1]).regex if node[2] == 0 else None
+        if spelled is None:
+            raise NotARegex("an embedded automaton")
+        return spelled  # (a pattern's slot: a group or a class, an atom)
 
     def _sequence(self, e: int) -> str:
         pool = self.pool

@@ -38,6 +38,7 @@ from interegular.patterns import InvalidSyntax, Pattern, Unsupported
 
 from ..errors import RegexNotSupported, RegexSyntaxError
 from .dfa import DEFAULT_MAX_STATES, ByteDFA, canonical_dfa
+from .embedded import spelled_as
 from .markers import MAX_SLOTS, SLOT_FIRST, slot_marker
 from .expr import ExprPool
 from .nfa import pattern_to_dfa, pattern_to_expr
@@ -277,7 +278,7 @@ def register_group(group: str) -> None:
 @functools.lru_cache(maxsize=64)
 def _group_dfa(group: str) -> ByteDFA:
     """The automaton of a registered group (read without slots)."""
-    return pattern_to_dfa(_parse(group, -1)[0], max_states=DEFAULT_MAX_STATES)
+    return spelled_as(pattern_to_dfa(_parse(group, -1)[0], max_states=DEFAULT_MAX_STATES), group)
 
 
 def _slot_parts(text: str, first: int) -> tuple[str, list[ByteDFA]]:
@@ -373,7 +374,7 @@ def _class_dfa(text: str) -> ByteDFA | None:
     if negated:
         merged = list(complement_intervals(merged))
     rows, finals = code_points_rows(merged)  # (minimal already: only numbered canonically)
-    return canonical_dfa(np.array(rows, dtype=np.int32), np.array(finals, dtype=bool), 0, np.arange(256))
+    return spelled_as(canonical_dfa(np.array(rows, dtype=np.int32), np.array(finals, dtype=bool), 0, np.arange(256)), text)
 
 
 def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
