@@ -53,7 +53,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre_parse  # type: ignore[no-redef]
 
 __all__ = [
-    "INTEREGULAR_ERRORS", "forget_parses", "not_supported", "parse_regex", "regex_to_dfa", "regex_to_expr", "register_group",
+    "INTEREGULAR_ERRORS", "not_supported", "parse_regex", "regex_to_dfa", "regex_to_expr", "register_group",
     "slotted_regex_to_dfa", "strip_anchors",
 ]
 
@@ -191,24 +191,12 @@ def parse_regex(pattern: str) -> Pattern:
     return _parse(pattern, -1)[0]
 
 
-def _parse(pattern: str, num_slots: int) -> tuple[Pattern, tuple[ByteDFA, ...]]:
+def _parse(pattern: str, num_slots: int, groups: bool = True) -> tuple[Pattern, tuple[ByteDFA, ...]]:
     """:func:`parse_regex`; with ``num_slots >= 0``, each large bracket class and each known group
-    is read on its own and stands in the pattern for slot ``num_slots + k`` (:func:`_slot_parts`):
-    the parse, and the automata of those slots."""
+    (unless not ``groups``) is read on its own and stands in the pattern for slot
+    ``num_slots + k`` (:func:`_slot_parts`): the parse, and the automata of those slots."""
     if not isinstance(pattern, str):
         raise RegexSyntaxError(repr(pattern), None, f"a pattern must be a str, not {type(pattern).__name__}")
-    return _read(pattern, num_slots)
-
-
-def forget_parses() -> None:
-    """Forget the patterns read so far (:func:`structgen.clear_cache` calls it)."""
-    _read.cache_clear()
-
-
-@functools.lru_cache(maxsize=1024)
-def _read(pattern: str, num_slots: int) -> tuple[Pattern, tuple[ByteDFA, ...]]:
-    """:func:`_parse` of a ``str``, kept per process (a parse is never changed): a server meets
-    the same patterns in schema after schema."""
     spelled = plain_syntax(pattern)  # (\u, \p{..}, POSIX classes, ...: see structgen.automata.regex_syntax)
     try:
         parsed = _sre_parse.parse(spelled.text, 0)
@@ -229,7 +217,7 @@ def _read(pattern: str, num_slots: int) -> tuple[Pattern, tuple[ByteDFA, ...]]:
     text = _spell_assertions(body)
     classes: list[ByteDFA] = []
     if num_slots >= 0:
-        text, classes = _slot_parts(text, num_slots)
+        text, classes = _slot_parts(text, num_slots, groups)
     try:
         return interegular.parse_pattern(text), tuple(classes)
     except INTEREGULAR_ERRORS as e:
@@ -278,10 +266,11 @@ def register_group(group: str) -> None:
 @functools.lru_cache(maxsize=64)
 def _group_dfa(group: str) -> ByteDFA:
     """The automaton of a registered group (read without slots)."""
-    return spelled_as(pattern_to_dfa(_parse(group, -1)[0], max_states=DEFAULT_MAX_STATES), group)
+    parsed, classes = _parse(group, 0, groups=False)  # (its large classes slotted, as anywhere)
+    return spelled_as(pattern_to_dfa(parsed, max_states=DEFAULT_MAX_STATES, slots=classes), group)
 
 
-def _slot_parts(text: str, first: int) -> tuple[str, list[ByteDFA]]:
+def _slot_parts(text: str, first: int, groups: bool = True) -> tuple[str, list[ByteDFA]]:
     """``text`` with each bracket class of at least :data:`_LARGE_CLASS` characters or with a range
     of :data:`_WIDE_RANGE` code points, made of characters and ranges only, and each registered
     group (:func:`register_group`), outside look-arounds, replaced by ``slot_marker(first + k)``
@@ -306,7 +295,7 @@ def _slot_parts(text: str, first: int) -> tuple[str, list[ByteDFA]]:
             i += 2
             continue
         if c == "(":
-            group = None if looks[-1] else next((g for g in _KNOWN_GROUPS.get(text[i : i + _KEY], ()) if text.startswith(g, i)), None)
+            group = None if looks[-1] or not groups else next((g for g in _KNOWN_GROUPS.get(text[i : i + _KEY], ()) if text.startswith(g, i)), None)
             if group is not None and (group in slots or first + len(slots) < MAX_SLOTS):
                 k = slots.get(group)
                 if k is None:

@@ -168,13 +168,7 @@ def _encoded(s: Ranges) -> Optional[str]:
             alts.append(f"\\\\u00{high}{_hex_digit_class(lows)}")
     if not alts:
         return None
-    if len(alts) == 1:
-        return alts[0]
-    group = "(?:" + "|".join(alts) + ")"
-    if len(group) >= _KNOWN_GROUP:
-        register_group(group)  # (one character's spellings: the same wherever it stands)
-    return group
+    return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
-#: A character's encodings written this long are read once per process (see ``register_group``).
-_KNOWN_GROUP = 48
+register_group(encode_set(DOT))  # (ECMA's "." is in many patterns: its spellings are read once per process)
