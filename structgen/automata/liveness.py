@@ -56,6 +56,7 @@ class Liveness:
         self.lower_dfa: dict[int, list[int]] = {}  # embedded automaton -> its states' shortest lengths
         self._texts: dict[int, Optional[bytes]] = {}  # plain term -> a shortest string (shortest_text)
         self._guess_texts: dict[int, list[bytes]] = {}  # term -> strings it may match (_guesses)
+        self._relax: dict[int, int] = {}  # term -> a superset without counters (_relaxed)
         #: a cheap verdict on a term's liveness, asked before a search (``None``: not known)
         self.proof: Callable[[int], Optional[bool]] | None = None
 
@@ -87,6 +88,9 @@ class Liveness:
         if self._guessed(e):
             self.alive.add(e)
             return True
+        if self._relaxed_is_dead(e, limit):
+            self.witness[e] = _INF
+            return False
         parent: dict[int, int] = {e: -1}
         heap = [(self.lower_bound(e), 0, e)]
         while heap:
@@ -111,6 +115,51 @@ class Liveness:
         for y in parent:
             self.witness[y] = _INF
         return False
+
+    def _relaxed_is_dead(self, e: int, limit: int) -> bool:
+        """Whether :meth:`_relaxed` of ``e`` (a superset) matches nothing, searched within a
+        quarter of ``limit``: then neither does ``e``. A length bound beside patterns that exclude
+        each other (``maxLength: 1600`` and two ARN prefixes) made the search below walk every
+        length up to the bound, and give up."""
+        relaxed = self._relaxed(e)
+        if relaxed == e or self.witness.get(relaxed) == _INF and relaxed not in self.gave_up:
+            return relaxed != e
+        if self.liveness(relaxed, limit // 4) is None:  # (gave up on the superset: forgotten, e is searched)
+            self.witness.pop(relaxed, None)
+            self.gave_up.discard(relaxed)
+            return False
+        return self.witness.get(relaxed) == _INF
+
+    def _relaxed(self, e: int) -> int:
+        """A superset of ``e`` without counters above 1 outside complements: ``x{m,n}`` read as
+        ``x*`` (``m`` 0) or ``x+``; a complement is kept as it is (relaxing inside it would take
+        strings away)."""
+        got = self._relax.get(e)
+        if got is not None:
+            return got
+        pool, kinds = self.pool, self.kinds
+        kind = pool.node(e)[0]
+        if not pool.is_algebraic(e) and pool.largest_counter(e) <= 1 or kind == kinds["not"]:
+            got = e
+        elif kind == kinds["seq"]:
+            heads, x = [], e
+            while pool.node(x)[0] == kinds["seq"]:
+                heads.append(pool.node(x)[1])
+                x = pool.node(x)[2]
+            got = self._relaxed(x)
+            for h in reversed(heads):
+                got = pool.seq(self._relaxed(h), got)
+        elif kind == kinds["alt"]:
+            got = pool.alt([self._relaxed(p) for p in pool.node(e)[1]])
+        elif kind == kinds["and"]:
+            got = pool.both([self._relaxed(p) for p in pool.node(e)[1]])
+        elif kind == kinds["rep"]:
+            _, x, lo, hi = pool.node(e)
+            got = pool.repeat(self._relaxed(x), min(lo, 1), None)
+        else:
+            got = e
+        self._relax[e] = got
+        return got  # type: ignore[no-any-return]
 
     def lower_bound(self, e: int) -> int:
         """A lower bound of the length of ``e``'s strings, kept by the pool as terms are built

@@ -318,3 +318,22 @@ def test_a_branch_whose_smallest_string_another_covers_is_found_live_by_a_later_
     taken = pool.alt([pool.literal(b"{}"), members[0], members[1]])  # (only "c" is left)
     assert pool.search._guessed(pool.minus(obj, taken))
     assert not pool.search._guessed(pool.minus(obj, obj)) and pool.liveness(pool.minus(obj, obj)) is False
+
+
+def test_exclusive_patterns_under_a_long_length_bound_are_found_empty_without_walking_the_lengths() -> None:
+    """An ARN of 1 to 1,600 characters that starts as a Kinesis stream's and as an SNS topic's
+    (AWS::EventsV2::Subscriber's dependencies): the search over derivatives would walk every length
+    up to the bound and give up. The same intersection with the counters read as ``*`` (a superset)
+    matches nothing, which proves this one empty, and what it proves is remembered. A live
+    intersection under the bound is still found live, and the superset is not taken as dead."""
+    pool = ExprPool()
+    bounded = regex_to_expr(".{1,1600}", pool)
+    kinesis, sns = regex_to_expr("arn:[^:]*:kinesis:.*", pool), regex_to_expr("arn:[^:]*:sns:.*", pool)
+    e = pool.both((bounded, regex_to_expr("arn:.*", pool), kinesis, sns))
+    assert pool.search.liveness(e, 2_000) is False and e not in pool.search.gave_up
+    relaxed = pool.search._relaxed(e)
+    assert relaxed != e and pool.search.witness.get(relaxed) == INF and relaxed not in pool.search.gave_up
+    live = pool.both((bounded, kinesis))
+    assert pool.search.liveness(live, 2_000) is True
+    loose = pool.both((regex_to_expr("[a-z:]{1,1600}", pool), regex_to_expr("(arn:)*", pool)))  # (live: its superset's search is cut)
+    assert pool.search.liveness(loose, 2_000) is True and not pool.search.gave_up
