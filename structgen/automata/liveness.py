@@ -26,7 +26,7 @@ from __future__ import annotations
 import heapq
 from typing import Any, Callable, Iterator, Optional
 
-__all__ = ["INF", "LIVENESS_LIMIT", "Liveness"]
+__all__ = ["INF", "LIVENESS_LIMIT", "RELAXED_COUNTER", "Liveness"]
 
 #: A search (:meth:`Liveness.liveness`, :meth:`Liveness.witness_length`) gives up past this many
 #: terms: the term is then taken as dead (sound: nothing is allowed that has no witness of a completion).
@@ -38,6 +38,9 @@ WITNESS_LENGTH = 512
 GUESSES = 8
 #: A plain term is varied (its choices' other members) only while its strings may be this short.
 GUESSED_LENGTH = 64
+#: Counters above this are read as ``*`` or ``+`` in the superset that may prove a term empty
+#: without a search over every count (:meth:`Liveness._relaxed`).
+RELAXED_COUNTER = 16
 #: The length of nothing (no string matches).
 INF = 1 << 60
 _INF = INF
@@ -131,15 +134,15 @@ class Liveness:
         return self.witness.get(relaxed) == _INF
 
     def _relaxed(self, e: int) -> int:
-        """A superset of ``e`` without counters above 1 outside complements: ``x{m,n}`` read as
-        ``x*`` (``m`` 0) or ``x+``; a complement is kept as it is (relaxing inside it would take
-        strings away)."""
+        """A superset of ``e`` without counters above :data:`RELAXED_COUNTER` outside complements:
+        such an ``x{m,n}`` read as ``x*`` (``m`` 0) or ``x+``; a complement is kept as it is
+        (relaxing inside it would take strings away). ``e`` itself where it has no such counter."""
         got = self._relax.get(e)
         if got is not None:
             return got
         pool, kinds = self.pool, self.kinds
         kind = pool.node(e)[0]
-        if not pool.is_algebraic(e) and pool.largest_counter(e) <= 1 or kind == kinds["not"]:
+        if not pool.is_algebraic(e) and pool.largest_counter(e) <= RELAXED_COUNTER or kind == kinds["not"]:
             got = e
         elif kind == kinds["seq"]:
             heads, x = [], e
@@ -155,7 +158,10 @@ class Liveness:
             got = pool.both([self._relaxed(p) for p in pool.node(e)[1]])
         elif kind == kinds["rep"]:
             _, x, lo, hi = pool.node(e)
-            got = pool.repeat(self._relaxed(x), min(lo, 1), None)
+            if lo > RELAXED_COUNTER or hi > RELAXED_COUNTER:
+                got = pool.repeat(self._relaxed(x), min(lo, 1), None)
+            else:
+                got = pool.repeat(self._relaxed(x), lo, None if hi < 0 else hi)
         else:
             got = e
         self._relax[e] = got
