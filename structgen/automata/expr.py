@@ -91,10 +91,36 @@ class ExprPool:
         #: facts other modules derive from terms, memoised with the pool (keys are tuples that
         #: start with the deriving module's own tag)
         self.facts: dict[tuple, object] = {}
+        #: ``(template, n)``: the pool began as a copy of ``template``'s first ``n`` terms (:meth:`forked`)
+        self.fork_of: tuple["ExprPool", int] | None = None
         self._intern((_NOTHING,), False)
         self._intern((_EPSILON,), True)
         #: every byte string (the complement of ``NOTHING``)
         self.anything = self.star(self.bytes_of(ALL_BYTES))
+
+    @classmethod
+    def forked(cls, template: "ExprPool") -> "ExprPool":
+        """A new pool that starts with ``template``'s terms under the same ids (its memo tables
+        empty): :func:`.expr_rewrite.copy_from` reads those as they are. A compile starts as a
+        fork of the template of shared JSON pieces instead of copying each piece it uses.
+
+        >>> template = ExprPool()
+        >>> ab = template.literal(b"ab")
+        >>> pool = ExprPool.forked(template)
+        >>> pool.node(ab) == template.node(ab) and pool.fork_of == (template, len(template))
+        True
+        """
+        pool = cls()
+        with template._lock:
+            n = len(template._nodes)
+            pool._nodes, pool._ids = template._nodes[:n], dict(template._ids)
+            pool._nullable, pool._algebraic = template._nullable[:n], template._algebraic[:n]
+            pool._size, pool._counter = template._size[:n], template._counter[:n]
+            pool._symbols, pool._lower = template._symbols[:n], template._lower[:n]
+            pool._embedded, pool._embedded_ids = list(template._embedded), dict(template._embedded_ids)
+            pool._held, pool._one_byte = list(template._held), list(template._one_byte)
+        pool.fork_of = (template, n)
+        return pool
 
     def __len__(self) -> int:
         return len(self._nodes)

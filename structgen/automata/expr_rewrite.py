@@ -316,12 +316,15 @@ def copy_from(pool: ExprPool, other: ExprPool, e: int) -> int:
     pools (what was copied once is not copied again; embedded automata are shared)."""
     if other is pool:
         return e
+    same = pool.fork_of[1] if pool.fork_of is not None and pool.fork_of[0] is other else 0
+    if e < same:  # (a fork of other: its first terms are other's)
+        return e
     copies = _COPIES.setdefault(pool, {})
     entry = copies.get(id(other))
     if entry is None or entry[0] is not other:
         entry = copies[id(other)] = (other, {NOTHING: NOTHING, EPSILON: EPSILON}, {})
     _, done, adopted = entry
-    return _copy(pool, other, e, done, adopted, 0)
+    return _copy(pool, other, e, done, adopted, 0, same)
 
 
 def copy_term(dst: ExprPool, src: ExprPool, e: int, shift: int = 0, memo: dict[int, int] | None = None) -> int:
@@ -336,13 +339,19 @@ def copy_term(dst: ExprPool, src: ExprPool, e: int, shift: int = 0, memo: dict[i
     return _copy(dst, src, e, done, adopted, shift)
 
 
-def _copy(pool: ExprPool, other: ExprPool, e: int, done: dict[int, int], adopted: dict[int, int], shift: int) -> int:
+def _copy(pool: ExprPool, other: ExprPool, e: int, done: dict[int, int], adopted: dict[int, int], shift: int,
+          same: int = 0) -> int:
     """Term ``e`` of ``other`` copied into ``pool`` (``done``: terms copied so far, ``adopted``:
-    embedded automata adopted so far), calls renumbered by ``shift``."""
+    embedded automata adopted so far), calls renumbered by ``shift``; terms below ``same`` are
+    the same in both (``pool`` is a fork of ``other``)."""
     stack = [e]
     while stack:
         x = stack[-1]
         if x in done:
+            stack.pop()
+            continue
+        if x < same:
+            done[x] = x
             stack.pop()
             continue
         node = other.node(x)

@@ -31,7 +31,7 @@ from .ops import Schema
 from .options import SchemaOptions
 from .refs import RefResolver
 from .spans import SpanStrings
-from .terms import JsonTerms
+from .terms import TEMPLATE, JsonTerms
 
 __all__ = ["ALGEBRA_SEARCH_LIMIT", "MAX_REGEX_SIZE", "Compiler", "Context", "Term"]
 
@@ -90,7 +90,7 @@ class Context:
         self.compiler = compiler
         self.spans = spans  # extract_from: string values restricted to spans of documents
         self._documents = spans  # (kept while ``spans`` is set aside: its placeholders are resolved by it)
-        self.pool = ExprPool()
+        self.pool = ExprPool.forked(TEMPLATE.pool)  # (the shared JSON pieces and formats, not copied one by one)
         self.t = JsonTerms(self.pool, options.whitespace)
         # the output's style: the options', widened for a while by widened()
         self.key_order = options.key_order

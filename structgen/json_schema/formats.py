@@ -22,6 +22,7 @@ from ..automata.expr import ExprPool
 from ..automata.expr_rewrite import copy_from
 from ..automata.regex import regex_to_expr
 from .python_regex import parse_items, width
+from .terms import TEMPLATE
 
 __all__ = [
     "FORMATS", "FREE_STRING_FORMATS", "NUMBER_FORMATS", "compiled_format", "format_regex", "format_term", "regex_width",
@@ -135,8 +136,9 @@ def format_regex(name: str) -> Optional[str]:
     return FORMATS.get(name)
 
 
-#: One pool holding the terms of the built-in formats, parsed once per process.
-_TEMPLATES = ExprPool()
+#: The pool holding the terms of the built-in formats, parsed once per process: the template of
+#: the JSON pieces, which every compile's pool starts as a fork of.
+_TEMPLATES = TEMPLATE.pool
 
 
 @functools.lru_cache(maxsize=None)

@@ -31,7 +31,7 @@ from ..automata.expr_rewrite import concat_all, copy_from
 from ..automata.regex import regex_to_expr
 from .ops import encoded
 
-__all__ = ["JsonTerms"]
+__all__ = ["TEMPLATE", "JsonTerms"]
 
 #: Code points a JSON string holds raw: not ``"``, ``\\``, nor a control.
 _RAW = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF))
@@ -51,8 +51,8 @@ class JsonTerms:
         depend on the whitespace) is built once per process in a template pool and copied."""
         got = self._cache.get(name)
         if got is None:
-            if shared and self is not _TEMPLATE:
-                got = copy_from(self.pool, _TEMPLATE.pool, _TEMPLATE.cached(name, build))
+            if shared and self is not TEMPLATE:
+                got = copy_from(self.pool, TEMPLATE.pool, TEMPLATE.cached(name, build))
             else:
                 got = build(self)
             self._cache[name] = got
@@ -125,7 +125,7 @@ class JsonTerms:
     @property
     def ws(self) -> int:
         """Whitespace between two tokens (``EPSILON`` when none is allowed)."""
-        return self.cached("ws", lambda t: copy_from(t.pool, _TEMPLATE.pool, _whitespace(t.whitespace)) if t.whitespace else EPSILON, shared=False)
+        return self.cached("ws", lambda t: copy_from(t.pool, TEMPLATE.pool, _whitespace(t.whitespace)) if t.whitespace else EPSILON, shared=False)
 
     @property
     def sep(self) -> int:
@@ -305,11 +305,12 @@ class JsonTerms:
         return self.alt(alts)
 
 
-#: The pieces that do not depend on the whitespace, built once per process (then copied).
-_TEMPLATE = JsonTerms(ExprPool())
+#: The pieces that do not depend on the whitespace, built once per process in its pool, which every
+#: compile's pool starts as a fork of (:meth:`.ExprPool.forked`; pieces made later are copied).
+TEMPLATE = JsonTerms(ExprPool())
 
 
 @functools.lru_cache(maxsize=64)
 def _whitespace(regex: str) -> int:
     """The term of a whitespace regex in the template pool (parsed once per process, not per compile)."""
-    return regex_to_expr(regex, _TEMPLATE.pool)
+    return regex_to_expr(regex, TEMPLATE.pool)

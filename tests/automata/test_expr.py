@@ -337,3 +337,26 @@ def test_exclusive_patterns_under_a_long_length_bound_are_found_empty_without_wa
     assert pool.search.liveness(live, 2_000) is True
     loose = pool.both((regex_to_expr("[a-z:]{1,1600}", pool), regex_to_expr("(arn:)*", pool)))  # (live: its superset's search is cut)
     assert pool.search.liveness(loose, 2_000) is True and not pool.search.gave_up
+
+
+def test_a_fork_starts_with_its_templates_terms_and_copies_what_the_template_makes_later() -> None:
+    """A compile's pool starts as a fork of the template of shared JSON pieces: the template's
+    terms are the fork's under the same ids (nothing copied), a piece the template makes after
+    the fork is copied, and the fork's own terms never reach the template."""
+    from structgen.automata.expr_rewrite import copy_from
+
+    template = ExprPool()
+    abc = template.concat([template.literal(b"ab"), template.star(template.byte_range(48, 57))])
+    pool = ExprPool.forked(template)
+    size = len(pool)
+    assert copy_from(pool, template, abc) == abc and len(pool) == size and pool.node(abc) == template.node(abc)
+    own = pool.literal(b"only in the fork")
+    later = template.alt([abc, template.literal(b"xyz")])  # (made after the fork: an id the fork may use for another term)
+    copied = copy_from(pool, template, later)
+    assert own >= size  # (the fork's own terms come after the template's)
+    for text, want in ((b"ab", True), (b"ab12", True), (b"xyz", True), (b"xy", False), (b"only in the fork", False)):
+        e = copied
+        for b in text:
+            e = pool.derive(e, b)
+        assert pool.nullable(e) == want, text
+    assert all(template.node(i) != pool.node(own) for i in range(len(template)))
