@@ -248,7 +248,7 @@ class UniqueItems:
         self._chars: dict[str, int] = {}  # character -> its spellings in a string
         self._live: dict[int, bool] = {}
         self._witnesses: dict[int, _WitnessSearch] = {}
-        self._witness_lock = threading.Lock()
+        self._witness_lock = threading.RLock()
         #: whether some item calls a unique array nested in it (then item frames lie below others)
         self.nested = any(pool.symbols_in(roots[i]) for i in self.recording)
         self._flat_mapping: dict[int, int] = {}  # call symbol -> the callee's language, calls inlined

@@ -90,7 +90,9 @@ class Context:
         self.compiler = compiler
         self.spans = spans  # extract_from: string values restricted to spans of documents
         self._documents = spans  # (kept while ``spans`` is set aside: its placeholders are resolved by it)
-        self.pool = ExprPool.forked(TEMPLATE.pool)  # (the shared JSON pieces and formats, not copied one by one)
+        # a guide's pool starts as a fork of the shared JSON pieces and formats (not copied one by
+        # one); a regex printed from a fresh pool orders its choices the same in every process
+        self.pool = ExprPool.forked(TEMPLATE.pool) if network else ExprPool()
         self.t = JsonTerms(self.pool, options.whitespace)
         # the output's style: the options', widened for a while by widened()
         self.key_order = options.key_order
