@@ -382,3 +382,33 @@ def test_a_long_item_spelled_again_is_masked_without_recursion() -> None:
     mask = guide.token_mask(s)
     assert not mask[ord('"') - 32] and mask[ord("x") - 32]
     assert guide.accepts_bytes(b'["' + b"x" * n + b'","' + b"x" * (n + 1) + b'"]')
+
+
+@pytest.mark.parametrize("item", [
+    {"type": "string", "pattern": "^[ab]$", "not": {"const": "a"}},
+    {"oneOf": [{"type": "string", "pattern": "^[bc]$"}, {"type": "string", "pattern": "^[cd]$"}]},
+])
+def test_items_whose_automaton_holds_algebra_run_out_exactly(item: dict) -> None:
+    """Items under ``not`` or an overlapping ``oneOf`` (an item automaton with an intersection or a
+    complement: its witness search is ordered by lower bounds, not searched lengths): once every
+    value is written, no separator is allowed, and random walks stay valid."""
+    schema = {"type": "array", "uniqueItems": True, "items": item}
+    tokens = [bytes([b]) for b in b'[]," abcd']
+    guide = structgen.compile_json_schema(schema, _vocab(tokens), whitespace="")
+    values = ["b"] if "not" in item else ["b", "d"]
+    s = guide.initial_state
+    for b in json.dumps(values, separators=(",", ":")).encode()[:-1]:
+        s = guide.next_state(s, tokens.index(bytes([b])))
+    allowed = {tokens[t] for t in guide.token_mask(s).nonzero()[0].tolist() if t < len(tokens)}
+    assert allowed == {b"]"}, allowed
+    for seed in range(20):
+        rng = random.Random(seed)
+        s, text = guide.initial_state, b""
+        while True:
+            ids = guide.token_mask(s).nonzero()[0].tolist()
+            assert ids, text
+            t = rng.choice(ids)
+            if t == len(tokens):
+                break
+            s, text = guide.next_state(s, t), text + tokens[t]
+        assert _valid(schema, text.decode()), text
