@@ -101,8 +101,8 @@ class ExprPool:
     @classmethod
     def forked(cls, template: "ExprPool") -> "ExprPool":
         """A new pool that starts with ``template``'s terms under the same ids (its memo tables
-        empty): :func:`.expr_rewrite.copy_from` reads those as they are. A compile starts as a
-        fork of the template of shared JSON pieces instead of copying each piece it uses.
+        empty): :func:`.expr_rewrite.copy_from` reads those as they are. A guide's compile
+        starts as a fork of the template of shared JSON pieces instead of copying each piece it uses.
 
         >>> template = ExprPool()
         >>> ab = template.literal(b"ab")

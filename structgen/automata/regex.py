@@ -265,7 +265,7 @@ def register_group(group: str) -> None:
 
 @functools.lru_cache(maxsize=64)
 def _group_dfa(group: str) -> ByteDFA:
-    """The automaton of a registered group (read without slots)."""
+    """The automaton of a registered group (read with its large classes slotted, no group)."""
     parsed, classes = _parse(group, 0, groups=False)  # (its large classes slotted, as anywhere)
     return spelled_as(pattern_to_dfa(parsed, max_states=DEFAULT_MAX_STATES, slots=classes), group)
 
@@ -295,7 +295,8 @@ def _slot_parts(text: str, first: int, groups: bool = True) -> tuple[str, list[B
             i += 2
             continue
         if c == "(":
-            group = None if looks[-1] or not groups else next((g for g in _KNOWN_GROUPS.get(text[i : i + _KEY], ()) if text.startswith(g, i)), None)
+            known = () if looks[-1] or not groups else _KNOWN_GROUPS.get(text[i : i + _KEY], ())
+            group = next((g for g in known if text.startswith(g, i)), None)
             if group is not None and (group in slots or first + len(slots) < MAX_SLOTS):
                 k = slots.get(group)
                 if k is None:

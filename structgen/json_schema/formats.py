@@ -137,7 +137,7 @@ def format_regex(name: str) -> Optional[str]:
 
 
 #: The pool holding the terms of the built-in formats, parsed once per process: the template of
-#: the JSON pieces, which every compile's pool starts as a fork of.
+#: the JSON pieces, which a guide's pool starts as a fork of.
 _TEMPLATES = TEMPLATE.pool
 
 

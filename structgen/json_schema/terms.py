@@ -305,8 +305,9 @@ class JsonTerms:
         return self.alt(alts)
 
 
-#: The pieces that do not depend on the whitespace, built once per process in its pool, which every
-#: compile's pool starts as a fork of (:meth:`.ExprPool.forked`; pieces made later are copied).
+#: The pieces that do not depend on the whitespace, built once per process in its pool, which a
+#: guide's pool starts as a fork of (:meth:`.ExprPool.forked`; other pools, and pieces made after
+#: the fork, copy them).
 TEMPLATE = JsonTerms(ExprPool())
 
 
