@@ -147,7 +147,7 @@ class FrameMasks:
         trie = trie or self.trie
         nodes, states = walk_trie(auto.auto, trie, node, q)
         branches = [(node, q)] if trie.num_children[node] and auto.branching(q) else []
-        branches += _branches(auto, nodes, states, trie.num_children[nodes])
+        branches += _branches(auto, nodes, states, trie.num_children)
         if not nodes.size:
             return TokenWalk(_EMPTY_IDS, np.empty(0, dtype=np.int32), branches)
         ids, ends = tokens_at(trie, nodes, states)
@@ -179,8 +179,7 @@ class FrameMasks:
             nodes, states = walk_trie(auto.auto, rest, 0, q)
             rest_ids, rest_ends = tokens_at(rest, nodes, states)
             branches = [(0, q)] if auto.branching(q) else []
-            origin = rest.origin[nodes]
-            branches += _branches(auto, origin, states, self.trie.num_children[origin])
+            branches += _branches(auto, nodes, states, self.trie.num_children, rest.origin)
 
             def ends(sl: StringSlice = sl, chain: list[int] = chain, count: int = count, rest_ends: np.ndarray = rest_ends) -> np.ndarray:
                 return sl.ends_along(chain, count, rest_ends)
@@ -211,8 +210,8 @@ class FrameMasks:
             starts = self.trie.depth_starts
             near = [(m, p) for m, p in short.branches if bisect_right(starts, m) - 1 <= n]
             if not any(auto.calls(p) or auto.guards(p) for _, p in near):
-                keep = self.index.token_lengths[short.ids] <= n
-                got = self._with_long_tokens(auto, q, n, TokenWalk(short.ids[keep], short.ends[keep], near))
+                keep = np.flatnonzero(self.index.token_lengths.take(short.ids) <= n)  # (see tokens_at)
+                got = self._with_long_tokens(auto, q, n, TokenWalk(short.ids.take(keep), short.ends.take(keep), near))
         self._keep_walk(key, got)
         return got
 
@@ -481,25 +480,23 @@ def _stepped_chain(auto: AutomatonView, q: int, k: int, longest: int) -> list[in
     return chain
 
 
-def _branches(auto: AutomatonView, nodes: np.ndarray, states: np.ndarray, children: np.ndarray) -> list[tuple[int, int]]:
-    """``(node, state)`` of the walk's ``nodes`` (reached in ``states``) that have ``children``
-    and whose state may branch off (call, guard or return)."""
-    inner = np.flatnonzero(children > 0)
-    if not inner.size:
-        return []
-    inner = inner[_branching_of(auto, states[inner])]
-    return list(zip(nodes[inner].tolist(), states[inner].tolist()))
-
-
-def _branching_of(auto: AutomatonView, states: np.ndarray) -> np.ndarray:
-    """Per state of ``states``: whether a walk may branch off there (bool array). The distinct
-    states are found through a bool array over the automaton's states, not by sorting (a
-    string's walk reaches 100k nodes in a handful of states)."""
+def _branches(auto: AutomatonView, nodes: np.ndarray, states: np.ndarray, num_children: np.ndarray,
+              origin: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """``(node, state)`` of the walk's ``nodes`` (reached in ``states``) that have children
+    (``num_children``, over the vocabulary's trie: ``origin`` maps a cut-out trie's nodes to it)
+    and whose state may branch off (call, guard or return). The states are checked first, each
+    once (a string's walk reaches 200,000 nodes in a handful of states, and most walks have no
+    state that branches: then no node is read)."""
     if states.size == 0:
-        return np.zeros(0, dtype=bool)
+        return []
     present = np.zeros(auto.num_states, dtype=bool)
     present[states] = True
+    branching = [q for q in np.flatnonzero(present).tolist() if auto.branching(q)]
+    if not branching:
+        return []
     flags = np.zeros(auto.num_states, dtype=bool)
-    for q in np.flatnonzero(present).tolist():
-        flags[q] = auto.branching(q)
-    return flags[states]
+    flags[branching] = True
+    at = np.flatnonzero(flags[states])
+    real = nodes[at] if origin is None else origin[nodes[at]]
+    inner = num_children[real] > 0
+    return list(zip(real[inner].tolist(), states[at[inner]].tolist()))
