@@ -413,3 +413,45 @@ def test_any_key_order_never_leads_into_a_written_key(llama3_tokenizer: Any, lla
     spelled = [t for t in np.flatnonzero(allowed).tolist() if (llama3_vocabulary.tokens[t] or b"").strip() in (b'"status', b'"status"')]
     assert not spelled
     assert guide.advance(state, llama3_tokenizer.encode('"stat":1}', add_special_tokens=False)) >= 0
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    walk=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 7)), max_size=60),
+    branching=st.frozensets(st.integers(0, 7)), cut=st.booleans(),
+)
+def test_branch_points_are_the_reached_nodes_with_children_whose_state_branches(
+    walk: list[tuple[int, int]], branching: frozenset, cut: bool
+) -> None:
+    """A walk's branch points, found from its states (each checked once), are exactly the nodes
+    it reached that have children and whose state may call, guard or return, in walk order; a
+    cut-out trie's nodes are read through its origin."""
+    from structgen.guides.frame_masks import _branches
+
+    class View:
+        num_states = 8
+
+        def branching(self, q: int) -> bool:
+            return q in branching
+
+    rng = random.Random(len(walk))
+    num_children = np.array([rng.randint(0, 2) for _ in range(100)], dtype=np.int64)
+    origin = np.array([rng.randrange(100) for _ in range(41)], dtype=np.int64) if cut else None
+    nodes = np.array([n for n, _ in walk], dtype=np.int64)
+    states = np.array([q for _, q in walk], dtype=np.int32)
+    real = [int(origin[n]) if cut else n for n, _ in walk]
+    want = [(m, q) for m, (_, q) in zip(real, walk) if num_children[m] > 0 and q in branching]
+    assert _branches(View(), nodes, states, num_children, origin) == want  # type: ignore[arg-type]
+
+
+def test_tokens_at_reached_nodes_are_picked_in_walk_order() -> None:
+    from structgen.vocab.trie import TokenTrie, tokens_at
+
+    trie = TokenTrie.from_tokens([b"a", b"ab", b"b", b"abc"])
+    nodes = np.arange(trie.num_nodes, dtype=np.int64)[::-1].copy()
+    states = np.arange(trie.num_nodes, dtype=np.int32) * 10
+    ids, ends = tokens_at(trie, nodes, states)
+    assert sorted(ids.tolist()) == [0, 1, 2, 3]
+    assert [trie.bytes_between(0, int(n)) for n in nodes if trie.node_token[n] >= 0] == [
+        [b"a", b"ab", b"b", b"abc"][i] for i in ids.tolist()]
+    assert ends.tolist() == [int(s) for n, s in zip(nodes.tolist(), states.tolist()) if trie.node_token[n] >= 0]
