@@ -136,14 +136,11 @@ def format_regex(name: str) -> Optional[str]:
     return FORMATS.get(name)
 
 
-#: The pool holding the terms of the built-in formats, parsed once per process: the template of
-#: the JSON pieces, which a guide's pool starts as a fork of.
-_TEMPLATES = TEMPLATE.pool
-
-
 @functools.lru_cache(maxsize=None)
 def _template(name: str) -> int:
-    return regex_to_expr(FORMATS[name], _TEMPLATES)
+    """The term of a built-in format, parsed once per process into the template pool of the JSON
+    pieces (which a guide's pool starts as a fork of)."""
+    return regex_to_expr(FORMATS[name], TEMPLATE.pool)
 
 
 def parse_formats() -> None:
@@ -163,7 +160,7 @@ def format_term(name: str, pool: ExprPool) -> int:
     >>> pool.nullable(e)
     True
     """
-    return copy_from(pool, _TEMPLATES, _template(name))
+    return copy_from(pool, TEMPLATE.pool, _template(name))
 
 
 @functools.lru_cache(maxsize=None)
