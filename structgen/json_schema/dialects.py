@@ -105,6 +105,7 @@ class _Rewriter:
         self.dialect = dialect
         self.resources: dict[str, tuple[Any, str]] = {}  # base URI -> (original node, dialect)
         self.recursive_anchors: set[int] = set()  # id() of resources with $recursiveAnchor: true
+        self.targets, self.on_way = _pointer_targets(root)
         self.collect(root, dialect, "", ())
 
     # -- what a node is, in its draft -------------------------------------------------------------
@@ -124,8 +125,10 @@ class _Rewriter:
             return None
         return value
 
-    def children(self, node: dict, dialect: str) -> list[tuple[str, Any, str]]:
-        """(keyword, value, kind) of the keywords holding subschemas: kind is schema/map/list."""
+    def children(self, node: dict, dialect: str, tokens: Optional[tuple] = None) -> list[tuple[str, Any, str]]:
+        """(keyword, value, kind) of the keywords holding subschemas: kind is schema/map/list, or
+        ``within`` for a keyword this draft does not know whose value holds a ``$ref`` target
+        (``tokens``: the node's place in the root resource, where known)."""
         out = []
         keep_only = ("definitions", "$defs") if self.ref_alone(node, dialect) else None
         for key, value in node.items():
@@ -137,6 +140,10 @@ class _Rewriter:
                 out.append((key, value, "map"))
             elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
                 out.append((key, value, "list"))
+            elif tokens is not None and tokens + (key,) in self.targets:
+                out.append((key, value, "schema"))
+            elif tokens is not None and tokens + (key,) in self.on_way:
+                out.append((key, value, "within"))
         return out
 
     # -- pass 1: resources ----------------------------------------------------------------------
@@ -152,9 +159,8 @@ class _Rewriter:
             self.resources.setdefault(base, (node, dialect))
         if node.get("$recursiveAnchor") is True:
             self.recursive_anchors.add(id(node))
-        for key, value, kind in self.children(node, dialect):
-            for sub_tokens, sub in _subs(key, value, kind, tokens):
-                self.collect(sub, dialect, base, sub_tokens)
+        for key, value, kind in self.children(node, dialect, tokens):
+            self.map_subs(key, value, kind, lambda sub, t: self.collect(sub, dialect, base, t), tokens)
 
     # -- pass 2: the rewrite ----------------------------------------------------------------------
 
@@ -168,8 +174,8 @@ class _Rewriter:
             resource = node
         older = dialect != "2020-12"
         rewritten_children = {}
-        for key, value, kind in self.children(node, dialect):
-            rewritten_children[key] = _map_subs(
+        for key, value, kind in self.children(node, dialect, tokens):
+            rewritten_children[key] = self.map_subs(
                 key, value, kind, lambda sub, t: self.rewrite(sub, dialect, base, resource, t), tokens
             )
         out: dict = {}
@@ -231,6 +237,31 @@ class _Rewriter:
         out.pop("$recursiveAnchor", None)
         return out
 
+    def map_subs(self, key: str, value: Any, kind: str, f: Any, tokens: tuple) -> Any:
+        """``value`` (of keyword ``key``, of kind ``kind``: see :meth:`children`) with each of its
+        subschemas ``sub`` replaced by ``f(sub, its tokens)``."""
+        if kind == "schema":
+            return f(value, tokens + (key,))
+        if kind == "map" and isinstance(value, dict):
+            return {name: sub if isinstance(sub, list) else f(sub, tokens + (key, name)) for name, sub in value.items()}
+        if kind == "list" and isinstance(value, list):
+            return [f(sub, tokens + (key, i)) for i, sub in enumerate(value)]
+        if kind == "within":
+            return self.within(value, tokens + (key,), f)
+        return value
+
+    def within(self, value: Any, tokens: tuple, f: Any) -> Any:
+        """A value that is not a schema but holds ``$ref`` targets (``tokens``: its place), such as
+        ``{"webhooks": {...}, "slack": {...}}`` under a keyword no draft has: the targets passed
+        through ``f``, the rest as it is."""
+        if not isinstance(value, dict):
+            return value
+        out = {}
+        for name, sub in value.items():
+            t = tokens + (name,)
+            out[name] = f(sub, t) if t in self.targets else self.within(sub, t, f) if t in self.on_way else sub
+        return out
+
     def recursive_is_plain(self, resource: Any) -> bool:
         """Whether ``$recursiveRef: "#"`` inside ``resource`` always lands on ``resource``."""
         anchored = self.recursive_anchors
@@ -290,24 +321,25 @@ class _Rewriter:
         return f"{doc}{hash_}/" + "/".join(out)
 
 
-def _subs(key: str, value: Any, kind: str, tokens: tuple) -> list[tuple[tuple, Any]]:
-    if kind == "schema":
-        return [(tokens + (key,), value)]
-    if kind == "map" and isinstance(value, dict):
-        return [(tokens + (key, name), sub) for name, sub in value.items() if not isinstance(sub, list)]
-    if kind == "list" and isinstance(value, list):
-        return [(tokens + (key, i), sub) for i, sub in enumerate(value)]
-    return []
-
-
-def _map_subs(key: str, value: Any, kind: str, f: Any, tokens: tuple) -> Any:
-    if kind == "schema":
-        return f(value, tokens + (key,))
-    if kind == "map" and isinstance(value, dict):
-        return {name: sub if isinstance(sub, list) else f(sub, tokens + (key, name)) for name, sub in value.items()}
-    if kind == "list" and isinstance(value, list):
-        return [f(sub, tokens + (key, i)) for i, sub in enumerate(value)]
-    return value
+def _pointer_targets(root: dict) -> tuple[set[tuple], set[tuple]]:
+    """The places (tokens from the root) that ``$ref: "#/..."`` keywords of the root resource point
+    at, found anywhere but in values (``enum``, ``const``, ``default``, ``examples``), and every
+    place on the way to one."""
+    targets: set[tuple] = set()
+    todo: list[Any] = [root]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list):
+            todo.extend(node)
+        elif isinstance(node, dict):
+            if node is not root and (isinstance(node.get("$id"), str) or isinstance(node.get("id"), str)):
+                continue  # (another resource: its pointers are its own)
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/"):
+                targets.add(tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in ref[2:].split("/")))
+            todo.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+    on_way = {t[:n] for t in targets for n in range(1, len(t))}
+    return targets, on_way
 
 
 def to_2020_12(schema: Any, dialect: Optional[str] = None) -> Any:

@@ -97,6 +97,27 @@ def test_definitions_and_refs_through_them() -> None:
         check(schema, [{"a": 1}, {"a": -1}, {"definitions": "x"}, {"definitions": 1}])
 
 
+def test_refs_into_a_value_no_draft_reads_as_schemas() -> None:
+    """SchemaStore's travis.json: ``$ref: "#/definitions/notify/webhooks"`` lands under a keyword
+    no draft has (``notify`` is a bag of schemas), and the schema there is rewritten like any other
+    (its own ``$ref`` through ``definitions``, its draft 4 bounds); values elsewhere are left as they are."""
+    schema = {"$schema": D4, "definitions": {
+        "secret": {"type": "object", "properties": {"secure": {"type": "string"}}, "additionalProperties": False},
+        "notify": {"webhooks": {"type": "object", "additionalProperties": False, "properties": {
+            "urls": {"$ref": "#/definitions/secret"}, "n": {"type": "number", "maximum": 3, "exclusiveMaximum": True}}},
+            "other": {"definitions": {"x": 1}, "exclusiveMaximum": True}}},
+        "type": "object", "properties": {"hook": {"$ref": "#/definitions/notify/webhooks"}},
+        "default": {"definitions": {"$ref": "#/definitions/notify/other"}}}
+    out = to_2020_12(schema)
+    hook = out["$defs"]["notify"]["webhooks"]
+    assert hook["properties"]["urls"]["$ref"] == "#/$defs/secret"
+    assert hook["properties"]["n"] == {"type": "number", "exclusiveMaximum": 3}
+    assert out["$defs"]["notify"]["other"] == schema["definitions"]["notify"]["other"]  # (no $ref lands there)
+    assert out["default"] == schema["default"]
+    check(schema, [{"hook": {"urls": {"secure": "s"}, "n": 2}}, {"hook": {"urls": {"secure": 1}}},
+                   {"hook": {"urls": {"x": "s"}}}, {"hook": {"n": 3}}, {"hook": {"n": 2.5}}, {"hook": {"y": 1}}])
+
+
 @pytest.mark.slow
 def test_dependencies_both_forms() -> None:
     for dialect in (D4, None):
