@@ -268,7 +268,7 @@ class _Rewriter:
         if ranges is None:
             raise RegexNotSupported(
                 p, f"the Unicode property {spelled} (general categories such as \\p{{L}} or \\p{{Lu}}, and Any, "
-                "ASCII and Assigned are supported; scripts and other properties are not)", i,
+                "ASCII, Assigned, White_Space, Graph and Print are supported; scripts and other properties are not)", i,
             )
         return ranges, end
 

@@ -13,8 +13,9 @@ stays sound whichever version the validator has (assigned characters keep their 
 in practice). ``\\p{Cn}``/``\\p{Unassigned}`` and a property inside a negated class (``[^\\p{L}]``)
 would need the unassigned ones and are refused, except the sets no version changes (``\\p{Cc}``,
 ``\\p{Cs}``, ``\\p{Co}``, ``Any``, ``ASCII``: ``[^\\p{Cc}]`` is exact). Supported: the general categories and their
-groups (short and long names), ``Any``, ``ASCII`` and ``Assigned``; scripts and other binary
-properties are refused.
+groups (short and long names), ``Any``, ``ASCII``, ``Assigned``, ``White_Space``, and ``Graph`` and
+``Print`` as UTS #18 (and the ``regex`` package) define them; scripts and other binary properties are
+refused.
 """
 
 from __future__ import annotations
@@ -103,6 +104,25 @@ def _assigned() -> Ranges:
     return _minus(((0, _MAX),), _categories().get("Cn", ()))
 
 
+#: White_Space (Unicode's PropList: no character has joined it since 6.3 dropped U+180E).
+_WHITE_SPACE: Ranges = ((0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680), (0x2000, 0x200A),
+                        (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F), (0x3000, 0x3000))
+#: The properties UTS #18 defines for POSIX compatibility, as the ``regex`` package reads them
+#: (CloudFormation's schemas write ``\p{Graph}``; ECMA-262 has only ``White_Space`` of these).
+_POSIX = {"White_Space": "White_Space", "whitespace": "White_Space", "space": "White_Space", "Graph": "Graph", "graph": "Graph",
+          "Print": "Print", "print": "Print"}
+
+
+def _posix(value: str) -> Ranges:
+    """``White_Space``; ``Graph``: assigned, not White_Space, Cc or Cs; ``Print``: Graph and Zs."""
+    name = _POSIX[value]
+    if name == "White_Space":
+        return _WHITE_SPACE
+    cats = _categories()
+    graph = _minus(_assigned(), _union([_WHITE_SPACE, cats.get("Cc", ()), cats.get("Cs", ())]))
+    return graph if name == "Graph" else _minus(_union([graph, cats.get("Zs", ())]), cats.get("Cc", ()))
+
+
 @functools.lru_cache(maxsize=None)
 def property_set(name: str, negated: bool = False) -> Optional[Ranges]:
     """The code points ``\\p{name}`` (``\\P{name}`` when ``negated``) matches, among the assigned
@@ -124,6 +144,8 @@ def property_set(name: str, negated: bool = False) -> Optional[Ranges]:
     cats = _categories()
     if value == "Assigned":
         members = _assigned()
+    elif value in _POSIX:
+        members = _posix(value)
     elif value in _GROUPS:
         members = _union([cats.get(c, ()) for c in _GROUPS[value]])
     elif value in cats and value != "Cn":
@@ -177,7 +199,7 @@ def expand_properties(pattern: str, path: str = "") -> str:
             if m:
                 ranges = property_set(m.group(2), m.group(1) == "P")
                 if ranges is None:
-                    raise SchemaNotSupported("pattern", path, f"the Unicode property {m.group(0)!r} (general categories, Any, ASCII and Assigned are supported)")
+                    raise SchemaNotSupported("pattern", path, f"the Unicode property {m.group(0)!r} (general categories, Any, ASCII, Assigned, White_Space, Graph and Print are supported)")
                 if in_class and negated and not _exact_in_every_version(m.group(2), m.group(1) == "P"):
                     raise SchemaNotSupported("pattern", path, f"a Unicode property {m.group(0)!r} inside a negated class")
                 body = _class_body(ranges)

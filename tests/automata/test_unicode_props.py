@@ -17,7 +17,8 @@ from structgen.automata.unicode_props import expand_properties, property_set
 
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = ["L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "N", "Nd", "Nl", "No", "P", "Pd", "S", "Sm", "Sc", "Z", "Zs",
-         "Letter", "Uppercase_Letter", "Decimal_Number", "General_Category=Lu", "gc=N", "ASCII", "Any"]
+         "Letter", "Uppercase_Letter", "Decimal_Number", "General_Category=Lu", "gc=N", "ASCII", "Any",
+         "Graph", "Print", "White_Space", "space"]
 AWS_TAG = r"^([\p{L}\p{Z}\p{N}_.:/=+\-@]*)$"
 
 
@@ -71,6 +72,15 @@ def test_aws_tag_pattern_compiles_and_is_exact_on_samples() -> None:
     samples = ["", "abc", "Ünïcode", "a b", "a\u3000b", "x=1+2@y", "٣٤", "a!", "tab\t", "a\"b", "123456789", "ñ" * 8]
     for text in samples:
         want = regex.search(AWS_TAG, text) is not None and len(text) <= 8
+        assert dfa.accepts(json.dumps(text, ensure_ascii=False).encode()) == want, text
+
+
+def test_iot_fleet_metric_description_graph_pattern() -> None:
+    # (CloudFormation's AWS::IoT::FleetMetric: \p{Graph} as UTS #18 and the regex package define it)
+    pattern = r"[\p{Graph}\x20]*"
+    dfa = schema_to_dfa({"type": "string", "pattern": f"^{pattern}$", "maxLength": 6})
+    for text in ["", "a b", "Ünï ✓", "tab\t", "a\u3000b", "a\u00a0", "x\x7f", "日本", "a\u200bb"]:
+        want = regex.fullmatch(pattern, text) is not None
         assert dfa.accepts(json.dumps(text, ensure_ascii=False).encode()) == want, text
 
 
