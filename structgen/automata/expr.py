@@ -256,18 +256,49 @@ class ExprPool:
     def chain(self, heads: Sequence[int], tail: int) -> int:
         """``heads[0]`` then ``heads[1]`` ... then ``tail``, where no head is a concatenation: the
         right-nested chain in one loop (a literal, the parts of :func:`.concat_all`; most terms
-        a compile makes are links of such chains)."""
+        a compile makes are links of such chains). The links not made yet are made under one
+        hold of the lock, each as :meth:`_new_seq` makes it."""
         if tail == NOTHING or NOTHING in heads:
             return NOTHING
         ids, out = self._ids, tail
-        for h in reversed(heads):
-            if h == EPSILON:
-                continue
-            if out == EPSILON:
-                out = h
-                continue
-            got = ids.get((_SEQ, h, out))
-            out = got if got is not None else self._new_seq(h, out)
+        i = len(heads) - 1
+        while i >= 0:  # (the links made before: no lock)
+            h = heads[i]
+            if h != EPSILON:
+                if out == EPSILON:
+                    out = h
+                else:
+                    got = ids.get((_SEQ, h, out))
+                    if got is None:
+                        break
+                    out = got
+            i -= 1
+        if i < 0:
+            return out
+        nodes, nullable, algebraic = self._nodes, self._nullable, self._algebraic
+        lower, size, counter, symbols = self._lower, self._size, self._counter, self._symbols
+        with self._lock:
+            while i >= 0:
+                h = heads[i]
+                i -= 1
+                if h == EPSILON:
+                    continue
+                if out == EPSILON:
+                    out = h
+                    continue
+                key = (_SEQ, h, out)
+                got = ids.get(key)
+                if got is None:
+                    got = len(nodes)
+                    nodes.append(key)
+                    nullable.append(nullable[h] and nullable[out])
+                    algebraic.append(algebraic[h] or algebraic[out])
+                    lower.append(min(INF, lower[h] + lower[out]))
+                    size.append(size[h] + size[out])
+                    counter.append(counter[h] if counter[h] >= counter[out] else counter[out])
+                    symbols.append(symbols[out] if not symbols[h] else symbols[h] if not symbols[out] else symbols[h] | symbols[out])
+                    ids[key] = got  # (last: readers without the lock find a key only once its term is whole)
+                out = got
         return out
 
     def seq(self, a: int, b: int) -> int:

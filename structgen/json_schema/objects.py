@@ -265,20 +265,22 @@ class Objects:
     def members(self, entries: list[tuple[Term, Term, bool]]) -> Term:
         """``{ ... }`` with the entries (``(key, value, required)``) in order, optional ones
         skippable, commas only between: "the first entry written" picks one of the entries up to
-        the first required one, each followed by the chain of the entries after it (shared:
-        linear in the entries). A required member is made as a part of the chain it starts."""
+        the first required one, each followed by the chain of the entries after it. Entry ``i``
+        written, then the rest, is one term, made once: the first entry is it, a later entry is
+        a separator then it (so neither a compile nor a derivative chains a key's bytes again
+        before another tail)."""
         t = self.ctx.t
         sep = t.sep
         rest = [EPSILON] * (len(entries) + 1)  # rest[i]: entries i.. each preceded by a separator
+        written = [EPSILON] * len(entries)  # written[i]: entry i, then rest[i + 1]
         for i in range(len(entries) - 1, -1, -1):
             key, value, is_required = entries[i]
-            if is_required:
-                rest[i] = t.cat(sep, key, t.colon, value, rest[i + 1])
-            else:
-                rest[i] = t.cat(t.opt(t.cat(sep, key, t.colon, value)), rest[i + 1])
+            written[i] = t.cat(key, t.colon, value, rest[i + 1])  # (the key's chain made once)
+            led = t.cat(sep, written[i])
+            rest[i] = led if is_required else t.alt((led, rest[i + 1]))
         firsts = []
-        for i, (key, value, is_required) in enumerate(entries):
-            firsts.append(t.cat(key, t.colon, value, rest[i + 1]))
+        for i, (_, _, is_required) in enumerate(entries):
+            firsts.append(written[i])
             if is_required:
                 break
         body = t.alt(firsts)
