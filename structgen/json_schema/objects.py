@@ -235,14 +235,14 @@ class Objects:
             alts = []
             if room:
                 for i in allowed(seen):
-                    name, value, _ = entries[i]  # (the member's parts, not its term: a chain made once, with what follows)
-                    alts.append(t.cat(sep, name, t.colon, value, rest(seen | {i}, extras)))
+                    name, value, _ = entries[i]  # (the member written then the rest: the term the first entry is too)
+                    alts.append(t.cat(sep, t.cat(name, t.colon, value, rest(seen | {i}, extras))))
             loop = EPSILON
             if extra != NOTHING and room:
                 if max_p is None and extras >= cap:
                     loop = t.star(t.cat(sep, extra))
                 else:
-                    alts.append(t.cat(sep, extra, rest(seen, extras + 1)))
+                    alts.append(t.cat(sep, t.cat(extra, rest(seen, extras + 1))))
             if final(seen, extras):
                 alts.append(t.cat(t.ws, t.lit("}")))
             got = memo[k] = t.cat(loop, t.alt(alts))
