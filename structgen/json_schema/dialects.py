@@ -51,6 +51,8 @@ _SCHEMA_VALUED = ("additionalItems", "additionalProperties", "not", "if", "then"
                   "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
 _SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+#: Keywords whose values are instances, not schemas.
+_VALUES = ("enum", "const", "default", "examples")
 _ANCHOR = re.compile(r"^[A-Za-z_][-A-Za-z0-9._]*$")
 
 
@@ -105,7 +107,7 @@ class _Rewriter:
         self.dialect = dialect
         self.resources: dict[str, tuple[Any, str]] = {}  # base URI -> (original node, dialect)
         self.recursive_anchors: set[int] = set()  # id() of resources with $recursiveAnchor: true
-        self.targets, self.on_way = _pointer_targets(root)
+        self._targets: Optional[tuple[set[tuple], set[tuple]]] = None  # (see targets)
         self.collect(root, dialect, "", ())
 
     # -- what a node is, in its draft -------------------------------------------------------------
@@ -140,11 +142,20 @@ class _Rewriter:
                 out.append((key, value, "map"))
             elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
                 out.append((key, value, "list"))
-            elif tokens is not None and tokens + (key,) in self.targets:
-                out.append((key, value, "schema"))
-            elif tokens is not None and tokens + (key,) in self.on_way:
-                out.append((key, value, "within"))
+            elif tokens is not None and isinstance(value, dict) and key not in _VALUES:
+                targets, on_way = self.targets()
+                if tokens + (key,) in targets:
+                    out.append((key, value, "schema"))
+                elif tokens + (key,) in on_way:
+                    out.append((key, value, "within"))
         return out
+
+    def targets(self) -> tuple[set[tuple], set[tuple]]:
+        """The places ``$ref: "#/..."`` keywords of the root resource point at, and every place on
+        the way to one (found once, when a keyword no draft has holds an object)."""
+        if self._targets is None:
+            self._targets = _pointer_targets(self.root)
+        return self._targets
 
     # -- pass 1: resources ----------------------------------------------------------------------
 
@@ -259,7 +270,7 @@ class _Rewriter:
         out = {}
         for name, sub in value.items():
             t = tokens + (name,)
-            out[name] = f(sub, t) if t in self.targets else self.within(sub, t, f) if t in self.on_way else sub
+            out[name] = f(sub, t) if t in self.targets()[0] else self.within(sub, t, f) if t in self.targets()[1] else sub
         return out
 
     def recursive_is_plain(self, resource: Any) -> bool:
@@ -323,8 +334,7 @@ class _Rewriter:
 
 def _pointer_targets(root: dict) -> tuple[set[tuple], set[tuple]]:
     """The places (tokens from the root) that ``$ref: "#/..."`` keywords of the root resource point
-    at, found anywhere but in values (``enum``, ``const``, ``default``, ``examples``), and every
-    place on the way to one."""
+    at, found anywhere but in instances (:data:`_VALUES`), and every place on the way to one."""
     targets: set[tuple] = set()
     todo: list[Any] = [root]
     while todo:
@@ -337,7 +347,7 @@ def _pointer_targets(root: dict) -> tuple[set[tuple], set[tuple]]:
             ref = node.get("$ref")
             if isinstance(ref, str) and ref.startswith("#/"):
                 targets.add(tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in ref[2:].split("/")))
-            todo.extend(v for k, v in node.items() if k not in ("enum", "const", "default", "examples"))
+            todo.extend(v for k, v in node.items() if k not in _VALUES)
     on_way = {t[:n] for t in targets for n in range(1, len(t))}
     return targets, on_way
 
