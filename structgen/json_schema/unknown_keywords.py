@@ -76,14 +76,30 @@ def _one_edit(a: str, b: str) -> bool:
 def near_keyword(name: str, value: Any) -> Optional[str]:
     """The keyword that constrains which ``name`` (not a keyword) is one edit away from, with a
     value of its kind; None when there is none."""
-    low = name.lower()
-    for keyword in sorted(CONSTRAINT_KEYWORDS):
-        kinds = _VALUE_KINDS.get(keyword, (object,))
+    key = (name, type(value))  # (the answer depends on the value's type only)
+    got = _NEAR.get(key, _UNSEEN)
+    if got is _UNSEEN:
+        got = _near_keyword(name.lower(), value)
+        if len(_NEAR) >= 4096:
+            _NEAR.clear()
+        _NEAR[key] = got
+    return got  # type: ignore[return-value]
+
+
+def _near_keyword(low: str, value: Any) -> Optional[str]:
+    for keyword, low_keyword, kinds in _BY_NAME:
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds and object not in kinds):
             continue  # (True is an int to Python, not a number to JSON)
-        if low == keyword.lower() or _one_edit(low, keyword.lower()):
+        if low == low_keyword or _one_edit(low, low_keyword):
             return keyword
     return None
+
+
+#: The keywords that constrain, sorted, with their lower-case names and the kinds of their values.
+_BY_NAME = tuple((k, k.lower(), _VALUE_KINDS.get(k, (object,))) for k in sorted(CONSTRAINT_KEYWORDS))
+#: :func:`near_keyword`'s answers by (name, type of the value): schemas repeat their extra keys.
+_NEAR: dict[tuple[str, type], Optional[str]] = {}
+_UNSEEN = object()
 
 
 def unknown_keywords(schema: Schema) -> list[tuple[str, str, Any, Optional[str]]]:
