@@ -260,17 +260,18 @@ def compile_json_schema(
         extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
         unknown_formats=unknown_formats, unknown_keywords=unknown_keywords,
     )
-    root, text = prepare(schema, options)  # (loaded and rewritten into 2020-12 once, on every call)
-    docs = None if extract_from is None else normalize_documents(extract_from)
-    warn_annotations(root, options)  # (on every call, cached or not)
-    title = root.get("title") if isinstance(root, dict) else None
-    spans_key = None if docs is None else documents_key(docs)
-    return _guide(
-        ("json", text, options.cache_key(), spans_key),
-        vocabulary,
-        lambda: compile_schema(root, options, docs, network=docs is None, lazy=True),
-        f"JSON Schema {title or text[:60]!r}",
-    )
+    with _collector_paused():  # (loading a large schema allocates as much as compiling it)
+        root, text = prepare(schema, options)  # (loaded and rewritten into 2020-12 once, on every call)
+        docs = None if extract_from is None else normalize_documents(extract_from)
+        warn_annotations(root, options)  # (on every call, cached or not)
+        title = root.get("title") if isinstance(root, dict) else None
+        spans_key = None if docs is None else documents_key(docs)
+        return _guide(
+            ("json", text, options.cache_key(), spans_key),
+            vocabulary,
+            lambda: compile_schema(root, options, docs, network=docs is None, lazy=True),
+            f"JSON Schema {title or text[:60]!r}",
+        )
 
 
 def compile_extract(

@@ -187,3 +187,19 @@ def test_compiles_pause_the_garbage_collector_and_restore_it(smollm2_vocabulary:
         assert not gc.isenabled()  # (left as the caller had it)
     finally:
         gc.enable()
+
+
+def test_loading_a_schema_pauses_the_collector_too(smollm2_vocabulary: structgen.Vocabulary) -> None:
+    # (loading, the metaschema check and the rewrite allocate as a compile does; the warnings they
+    # give still name the caller's line)
+    import gc
+    import warnings
+
+    paused = []
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        shown = warnings.showwarning
+        warnings.showwarning = lambda *a, **k: (paused.append(not gc.isenabled()), shown(*a, **k))  # type: ignore[assignment]
+        structgen.compile_json_schema({"type": "string", "format": "no-such-format", "maxLength": 3}, smollm2_vocabulary)
+    assert paused == [True] and gc.isenabled()
+    assert [w.filename for w in record] == [__file__]
