@@ -44,6 +44,8 @@ __all__ = ["MAX_ANY_ORDER_KEYS", "MAX_PATTERN_PROPERTIES", "Objects"]
 MAX_ANY_ORDER_KEYS = 5
 #: Extra keys are split by which patterns they match: 2**n classes.
 MAX_PATTERN_PROPERTIES = 4
+#: Optional entries in a row whose rest is one alternation (see :meth:`Objects.members`).
+WIDE_RUN = 16
 #: Code points of the keys next to ``patternProperties`` (no control character, no line or
 #: paragraph separator), and next to patterns with classes (printable ASCII), besides ``\"``
 #: and ``\\``: ``"`` and ``\`` themselves are left out.
@@ -268,19 +270,28 @@ class Objects:
         the first required one, each followed by the chain of the entries after it. Entry ``i``
         written, then the rest, is one term, made once: the first entry is it, a later entry is
         a separator then it (so neither a compile nor a derivative chains a key's bytes again
-        before another tail)."""
+        before another tail). In a long run of optional entries every :data:`WIDE_RUN`-th one is
+        an optional part before the rest instead (an alternation holds every later entry of its
+        run: quadratic in the run's length)."""
         t = self.ctx.t
         sep = t.sep
         rest = [EPSILON] * (len(entries) + 1)  # rest[i]: entries i.. each preceded by a separator
-        written = [EPSILON] * len(entries)  # written[i]: entry i, then rest[i + 1]
+        written: list[Optional[Term]] = [None] * len(entries)  # written[i]: entry i, then rest[i + 1]
+        run = 0  # (the optional entries in the alternation rest[i + 1])
         for i in range(len(entries) - 1, -1, -1):
             key, value, is_required = entries[i]
-            written[i] = t.cat(key, t.colon, value, rest[i + 1])  # (the key's chain made once)
-            led = t.cat(sep, written[i])
-            rest[i] = led if is_required else t.alt((led, rest[i + 1]))
+            if is_required or run < WIDE_RUN:
+                written[i] = t.cat(key, t.colon, value, rest[i + 1])  # (the key's chain made once)
+                led = t.cat(sep, written[i])
+                rest[i] = led if is_required else t.alt((led, rest[i + 1]))
+                run = 0 if is_required else run + 1
+            else:
+                rest[i] = t.cat(t.opt(t.cat(sep, key, t.colon, value)), rest[i + 1])
+                run = 0
         firsts = []
-        for i, (_, _, is_required) in enumerate(entries):
-            firsts.append(written[i])
+        for i, (key, value, is_required) in enumerate(entries):
+            first = written[i]
+            firsts.append(first if first is not None else t.cat(key, t.colon, value, rest[i + 1]))
             if is_required:
                 break
         body = t.alt(firsts)

@@ -288,6 +288,32 @@ def test_optional_properties_commas() -> None:
         assert not rx.fullmatch(bad), bad
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_long_runs_of_optional_properties(data: st.DataObject) -> None:
+    # (a run longer than WIDE_RUN mixes both forms of an optional entry: every subset in order,
+    # whichever entry comes first, and nothing else)
+    from structgen.json_schema.objects import WIDE_RUN
+
+    n = 2 * WIDE_RUN + 7
+    names = [f"k{i}" for i in range(n)]
+    required = [names[WIDE_RUN + 3]]
+    schema = {"type": "object", "properties": {k: {"const": i} for i, k in enumerate(names)}, "required": required,
+              "additionalProperties": False}
+    dfa = schema_to_dfa(schema, whitespace="")
+    keys = sorted(data.draw(st.sets(st.sampled_from(names), max_size=n)), key=names.index)
+    text = "{" + ",".join(f'"{k}":{names.index(k)}' for k in keys) + "}"
+    assert dfa.accepts(text.encode()) == (required[0] in keys), text
+    if len(keys) >= 2:
+        swapped = keys[:]
+        i = data.draw(st.integers(0, len(keys) - 2))
+        swapped[i], swapped[i + 1] = swapped[i + 1], swapped[i]
+        bad = "{" + ",".join(f'"{k}":{names.index(k)}' for k in swapped) + "}"
+        assert not dfa.accepts(bad.encode()), bad
+    if keys:
+        assert not dfa.accepts(("{," + text[1:]).encode()) and not dfa.accepts((text[:-1] + ",}").encode())
+
+
 def test_tuples() -> None:
     rx = re.compile(schema_to_regex(SOUND_ONLY["tuple"]))
     assert rx.fullmatch('["a", 1]') and rx.fullmatch('["a", 1, true]')
