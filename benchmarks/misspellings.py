@@ -17,7 +17,8 @@ import warnings
 
 from benchmarks.corpora import load_cfn, load_check_jsonschema, load_corpus, load_kubernetes
 from structgen.errors import ConstraintError
-from structgen.json_schema.loading import load_schema, unknown_keywords
+from structgen.json_schema.loading import load_schema
+from structgen.json_schema.unknown_keywords import unknown_keywords
 
 LOADERS = {"kubernetes": load_kubernetes, "cfn": load_cfn, "check-jsonschema": load_check_jsonschema, "corpus": load_corpus}
 

@@ -28,7 +28,7 @@ from .metaschemas import fast_metaschema_check, flat_metaschema_validator
 from .formats import FORMATS, FREE_STRING_FORMATS, NUMBER_FORMATS, compiled_format, format_regex
 from .ops import Schema, encoded, pointer, walk
 from .options import SchemaOptions
-from .unknown_keywords import unknown_keywords
+from .unknown_keywords import KNOWN_KEYWORDS, near_keyword
 
 __all__ = ["anchored", "format_annotations", "load_2020_12", "load_schema", "validator_class", "warn_annotations"]
 
@@ -243,13 +243,15 @@ def format_annotations(schema: Schema, formats: Optional[Mapping[str, str]] = No
     >>> format_annotations({"properties": {"p": {"type": "string", "format": "path"}}})
     [('/properties/p/format', 'path')]
     """
-    custom = formats or {}
-    out = []
-    for sub, tokens in walk(schema):
-        fmt = sub.get("format")
-        if isinstance(fmt, str) and fmt not in custom and fmt not in FORMATS and fmt not in FREE_STRING_FORMATS:
-            out.append((pointer(tokens + ("format",)), fmt))
-    return out
+    return [(pointer(tokens + ("format",)), fmt) for sub, tokens in walk(schema) if (fmt := _annotation(sub, formats or {}))]
+
+
+def _annotation(sub: dict, custom: Mapping[str, str]) -> Optional[str]:
+    """The ``format`` of ``sub`` if structgen reads it as an annotation only."""
+    fmt = sub.get("format")
+    if isinstance(fmt, str) and fmt not in custom and fmt not in FORMATS and fmt not in FREE_STRING_FORMATS:
+        return fmt
+    return None
 
 
 def warn_annotations(schema: Schema, options: SchemaOptions, stacklevel: int = 2) -> None:
@@ -257,12 +259,22 @@ def warn_annotations(schema: Schema, options: SchemaOptions, stacklevel: int = 2
     ``unknown_formats="annotate"``) and an :class:`UnknownKeywordWarning` per unknown keyword one
     edit from a keyword that constrains, attributed to the caller's caller (``stacklevel``); with
     ``unknown_keywords="error"``, :class:`SchemaNotSupported` for the first unknown keyword."""
-    for path, key, value, near in unknown_keywords(schema):
-        hint = f" (did you mean {near!r}?)" if near else ""
-        if options.unknown_keywords == "error":
-            raise SchemaNotSupported(key, path, f"it is not a JSON Schema keyword{hint}, and unknown_keywords='error' refuses unknown keywords")
-        if near:
-            warnings.warn(UnknownKeywordWarning(key, path, value, near), stacklevel=stacklevel + 1)
+    annotations = []  # (one walk for both: warned about after the unknown keywords, as before)
+    for sub, tokens in walk(schema):
+        for key, value in sub.items():
+            if key in KNOWN_KEYWORDS:
+                continue
+            near = near_keyword(key, value)
+            if options.unknown_keywords == "error":
+                hint = f" (did you mean {near!r}?)" if near else ""
+                raise SchemaNotSupported(
+                    key, pointer(tokens + (key,)), f"it is not a JSON Schema keyword{hint}, and unknown_keywords='error' refuses unknown keywords"
+                )
+            if near:
+                warnings.warn(UnknownKeywordWarning(key, pointer(tokens + (key,)), value, near), stacklevel=stacklevel + 1)
+        fmt = _annotation(sub, options.formats)
+        if fmt:
+            annotations.append((pointer(tokens + ("format",)), fmt))
     if options.unknown_formats == "annotate":
-        for path, fmt in format_annotations(schema, options.formats):
+        for path, fmt in annotations:
             warnings.warn(AnnotationWarning("format", path, fmt), stacklevel=stacklevel + 1)
