@@ -60,6 +60,7 @@ class SchemaCompiler:
         self.objects = Objects(ctx)
         self.keywords = Keywords(ctx)
         self._memos: dict[tuple, Any] = {}  # (kind, schema text, root?, base, entered, widened, calls on[, path]) -> term or error
+        self._texts: dict[int, tuple[Schema, str]] = {}  # id(sub-schema) -> (it, held so the id stays its own; its text)
         self.universe = Universe(ctx)
 
     def run(self) -> Term:
@@ -91,7 +92,12 @@ class SchemaCompiler:
         # it sits (but for the root), and on the $ref targets entered only through those it may
         # enter again (recursion depth): one compile per distinct sub-schema. An error names its
         # path, so errors are kept per path.
-        text = json.dumps(s, sort_keys=True, default=repr)
+        held = self._texts.get(id(s))  # (the algebra and the flat twins compile one object again and again)
+        if held is not None and held[0] is s:
+            text = held[1]
+        else:
+            text = json.dumps(s, sort_keys=True, default=repr)
+            self._texts[id(s)] = (s, text)
         resolver = self.ctx.refs
         entered = tuple((t, refs.count(t)) for t in dict.fromkeys(refs) if resolver.leads_to(s, path, text, t))
         key = (kind, text, not path, resolver.base_at(path), entered, self.ctx.is_wide, self.ctx.calls.on)
