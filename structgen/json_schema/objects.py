@@ -270,9 +270,9 @@ class Objects:
         the first required one, each followed by the chain of the entries after it. Entry ``i``
         written, then the rest, is one term, made once: the first entry is it, a later entry is
         a separator then it (so neither a compile nor a derivative chains a key's bytes again
-        before another tail). In a long run of optional entries every :data:`WIDE_RUN`-th one is
-        an optional part before the rest instead (an alternation holds every later entry of its
-        run: quadratic in the run's length)."""
+        before another tail). In a long run of optional entries, one entry after every
+        :data:`WIDE_RUN` is an optional part before the rest instead (an alternation holds every
+        later entry of its run: quadratic in the run's length)."""
         t = self.ctx.t
         sep = t.sep
         rest = [EPSILON] * (len(entries) + 1)  # rest[i]: entries i.. each preceded by a separator
