@@ -23,7 +23,7 @@ Example:
 from __future__ import annotations
 
 import weakref
-from typing import Iterable
+from typing import Callable, Iterable, Optional, Sequence
 
 from .embedded import EmbeddedDfa
 from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
@@ -71,6 +71,28 @@ def readable_bytes(pool: ExprPool, e: int) -> int:
     return got
 
 
+def _children_first(pool: ExprPool, e: int, key_of: Callable[[int], tuple], parts_of: Callable[[int], Sequence[int]],
+                    make: Callable[[int], int]) -> int:
+    """``make(e)`` memoised in ``pool.facts`` under ``key_of(e)``, the parts it reads
+    (``parts_of``) made first, without recursion: a term may nest hundreds of levels (an object
+    with ``maxProperties: 300`` holds one level per key), deeper than Python's stack."""
+    facts = pool.facts
+    stack = [e]
+    while stack:
+        x = stack[-1]
+        k = key_of(x)
+        if k in facts:
+            stack.pop()
+            continue
+        pending = [p for p in parts_of(x) if key_of(p) not in facts]
+        if pending:
+            stack.extend(pending)
+            continue
+        facts[k] = make(x)
+        stack.pop()
+    return facts[key_of(e)]  # type: ignore[return-value]
+
+
 def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozenset()) -> int:
     """``e`` read only through the bytes of ``allowed`` (a mask), and with the symbols of ``dead``
     (calls of automata that accept nothing) taken away: what a vocabulary that cannot spell the
@@ -81,29 +103,44 @@ def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozen
     got = pool.facts.get(key)
     if got is not None:
         return got  # type: ignore[return-value]
-    node = pool.node(e)
-    kind = node[0]
-    if kind == _BYTES:
-        got = pool.bytes_of(node[1] & allowed)
-    elif kind == _SEQ:
-        got = pool.seq(restrict(pool, node[1], allowed, dead), restrict(pool, node[2], allowed, dead))
-    elif kind == _ALT:
-        got = pool.alt([restrict(pool, p, allowed, dead) for p in node[1]])
-    elif kind == _REP:
-        got = pool.repeat(restrict(pool, node[1], allowed, dead), node[2], None if node[3] < 0 else node[3])
-    elif kind == _DFA:
-        got = pool.embed_state(_restricted_dfa(pool, node[1], allowed, dead), node[2])
-    elif kind == _SYM:
-        got = NOTHING if node[1] in dead else e
-    elif kind == _AND:
-        got = pool.both([restrict(pool, p, allowed, dead) for p in node[1]])
-    elif kind == _NOT:  # the strings of the vocabulary's bytes that the operand does not match
-        got = pool.both((pool.negate(restrict(pool, node[1], allowed, dead)), pool.star(pool.bytes_of(allowed))))
-    else:
-        got = e
-    pool.facts[key] = got
-    note_restricted(pool, e, got)
-    return got  # type: ignore[return-value]
+
+    def key_of(x: int) -> tuple:
+        return ("restrict", x, allowed, dead)
+
+    def parts_of(x: int) -> Sequence[int]:
+        node = pool.node(x)
+        kind = node[0]
+        return node[1:3] if kind == _SEQ else node[1] if kind == _ALT or kind == _AND else node[1:2] if kind == _REP or kind == _NOT else ()
+
+    def make(x: int) -> int:
+        node = pool.node(x)
+        kind = node[0]
+
+        def done(p: int) -> int:
+            return pool.facts[key_of(p)]  # type: ignore[return-value]
+
+        if kind == _BYTES:
+            got = pool.bytes_of(node[1] & allowed)
+        elif kind == _SEQ:
+            got = pool.seq(done(node[1]), done(node[2]))
+        elif kind == _ALT:
+            got = pool.alt([done(p) for p in node[1]])
+        elif kind == _REP:
+            got = pool.repeat(done(node[1]), node[2], None if node[3] < 0 else node[3])
+        elif kind == _DFA:
+            got = pool.embed_state(_restricted_dfa(pool, node[1], allowed, dead), node[2])
+        elif kind == _SYM:
+            got = NOTHING if node[1] in dead else x
+        elif kind == _AND:
+            got = pool.both([done(p) for p in node[1]])
+        elif kind == _NOT:  # the strings of the vocabulary's bytes that the operand does not match
+            got = pool.both((pool.negate(done(node[1])), pool.star(pool.bytes_of(allowed))))
+        else:
+            got = x
+        note_restricted(pool, x, got)
+        return got
+
+    return _children_first(pool, e, key_of, parts_of, make)
 
 
 def _restricted_dfa(pool: ExprPool, index: int, allowed: int, dead: frozenset[int]) -> int:
@@ -157,27 +194,50 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
     got = pool.facts.get(key)
     if got is not None:
         return got  # type: ignore[return-value]
-    if largest_counter(pool, e) <= n:
-        pool.facts[key] = e  # (nothing to cut: the same term, not rebuilt part by part)
-        return e
-    node = pool.node(e)
-    kind = node[0]
-    if kind == _SEQ:
-        got = pool.seq(clamp(pool, node[1], n), clamp(pool, node[2], n))
-    elif kind == _ALT:
-        got = pool.alt([clamp(pool, p, n) for p in node[1]])
-    elif kind == _REP:
-        x, lo, hi = clamp(pool, node[1], n), node[2], node[3]
-        # Within n bytes at most n repetitions complete: a lower bound above n + 1 and an upper
-        # bound above n are indistinguishable from n + 1 and "unbounded".
-        got = pool.repeat(x, min(lo, n + 1), None if hi < 0 or hi > n else hi)
-    elif kind == _AND:
-        string = clampable_string(pool, node[1], n)
-        got = e if string is None else clamp(pool, string, n)
-    else:
-        got = e
-    pool.facts[key] = got
-    return got  # type: ignore[return-value]
+    strings: dict[int, Optional[int]] = {}
+
+    def string_of(x: int) -> Optional[int]:  # (an intersection's string far from its length bound)
+        if x not in strings:
+            strings[x] = clampable_string(pool, pool.node(x)[1], n)
+        return strings[x]
+
+    def key_of(x: int) -> tuple:
+        return ("clamp", x, n)
+
+    def parts_of(x: int) -> Sequence[int]:
+        if largest_counter(pool, x) <= n:
+            return ()
+        node = pool.node(x)
+        kind = node[0]
+        if kind == _AND:
+            string = string_of(x)
+            return () if string is None else (string,)
+        return node[1:3] if kind == _SEQ else node[1] if kind == _ALT else node[1:2] if kind == _REP else ()
+
+    def make(x: int) -> int:
+        if largest_counter(pool, x) <= n:
+            return x  # (nothing to cut: the same term, not rebuilt part by part)
+        node = pool.node(x)
+        kind = node[0]
+
+        def done(p: int) -> int:
+            return pool.facts[key_of(p)]  # type: ignore[return-value]
+
+        if kind == _SEQ:
+            return pool.seq(done(node[1]), done(node[2]))
+        if kind == _ALT:
+            return pool.alt([done(p) for p in node[1]])
+        if kind == _REP:
+            # Within n bytes at most n repetitions complete: a lower bound above n + 1 and an upper
+            # bound above n are indistinguishable from n + 1 and "unbounded".
+            lo, hi = node[2], node[3]
+            return pool.repeat(done(node[1]), min(lo, n + 1), None if hi < 0 or hi > n else hi)
+        if kind == _AND:
+            string = string_of(x)
+            return x if string is None else done(string)
+        return x
+
+    return _children_first(pool, e, key_of, parts_of, make)
 
 
 def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:

@@ -198,6 +198,13 @@ class Objects:
         t = self.ctx.t
         sep = t.sep
         n = len(entries)
+        if not n and extra != NOTHING and max_p is not None and max_p >= 1 and min_p <= 1:
+            # Extra members only, at most max_p of them: one repetition with a counter, where the
+            # count kept in the states below would nest max_p levels (300 in CloudFormation's
+            # AWS::SageMaker::TrialComponent, deeper than Python's stack for a walk of the term).
+            # (One extra member counts towards minProperties, as below: two may repeat a key.)
+            some = t.cat(extra, t.rep(t.cat(sep, extra), 0, max_p - 1), t.ws, t.lit("}"))
+            return t.cat(t.lit("{"), t.ws, t.alt([some, t.lit("}")] if min_p == 0 else [some]))
         any_order = self.ctx.key_order == "any" and n <= MAX_ANY_ORDER_KEYS
         required = frozenset(i for i, (_, _, r) in enumerate(entries) if r)
         cap = max_p if max_p is not None else (1 if min_p > 0 else 0)  # extras counted up to this

@@ -232,6 +232,27 @@ def test_a_term_whose_counters_are_small_is_its_own_clamp_and_nothing_is_rebuilt
     assert clamp(pool, e, 4) != e  # (a counter of 8 is cut for 4 bytes)
 
 
+def test_clamp_and_restrict_walk_terms_deeper_than_the_stack() -> None:
+    # (a term nested 3,000 levels, each an alternation before a concatenation: as an object with
+    # a count of members in its states nests; both rewrites once recursed per level)
+    from structgen.automata.expr_rewrite import restrict
+
+    pool = ExprPool()
+    a, b = pool.byte_range(ord("a"), ord("a")), pool.byte_range(ord("b"), ord("b"))
+    e = pool.literal(b"}")
+    for _ in range(3000):
+        e = pool.alt((pool.seq(a, pool.seq(pool.repeat(b, 0, 600), e)), pool.literal(b"}")))
+    c = clamp(pool, e, 4)
+    r = restrict(pool, e, (1 << ord("a")) | (1 << ord("}")))
+    for data in (b"}", b"a}", b"ab}", b"abb}", b"aa}", b"b}", b"a" * 50 + b"}"):
+        de, dc, dr = e, c, r
+        for byte in data:
+            de, dc, dr = pool.derive(de, byte), pool.derive(dc, byte), pool.derive(dr, byte)
+        if len(data) <= 4:  # (clamped: alike for short strings)
+            assert (de == NOTHING) == (dc == NOTHING) and pool.nullable(de) == pool.nullable(dc), data
+        assert pool.nullable(dr) == (pool.nullable(de) and b"b" not in data), data  # (restricted: no b)
+
+
 def test_liveness_of_an_empty_intersection() -> None:
     pool = ExprPool()
     digits = regex_to_expr("[0-9]{2,4}", pool)

@@ -203,3 +203,21 @@ def test_loading_a_schema_pauses_the_collector_too(smollm2_vocabulary: structgen
         structgen.compile_json_schema({"type": "string", "format": "no-such-format", "maxLength": 3}, smollm2_vocabulary)
     assert paused == [True] and gc.isenabled()
     assert [w.filename for w in record] == [__file__]
+
+
+def test_a_term_nested_hundreds_deep_masks_without_recursion(smollm2_vocabulary: structgen.Vocabulary, smollm2_tokenizer: Any) -> None:
+    # (CloudFormation's AWS::SageMaker::TrialComponent: up to 300 extra keys under a pattern, so the
+    # object's term nests 300 levels; clamping a state's counters walked it recursively and a mask
+    # raised RecursionError after compile)
+    schema = {"type": "object", "properties": {"Parameters": {
+        "type": "object", "maxProperties": 300, "additionalProperties": False,
+        "patternProperties": {".{1,320}": {"type": "object", "additionalProperties": False,
+                                           "properties": {"NumberValue": {"type": "number"}, "StringValue": {"type": "string"}}}}}}}
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
+    instance = {"Parameters": {f"p{i}": {"NumberValue": i} for i in range(3)}}
+    text = json.dumps(instance)
+    state = guide.initial_state
+    for t in smollm2_tokenizer.encode(text, add_special_tokens=False):
+        assert guide.token_mask(state)[t], text
+        state = guide.next_state(state, t)
+    assert guide.is_final(state)

@@ -314,6 +314,19 @@ def test_long_runs_of_optional_properties(data: st.DataObject) -> None:
         assert not dfa.accepts(("{," + text[1:]).encode()) and not dfa.accepts((text[:-1] + ",}").encode())
 
 
+def test_extra_members_only_under_a_count() -> None:
+    # (no declared key: one repetition with a counter, not a level per member)
+    for lo in (0, 1):
+        schema = {"type": "object", "patternProperties": {"^x": {"type": "integer"}}, "additionalProperties": False,
+                  "maxProperties": 3, "minProperties": lo}
+        dfa = schema_to_dfa(schema, whitespace="")
+        for n in range(5):
+            instance = {f"x{i}": i for i in range(n)}
+            assert dfa.accepts(json.dumps(instance, separators=(",", ":")).encode()) == jsonschema.Draft202012Validator(schema).is_valid(instance), (lo, n)
+        assert not dfa.accepts(b'{"y":1}') and not dfa.accepts(b'{"x":"a"}') and not dfa.accepts(b'{,"x":1}')
+        assert not dfa.accepts(b'{"x":1,}') and not dfa.accepts(b'{"x":1"x":2}')
+
+
 def test_tuples() -> None:
     rx = re.compile(schema_to_regex(SOUND_ONLY["tuple"]))
     assert rx.fullmatch('["a", 1]') and rx.fullmatch('["a", 1, true]')
