@@ -28,7 +28,7 @@ from typing import Optional
 
 from ..errors import SchemaNotSupported
 
-__all__ = ["expand_properties", "load_tables", "property_set"]
+__all__ = ["expand_properties", "load_tables", "property_set", "spelled_dotall"]
 
 Ranges = tuple  # tuple[tuple[int, int], ...], sorted, disjoint, inclusive
 
@@ -229,13 +229,45 @@ def expand_properties(pattern: str, path: str = "") -> str:
     return "".join(out)
 
 
+def spelled_dotall(pattern: str) -> str:
+    """``pattern`` with a leading ``(?s)`` (at the start, or just after a leading ``^``, as
+    CloudFormation's schemas write it) spelled out: every ``.`` outside a class becomes
+    ``\\p{Any}``, the reading of Python's and the ``regex`` package's ``DOTALL``. ECMA-262 has no
+    inline flags; a flag anywhere else is left for the reader to refuse.
+
+    >>> spelled_dotall("(?s).+"), spelled_dotall("^(?s)a\\\\..[.]$"), spelled_dotall("a(?s)")
+    ('\\\\p{Any}+', '^a\\\\.\\\\p{Any}[.]$', 'a(?s)')
+    """
+    lead = "(?s)" if pattern.startswith("(?s)") else "^(?s)" if pattern.startswith("^(?s)") else ""
+    if not lead:
+        return pattern
+    out = ["^" if lead[0] == "^" else ""]
+    rest = pattern[len(lead):]
+    i, in_class = 0, False
+    while i < len(rest):
+        c = rest[i]
+        if c == "\\":
+            out.append(rest[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == ".":
+            c = "\\p{Any}"
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
 def regex_syntax_ok(pattern: str) -> bool:
     """Whether Python reads ``pattern`` once its property escapes are stood in for (a
     metaschema ``format: regex`` check that knows ``\\p``)."""
     try:
         with warnings.catch_warnings():  # ("possible set operation": ECMA-262 reads [a||b] literally, as Python does today)
             warnings.simplefilter("ignore", FutureWarning)
-            re.compile(_PROPERTY.sub(lambda m: "\\w", pattern))
+            re.compile(_PROPERTY.sub(lambda m: "\\w", spelled_dotall(pattern)))
     except re.error:
         return False
     return True

@@ -27,7 +27,7 @@ import re
 from typing import Iterable, Optional
 
 from ..automata.regex import regex_to_dfa
-from ..automata.unicode_props import expand_properties
+from ..automata.unicode_props import expand_properties, spelled_dotall
 from ..errors import SchemaNotSupported
 from .charsets import (
     CATEGORIES,
@@ -423,6 +423,7 @@ def _constrain(ir: list, min_len: int, max_len: Optional[int], t: _Translator) -
 
 @functools.lru_cache(maxsize=256)
 def _parse(pattern: str, path: str) -> list:
+    pattern = spelled_dotall(pattern)  # (a leading (?s), as CloudFormation writes it)
     _prescan(pattern, path)
     try:
         parsed = parse_items(expand_properties(pattern, path))

@@ -243,6 +243,31 @@ def test_patterns_refused(pattern: str, why: str) -> None:
     assert why in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("pattern", "valid", "invalid"),
+    [
+        ("(?s).*", ["", "a\nb"], []),
+        ("(?s).+", ["x", "\n", "\u2028"], [""]),
+        ("^(?s).+$", ["a\nb"], [""]),  # (Python 3.11 cannot read a flag after ^; the regex package can)
+        ("^(?s)", ["", "x"], []),
+        ("(?s)^a.b$", ["a\nb", "axb", "a.b"], ["ab", "a\n\nb", "a\nbc"]),
+        ("(?s)^a[.]b$", ["a.b"], ["a\nb", "axb"]),  # (a class's dot is a dot)
+    ],
+)
+def test_a_leading_dotall_flag(pattern: str, valid: list[str], invalid: list[str]) -> None:
+    # (CloudFormation writes (?s) first, 36 times in 6 schemas: every character, newlines too, is a `.`)
+    import regex
+
+    from structgen.json_schema import schema_to_dfa
+
+    dfa = schema_to_dfa({"type": "string", "pattern": pattern})
+    for text in valid + invalid:
+        assert dfa.accepts(json.dumps(text).encode()) == (regex.search(pattern, text) is not None) == (text in valid), text
+    for elsewhere in ("a(?s).", "(?i)a", "(?si).", "(?m)^a"):
+        with pytest.raises(SchemaNotSupported):
+            schema_to_dfa({"type": "string", "pattern": elsewhere})
+
+
 def test_python_categories_agree_with_re() -> None:
     for name, shorthand in (("digit", r"\d"), ("space", r"\s"), ("word", r"\w")):
         table = charsets.python_category(name)
