@@ -10,9 +10,11 @@ Soundness across Unicode versions: a regex engine with a newer database may assi
 our database leaves unassigned (``Cn``). So both ``\\p{X}`` and ``\\P{X}`` are taken among the
 characters *assigned* here (``\\P{L}`` is "assigned and not a letter"): an under-approximation that
 stays sound whichever version the validator has (assigned characters keep their general category
-in practice). ``\\p{Cn}``/``\\p{Unassigned}`` and a property inside a negated class (``[^\\p{L}]``)
-would need the unassigned ones and are refused, except the sets no version changes (``\\p{Cc}``,
-``\\p{Cs}``, ``\\p{Co}``, ``Any``, ``ASCII``: ``[^\\p{Cc}]`` is exact). Supported: the general categories and their
+in practice). ``\\p{Cn}``/``\\p{Unassigned}`` would need the unassigned ones and is refused. A
+negated class of property escapes only (``[^\\p{C}]``) is read among the assigned characters too:
+the assigned ones outside every property. A property inside a negated class with other items
+(``[^a\\p{L}]``) is refused, except the sets no version changes (``\\p{Cc}``, ``\\p{Cs}``,
+``\\p{Co}``, ``Any``, ``ASCII``: ``[^\\p{Cc}\\s]`` is exact). Supported: the general categories and their
 groups (short and long names), ``Any``, ``ASCII``, ``Assigned``, ``White_Space``, and ``Graph`` and
 ``Print`` as UTS #18 (and the ``regex`` package) define them; scripts and other binary properties are
 refused.
@@ -218,6 +220,14 @@ def expand_properties(pattern: str, path: str = "") -> str:
             if c == "]":
                 in_class = False
         elif c == "[":
+            m = _NEGATED_PROPERTIES.match(pattern, i)
+            if m:  # [^\p{C}]: the assigned characters outside the properties (see the module docs)
+                outside = _union([_property_or_refuse(n.group(2), n.group(1) == "P", n.group(0), path)
+                                  for n in _PROPERTY.finditer(m.group(1))])
+                ranges = _minus(_assigned(), outside)
+                out.append(f"[{_class_body(ranges)}]" if ranges else f"[^{_class_body(((0, _MAX),))}]")
+                i = m.end()
+                continue
             in_class = True
             negated = pattern[i + 1 : i + 2] == "^"
             if negated:
@@ -227,6 +237,17 @@ def expand_properties(pattern: str, path: str = "") -> str:
         out.append(c)
         i += 1
     return "".join(out)
+
+
+#: A negated class of property escapes only (``[^\p{C}]``, ``[^\p{Cc}\p{Cf}]``).
+_NEGATED_PROPERTIES = re.compile(r"\[\^((?:\\[pP]\{[A-Za-z_&=]+\})+)\]")
+
+
+def _property_or_refuse(name: str, negated: bool, spelled: str, path: str) -> Ranges:
+    ranges = property_set(name, negated)
+    if ranges is None:
+        raise SchemaNotSupported("pattern", path, f"the Unicode property {spelled!r} (general categories, Any, ASCII, Assigned, White_Space, Graph and Print are supported)")
+    return ranges
 
 
 def spelled_dotall(pattern: str) -> str:
