@@ -194,6 +194,13 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
     got = pool.facts.get(key)
     if got is not None:
         return got  # type: ignore[return-value]
+    node = pool.node(e)
+    if node[0] == _SEQ and pool.largest_counter(node[2]) <= n:
+        head = pool.node(node[1])
+        if head[0] == _REP and pool.largest_counter(head[1]) <= n:  # (a string body x{lo,hi}"...: the common case, directly)
+            lo, hi = head[2], head[3]
+            got = pool.facts[key] = pool.seq(pool.repeat(head[1], min(lo, n + 1), None if hi < 0 or hi > n else hi), node[2])
+            return got
     strings: dict[int, Optional[int]] = {}
 
     def string_of(x: int) -> Optional[int]:  # (an intersection's string far from its length bound)

@@ -31,7 +31,7 @@ from typing import Sequence
 
 import numpy as np
 
-from .expr import ALL_BYTES, NOTHING, ExprPool, bytes_of_mask
+from .expr import ALL_BYTES, KINDS, NOTHING, ExprPool, bytes_of_mask
 from .expr_rewrite import clamp
 from .string_length import in_length_bounded_string
 from .expr_text import MinLength, describe
@@ -42,6 +42,7 @@ __all__ = ["UNBUILT", "LazyAutomaton"]
 UNBUILT = -2
 _INITIAL_CAPACITY = 64
 _UNBUILT_ROW = array("i", [UNBUILT] * 256)
+_SEQ, _REP = KINDS["seq"], KINDS["rep"]
 
 
 class LazyAutomaton:
@@ -238,13 +239,41 @@ class LazyAutomaton:
                 return n, got
         return 0, q
 
+    def counted_cut(self, q: int, lengths: Sequence[int]) -> tuple[int, int]:
+        """Like :meth:`clamped_below`, for a state whose expression starts with a repetition (a
+        string body ``x{lo,hi}"...`` nearer its bound than the longest token)."""
+        node = self.pool.node(self.exprs[q])
+        if not lengths or node[0] != _SEQ or self.pool.node(node[1])[0] != _REP or self.clamped(q, lengths[-1]) == q:
+            return 0, q
+        for n in lengths:
+            got = self.clamped(q, n)
+            if got != q:
+                return n, got
+        return 0, q
+
+    def clamped_counted(self, q: int, n: int) -> int:
+        """:meth:`clamped`, only where ``q``'s expression is a repetition followed by a term with no
+        counter over ``n`` (a string body ``x{lo,hi}"...``, cut in one step); else ``q``: cutting
+        a larger term for a few bytes costs more than the states it shares."""
+        pool = self.pool
+        node = pool.node(self.exprs[q])
+        if node[0] != _SEQ or pool.largest_counter(node[2]) > n:
+            return q
+        head = pool.node(node[1])
+        if head[0] != _REP or pool.largest_counter(head[1]) > n:
+            return q
+        return self.clamped(q, n)
+
     def clamped(self, q: int, n: int) -> int:
         """The state of ``q``'s expression with counters cut to what ``n`` bytes tell apart
         (:func:`.expr_rewrite.clamp`): tokens of at most ``n`` bytes are accepted from both alike."""
+        e = self.exprs[q]
+        if self.pool.largest_counter(e) <= n:
+            return q  # (no counter to cut)
         key = (q, n)
         got = self._clamped.get(key)
         if got is None:
-            got = self._clamped[key] = self.state_of(clamp(self.pool, self.exprs[q], n))
+            got = self._clamped[key] = self.state_of(clamp(self.pool, e, n))
         return got
 
 

@@ -20,7 +20,7 @@ trie (a compiled loop, :mod:`structgen.vocab.trie_walk`).
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -36,6 +36,9 @@ __all__ = ["FrameMasks", "FrameTokens", "TokenWalk"]
 
 #: Cached walks and frame analyses per guide before the cache is cleared.
 FRAME_CACHE = 200_000
+#: A frame that may return at this many trie nodes or more has its caller's tokens from all of
+#: them cached as one (see :meth:`FrameMasks.returns`).
+RETURNS_FROM = 8
 #: Frames with this many tokens keep them as a bool array too.
 BOOLS_FROM = 2048
 
@@ -45,12 +48,24 @@ _EMPTY_IDS = np.empty(0, dtype=np.int64)
 class TokenWalk:
     """Tokens below a trie node read inside one automaton from one state."""
 
-    __slots__ = ("ids", "_ends", "branches")
+    __slots__ = ("ids", "_ends", "_branches", "_split", "_parts")
 
-    def __init__(self, ids: np.ndarray, ends: np.ndarray | Callable[[], np.ndarray], branches: list[tuple[int, int]]) -> None:
+    def __init__(self, ids: np.ndarray, ends: np.ndarray | Callable[[], np.ndarray], branches: list[tuple[int, int]],
+                 parts: tuple["TokenWalk", ...] = ()) -> None:
         self.ids = ids  # token ids accepted (their bytes all read by the automaton's own edges)
         self._ends = ends  # (or how to compute them: only frames with guards or budgets read them)
-        self.branches = branches  # (trie node, state) where a call or a return may start
+        self._branches = branches  # (trie node, state) where a call or a return may start
+        self._split: Branches | None = None
+        self._parts = parts  # (walks whose branches, after ``branches``, are this one's too)
+
+    @property
+    def branches(self) -> list[tuple[int, int]]:
+        """``(trie node, state)`` where a call or a return may start: the walk's own, then its parts'."""
+        if not self._parts:
+            return self._branches
+        got = self._branches + [b for part in self._parts for b in part.branches]
+        self._branches, self._parts = got, ()
+        return got
 
     @property
     def ends(self) -> np.ndarray:
@@ -59,6 +74,37 @@ class TokenWalk:
         if callable(ends):
             ends = self._ends = ends()
         return ends
+
+    def split(self, auto: AutomatonView) -> "Branches":
+        """The branches sorted out (made once: a cached walk shared by the positions of a string
+        is read by a new frame at each of them)."""
+        got = self._split
+        if got is None:
+            pops: list[int] = []
+            calls: list[tuple[int, int, int]] = []
+            guards: list[tuple[int, int, int]] = []
+            finals = auto.finals
+            for m, p in self._branches:
+                if finals[p]:
+                    pops.append(m)
+                calls.extend((m, k, r) for k, r in auto.calls(p))
+                guards.extend((m, g, r) for g, r in auto.guards(p))
+            for part in self._parts:
+                more = part.split(auto)
+                pops += more.pops
+                calls += more.calls
+                guards += more.guards
+            got = self._split = Branches(pops, calls, guards)
+        return got
+
+
+class Branches(NamedTuple):
+    """A walk's branches by kind: the nodes where the automaton may return, and the (node,
+    symbol, state after) of its calls and of its guards."""
+
+    pops: list[int]
+    calls: list[tuple[int, int, int]]
+    guards: list[tuple[int, int, int]]
 
 
 class FrameTokens:
@@ -90,7 +136,9 @@ class FrameMasks:
     """The walks and frame tokens of one pushdown guide, cached. Callers hold the guide's lock
     (``busy``): frames under computation are tracked to cut call cycles that read no byte."""
 
-    __slots__ = ("view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes")
+    __slots__ = (
+        "view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes", "_returns",
+    )
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex) -> None:
         self.view = view
@@ -98,9 +146,10 @@ class FrameMasks:
         self.distances = distances
         self.index = index
         self._trie: TokenTrie | None = None
-        self._walks: dict[tuple[int, int, int], TokenWalk | None] = {}  # (None: no clamped walk)
+        self._walks: dict[tuple[int, ...], TokenWalk | None] = {}  # (None: no clamped walk)
         self._frames: dict[tuple[int, int, int, int, bool], FrameTokens] = {}
         self._active: set[tuple[int, int, int, int, bool]] = set()
+        self._returns: dict[tuple[int, tuple[int, ...]], FrameTokens] = {}  # see returns()
         self._walk_bytes = self._frame_bytes = 0  # (kept as they are cached: a compile cache reads them often)
 
     @property
@@ -108,7 +157,7 @@ class FrameMasks:
         """Approximate bytes held by the cached frames and walks."""
         return self._frame_bytes + self._walk_bytes
 
-    def _keep_walk(self, key: tuple[int, int, int], got: TokenWalk | None) -> None:
+    def _keep_walk(self, key: tuple[int, ...], got: TokenWalk | None) -> None:
         if len(self._walks) >= FRAME_CACHE:
             self._walks.clear()
             self._walk_bytes = 0
@@ -126,19 +175,33 @@ class FrameMasks:
 
     # -- walks inside one automaton ------------------------------------------------------------
 
-    def walk(self, a: int, q: int, node: int) -> TokenWalk:
-        """The tokens below ``node`` read by automaton ``a`` from state ``q`` (cached)."""
-        key = (a, q, node)
+    def walk(self, a: int, q: int, node: int, exact: bool = True) -> TokenWalk:
+        """The tokens below ``node`` read by automaton ``a`` from state ``q`` (cached). Not
+        ``exact`` (a plain frame's walk; a distance needs the exact one): where ``q`` is a string
+        body, from ``q`` with its counters clamped to what the tokens below ``node`` can tell
+        apart (:meth:`.LazyAutomaton.clamped_counted`, the node's :attr:`~.TokenTrie.height`):
+        the same tokens, and the states they end in read those tokens' bytes alike. The
+        positions of a string under a length bound then share walks (see :meth:`rest_walk`)."""
+        auto = self.view.auto(a)
+        if not exact and node:
+            q = auto.auto.clamped_counted(q, int(self.trie.height[node]))
+        key = (a, q, node, exact)
         got = self._walks.get(key)
         if got is None:
-            auto = self.view.auto(a)
             got = None
-            if not node and len(auto.edges(q)) > 16:  # (a wide state may be a string's body)
-                got = self.sliced_walk(auto, q)
+            if not node and self._wide(auto, q):  # (a wide state may be a string's body)
+                got = self.sliced_walk(a, auto, q, exact)
             if got is None:
                 got = self.trie_walk(auto, q, node)
             self._keep_walk(key, got)
         return got
+
+    @staticmethod
+    def _wide(auto: AutomatonView, q: int) -> bool:
+        """Whether ``q`` may read more than 16 distinct first bytes (read off its expression,
+        an over-approximation: no row is built for it)."""
+        pool = auto.auto.pool
+        return pool.firsts.first_bytes(auto.auto.exprs[q]).bit_count() > 16
 
     def trie_walk(self, auto: AutomatonView, q: int, node: int, trie: TokenTrie | None = None) -> TokenWalk:
         """Depth-first from ``node`` in state ``q`` (:func:`~structgen.vocab.trie_walk.walk_trie`,
@@ -153,11 +216,13 @@ class FrameMasks:
         ids, ends = tokens_at(trie, nodes, states)
         return TokenWalk(ids, ends, branches)
 
-    def sliced_walk(self, auto: AutomatonView, q: int) -> TokenWalk | None:
+    def sliced_walk(self, a: int, auto: AutomatonView, q: int, exact: bool = True) -> TokenWalk | None:
         """A root walk from a state where every character of a slice leads one way (a string
         body): the slice tokens from the vocabulary's precomputed slice, the rest walked in its
         own small trie (see :mod:`structgen.vocab.slices`). ``None`` where no slice applies, or
-        where a state along the slice's chain may call or return."""
+        where a state along the slice's chain may call or return. Not ``exact``: the rest is
+        walked from ``q`` clamped to the rest trie's height, so the positions of a long string
+        share that walk (see :meth:`walk`)."""
         branching = auto.branching
         for k in range(len(SLICES)):
             first = auto.slice_successor(q, k)
@@ -174,18 +239,43 @@ class FrameMasks:
             looping = len(chain) > 1 and chain[-1] == chain[-2]
             m = sl.longest if looping else len(chain) - 1
             count = int(np.searchsorted(sl.lengths, m, side="right"))
-            rest = sl.rest
-            assert rest.origin is not None  # (the rest trie is cut out of the full one)
-            nodes, states = walk_trie(auto.auto, rest, 0, q)
-            rest_ids, rest_ends = tokens_at(rest, nodes, states)
-            branches = [(0, q)] if auto.branching(q) else []
-            branches += _branches(auto, nodes, states, self.trie.num_children, rest.origin)
+            rest = self.rest_walk(a, auto, q, k, exact)
 
-            def ends(sl: StringSlice = sl, chain: list[int] = chain, count: int = count, rest_ends: np.ndarray = rest_ends) -> np.ndarray:
-                return sl.ends_along(chain, count, rest_ends)
+            def ends(sl: StringSlice = sl, chain: list[int] = chain, count: int = count, rest: TokenWalk = rest) -> np.ndarray:
+                return sl.ends_along(chain, count, rest.ends)
 
-            return TokenWalk(np.concatenate([sl.by_length[:count], rest_ids]), ends, branches)
+            return TokenWalk(np.concatenate([sl.by_length[:count], rest.ids]), ends, [], (rest,))
         return None
+
+    def rest_walk(self, a: int, auto: AutomatonView, q: int, k: int, exact: bool, cut: int = 0) -> TokenWalk:
+        """The tokens of slice ``k``'s rest trie (``cut``: its tokens of at most, or for ``-cut``
+        more than, ``cut`` bytes) read from ``q`` (cached); their branches as nodes of the
+        vocabulary's trie. Not ``exact`` (see :meth:`walk`): from ``q`` clamped to what the
+        trie's tokens can tell apart, and where ``q`` is a string's position nearer its length
+        bound than the longest rest token, the short rest tokens from ``q`` clamped for them (a
+        walk shared by the positions) and only the long ones from ``q`` itself."""
+        sl = self.index.string_slice(k)
+        trie = sl.rest if not cut else sl.rest_cut(abs(cut))[cut < 0]
+        if not exact:
+            q = auto.auto.clamped_counted(q, int(trie.height[0]))
+            if not cut and sl.cuttable:
+                n, short = auto.auto.counted_cut(q, sl.cuts(self.index.short_token_cuts))
+                if n:
+                    near = self.rest_walk(a, auto, short, k, exact, n)
+                    far = self.rest_walk(a, auto, q, k, exact, -n)
+                    root = [(0, q)] if auto.branching(q) else []
+                    return TokenWalk(np.concatenate([near.ids, far.ids]), lambda: np.concatenate([near.ends, far.ends]), root, (near, far))
+        key = (a, q, -2 - k, exact, cut)  # (node -2 - k: the rest of slice k, from the root)
+        got = self._walks.get(key)
+        if got is None:
+            assert trie.origin is not None  # (the rest trie is cut out of the full one)
+            nodes, states = walk_trie(auto.auto, trie, 0, q)
+            ids, ends = tokens_at(trie, nodes, states)
+            branches = [(0, q)] if auto.branching(q) and not cut else []
+            branches += _branches(auto, nodes, states, self.trie.num_children, trie.origin)
+            got = TokenWalk(ids, ends, branches)
+            self._keep_walk(key, got)
+        return got
 
     def full_walk(self, auto: AutomatonView, q: int, trie: TokenTrie | None = None) -> TokenWalk:
         """Every token of ``trie`` (default: the vocabulary's) read from ``q`` (a root walk)."""
@@ -199,14 +289,14 @@ class FrameMasks:
         bytes from the clamped state's walk (shared by every state that clamps to it), the
         longer ones walked from ``q`` in their own trie. ``None`` where none clamps, or where the
         clamped walk may call within ``n`` bytes (cached)."""
-        key = (a, q, -1)  # (node -1: this walk, from the root)
+        key = (a, q, -1, False)  # (node -1: this walk, from the root)
         if key in self._walks:
             return self._walks[key]
         auto = self.view.auto(a)
         got: TokenWalk | None = None
         n, clamped = auto.auto.clamped_below(q, self.index.short_token_cuts)
         if n:
-            short = self.walk(a, clamped, 0)
+            short = self.walk(a, clamped, 0, exact=False)
             starts = self.trie.depth_starts
             near = [(m, p) for m, p in short.branches if bisect_right(starts, m) - 1 <= n]
             if not any(auto.calls(p) or auto.guards(p) for _, p in near):
@@ -218,7 +308,7 @@ class FrameMasks:
     def _with_long_tokens(self, auto: AutomatonView, q: int, n: int, short: TokenWalk) -> TokenWalk:
         """``short`` and the tokens of more than ``n`` bytes read from ``q`` (their own trie)."""
         trie = self.index.long_tokens(n)
-        long = self.full_walk(auto, q, trie)
+        long = self.trie_walk(auto, q, 0, trie)
         assert trie.origin is not None  # (cut out of the vocabulary's trie)
         starts = self.trie.depth_starts
         far = [(m, p) for m, p in ((int(trie.origin[m]), p) for m, p in long.branches) if bisect_right(starts, m) - 1 > n]
@@ -261,45 +351,46 @@ class FrameMasks:
         view, dist = self.view, self.distances
         if data and a in view.recording:
             return self.item_in_danger(a, q, node, data, bounded)
-        walk = (not (node or data or bounded) and self.clamped_walk(a, q)) or self.walk(a, q, node)
+        walk = (not (node or data or bounded) and self.clamped_walk(a, q)) or self.walk(a, q, node, exact=bounded)
         auto = view.auto(a)
-        ids, ends = walk.ids, walk.ends
+        ids = walk.ids
         array = a in view.arrays
         if (auto.has_guards or array and data) and ids.size:
             # (a token may not end where only written keys, or only items written before, go on)
+            ends = walk.ends
             unique, inverse = np.unique(ends, return_inverse=True)
             dead = np.array([self.no_item_left(a, e, data) if array else view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
             if dead.any():
                 keep = ~dead[inverse]
                 ids, ends = ids[keep], ends[keep]
+        else:
+            ends = walk.ends if bounded else None
         parts = [ids]
         umax = int(dist.dists(a, data, ends).max(initial=0)) if bounded else 0
-        pops: list[int] = []
-        for m, p in walk.branches:
-            if auto.finals[p]:
-                pops.append(m)
-            for k, r in auto.calls(p):
-                callee = self.frame(k, 0, m, view.callee_data(a, data) if array else 0, bounded)
-                parts.append(callee.ids)
-                back = dist.dist(a, r, data) if bounded else 0
-                umax = max(umax, callee.umax + back) if callee.ids.size else umax
-                for m2 in callee.pops:
-                    after = view.unique.after_item(data, self.trie.bytes_between(m, m2)) if array else data  # type: ignore[union-attr]
-                    if after < 0:
-                        continue
-                    rest = self.frame(a, r, m2, after, bounded)
-                    parts.append(rest.ids)
-                    if rest.ids.size:
-                        umax = max(umax, rest.umax)
-                    pops.extend(rest.pops)
-            for g, r in auto.guards(p):
-                passed = view.pass_guard(a, g, data)
-                if passed is not None:  # (zero-width: the same frame goes on with new data)
-                    rest = self.frame(a, r, m, passed, bounded)
-                    parts.append(rest.ids)
-                    if rest.ids.size:
-                        umax = max(umax, rest.umax)
-                    pops.extend(rest.pops)
+        split = walk.split(auto)
+        pops: list[int] = list(split.pops)
+        for m, k, r in split.calls:
+            callee = self.frame(k, 0, m, view.callee_data(a, data) if array else 0, bounded)
+            parts.append(callee.ids)
+            back = dist.dist(a, r, data) if bounded else 0
+            umax = max(umax, callee.umax + back) if callee.ids.size else umax
+            for m2 in callee.pops:
+                after = view.unique.after_item(data, self.trie.bytes_between(m, m2)) if array else data  # type: ignore[union-attr]
+                if after < 0:
+                    continue
+                rest = self.frame(a, r, m2, after, bounded)
+                parts.append(rest.ids)
+                if rest.ids.size:
+                    umax = max(umax, rest.umax)
+                pops.extend(rest.pops)
+        for m, g, r in split.guards:
+            passed = view.pass_guard(a, g, data)
+            if passed is not None:  # (zero-width: the same frame goes on with new data)
+                rest = self.frame(a, r, m, passed, bounded)
+                parts.append(rest.ids)
+                if rest.ids.size:
+                    umax = max(umax, rest.umax)
+                pops.extend(rest.pops)
         return FrameTokens(self._union(parts), tuple(dict.fromkeys(pops)), umax)
 
     def _union(self, parts: list[np.ndarray]) -> np.ndarray:
@@ -375,11 +466,33 @@ class FrameMasks:
         a, q, parent, data = self.stacks.stacks[sid]
         frame = self.frame(a, q, node, data)
         parts.append(frame)
-        if parent >= 0:
-            for m in frame.pops:
-                caller = self.caller(sid, node, m)
-                if caller >= 0:
-                    self.collect(caller, m, parts, seen)
+        if parent < 0 or not frame.pops:
+            return
+        if len(frame.pops) >= RETURNS_FROM and not self.stacks.nested and a not in self.view.recording:
+            parts.append(self.returns(parent, frame.pops))
+            return
+        for m in frame.pops:
+            caller = self.caller(sid, node, m)
+            if caller >= 0:
+                self.collect(caller, m, parts, seen)
+
+    def returns(self, parent: int, pops: tuple[int, ...]) -> FrameTokens:
+        """The tokens of stack ``parent`` (with what it returns to) from each of the trie nodes
+        ``pops``, as one frame (cached): where a frame may return at many nodes (a string's
+        closing quote inside many tokens), every position of the string returns at the same
+        nodes, and the union is made once instead of once per mask."""
+        key = (parent, pops)
+        got = self._returns.get(key)
+        if got is None:
+            parts: list[FrameTokens] = []
+            seen: set[tuple[int, int]] = set()
+            for m in pops:
+                self.collect(parent, m, parts, seen)
+            got = FrameTokens(self._union([p.ids for p in parts]), (), 0)
+            if len(self._returns) >= FRAME_CACHE:
+                self._returns.clear()
+            self._returns[key] = got
+        return got
 
     def caller(self, sid: int, node: int, m: int) -> int:
         """The stack below ``sid`` once its top frame returns at trie node ``m`` of a token read

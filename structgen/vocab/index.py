@@ -117,8 +117,14 @@ class VocabularyIndex:
         self.single_bytes, self.longest_token, self.token_lengths  # noqa: B018
         for n in self.short_token_cuts:
             self.long_tokens(n).lookup, self.long_tokens(n).node_token  # noqa: B018  (the tokens at each node, for walks of it)
+        trie.height  # noqa: B018
         for k in range(len(SLICES)):
-            self.string_slice(k).rest.lookup, self.string_slice(k).rest.node_token, self.string_slice(k).length_starts  # noqa: B018
+            sl = self.string_slice(k)
+            sl.rest.lookup, sl.rest.node_token, sl.rest.height, sl.length_starts  # noqa: B018
+            if sl.cuttable:
+                for n in sl.cuts(self.short_token_cuts):
+                    for part in sl.rest_cut(n):
+                        part.lookup, part.node_token, part.height  # noqa: B018
             slice_automaton(k)  # (per process: the slice's one-character automaton)
         warm_kernel()  # (per process: the compiled trie walk, loaded from numba's disk cache)
         return self

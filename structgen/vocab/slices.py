@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from ..automata.regex import regex_to_dfa
 from .trie import TokenTrie
 
 __all__ = [
-    "MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successor", "slice_automaton", "slice_chain", "uniform_successor",
+    "MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successor", "counted_body", "slice_automaton", "slice_chain", "uniform_successor",
 ]
 
 #: The slices, widest first, as one-character regexes: any character of a JSON string but
@@ -58,6 +59,8 @@ SLICES = (
 #: The first slice, a JSON string's raw characters.
 SLICE_CHAR = SLICES[0]
 MIXED = -2
+#: The most nodes of a rest trie that is cut by token length (see :attr:`StringSlice.cuttable`).
+REST_CUT_NODES = 65_536
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,6 +72,7 @@ class StringSlice:
     lengths: np.ndarray  # int64: the sorted lengths
     rest: TokenTrie  # trie of the walkable tokens that are not slice tokens
     _up_to: dict[int, np.ndarray] = field(default_factory=dict)
+    _cuts: dict[int, tuple[TokenTrie, TokenTrie]] = field(default_factory=dict)
     _starts: list[np.ndarray] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -91,6 +95,35 @@ class StringSlice:
                     self._up_to.clear()
                 self._up_to[m] = mask
         return mask
+
+    @property
+    def cuttable(self) -> bool:
+        """Whether the rest trie is small enough to be cut by token length (:meth:`rest_cut`):
+        a JSON string's rest is a few thousand tokens; an identifier class's is most of the
+        vocabulary, whose cuts would cost tens of megabytes."""
+        return self.rest.num_nodes <= REST_CUT_NODES
+
+    def cuts(self, lengths: Sequence[int]) -> list[int]:
+        """The ``lengths`` (token lengths in bytes, longest first) shorter than the longest rest token."""
+        top = int(self.rest.height[0])
+        return [n for n in lengths if n < top]
+
+    def rest_cut(self, n: int) -> tuple[TokenTrie, TokenTrie]:
+        """The rest trie's tokens of at most ``n`` bytes, and those of more, as two tries cut out
+        of the vocabulary's (their ``origin``: nodes of the vocabulary's trie) (cached)."""
+        got = self._cuts.get(n)
+        if got is None:
+            rest = self.rest
+            assert rest.origin is not None
+            lengths = rest.depth_of(rest.token_nodes)
+            parts = []
+            for keep in (lengths <= n, lengths > n):
+                part = rest.restrict(rest.token_ids[keep])
+                assert part.origin is not None
+                parts.append(dataclasses.replace(part, origin=rest.origin[part.origin]))
+            with self._lock:
+                got = self._cuts.setdefault(n, (parts[0], parts[1]))
+        return got
 
     @property
     def length_starts(self) -> np.ndarray:
@@ -190,6 +223,12 @@ def uniform_successor(pool: ExprPool, e: int, k: int = 0) -> int:
     got = pool.facts.get(key)
     if got is not None:
         return got  # type: ignore[no-any-return]
+    form = counted_body(pool, e, k) if e > 1 else None
+    if form is not None:  # (a string body: one character fewer, read off the counters)
+        x, lo, hi, rest = form
+        got = NOTHING if hi == 0 else _counted(pool, x, max(lo - 1, 0), hi - 1 if hi > 0 else -1, rest)
+        pool.facts[key] = got
+        return got
     r, _ = slice_automaton(k)
     value: dict[int, int] = {0: e}
     final = MIXED
@@ -219,15 +258,11 @@ def uniform_successor(pool: ExprPool, e: int, k: int = 0) -> int:
     return final
 
 
-def slice_chain(auto: LazyAutomaton, q: int, k: int, longest: int) -> list[int] | None:
-    """The states after 0, 1, ... ``longest`` characters of ``SLICES[k]`` from ``q``, read off the
-    counters when ``q``'s expression is a counted repetition of a set that takes every slice
-    character, followed by something that takes none (a string body ``x{lo,hi}"...``): nothing is
-    walked, however long the string may be. The chain stops where slice characters die; it ends
-    with its last state twice when every further length leads there. ``None`` when the expression
-    has another form (then :func:`char_successor` steps one character at a time)."""
-    pool = auto.pool
-    node = pool.node(auto.exprs[q])
+def counted_body(pool: ExprPool, e: int, k: int) -> tuple[int, int, int, int] | None:
+    """``(x, lo, hi, rest)`` where ``e`` is ``x{lo,hi}·rest`` with every character of
+    ``SLICES[k]`` read by ``x`` as a whole (to the empty string) and by ``rest`` not at all (a
+    string body under a length bound); ``None`` for any other form. ``hi`` is -1 when unbounded."""
+    node = pool.node(e)
     if node[0] == KINDS["seq"] and pool.node(node[1])[0] == KINDS["rep"]:
         _, x, lo, hi = pool.node(node[1])
         rest = node[2]
@@ -238,12 +273,38 @@ def slice_chain(auto: LazyAutomaton, q: int, k: int, longest: int) -> list[int] 
         return None
     if uniform_successor(pool, x, k) != EPSILON or uniform_successor(pool, rest, k) != NOTHING:
         return None
+    return x, lo, hi, rest
+
+
+def _counted(pool: ExprPool, x: int, lo: int, hi: int, rest: int) -> int:
+    """``x{lo,hi}·rest`` (``hi`` -1: unbounded), made once per pool: the positions of a string
+    meet the same terms again from every position before them."""
+    key = ("counted", x, lo, hi, rest)
+    got = pool.facts.get(key)
+    if got is None:
+        got = pool.facts[key] = pool.seq(pool.repeat(x, lo, None if hi < 0 else hi), rest)
+    return got  # type: ignore[return-value]
+
+
+def slice_chain(auto: LazyAutomaton, q: int, k: int, longest: int) -> list[int] | None:
+    """The states after 0, 1, ... ``longest`` characters of ``SLICES[k]`` from ``q``, read off the
+    counters when ``q``'s expression is a counted repetition of a set that takes every slice
+    character, followed by something that takes none (a string body ``x{lo,hi}"...``): nothing is
+    walked, however long the string may be. The chain stops where slice characters die; it ends
+    with its last state twice when every further length leads there. ``None`` when the expression
+    has another form (then :func:`char_successor` steps one character at a time)."""
+    pool = auto.pool
+    form = counted_body(pool, auto.exprs[q], k)
+    if form is None:
+        return None
+    x, lo, hi, rest = form
     chain = [q]
+    state_of = auto.state_of
     for j in range(1, longest + 1):
         if 0 <= hi < j:
             break
         lo_j = max(lo - j, 0)
-        chain.append(auto.state_of(pool.seq(pool.repeat(x, lo_j, None if hi < 0 else hi - j), rest)))
+        chain.append(state_of(_counted(pool, x, lo_j, -1 if hi < 0 else hi - j, rest)))
         if hi < 0 and lo_j == 0:  # unbounded: from here every length leads to the same state
             chain.append(chain[-1])
             break

@@ -135,6 +135,25 @@ class TokenTrie:
             depth = nxt
         return np.searchsorted(depth, np.arange(int(depth.max(initial=0)) + 2)).tolist()  # type: ignore[no-any-return]
 
+    def depth_of(self, nodes: np.ndarray) -> np.ndarray:
+        """The depth (bytes from the root) of each of ``nodes``."""
+        return np.searchsorted(np.asarray(self.depth_starts), nodes, side="right") - 1
+
+    @cached_property
+    def height(self) -> np.ndarray:
+        """The most bytes a token below each node has after the node's own (int64; 0 at a leaf):
+        a state met at node ``n`` is read for at most ``height[n]`` more bytes by this trie.
+
+        >>> TokenTrie.from_tokens([b"ab", b"abcd", b"x"]).height.tolist()  # (root, a, x, ab, abc, abcd)
+        [4, 3, 0, 2, 1, 0]
+        """
+        height = np.zeros(self.num_nodes, dtype=np.int64)
+        starts = self.depth_starts
+        for d in range(len(starts) - 2, 0, -1):  # (deepest level first: each node raises its parent)
+            level = np.arange(starts[d], starts[d + 1])
+            np.maximum.at(height, self.parent[level], height[level] + 1)
+        return height
+
     @classmethod
     def build(cls, vocab: Vocabulary, ids: list[int] | None = None) -> "TokenTrie":
         """The trie of the tokens ``ids`` of ``vocab`` (default: every token with bytes)."""

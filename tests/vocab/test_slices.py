@@ -87,6 +87,8 @@ SCHEMAS = [
      "required": ["name"]},
     {"type": "object", "properties": {"url": {"type": "string", "format": "uri"}, "email": {"type": "string",
                                       "format": "email"}, "slug": {"type": "string", "pattern": "^[a-z0-9-]{1,20}$"}}},
+    # (a string nearer its bound than the longest tokens: rest walks cut by token length)
+    {"type": "object", "properties": {"title": {"type": "string", "minLength": 3, "maxLength": 60}}, "required": ["title"]},
 ]
 
 
@@ -134,13 +136,20 @@ def test_pushdown_sliced_walks_equal_full_walks(schema: dict, smollm2_vocabulary
                     seen.add(t)
                     states.append(t)
         for q in states:
-            sliced = guide._frames.sliced_walk(auto, q)
+            sliced = guide._frames.sliced_walk(k, auto, q)
             if sliced is None:
                 continue
             used += 1
             full = guide._frames.full_walk(auto, q)
             assert dict(zip(sliced.ids.tolist(), sliced.ends.tolist())) == dict(zip(full.ids.tolist(), full.ends.tolist()))
             assert sorted(sliced.branches) == sorted(full.branches)
+            # Not exact (a plain frame's walk): states clamped, the same tokens and branch points.
+            clamped = guide._frames.walk(k, q, 0, exact=False)
+            assert sorted(clamped.ids.tolist()) == sorted(full.ids.tolist())
+            got, want = clamped.split(auto), full.split(auto)
+            assert sorted(set(got.pops)) == sorted(set(want.pops))
+            assert {(m, s) for m, s, _ in got.calls} == {(m, s) for m, s, _ in want.calls}
+            assert {(m, s) for m, s, _ in got.guards} == {(m, s) for m, s, _ in want.guards}
     assert used > 0
 
 
@@ -219,3 +228,52 @@ def test_ends_along_a_chain_are_each_token_s_state(lengths: list[int], chain: li
     got = sl.ends_along(chain, count, rest)
     want = [chain[min(n, len(chain) - 1)] for n in sorted(lengths)[:count]] + rest.tolist()
     assert got.dtype == np.int32 and got.tolist() == want
+
+
+def _long_token_vocabulary() -> structgen.Vocabulary:
+    """Every byte, and runs of ``a`` up to 100 bytes long, alone and followed by a quote, a comma
+    after the quote, an escape, a newline or half a character: long rest tokens that a string
+    near its bound accepts or not by their length."""
+    runs = [b"a" * n for n in (2, 3, 5, 8, 13, 20, 31, 47, 70, 99)]
+    ends = [b"", b'"', b'",', b"\\n", b"\n", b"\xc3"]
+    extra = sorted({r + e for r in runs for e in ends} | {b'"' + r for r in runs[:4]})
+    return structgen.Vocabulary.from_bytes([bytes([b]) for b in range(256)] + extra + [None], eos_token_ids=[256 + len(extra)])
+
+
+def test_walks_near_a_length_bound_are_cut_by_token_length_and_equal_exact_walks() -> None:
+    """At every position of a string under ``maxLength`` (nearer its bound than the longest rest
+    tokens), a plain frame's walk (states clamped, the rest trie cut by token length: the short
+    part shared by the positions, the long part walked from the position itself) finds the
+    tokens and branch points of the exact walk of the whole trie."""
+    from structgen.guides.pushdown import PushdownGuide
+    from structgen.json_schema import calls as json_schema
+    from structgen.json_schema import schema_to_network
+
+    was = json_schema.CALL_THRESHOLD
+    json_schema.CALL_THRESHOLD = 0  # (the string an automaton of its own)
+    try:
+        network = schema_to_network({"type": "object", "properties": {"title": {"type": "string", "minLength": 3, "maxLength": 90}},
+                                     "required": ["title"]})
+    finally:
+        json_schema.CALL_THRESHOLD = was
+    guide = PushdownGuide(network, _long_token_vocabulary())
+    frames = guide._frames
+    k = next(k for k in range(len(network)) if guide._view.auto(k).step(0, ord('"')) >= 0)
+    auto = guide._view.auto(k)
+    sl = frames.index.string_slice(0)
+    assert sl.cuttable and sl.cuts(frames.index.short_token_cuts)
+    q, cut_at, accepted_long = auto.step(0, ord('"')), [], 0
+    for position in range(92):
+        full = frames.full_walk(auto, q)
+        walk = frames.walk(k, q, 0, exact=False)
+        assert sorted(walk.ids.tolist()) == sorted(full.ids.tolist()), position
+        got, want = walk.split(auto), full.split(auto)
+        assert set(got.pops) == set(want.pops) and {c[:2] for c in got.calls} == {c[:2] for c in want.calls}, position
+        cut_at.append(auto.auto.counted_cut(q, sl.cuts(frames.index.short_token_cuts))[0])
+        accepted_long += sum(len(frames.index.tokens[t]) > 16 and not sl.is_slice[t] for t in full.ids.tolist())
+        q = auto.step(q, ord("a"))
+        if q < 0:
+            break
+    assert position == 90 and q < 0  # (91 characters is one too many)
+    assert {n for n in cut_at if n} == {n for n in sl.cuts(frames.index.short_token_cuts) if n < 90}  # (each cut taken somewhere)
+    assert accepted_long > 0  # (long rest tokens accepted: the long part of a cut walk matters)
