@@ -239,30 +239,48 @@ class LazyAutomaton:
                 return n, got
         return 0, q
 
-    def counted_cut(self, q: int, lengths: Sequence[int]) -> tuple[int, int]:
-        """Like :meth:`clamped_below`, for a state whose expression starts with a repetition (a
-        string body ``x{lo,hi}"...`` nearer its bound than the longest token)."""
-        node = self.pool.node(self.exprs[q])
-        if not lengths or node[0] != _SEQ or self.pool.node(node[1])[0] != _REP or self.clamped(q, lengths[-1]) == q:
+    def in_bounded_string(self, q: int) -> bool:
+        """Whether ``q`` reads on inside a string intersected with its length term
+        (:func:`.string_length.in_length_bounded_string`)."""
+        return in_length_bounded_string(self.pool, self.exprs[q])
+
+    def head_cut(self, q: int, lengths: Sequence[int]) -> tuple[int, int]:
+        """``(n, state)``: the first ``n`` of ``lengths`` (longest first) for which
+        :meth:`clamped_head` changes ``q``, and that state; ``(0, q)`` where none does (a clamp
+        for fewer bytes cuts at least as much: where the shortest does not, none does)."""
+        if not lengths or self.clamped_head(q, lengths[-1]) == q:
             return 0, q
         for n in lengths:
-            got = self.clamped(q, n)
+            got = self.clamped_head(q, n)
             if got != q:
                 return n, got
         return 0, q
 
-    def clamped_counted(self, q: int, n: int) -> int:
-        """:meth:`clamped`, only where ``q``'s expression is a repetition followed by a term with no
-        counter over ``n`` (a string body ``x{lo,hi}"...``, cut in one step); else ``q``: cutting
-        a larger term for a few bytes costs more than the states it shares."""
+    def clamped_head(self, q: int, n: int, rounded: bool = False) -> int:
+        """``q`` with the term its expression reads first (the head of its chain of
+        concatenations) clamped for ``n`` bytes (:func:`.expr_rewrite.clamp`), where that term
+        holds a counter over ``n`` and no call (a string's body ``x{lo,hi}``, or a string under
+        a length bound far enough from it). The rest is left as it is, so once a token has read
+        the head it goes on in exactly the states of ``q`` (the call and return points of a
+        frame's walk within ``n`` bytes are ``q``'s own), and a counter further on is cut only
+        where it matters. ``rounded``: ``n`` rounded up to a power of two first (walks below nodes of
+        many heights then meet few clamped states)."""
         pool = self.pool
-        node = pool.node(self.exprs[q])
-        if node[0] != _SEQ or pool.largest_counter(node[2]) > n:
+        e = self.exprs[q]
+        if pool.largest_counter(e) <= n:
             return q
-        head = pool.node(node[1])
-        if head[0] != _REP or pool.largest_counter(head[1]) > n:
+        node = pool.node(e)
+        head, rest = (node[1], node[2]) if node[0] == _SEQ else (e, -1)
+        if pool.largest_counter(head) <= n or pool.symbols_in(head):
             return q
-        return self.clamped(q, n)
+        if rounded:
+            n = 1 << max(n - 1, 0).bit_length()
+        key = (q, -1 - n)  # (apart from clamped()'s keys)
+        got = self._clamped.get(key)
+        if got is None:
+            cut = clamp(pool, head, n)
+            got = self._clamped[key] = q if cut == head else self.state_of(cut if rest < 0 else pool.seq(cut, rest))
+        return got
 
     def clamped(self, q: int, n: int) -> int:
         """The state of ``q``'s expression with counters cut to what ``n`` bytes tell apart

@@ -179,12 +179,12 @@ class FrameMasks:
         """The tokens below ``node`` read by automaton ``a`` from state ``q`` (cached). Not
         ``exact`` (a plain frame's walk; a distance needs the exact one): where ``q`` is a string
         body, from ``q`` with its counters clamped to what the tokens below ``node`` can tell
-        apart (:meth:`.LazyAutomaton.clamped_counted`, the node's :attr:`~.TokenTrie.height`):
+        apart (:meth:`.LazyAutomaton.clamped_head`, the node's :attr:`~.TokenTrie.height`):
         the same tokens, and the states they end in read those tokens' bytes alike. The
         positions of a string under a length bound then share walks (see :meth:`rest_walk`)."""
         auto = self.view.auto(a)
         if not exact and node:
-            q = auto.auto.clamped_counted(q, int(self.trie.height[node]))
+            q = auto.auto.clamped_head(q, int(self.trie.height[node]))
         key = (a, q, node, exact)
         got = self._walks.get(key)
         if got is None:
@@ -203,12 +203,13 @@ class FrameMasks:
         pool = auto.auto.pool
         return pool.firsts.first_bytes(auto.auto.exprs[q]).bit_count() > 16
 
-    def trie_walk(self, auto: AutomatonView, q: int, node: int, trie: TokenTrie | None = None) -> TokenWalk:
+    def trie_walk(self, auto: AutomatonView, q: int, node: int, trie: TokenTrie | None = None, clamp: bool = False) -> TokenWalk:
         """Depth-first from ``node`` in state ``q`` (:func:`~structgen.vocab.trie_walk.walk_trie`,
         compiled). ``trie``: the vocabulary's, or a trie cut out of it (its nodes, not the
-        vocabulary's, are in the branches)."""
+        vocabulary's, are in the branches). ``clamp``: a walk of long tokens, not exact (see
+        :func:`~structgen.vocab.trie.walk_trie`)."""
         trie = trie or self.trie
-        nodes, states = walk_trie(auto.auto, trie, node, q)
+        nodes, states = walk_trie(auto.auto, trie, node, q, clamp)
         branches = [(node, q)] if trie.num_children[node] and auto.branching(q) else []
         branches += _branches(auto, nodes, states, trie.num_children)
         if not nodes.size:
@@ -257,9 +258,9 @@ class FrameMasks:
         sl = self.index.string_slice(k)
         trie = sl.rest if not cut else sl.rest_cut(abs(cut))[cut < 0]
         if not exact:
-            q = auto.auto.clamped_counted(q, int(trie.height[0]))
+            q = auto.auto.clamped_head(q, int(trie.height[0]))
             if not cut and sl.cuttable:
-                n, short = auto.auto.counted_cut(q, sl.cuts(self.index.short_token_cuts))
+                n, short = auto.auto.head_cut(q, sl.cuts(self.index.short_token_cuts))
                 if n:
                     near = self.rest_walk(a, auto, short, k, exact, n)
                     far = self.rest_walk(a, auto, q, k, exact, -n)
@@ -269,7 +270,7 @@ class FrameMasks:
         got = self._walks.get(key)
         if got is None:
             assert trie.origin is not None  # (the rest trie is cut out of the full one)
-            nodes, states = walk_trie(auto.auto, trie, 0, q)
+            nodes, states = walk_trie(auto.auto, trie, 0, q, cut < 0 and not exact)
             ids, ends = tokens_at(trie, nodes, states)
             branches = [(0, q)] if auto.branching(q) and not cut else []
             branches += _branches(auto, nodes, states, self.trie.num_children, trie.origin)
@@ -282,37 +283,38 @@ class FrameMasks:
         return self.trie_walk(auto, q, 0, trie)
 
     def clamped_walk(self, a: int, q: int) -> TokenWalk | None:
-        """The root walk of ``q`` where ``q`` clamps for tokens of ``n`` bytes but not for the
-        longest (a string near a length bound a long token could pass, see
-        :meth:`.LazyAutomaton.clamped`), ``n`` the longest of
-        :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` that does: the tokens of at most ``n``
-        bytes from the clamped state's walk (shared by every state that clamps to it), the
-        longer ones walked from ``q`` in their own trie. ``None`` where none clamps, or where the
-        clamped walk may call within ``n`` bytes (cached)."""
+        """The root walk of ``q`` where ``q`` reads a string under a length bound (an
+        intersection with its length term) that a token of ``n`` bytes cannot reach but the
+        longest could,
+        ``n`` the longest of :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` for which
+        :meth:`.LazyAutomaton.clamped_head` cuts the string's bound: the tokens of at most ``n``
+        bytes from the clamped state's walk (shared by every position of the string), the longer
+        ones walked from ``q`` in their own trie. Past the string, the clamped state goes on in
+        ``q``'s own states, so the calls and returns within ``n`` bytes are ``q``'s. ``None``
+        where nothing is cut (cached)."""
         key = (a, q, -1, False)  # (node -1: this walk, from the root)
         if key in self._walks:
             return self._walks[key]
         auto = self.view.auto(a)
         got: TokenWalk | None = None
-        n, clamped = auto.auto.clamped_below(q, self.index.short_token_cuts)
+        n, clamped = auto.auto.head_cut(q, self.index.short_token_cuts) if auto.auto.in_bounded_string(q) else (0, q)
         if n:
             short = self.walk(a, clamped, 0, exact=False)
             starts = self.trie.depth_starts
             near = [(m, p) for m, p in short.branches if bisect_right(starts, m) - 1 <= n]
-            if not any(auto.calls(p) or auto.guards(p) for _, p in near):
-                keep = np.flatnonzero(self.index.token_lengths.take(short.ids) <= n)  # (see tokens_at)
-                got = self._with_long_tokens(auto, q, n, TokenWalk(short.ids.take(keep), short.ends.take(keep), near))
+            keep = np.flatnonzero(self.index.token_lengths.take(short.ids) <= n)  # (see tokens_at)
+            got = self._with_long_tokens(auto, q, n, TokenWalk(short.ids.take(keep), lambda: short.ends.take(keep), near))
         self._keep_walk(key, got)
         return got
 
     def _with_long_tokens(self, auto: AutomatonView, q: int, n: int, short: TokenWalk) -> TokenWalk:
         """``short`` and the tokens of more than ``n`` bytes read from ``q`` (their own trie)."""
         trie = self.index.long_tokens(n)
-        long = self.trie_walk(auto, q, 0, trie)
+        long = self.trie_walk(auto, q, 0, trie, clamp=True)
         assert trie.origin is not None  # (cut out of the vocabulary's trie)
         starts = self.trie.depth_starts
         far = [(m, p) for m, p in ((int(trie.origin[m]), p) for m, p in long.branches) if bisect_right(starts, m) - 1 > n]
-        return TokenWalk(np.concatenate([short.ids, long.ids]), np.concatenate([short.ends, long.ends]), short.branches + far)
+        return TokenWalk(np.concatenate([short.ids, long.ids]), lambda: np.concatenate([short.ends, long.ends]), short.branches + far)
 
     # -- frames --------------------------------------------------------------------------------
 

@@ -229,14 +229,23 @@ def expand_ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     return offsets + np.arange(total, dtype=np.int64)
 
 
-def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int) -> tuple[np.ndarray, np.ndarray]:
+def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int, clamp: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(nodes, states)``: every trie node below ``node`` whose bytes ``auto`` reads from
     ``state``, in depth-first order, and the state each reaches (int64, int32 arrays). The
-    transitions a node's children need are built as the walk meets them (their byte classes)."""
+    transitions a node's children need are built as the walk meets them (their byte classes).
+
+    ``clamp`` (for a trie of long tokens: few, deep paths): a state met at a node whose
+    children need transitions not built yet is first replaced by its head clamped to the node's
+    :attr:`~TokenTrie.height` (:meth:`.LazyAutomaton.clamped_head`), where that changes it: a
+    long token inside a string under a length bound then goes on through the string's states
+    without the bound, shared by every position, instead of a new state per position and byte.
+    Which tokens are read is exact; the states below such a node read alike only the bytes of
+    the tokens there (what a plain frame's mask needs, not a distance)."""
     stack_nodes, stack_states, out_nodes, out_states = _buffers(trie.num_nodes + 1)
     first, count_of, byte = trie.first_child, trie.num_children, trie.byte
     top, count = 0, 0
     kernel = compiled_kernel()
+    height = trie.height if clamp else None
     if count_of[node] > 0:
         stack_nodes[0], stack_states[0], top = node, state, 1
     while True:
@@ -244,6 +253,11 @@ def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int) -> tu
         if status == DONE:
             return out_nodes[:count].copy(), out_states[:count].copy()
         top_node = int(stack_nodes[top - 1])
+        if clamp:
+            cut = auto.clamped_head(int(status), int(height[top_node]), rounded=True)
+            if cut != status:
+                stack_states[top - 1] = cut
+                continue
         c0 = int(first[top_node])
         kids = byte[c0 : c0 + count_of[top_node]]
         auto.fill(int(status), _mask_of(kids))

@@ -269,7 +269,7 @@ def test_walks_near_a_length_bound_are_cut_by_token_length_and_equal_exact_walks
         assert sorted(walk.ids.tolist()) == sorted(full.ids.tolist()), position
         got, want = walk.split(auto), full.split(auto)
         assert set(got.pops) == set(want.pops) and {c[:2] for c in got.calls} == {c[:2] for c in want.calls}, position
-        cut_at.append(auto.auto.counted_cut(q, sl.cuts(frames.index.short_token_cuts))[0])
+        cut_at.append(auto.auto.head_cut(q, sl.cuts(frames.index.short_token_cuts))[0])
         accepted_long += sum(len(frames.index.tokens[t]) > 16 and not sl.is_slice[t] for t in full.ids.tolist())
         q = auto.step(q, ord("a"))
         if q < 0:
