@@ -277,3 +277,32 @@ def test_walks_near_a_length_bound_are_cut_by_token_length_and_equal_exact_walks
     assert position == 90 and q < 0  # (91 characters is one too many)
     assert {n for n in cut_at if n} == {n for n in sl.cuts(frames.index.short_token_cuts) if n < 90}  # (each cut taken somewhere)
     assert accepted_long > 0  # (long rest tokens accepted: the long part of a cut walk matters)
+
+
+def test_masks_near_a_length_bound_with_calls_past_the_string_equal_the_tokens_that_step() -> None:
+    """A string under a pattern and a length (an intersection), inlined in an object whose next
+    value is a call (recursion): along the string, the mask (clamped walks, calls within the cut
+    taken from the clamped walk) is exactly the set of tokens that ``next_state`` accepts."""
+    runs = [b"a" * n for n in (1, 2, 3, 5, 8, 13, 20, 31, 47, 70, 99)]
+    tails = [b"", b'"', b'",', b'","next":{', b'","next":{"s":"', b'","next":{"s":"ba', b'","next":{"s":"bb', b'"}', b"b", b"\\n"]
+    # (and tokens that go on past the call into a string under a larger bound than the cut: a
+    # clamped state goes on exactly past the string it clamps, or these would pass)
+    past = {b'a","next":{"s":"a"},"t":"' + b"a" * n + b'"' for n in (10, 69, 70, 71, 90)}
+    extra = sorted({r + t for r in runs for t in tails} | {b'","next":{"s":"' + r for r in runs} | past)
+    vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(256)] + extra + [None], eos_token_ids=[256 + len(extra)])
+    # (a pattern the length does not fold into: the string is an intersection)
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a|ba)*$", "maxLength": 90}, "next": {"$ref": "#"},
+                                               "t": {"type": "string", "maxLength": 70}},
+              "required": ["s"], "additionalProperties": False}
+    guide = structgen.compile_json_schema(schema, vocab, whitespace="")
+    state = guide.initial_state
+    for b in b'{"s":"':
+        state = guide.next_state(state, b)
+    checked = 0
+    while state >= 0:
+        mask = guide.token_mask(state)
+        for t in range(vocab.size - 1):
+            assert bool(mask[t]) == (guide.next_state(state, t) >= 0), (checked, vocab.tokens[t])
+        checked += 1
+        state = guide.next_state(state, ord("a"))
+    assert checked == 91
