@@ -203,14 +203,17 @@ class FrameMasks:
         pool = auto.auto.pool
         return pool.firsts.first_bytes(auto.auto.exprs[q]).bit_count() > 16
 
-    def trie_walk(self, auto: AutomatonView, q: int, node: int, trie: TokenTrie | None = None, clamp: bool = False) -> TokenWalk:
+    def trie_walk(self, auto: AutomatonView, q: int, node: int | tuple[int, ...], trie: TokenTrie | None = None,
+                  clamp: bool = False) -> TokenWalk:
         """Depth-first from ``node`` in state ``q`` (:func:`~structgen.vocab.trie_walk.walk_trie`,
-        compiled). ``trie``: the vocabulary's, or a trie cut out of it (its nodes, not the
-        vocabulary's, are in the branches). ``clamp``: a walk of long tokens, not exact (see
+        compiled); ``node`` may be several nodes, none below another. ``trie``: the
+        vocabulary's, or a trie cut out of it (its nodes, not the vocabulary's, are in the
+        branches). ``clamp``: a walk of long tokens, not exact (see
         :func:`~structgen.vocab.trie.walk_trie`)."""
         trie = trie or self.trie
         nodes, states = walk_trie(auto.auto, trie, node, q, clamp)
-        branches = [(node, q)] if trie.num_children[node] and auto.branching(q) else []
+        roots = [node] if isinstance(node, int) else node
+        branches = [(m, q) for m in roots if trie.num_children[m]] if auto.branching(q) else []
         branches += _branches(auto, nodes, states, trie.num_children)
         if not nodes.size:
             return TokenWalk(_EMPTY_IDS, np.empty(0, dtype=np.int32), branches)
@@ -318,14 +321,16 @@ class FrameMasks:
 
     # -- frames --------------------------------------------------------------------------------
 
-    def frame(self, a: int, q: int, node: int, data: int = 0, bounded: bool = False) -> FrameTokens:
+    def frame(self, a: int, q: int, node: int | tuple[int, ...], data: int = 0, bounded: bool = False) -> FrameTokens:
         """The tokens of frame ``(a, q, data)`` from trie node ``node`` (cached).
 
         A plain frame is computed for ``q`` with its counters clamped to what the longest token can
         tell apart (:meth:`.LazyAutomaton.clamped`): its tokens are ``q``'s, and states that differ
         only in large counters (a long string's length so far) share one frame. A ``bounded``
         frame also carries the farthest distance its tokens lead to (``umax``), so it is computed
-        for ``q`` itself; only budgets near their end need one (see :meth:`farthest`)."""
+        for ``q`` itself; only budgets near their end need one (see :meth:`farthest`). ``node``
+        may be several nodes, none below another (not for a bounded frame): the frame's tokens
+        from each of them, walked at once."""
         if a in self.view.recording:  # (an item's text changes where it may return; its tokens, only in danger)
             data = self.view.unique.mask_key(data)  # type: ignore[union-attr]
         if not bounded and not data:
@@ -349,11 +354,14 @@ class FrameMasks:
         self._frames[key] = got
         return got
 
-    def _frame(self, a: int, q: int, node: int, data: int, bounded: bool) -> FrameTokens:
+    def _frame(self, a: int, q: int, node: int | tuple[int, ...], data: int, bounded: bool) -> FrameTokens:
         view, dist = self.view, self.distances
         if data and a in view.recording:
             return self.item_in_danger(a, q, node, data, bounded)
-        walk = (not (node or data or bounded) and self.clamped_walk(a, q)) or self.walk(a, q, node, exact=bounded)
+        if isinstance(node, tuple):  # (several nodes at once: see returns())
+            walk = self.trie_walk(view.auto(a), q, node)
+        else:
+            walk = (not (node or data or bounded) and self.clamped_walk(a, q)) or self.walk(a, q, node, exact=bounded)
         auto = view.auto(a)
         ids = walk.ids
         array = a in view.arrays
@@ -488,8 +496,19 @@ class FrameMasks:
         if got is None:
             parts: list[FrameTokens] = []
             seen: set[tuple[int, int]] = set()
-            for m in pops:
-                self.collect(parent, m, parts, seen)
+            a, q, grand, data = self.stacks.stacks[parent]
+            if a in self.view.recording:
+                for m in pops:
+                    self.collect(parent, m, parts, seen)
+            else:  # (the caller's frame from every node at once: one walk, not one per node)
+                frame = self.frame(a, q, pops, data)
+                parts.append(frame)
+                if grand >= 0 and frame.pops:
+                    if len(frame.pops) >= RETURNS_FROM:
+                        parts.append(self.returns(grand, frame.pops))
+                    else:
+                        for m in frame.pops:
+                            self.collect(grand, m, parts, seen)
             got = FrameTokens(self._union([p.ids for p in parts]), (), 0)
             if len(self._returns) >= FRAME_CACHE:
                 self._returns.clear()

@@ -229,10 +229,11 @@ def expand_ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     return offsets + np.arange(total, dtype=np.int64)
 
 
-def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int, clamp: bool = False) -> tuple[np.ndarray, np.ndarray]:
+def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int | Sequence[int], state: int, clamp: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """``(nodes, states)``: every trie node below ``node`` whose bytes ``auto`` reads from
     ``state``, in depth-first order, and the state each reaches (int64, int32 arrays). The
     transitions a node's children need are built as the walk meets them (their byte classes).
+    ``node`` may be several nodes (none below another), walked from ``state`` in one walk.
 
     ``clamp`` (for a trie of long tokens: few, deep paths): a state met at a node whose
     children need transitions not built yet is first replaced by its head clamped to the node's
@@ -246,8 +247,9 @@ def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int, state: int, clamp
     top, count = 0, 0
     kernel = compiled_kernel()
     height = trie.height if clamp else None
-    if count_of[node] > 0:
-        stack_nodes[0], stack_states[0], top = node, state, 1
+    for root in [node] if isinstance(node, int) else node:
+        if count_of[root] > 0:
+            stack_nodes[top], stack_states[top], top = root, state, top + 1
     while True:
         status, top, count = kernel(auto.table, first, count_of, byte, stack_nodes, stack_states, top, out_nodes, out_states, count)
         if status == DONE:

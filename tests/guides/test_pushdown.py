@@ -455,3 +455,30 @@ def test_tokens_at_reached_nodes_are_picked_in_walk_order() -> None:
     assert [trie.bytes_between(0, int(n)) for n in nodes if trie.node_token[n] >= 0] == [
         [b"a", b"ab", b"b", b"abc"][i] for i in ids.tolist()]
     assert ends.tolist() == [int(s) for n, s in zip(nodes.tolist(), states.tolist()) if trie.node_token[n] >= 0]
+
+
+def test_a_frame_from_several_nodes_is_the_union_of_the_frames_from_each(smollm2_vocabulary: Any) -> None:
+    """Where a string may close inside many tokens, its caller's frame is walked from all those
+    nodes at once (FrameMasks.returns): the same tokens and return nodes as one walk per node."""
+    schema = {"type": "object", "properties": {"name": {"type": "string", "maxLength": 30}, "tags": {"type": "array", "items": {"$ref": "#"}}},
+              "required": ["name"], "additionalProperties": False}
+    was = json_schema.CALL_THRESHOLD
+    json_schema.CALL_THRESHOLD = 0  # (the string an automaton of its own: it returns to the object)
+    try:
+        guide = PushdownGuide(schema_to_network(schema), smollm2_vocabulary)
+    finally:
+        json_schema.CALL_THRESHOLD = was
+    state = guide.initial_state
+    for b in b'{"name": "ab':
+        state = guide.next_state(state, smollm2_vocabulary.tokens.index(bytes([b])))
+    frames, stacks = guide._frames, guide._stacks
+    (sid,) = stacks.configs[state]
+    a, q, parent, data = stacks.stacks[sid]
+    pops = frames.frame(a, q, 0, data).pops
+    assert len(pops) >= 8 and parent >= 0
+    pa, pq, _, pdata = stacks.stacks[parent]
+    together = frames.frame(pa, pq, pops, pdata)
+    one_by_one = [frames.frame(pa, pq, m, pdata) for m in pops]
+    assert sorted(together.ids.tolist()) == sorted(set().union(*(f.ids.tolist() for f in one_by_one)))
+    assert set(together.pops) == set().union(*(f.pops for f in one_by_one))
+    assert guide.allowed_token_ids(state).tolist() == _simulated_mask(guide, state)
