@@ -195,6 +195,9 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
     if got is not None:
         return got  # type: ignore[return-value]
     node = pool.node(e)
+    if node[0] == _REP and pool.largest_counter(node[1]) <= n:  # (a string body alone, directly)
+        got = pool.facts[key] = pool.repeat(node[1], min(node[2], n + 1), None if node[3] < 0 or node[3] > n else node[3])
+        return got
     if node[0] == _SEQ and pool.largest_counter(node[2]) <= n:
         head = pool.node(node[1])
         if head[0] == _REP and pool.largest_counter(head[1]) <= n:  # (a string body x{lo,hi}"...: the common case, directly)

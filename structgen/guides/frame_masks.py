@@ -12,27 +12,28 @@ shared by every state of the guide (XGrammar's context-independent tokens, llgui
 walk); a state's mask is the union of its top frame's tokens and, for each return node, the
 caller's frame tokens from that node (a token like ``"},`` returns twice): :meth:`FrameMasks.collect`.
 
-A frame's tokens come from a walk of the token trie inside one automaton (:class:`TokenWalk`):
-through a string slice where every slice character leads one way, else depth-first through the
-trie (a compiled loop, :mod:`structgen.vocab.trie_walk`).
+A frame's tokens come from a walk of the token trie inside one automaton
+(:class:`~.token_walks.TokenWalk`): through a string slice where every slice character leads one
+way, else depth-first through the trie (a compiled loop, :mod:`structgen.vocab.trie_walk`).
 """
 
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Callable, NamedTuple
+from typing import Callable
 
 import numpy as np
 
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
-from ..vocab.slices import MIXED, SLICES, StringSlice, slice_chain
+from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
 from ..vocab.trie import TokenTrie, tokens_at, walk_trie
 from .distances import NetworkDistances
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
+from .token_walks import TokenWalk, branch_points, stepped_chain
 
-__all__ = ["FrameMasks", "FrameTokens", "TokenWalk"]
+__all__ = ["FrameMasks", "FrameTokens"]
 
 #: Cached walks and frame analyses per guide before the cache is cleared.
 FRAME_CACHE = 200_000
@@ -45,78 +46,16 @@ BOOLS_FROM = 2048
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
 
 
-class TokenWalk:
-    """Tokens below a trie node read inside one automaton from one state."""
-
-    __slots__ = ("ids", "_ends", "_branches", "_split", "_parts")
-
-    def __init__(self, ids: np.ndarray, ends: np.ndarray | Callable[[], np.ndarray], branches: list[tuple[int, int]],
-                 parts: tuple["TokenWalk", ...] = ()) -> None:
-        self.ids = ids  # token ids accepted (their bytes all read by the automaton's own edges)
-        self._ends = ends  # (or how to compute them: only frames with guards or budgets read them)
-        self._branches = branches  # (trie node, state) where a call or a return may start
-        self._split: Branches | None = None
-        self._parts = parts  # (walks whose branches, after ``branches``, are this one's too)
-
-    @property
-    def branches(self) -> list[tuple[int, int]]:
-        """``(trie node, state)`` where a call or a return may start: the walk's own, then its parts'."""
-        if not self._parts:
-            return self._branches
-        got = self._branches + [b for part in self._parts for b in part.branches]
-        self._branches, self._parts = got, ()
-        return got
-
-    @property
-    def ends(self) -> np.ndarray:
-        """The state each token of :attr:`ids` ends in (int32)."""
-        ends = self._ends
-        if callable(ends):
-            ends = self._ends = ends()
-        return ends
-
-    def split(self, auto: AutomatonView) -> "Branches":
-        """The branches sorted out (made once: a cached walk shared by the positions of a string
-        is read by a new frame at each of them)."""
-        got = self._split
-        if got is None:
-            pops: list[int] = []
-            calls: list[tuple[int, int, int]] = []
-            guards: list[tuple[int, int, int]] = []
-            finals = auto.finals
-            for m, p in self._branches:
-                if finals[p]:
-                    pops.append(m)
-                calls.extend((m, k, r) for k, r in auto.calls(p))
-                guards.extend((m, g, r) for g, r in auto.guards(p))
-            for part in self._parts:
-                more = part.split(auto)
-                pops += more.pops
-                calls += more.calls
-                guards += more.guards
-            got = self._split = Branches(pops, calls, guards)
-        return got
-
-
-class Branches(NamedTuple):
-    """A walk's branches by kind: the nodes where the automaton may return, and the (node,
-    symbol, state after) of its calls and of its guards."""
-
-    pops: list[int]
-    calls: list[tuple[int, int, int]]
-    guards: list[tuple[int, int, int]]
-
-
 class FrameTokens:
     """The tokens of a frame from a trie node (see the module docstring)."""
 
     __slots__ = ("ids", "pops", "umax", "_bools")
 
-    def __init__(self, ids: np.ndarray, pops: tuple[int, ...], umax: int) -> None:
+    def __init__(self, ids: np.ndarray, pops: tuple[int, ...], umax: int, bools: Callable[[], np.ndarray] | None = None) -> None:
         self.ids = ids
         self.pops = pops  # trie nodes where the frame may return with bytes left
         self.umax = umax  # an upper bound on the distance (within the frame) after any of ids
-        self._bools: np.ndarray | None = None
+        self._bools: np.ndarray | Callable[[], np.ndarray] | None = bools
 
     def add_to(self, mask: np.ndarray) -> None:
         """Set this frame's tokens in ``mask`` (a large set is kept as a bool array: OR-ing
@@ -129,6 +68,8 @@ class FrameTokens:
             bools = np.zeros(mask.shape[0], dtype=bool)
             bools[self.ids] = True
             self._bools = bools
+        elif callable(bools):
+            bools = self._bools = bools()
         np.logical_or(mask, bools, out=mask)
 
 
@@ -214,7 +155,7 @@ class FrameMasks:
         nodes, states = walk_trie(auto.auto, trie, node, q, clamp)
         roots = [node] if isinstance(node, int) else node
         branches = [(m, q) for m in roots if trie.num_children[m]] if auto.branching(q) else []
-        branches += _branches(auto, nodes, states, trie.num_children)
+        branches += branch_points(auto, nodes, states, trie.num_children)
         if not nodes.size:
             return TokenWalk(_EMPTY_IDS, np.empty(0, dtype=np.int32), branches)
         ids, ends = tokens_at(trie, nodes, states)
@@ -227,28 +168,39 @@ class FrameMasks:
         where a state along the slice's chain may call or return. Not ``exact``: the rest is
         walked from ``q`` clamped to the rest trie's height, so the positions of a long string
         share that walk (see :meth:`walk`)."""
-        branching = auto.branching
         for k in range(len(SLICES)):
             first = auto.slice_successor(q, k)
             if first == MIXED or first < 0:
                 continue
             sl = self.index.string_slice(k)
-            chain = slice_chain(auto.auto, q, k, sl.longest)  # chain[c]: the state after c slice characters
-            if chain is None:
-                chain = _stepped_chain(auto, q, k, sl.longest)
-            elif any(branching(s) for s in chain[1:]):
-                chain = []
-            if not chain:
-                continue
-            looping = len(chain) > 1 and chain[-1] == chain[-2]
-            m = sl.longest if looping else len(chain) - 1
+            run = counted_run(auto.auto, q, k, sl.longest)  # (a string body: read off its counters)
+            if run is not None:
+                m, branches_on_the_way = run
+                if branches_on_the_way:
+                    continue
+
+                def chain_of(q: int = q, k: int = k, sl: StringSlice = sl) -> list[int]:
+                    return slice_chain(auto.auto, q, k, sl.longest)  # type: ignore[return-value]
+            else:
+                stepped = stepped_chain(auto, q, k, sl.longest)
+                if not stepped:
+                    continue
+                m = sl.longest if len(stepped) > 1 and stepped[-1] == stepped[-2] else len(stepped) - 1
+
+                def chain_of(stepped: list[int] = stepped) -> list[int]:
+                    return stepped
             count = int(np.searchsorted(sl.lengths, m, side="right"))
             rest = self.rest_walk(a, auto, q, k, exact)
 
-            def ends(sl: StringSlice = sl, chain: list[int] = chain, count: int = count, rest: TokenWalk = rest) -> np.ndarray:
-                return sl.ends_along(chain, count, rest.ends)
+            def ends(sl: StringSlice = sl, count: int = count, rest: TokenWalk = rest) -> np.ndarray:
+                return sl.ends_along(chain_of(), count, rest.ends)
 
-            return TokenWalk(np.concatenate([sl.by_length[:count], rest.ids]), ends, [], (rest,))
+            def bools(sl: StringSlice = sl, m: int = m, rest: TokenWalk = rest) -> np.ndarray:
+                out = sl.up_to(m).copy()
+                out[rest.ids] = True
+                return out
+
+            return TokenWalk(np.concatenate([sl.by_length[:count], rest.ids]), ends, [], (rest,), bools)
         return None
 
     def rest_walk(self, a: int, auto: AutomatonView, q: int, k: int, exact: bool, cut: int = 0) -> TokenWalk:
@@ -276,7 +228,7 @@ class FrameMasks:
             nodes, states = walk_trie(auto.auto, trie, 0, q, cut < 0 and not exact)
             ids, ends = tokens_at(trie, nodes, states)
             branches = [(0, q)] if auto.branching(q) and not cut else []
-            branches += _branches(auto, nodes, states, self.trie.num_children, trie.origin)
+            branches += branch_points(auto, nodes, states, self.trie.num_children, trie.origin)
             got = TokenWalk(ids, ends, branches)
             self._keep_walk(key, got)
         return got
@@ -401,6 +353,8 @@ class FrameMasks:
                 if rest.ids.size:
                     umax = max(umax, rest.umax)
                 pops.extend(rest.pops)
+        if len(parts) == 1 and parts[0] is walk.ids and walk.bools is not None:
+            return FrameTokens(walk.ids, tuple(dict.fromkeys(pops)), umax, walk.bools)
         return FrameTokens(self._union(parts), tuple(dict.fromkeys(pops)), umax)
 
     def _union(self, parts: list[np.ndarray]) -> np.ndarray:
@@ -595,42 +549,3 @@ class FrameMasks:
         where = np.full(int(trie.token_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
         where[trie.token_ids] = trie.token_nodes
         return ~tainted[where[walk.ids]]
-
-
-def _stepped_chain(auto: AutomatonView, q: int, k: int, longest: int) -> list[int]:
-    """The states after 0, 1, ... characters of slice ``k`` from ``q``, one character at a time
-    (``[]`` when the characters disagree somewhere, or a state on the way may call or return);
-    a repeated last state means every further length leads there."""
-    chain = [q]
-    while len(chain) <= longest:
-        nxt = auto.slice_successor(chain[-1], k)
-        if nxt < 0:
-            break
-        if nxt == MIXED or auto.branching(nxt):
-            return []
-        chain.append(nxt)
-        if nxt == chain[-2]:  # a loop: every length leads here
-            break
-    return chain
-
-
-def _branches(auto: AutomatonView, nodes: np.ndarray, states: np.ndarray, num_children: np.ndarray,
-              origin: np.ndarray | None = None) -> list[tuple[int, int]]:
-    """``(node, state)`` of the walk's ``nodes`` (reached in ``states``) that have children
-    (``num_children``, over the vocabulary's trie: ``origin`` maps a cut-out trie's nodes to it)
-    and whose state may branch off (call, guard or return). The states are checked first, each
-    once (a string's walk reaches 200,000 nodes in a handful of states, and most walks have no
-    state that branches: then no node is read)."""
-    if states.size == 0:
-        return []
-    present = np.zeros(auto.num_states, dtype=bool)
-    present[states] = True
-    branching = [q for q in np.flatnonzero(present).tolist() if auto.branching(q)]
-    if not branching:
-        return []
-    flags = np.zeros(auto.num_states, dtype=bool)
-    flags[branching] = True
-    at = np.flatnonzero(flags[states])
-    real = nodes[at] if origin is None else origin[nodes[at]]
-    inner = num_children[real] > 0
-    return list(zip(real[inner].tolist(), states[at[inner]].tolist()))

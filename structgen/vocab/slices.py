@@ -44,7 +44,7 @@ from ..automata.regex import regex_to_dfa
 from .trie import TokenTrie
 
 __all__ = [
-    "MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successor", "counted_body", "slice_automaton", "slice_chain", "uniform_successor",
+    "MIXED", "SLICES", "SLICE_CHAR", "StringSlice", "char_successor", "counted_body", "counted_run", "slice_automaton", "slice_chain", "uniform_successor",
 ]
 
 #: The slices, widest first, as one-character regexes: any character of a JSON string but
@@ -61,6 +61,9 @@ SLICE_CHAR = SLICES[0]
 MIXED = -2
 #: The most nodes of a rest trie that is cut by token length (see :attr:`StringSlice.cuttable`).
 REST_CUT_NODES = 65_536
+#: Cuts of a rest trie below the vocabulary's (its tries are small): the last positions of a
+#: string under a length share walks too.
+REST_CUTS_BELOW = (12, 8, 4)
 
 
 @dataclass(frozen=True, eq=False)
@@ -104,9 +107,10 @@ class StringSlice:
         return self.rest.num_nodes <= REST_CUT_NODES
 
     def cuts(self, lengths: Sequence[int]) -> list[int]:
-        """The ``lengths`` (token lengths in bytes, longest first) shorter than the longest rest token."""
+        """The ``lengths`` (token lengths in bytes, longest first), then :data:`REST_CUTS_BELOW`,
+        that are shorter than the longest rest token."""
         top = int(self.rest.height[0])
-        return [n for n in lengths if n < top]
+        return [n for n in (*lengths, *(c for c in REST_CUTS_BELOW if c < min(lengths, default=top + 1))) if n < top]
 
     def rest_cut(self, n: int) -> tuple[TokenTrie, TokenTrie]:
         """The rest trie's tokens of at most ``n`` bytes, and those of more, as two tries cut out
@@ -284,6 +288,23 @@ def _counted(pool: ExprPool, x: int, lo: int, hi: int, rest: int) -> int:
     if got is None:
         got = pool.facts[key] = pool.seq(pool.repeat(x, lo, None if hi < 0 else hi), rest)
     return got  # type: ignore[return-value]
+
+
+def counted_run(auto: LazyAutomaton, q: int, k: int, longest: int) -> tuple[int, bool] | None:
+    """What :func:`slice_chain` tells of a string body, without making its states: ``(m,
+    branches)``, ``m`` the most slice characters that survive from ``q`` (``longest`` where
+    any number does), ``branches`` whether a state after one of them may return or call (where
+    the repetition may end: the term after it is final or starts with a symbol). ``None`` where
+    ``q``'s expression is not a counted body (then see :func:`slice_chain`)."""
+    pool = auto.pool
+    form = counted_body(pool, auto.exprs[q], k)
+    if form is None:
+        return None
+    x, lo, hi, rest = form
+    if pool.first_symbols(x):
+        return None  # (a call inside the repeated part: step the chain)
+    m = longest if hi < 0 else min(hi, longest)
+    return m, m >= max(lo, 1) and (pool.nullable(rest) or bool(pool.first_symbols(rest)))
 
 
 def slice_chain(auto: LazyAutomaton, q: int, k: int, longest: int) -> list[int] | None:

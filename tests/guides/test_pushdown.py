@@ -426,7 +426,7 @@ def test_branch_points_are_the_reached_nodes_with_children_whose_state_branches(
     """A walk's branch points, found from its states (each checked once), are exactly the nodes
     it reached that have children and whose state may call, guard or return, in walk order; a
     cut-out trie's nodes are read through its origin."""
-    from structgen.guides.frame_masks import _branches
+    from structgen.guides.token_walks import branch_points as _branches
 
     class View:
         num_states = 8
@@ -482,3 +482,23 @@ def test_a_frame_from_several_nodes_is_the_union_of_the_frames_from_each(smollm2
     assert sorted(together.ids.tolist()) == sorted(set().union(*(f.ids.tolist() for f in one_by_one)))
     assert set(together.pops) == set().union(*(f.pops for f in one_by_one))
     assert guide.allowed_token_ids(state).tolist() == _simulated_mask(guide, state)
+
+
+def test_a_stepped_chain_stops_where_slice_characters_lead_apart() -> None:
+    """After one letter every letter leads on alike, after two they do not (``a`` and ``b`` go
+    different ways): the chain cannot tell how many letters survive, so no slice is used (an
+    early stop would have left out valid tokens of two letters)."""
+    from structgen.automata.expr import ExprPool
+    from structgen.automata.lazy import LazyAutomaton
+    from structgen.automata.regex import regex_to_expr
+    from structgen.guides.network_view import AutomatonView
+    from structgen.guides.token_walks import stepped_chain
+    from structgen.vocab.slices import SLICES
+
+    k = SLICES.index("[a-z]")
+    pool = ExprPool()
+    view = AutomatonView(LazyAutomaton(pool, regex_to_expr("[a-z](?:a|b[a-z]*)", pool)))
+    assert stepped_chain(view, 0, k, 10) == []
+    loop = AutomatonView(LazyAutomaton(pool, regex_to_expr("[a-z][a-z]*0", pool)))
+    chain = stepped_chain(loop, 0, k, 10)
+    assert len(chain) == 3 and chain[1] == chain[2]  # (one letter, then a loop on letters)

@@ -1,0 +1,131 @@
+"""A walk of the token trie inside one automaton: the tokens it reads, the states they end in,
+and the trie nodes where the automaton may call, pass a guard or return (its *branches*), which
+:mod:`.frame_masks` follows into other frames.
+
+Example:
+    >>> import numpy as np
+    >>> walk = TokenWalk(np.array([5, 7]), np.array([1, 2], dtype=np.int32), [(3, 2)])
+    >>> walk.ids.tolist(), walk.ends.tolist(), walk.branches
+    ([5, 7], [1, 2], [(3, 2)])
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from ..vocab.slices import MIXED
+from .network_view import AutomatonView
+
+__all__ = ["Branches", "TokenWalk", "branch_points", "stepped_chain"]
+
+
+class TokenWalk:
+    """Tokens below a trie node read inside one automaton from one state."""
+
+    __slots__ = ("ids", "_ends", "_branches", "_split", "_parts", "bools")
+
+    def __init__(self, ids: np.ndarray, ends: np.ndarray | Callable[[], np.ndarray], branches: list[tuple[int, int]],
+                 parts: tuple["TokenWalk", ...] = (), bools: Callable[[], np.ndarray] | None = None) -> None:
+        self.ids = ids  # token ids accepted (their bytes all read by the automaton's own edges)
+        self.bools = bools  # (or None) makes :attr:`ids` as a bool array over the vocabulary, faster than from the ids
+        self._ends = ends  # (or how to compute them: only frames with guards or budgets read them)
+        self._branches = branches  # (trie node, state) where a call or a return may start
+        self._split: Branches | None = None
+        self._parts = parts  # (walks whose branches, after ``branches``, are this one's too)
+
+    @property
+    def branches(self) -> list[tuple[int, int]]:
+        """``(trie node, state)`` where a call or a return may start: the walk's own, then its parts'."""
+        if not self._parts:
+            return self._branches
+        got = self._branches + [b for part in self._parts for b in part.branches]
+        self._branches, self._parts = got, ()
+        return got
+
+    @property
+    def ends(self) -> np.ndarray:
+        """The state each token of :attr:`ids` ends in (int32)."""
+        ends = self._ends
+        if callable(ends):
+            ends = self._ends = ends()
+        return ends
+
+    def split(self, auto: AutomatonView) -> "Branches":
+        """The branches sorted out (made once: a cached walk shared by the positions of a string
+        is read by a new frame at each of them)."""
+        got = self._split
+        if got is None:
+            pops: list[int] = []
+            calls: list[tuple[int, int, int]] = []
+            guards: list[tuple[int, int, int]] = []
+            finals = auto.finals
+            for m, p in self._branches:
+                if finals[p]:
+                    pops.append(m)
+                calls.extend((m, k, r) for k, r in auto.calls(p))
+                guards.extend((m, g, r) for g, r in auto.guards(p))
+            for part in self._parts:
+                more = part.split(auto)
+                pops += more.pops
+                calls += more.calls
+                guards += more.guards
+            got = self._split = Branches(pops, calls, guards)
+        return got
+
+
+class Branches(NamedTuple):
+    """A walk's branches by kind: the nodes where the automaton may return, and the (node,
+    symbol, state after) of its calls and of its guards."""
+
+    pops: list[int]
+    calls: list[tuple[int, int, int]]
+    guards: list[tuple[int, int, int]]
+
+
+def stepped_chain(auto: AutomatonView, q: int, k: int, longest: int) -> list[int]:
+    """The states after 0, 1, ... characters of slice ``k`` from ``q``, one character at a time
+    (``[]`` when the characters disagree somewhere, or a state on the way may call or return);
+    a repeated last state means every further length leads there."""
+    chain = [q]
+    while len(chain) <= longest:
+        nxt = auto.slice_successor(chain[-1], k)
+        if nxt == MIXED:  # (checked first: MIXED is negative too, and is not "every one dies")
+            return []
+        if nxt < 0:
+            break
+        if auto.branching(nxt):
+            return []
+        chain.append(nxt)
+        if nxt == chain[-2]:  # a loop: every length leads here
+            break
+    return chain
+
+
+def branch_points(auto: AutomatonView, nodes: np.ndarray, states: np.ndarray, num_children: np.ndarray,
+              origin: np.ndarray | None = None) -> list[tuple[int, int]]:
+    """``(node, state)`` of the walk's ``nodes`` (reached in ``states``) that have children
+    (``num_children``, over the vocabulary's trie: ``origin`` maps a cut-out trie's nodes to it)
+    and whose state may branch off (call, guard or return). The states are checked first, each
+    once (a string's walk reaches 200,000 nodes in a handful of states, and most walks have no
+    state that branches: then no node is read)."""
+    if states.size == 0:
+        return []
+    if states.size <= 4096:  # (a small walk: its states read directly, not through arrays over every state)
+        branching = [q for q in set(states.tolist()) if auto.branching(q)]
+        if not branching:
+            return []
+        at = np.flatnonzero(np.isin(states, branching))
+    else:
+        present = np.zeros(auto.num_states, dtype=bool)
+        present[states] = True
+        branching = [q for q in np.flatnonzero(present).tolist() if auto.branching(q)]
+        if not branching:
+            return []
+        flags = np.zeros(auto.num_states, dtype=bool)
+        flags[branching] = True
+        at = np.flatnonzero(flags[states])
+    real = nodes[at] if origin is None else origin[nodes[at]]
+    inner = num_children[real] > 0
+    return list(zip(real[inner].tolist(), states[at[inner]].tolist()))
