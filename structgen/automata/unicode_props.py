@@ -11,10 +11,10 @@ our database leaves unassigned (``Cn``). So both ``\\p{X}`` and ``\\P{X}`` are t
 characters *assigned* here (``\\P{L}`` is "assigned and not a letter"): an under-approximation that
 stays sound whichever version the validator has (assigned characters keep their general category
 in practice). ``\\p{Cn}``/``\\p{Unassigned}`` would need the unassigned ones and is refused. A
-negated class of property escapes only (``[^\\p{C}]``) is read among the assigned characters too:
-the assigned ones outside every property. A property inside a negated class with other items
-(``[^a\\p{L}]``) is refused, except the sets no version changes (``\\p{Cc}``, ``\\p{Cs}``,
-``\\p{Co}``, ``Any``, ``ASCII``: ``[^\\p{Cc}\\s]`` is exact). Supported: the general categories and their
+negated class with property escapes (``[^\\p{C}]``, ``[^_\\p{Z}]``) is read among the assigned
+characters too: the assigned ones outside every item, where its other items are characters,
+ranges or ``\\uXXXX``; beside ``\\d``, ``\\s`` or ``\\w`` it is refused, except the sets no
+version changes (``\\p{Cc}``, ``\\p{Cs}``, ``\\p{Co}``, ``Any``, ``ASCII``: ``[^\\p{Cc}\\s]`` is exact). Supported: the general categories and their
 groups (short and long names), ``Any``, ``ASCII``, ``Assigned``, ``White_Space``, and ``Graph`` and
 ``Print`` as UTS #18 (and the ``regex`` package) define them; scripts and other binary properties are
 refused.
@@ -220,13 +220,10 @@ def expand_properties(pattern: str, path: str = "") -> str:
             if c == "]":
                 in_class = False
         elif c == "[":
-            m = _NEGATED_PROPERTIES.match(pattern, i)
-            if m:  # [^\p{C}]: the assigned characters outside the properties (see the module docs)
-                outside = _union([_property_or_refuse(n.group(2), n.group(1) == "P", n.group(0), path)
-                                  for n in _PROPERTY.finditer(m.group(1))])
-                ranges = _minus(_assigned(), outside)
+            negated_class = _negated_class(pattern, i, path)
+            if negated_class is not None:  # [^_\p{Z}]: the assigned characters outside it (see the module docs)
+                ranges, i = negated_class
                 out.append(f"[{_class_body(ranges)}]" if ranges else f"[^{_class_body(((0, _MAX),))}]")
-                i = m.end()
                 continue
             in_class = True
             negated = pattern[i + 1 : i + 2] == "^"
@@ -239,8 +236,50 @@ def expand_properties(pattern: str, path: str = "") -> str:
     return "".join(out)
 
 
-#: A negated class of property escapes only (``[^\p{C}]``, ``[^\p{Cc}\p{Cf}]``).
-_NEGATED_PROPERTIES = re.compile(r"\[\^((?:\\[pP]\{[A-Za-z_&=]+\})+)\]")
+#: One item of a negated class read with its properties: a property escape, a ``\\uXXXX``
+#: escape, an escaped punctuation character, or a plain character (``-`` between two of the last
+#: three makes a range).
+_CLASS_ITEM = re.compile(r"\\([pP])\{([A-Za-z_&=]+)\}|\\u([0-9A-Fa-f]{4})|\\([^0-9A-Za-z])|([^\\\]\[])")
+
+
+def _negated_class(pattern: str, i: int, path: str) -> Optional[tuple[Ranges, int]]:
+    """For a negated class at ``pattern[i]`` that holds a Unicode property escape (``[^\\p{C}]``,
+    ``[^_\\p{Z}]``): the assigned characters outside all of its items, and where the class ends.
+    ``None`` for a class without a property escape, or whose properties no Unicode version changes
+    (left as it is: read item by item, exactly). A property with an item this reading does not
+    take (``\\d``, ``\\s``, ``\\w``, a nested class) is refused."""
+    if not pattern.startswith("[^", i):
+        return None
+    end = re.compile(r"(?:\\.|[^\\\]])*\]").match(pattern, i + 2)
+    inside = [] if end is None else list(_PROPERTY.finditer(pattern, i + 2, end.end()))
+    if all(_exact_in_every_version(p.group(2), p.group(1) == "P") for p in inside):
+        return None  # (no property, or only sets no version changes: read item by item, exactly)
+    j, items, has_property, pending_dash = i + 2, [], False, False
+    while j < len(pattern) and pattern[j] != "]":
+        m = _CLASS_ITEM.match(pattern, j)
+        if m is None:
+            raise SchemaNotSupported("pattern", path, f"a Unicode property inside a negated class with {pattern[j:j + 2]!r}")
+        j = m.end()
+        if m.group(1):
+            has_property = True
+            items.append(_property_or_refuse(m.group(2), m.group(1) == "P", m.group(0), path))
+            continue
+        cp = int(m.group(3), 16) if m.group(3) else ord(m.group(4) or m.group(5))
+        if cp == ord("-") and m.group(5) and items and isinstance(items[-1], int) and pattern[j : j + 1] not in ("]", ""):
+            pending_dash = True
+            continue
+        if pending_dash:
+            low = items.pop()
+            if low > cp:
+                return None  # (not a class a validator reads: left to the pattern reader to refuse)
+            items.append(((low, cp),))
+            pending_dash = False
+            continue
+        items.append(cp)
+    if j >= len(pattern) or not has_property:
+        return None
+    outside = _union([((x, x),) if isinstance(x, int) else x for x in items])
+    return _minus(_assigned(), outside), j + 1
 
 
 def _property_or_refuse(name: str, negated: bool, spelled: str, path: str) -> Ranges:
