@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import threading
 from array import array
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -231,13 +231,9 @@ class LazyAutomaton:
         another state (:meth:`clamped`), and that state; ``(0, q)`` where none does. Tried only
         inside a string under a length (where positions would otherwise not share masks), and a
         clamp for fewer bytes cuts at least as much: where the shortest does not, none does."""
-        if not lengths or not in_length_bounded_string(self.pool, self.exprs[q]) or self.clamped(q, lengths[-1]) == q:
+        if not in_length_bounded_string(self.pool, self.exprs[q]):
             return 0, q
-        for n in lengths:
-            got = self.clamped(q, n)
-            if got != q:
-                return n, got
-        return 0, q
+        return _first_cut(q, lengths, self.clamped)
 
     def in_bounded_string(self, q: int) -> bool:
         """Whether ``q`` reads on inside a string intersected with its length term
@@ -248,13 +244,7 @@ class LazyAutomaton:
         """``(n, state)``: the first ``n`` of ``lengths`` (longest first) for which
         :meth:`clamped_head` changes ``q``, and that state; ``(0, q)`` where none does (a clamp
         for fewer bytes cuts at least as much: where the shortest does not, none does)."""
-        if not lengths or self.clamped_head(q, lengths[-1]) == q:
-            return 0, q
-        for n in lengths:
-            got = self.clamped_head(q, n)
-            if got != q:
-                return n, got
-        return 0, q
+        return _first_cut(q, lengths, self.clamped_head)
 
     def clamped_head(self, q: int, n: int, rounded: bool = False) -> int:
         """``q`` with the term its expression reads first (the head of its chain of
@@ -293,6 +283,19 @@ class LazyAutomaton:
         if got is None:
             got = self._clamped[key] = self.state_of(clamp(self.pool, e, n))
         return got
+
+
+def _first_cut(q: int, lengths: Sequence[int], cut: Callable[[int, int], int]) -> tuple[int, int]:
+    """``(n, cut(q, n))`` for the first ``n`` of ``lengths`` (longest first) where that is not
+    ``q``; ``(0, q)`` where none is (a cut for fewer bytes cuts at least as much: where the
+    shortest does not, none does)."""
+    if not lengths or cut(q, lengths[-1]) == q:
+        return 0, q
+    for n in lengths:
+        got = cut(q, n)
+        if got != q:
+            return n, got
+    return 0, q
 
 
 @functools.lru_cache(maxsize=4096)
