@@ -240,9 +240,8 @@ class FrameMasks:
     def clamped_walk(self, a: int, q: int) -> TokenWalk | None:
         """The root walk of ``q`` where ``q`` reads a string under a length bound (an
         intersection with its length term) that a token of ``n`` bytes cannot reach but the
-        longest could,
-        ``n`` the longest of :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` for which
-        :meth:`.LazyAutomaton.clamped_head` cuts the string's bound: the tokens of at most ``n``
+        longest could, ``n`` the longest of :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` for
+        which :meth:`.LazyAutomaton.clamped_head` cuts the string's bound: the tokens of at most ``n``
         bytes from the clamped state's walk (shared by every position of the string), the longer
         ones walked from ``q`` in their own trie. Past the string, the clamped state goes on in
         ``q``'s own states, so the calls and returns within ``n`` bytes are ``q``'s. ``None``
