@@ -196,13 +196,12 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
         return got  # type: ignore[return-value]
     node = pool.node(e)
     if node[0] == _REP and pool.largest_counter(node[1]) <= n:  # (a string body alone, directly)
-        got = pool.facts[key] = pool.repeat(node[1], min(node[2], n + 1), None if node[3] < 0 or node[3] > n else node[3])
+        got = pool.facts[key] = _cut_repeat(pool, node[1], node[2], node[3], n)
         return got
     if node[0] == _SEQ and pool.largest_counter(node[2]) <= n:
         head = pool.node(node[1])
         if head[0] == _REP and pool.largest_counter(head[1]) <= n:  # (a string body x{lo,hi}"...: the common case, directly)
-            lo, hi = head[2], head[3]
-            got = pool.facts[key] = pool.seq(pool.repeat(head[1], min(lo, n + 1), None if hi < 0 or hi > n else hi), node[2])
+            got = pool.facts[key] = pool.seq(_cut_repeat(pool, head[1], head[2], head[3], n), node[2])
             return got
     strings: dict[int, Optional[int]] = {}
 
@@ -238,16 +237,20 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
         if kind == _ALT:
             return pool.alt([done(p) for p in node[1]])
         if kind == _REP:
-            # Within n bytes at most n repetitions complete: a lower bound above n + 1 and an upper
-            # bound above n are indistinguishable from n + 1 and "unbounded".
-            lo, hi = node[2], node[3]
-            return pool.repeat(done(node[1]), min(lo, n + 1), None if hi < 0 or hi > n else hi)
+            return _cut_repeat(pool, done(node[1]), node[2], node[3], n)
         if kind == _AND:
             string = string_of(x)
             return x if string is None else done(string)
         return x
 
     return _children_first(pool, e, key_of, parts_of, make)
+
+
+def _cut_repeat(pool: ExprPool, x: int, lo: int, hi: int, n: int) -> int:
+    """``x{lo,hi}`` (``hi`` -1: unbounded) as :func:`clamp` cuts it for ``n`` bytes: within ``n``
+    bytes at most ``n`` repetitions complete, so a lower bound above ``n + 1`` and an upper bound
+    above ``n`` are indistinguishable from ``n + 1`` and "unbounded"."""
+    return pool.repeat(x, min(lo, n + 1), None if hi < 0 or hi > n else hi)
 
 
 def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:

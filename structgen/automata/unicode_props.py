@@ -242,6 +242,10 @@ def expand_properties(pattern: str, path: str = "") -> str:
 _CLASS_ITEM = re.compile(r"\\([pP])\{([A-Za-z_&=]+)\}|\\u([0-9A-Fa-f]{4})|\\([^0-9A-Za-z])|([^\\\]\[])")
 
 
+#: The rest of a class after its ``[^``, through its closing ``]``.
+_CLASS_REST = re.compile(r"(?:\\.|[^\\\]])*\]")
+
+
 def _negated_class(pattern: str, i: int, path: str) -> Optional[tuple[Ranges, int]]:
     """For a negated class at ``pattern[i]`` that holds a Unicode property escape (``[^\\p{C}]``,
     ``[^_\\p{Z}]``): the assigned characters outside all of its items, and where the class ends.
@@ -250,18 +254,17 @@ def _negated_class(pattern: str, i: int, path: str) -> Optional[tuple[Ranges, in
     take (``\\d``, ``\\s``, ``\\w``, a nested class) is refused."""
     if not pattern.startswith("[^", i):
         return None
-    end = re.compile(r"(?:\\.|[^\\\]])*\]").match(pattern, i + 2)
+    end = _CLASS_REST.match(pattern, i + 2)
     inside = [] if end is None else list(_PROPERTY.finditer(pattern, i + 2, end.end()))
     if all(_exact_in_every_version(p.group(2), p.group(1) == "P") for p in inside):
         return None  # (no property, or only sets no version changes: read item by item, exactly)
-    j, items, has_property, pending_dash = i + 2, [], False, False
+    j, items, pending_dash = i + 2, [], False
     while j < len(pattern) and pattern[j] != "]":
         m = _CLASS_ITEM.match(pattern, j)
         if m is None:
             raise SchemaNotSupported("pattern", path, f"a Unicode property inside a negated class with {pattern[j:j + 2]!r}")
         j = m.end()
         if m.group(1):
-            has_property = True
             items.append(_property_or_refuse(m.group(2), m.group(1) == "P", m.group(0), path))
             continue
         cp = int(m.group(3), 16) if m.group(3) else ord(m.group(4) or m.group(5))
@@ -276,7 +279,7 @@ def _negated_class(pattern: str, i: int, path: str) -> Optional[tuple[Ranges, in
             pending_dash = False
             continue
         items.append(cp)
-    if j >= len(pattern) or not has_property:
+    if j >= len(pattern):
         return None
     outside = _union([((x, x),) if isinstance(x, int) else x for x in items])
     return _minus(_assigned(), outside), j + 1
