@@ -36,11 +36,7 @@ from .guides.base import Guide
 from .guides.matcher import Matcher
 from .vocab.vocabulary import Vocabulary
 
-from ._moved import install as _install_moved_modules
-
 __version__ = "0.1.0"
-
-_install_moved_modules()  # the flat package's old module paths, for one release (see structgen._moved)
 
 # Names served lazily so that `import structgen` does not import torch or transformers.
 _LAZY = {

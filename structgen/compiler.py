@@ -172,7 +172,7 @@ def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEF
 
     Python ``re`` syntax; ``\\d \\w \\s`` are ASCII classes. Look-arounds (``(?=X)``, ``(?!X)``,
     ``(?<=X)``, ``(?<!X)``, look-behinds of any width), ``\\b``/``\\B`` (over the ASCII ``\\w``) and
-    ``^ $ \\A \\Z`` inside the pattern are compiled exactly (see :mod:`structgen.lookaround`).
+    ``^ $ \\A \\Z`` inside the pattern are compiled exactly (see :mod:`structgen.automata.lookaround`).
     Raises :class:`RegexSyntaxError` for a malformed pattern and :class:`RegexNotSupported` for
     constructs no automaton can enforce exactly (back-references, possessive quantifiers, atomic
     groups, a look-behind inside a look-ahead or the reverse).

@@ -37,7 +37,6 @@ FLOORS = {
     "structgen.compiler": 4,
     "structgen.compose": 4,
     "structgen": 5,
-    "structgen._moved": 0,  # (names modules as strings; imports them only when an old path is used)
     "structgen.hf": 6,
     "structgen.server": 7,
     "structgen.integrations": 7,

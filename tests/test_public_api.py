@@ -51,19 +51,3 @@ def test_unknown_attribute() -> None:
         assert "does_not_exist" in str(e)
     else:
         raise AssertionError("expected AttributeError")
-
-
-def test_old_module_paths_still_import_for_one_release() -> None:
-    import importlib
-    import sys
-    import warnings
-
-    from structgen._moved import MOVED
-
-    for old, new in MOVED.items():
-        sys.modules.pop(old, None)  # (as in a fresh process)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            module = importlib.import_module(old)
-        assert module is importlib.import_module(new)
-        assert any(issubclass(w.category, DeprecationWarning) and new in str(w.message) for w in caught), old

@@ -2,7 +2,7 @@
 by look-ahead / look-behind assertions.
 
 Regular languages are closed under intersection and complement, so a look-around over a regular
-pattern keeps the language regular. :mod:`structgen.nfa` compiles each assertion's body ``X`` to
+pattern keeps the language regular. :mod:`structgen.automata.nfa` compiles each assertion's body ``X`` to
 a byte DFA first — ``X·Σ*`` for a look-ahead (run on the rest of the input), ``Σ*·X`` for a
 look-behind (run on all of the input read so far) — and marks the assertion in the Thompson NFA
 as a guarded epsilon edge. This module determinises that NFA exactly, wherever the assertions
@@ -97,7 +97,7 @@ def determinise_with_looks(
     max_states: int,
     looks: dict[int, Look],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Subset construction of a Thompson NFA (:class:`structgen.nfa._Nfa`: state 0 accepts;
+    """Subset construction of a Thompson NFA (:class:`structgen.automata.nfa._Nfa`: state 0 accepts;
     a state has byte moves, epsilon edges, or a guard ``conds[s] = (k, next)``) whose guards
     are the assertions ``looks[k]``. ``class_of`` maps bytes to the NFA's ``num_classes``
     classes, which must refine every look's byte classes. Returns the DFA table (state 0 the

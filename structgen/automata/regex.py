@@ -1,4 +1,4 @@
-"""Regex → byte DFA, with `interegular` as the parser and :mod:`structgen.nfa` as the construction.
+"""Regex → byte DFA, with `interegular` as the parser and :mod:`structgen.automata.nfa` as the construction.
 (A large bracket class, such as a ``\\p{..}`` spelled out, is read by Python's parser into ranges
 instead, and embedded as an automaton of its own: interegular holds a class as its set of
 characters.)
@@ -18,7 +18,7 @@ Semantics to know:
   refused.
 * Look-arounds ``(?=X)``, ``(?!X)``, ``(?<=X)``, ``(?<!X)`` (look-behinds of any width, as in the
   ``regex`` module and ECMA-262) and the word boundaries ``\\b``, ``\\B`` (over the ASCII ``\\w``,
-  as with ``re.ASCII``) are compiled exactly, wherever they sit (see :mod:`structgen.lookaround`).
+  as with ``re.ASCII``) are compiled exactly, wherever they sit (see :mod:`structgen.automata.lookaround`).
   A look-ahead's body may hold look-aheads and a look-behind's look-behinds; the other direction
   inside a body (``\\b``, ``^`` and ``$`` count as both) raises :class:`RegexNotSupported`.
 * Back-references, conditional groups, possessive quantifiers and atomic groups raise
@@ -368,8 +368,8 @@ def _class_dfa(text: str) -> ByteDFA | None:
 
 
 def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
-    """The minimal canonical byte DFA of ``pattern`` (built by :mod:`structgen.nfa`); ``slots``
-    are automata that :func:`structgen.nfa.slot_marker` characters in the pattern stand for.
+    """The minimal canonical byte DFA of ``pattern`` (built by :mod:`structgen.automata.nfa`); ``slots``
+    are automata that :func:`structgen.automata.nfa.slot_marker` characters in the pattern stand for.
 
     >>> dfa = regex_to_dfa(r"\\d{4}-\\d{2}")
     >>> dfa.accepts(b"2024-05"), dfa.accepts(b"2024-5")
@@ -404,7 +404,7 @@ def regex_to_expr(
 
 def slotted_regex_to_dfa(regex: str, slots: Sequence[ByteDFA], *, max_states: int = DEFAULT_MAX_STATES) -> ByteDFA:
     """:func:`regex_to_dfa` of a regex that refers to ``slots`` (a list shared by many regexes)
-    by :func:`structgen.nfa.slot_marker`: only the slots the regex uses are handed over, renumbered."""
+    by :func:`structgen.automata.nfa.slot_marker`: only the slots the regex uses are handed over, renumbered."""
     used = sorted({c for c in regex if SLOT_FIRST <= ord(c) < SLOT_FIRST + len(slots)})
     local = regex.translate({ord(c): slot_marker(i) for i, c in enumerate(used)}) if used else regex
     return regex_to_dfa(local, max_states=max_states, slots=[slots[ord(c) - SLOT_FIRST] for c in used])

@@ -254,7 +254,7 @@ def extract_dfa(
     ``pattern`` (Python syntax, full match) also matches.
 
     ``min_length <= 1`` without the other options costs nothing more than :func:`span_dfa`;
-    the others are intersections (:func:`structgen.algebra.intersect`). A length bound keeps
+    the others are intersections (:func:`structgen.automata.algebra.intersect`). A length bound keeps
     one state per (span state, length) pair, so ``max_length`` on a large document can reach
     ``max_states`` (:class:`CompileBudgetExceeded`).
 

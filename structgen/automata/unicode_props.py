@@ -3,7 +3,7 @@
 
 The sets come from the standard library's Unicode database (:mod:`unicodedata`), built once per
 process (about half a second) and cached. :func:`expand_properties` rewrites a pattern's property
-escapes into plain character classes before :mod:`structgen.json_formats` reads it with Python's
+escapes into plain character classes before :mod:`structgen.json_schema.formats` reads it with Python's
 parser (which has no ``\\p``).
 
 Soundness across Unicode versions: a regex engine with a newer database may assign a character
