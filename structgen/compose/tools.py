@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Union
 
 from ..errors import ConstraintError, SchemaError
-from .formats import DEFAULT_WHITESPACE, Choice, Format, JsonSchema, Repeat, Tag, Text, Triggered
+from ..formats import DEFAULT_WHITESPACE, Choice, Format, JsonSchema, Repeat, Tag, Text, Triggered
 
 __all__ = [
     "HERMES", "Tool", "ToolCall", "ToolCallFormat", "ToolCallStream", "check_tools", "parse_tool_calls",
