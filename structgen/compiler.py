@@ -473,7 +473,7 @@ def compile_composed(fmt: Format, vocabulary: Vocabulary) -> Guide:
 #: once per process (the JSON Schema modules, the metaschema check, a format's and a pattern's
 #: automata, the Unicode categories of ``\p{..}``, and for ``oneOf`` / ``not`` the canonical
 #: universe of the default whitespace).
-WARM_UP_SCHEMA: dict = {
+WARM_UP_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "when": {"type": "string", "format": "date-time"},

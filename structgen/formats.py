@@ -289,7 +289,7 @@ class Extract(Format):
     """A verbatim span of ``document`` (a string or several), from ``min_length`` to
     ``max_length`` characters, matching ``pattern`` when given (as :func:`structgen.compile_extract`)."""
 
-    document: Union[str, tuple[str, ...]]
+    document: Union[str, typing.Sequence[str]]
     min_length: int = 0
     max_length: int | None = None
     pattern: str | None = None

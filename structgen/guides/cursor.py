@@ -159,7 +159,7 @@ class Cursor:
         m = self.matcher
         assert self.thinking is not None
         closing = pack_mask(self.thinking.allowed(m.guide.vocabulary), m.words)
-        out = words & closing
+        out: np.ndarray = words & closing
         if not out.any():
             raise UnsatisfiableConstraint(
                 f"the thinking spent its {self.thinking.budget.max_tokens} tokens, but the constraint allows no token "

@@ -104,7 +104,8 @@ def decode(
             attention = torch.cat([attention, attention.new_ones(1, ids.shape[1])], dim=1)
         out = forward_last(model, input_ids=ids, attention_mask=attention, past_key_values=cache, use_cache=True)
         stats.forward_passes += 1
-        return out.logits[0, -1]
+        last: torch.Tensor = out.logits[0, -1]
+        return last
 
     cursor: Cursor | None = None
     generated: list[int] = []

@@ -312,4 +312,5 @@ def _model_device(model: Any) -> torch.device:
     device = getattr(model, "device", None)
     if isinstance(device, torch.device):
         return device
-    return next(model.parameters()).device
+    first: torch.Tensor = next(model.parameters())
+    return first.device

@@ -140,7 +140,7 @@ class LogitsProcessor(transformers.LogitsProcessor):
         for cursor in cursors:
             if cursor.error is not None:  # (failed closed: a library raises rather than force EOS)
                 raise cursor.error
-        return masked_scores(scores, bitmask)
+        return masked_scores(scores, bitmask)  # type: ignore[return-value]  # (a FloatTensor in, one out)
 
     # -- rows and cursors ------------------------------------------------------------------
 
