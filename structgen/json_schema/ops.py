@@ -22,7 +22,7 @@ from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableCon
 
 __all__ = [
     "CONSTRAINT_KEYWORDS", "LEGACY_KEYWORDS", "LOWER_BOUNDS", "SCHEMA_LISTS", "SCHEMA_MAPS", "SCHEMA_VALUED", "TYPES",
-    "UPPER_BOUNDS", "MergeClash", "Schema", "Tokens", "TooDeep", "accepts_all", "canonical_json", "clean", "conj", "encoded",
+    "UPPER_BOUNDS", "MergeClash", "Refs", "Schema", "Tokens", "TooDeep", "accepts_all", "canonical_json", "clean", "conj", "encoded",
     "equal", "merge", "no_alternative", "pointer", "type_set", "walk",
 ]
 
@@ -30,6 +30,9 @@ __all__ = [
 Schema = Union[dict[str, Any], bool]
 #: A place in a JSON document: the keys and array indices from its root (see :func:`pointer`).
 Tokens = tuple[Union[str, int], ...]
+#: The ``$ref`` targets (JSON pointers) a compile has entered on its way to a sub-schema, outermost
+#: first: how deep it recurses (``max_recursion_depth``).
+Refs = tuple[str, ...]
 
 #: Every keyword of draft 2020-12 that constrains instances (the rest are annotations).
 CONSTRAINT_KEYWORDS = frozenset({
