@@ -60,7 +60,8 @@ class SchemaCompiler:
         self.arrays = Arrays(ctx)
         self.objects = Objects(ctx)
         self.keywords = Keywords(ctx)
-        self._memos: dict[tuple[Hashable, ...], Union[Term, Exception]] = {}  # (kind, schema text, root?, base, entered, widened, calls on[, path]) -> term or error
+        # (kind, schema text, root?, base, entered, widened, calls on[, path]) -> term or error
+        self._memos: dict[tuple[Hashable, ...], Union[Term, Exception]] = {}
         self._texts: dict[int, tuple[Schema, str]] = {}  # id(sub-schema) -> (it, held so the id stays its own; its text)
         self.universe = Universe(ctx)
 

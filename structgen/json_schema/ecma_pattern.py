@@ -199,7 +199,7 @@ def _after_caret(items: list[Item]) -> Optional[list[Item]]:
 
 #: The translation of one item (see :meth:`_Translator.ir`): ``("fixed", regex, width)``, a unit
 #: repeated ``("rep", unit, lo, hi)``, or ``("var", regex, lo, hi)``; the regex is ``None`` where
-#: nothing matches, ``hi`` where there is no upper bound.
+#: nothing matches, ``hi`` is ``None`` where there is no upper bound.
 _Piece = Union[tuple[Literal["fixed"], Optional[str], int], tuple[Literal["rep", "var"], Optional[str], int, Optional[int]]]
 
 _LOOKS = {(1, False): "(?=", (1, True): "(?!", (-1, False): "(?<=", (-1, True): "(?<!"}

@@ -22,6 +22,7 @@ Resolve = Optional[Callable[[str, str], tuple[Schema, str]]]
 
 _ALL = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
 _NO_NAMES: frozenset[str] = frozenset()
+_TYPE_NAMES: dict[type, str] = {str: "string", list: "array", dict: "object"}
 
 
 def _value_type(v: Any) -> str:
@@ -34,9 +35,6 @@ def _value_type(v: Any) -> str:
     if isinstance(v, float):
         return "fraction"
     return _TYPE_NAMES[type(v)]
-
-
-_TYPE_NAMES: dict[type, str] = {str: "string", list: "array", dict: "object"}
 
 
 def _schema_types(t: Any) -> frozenset[str]:
