@@ -33,7 +33,7 @@ from .unknown_keywords import KNOWN_KEYWORDS, near_keyword
 __all__ = ["anchored", "annotation_warnings", "format_annotations", "load_2020_12", "load_schema", "validator_class", "warn_annotations"]
 
 
-def load_schema(schema: Union[dict, bool, str, type], *, dialect: Optional[str] = None) -> Schema:
+def load_schema(schema: Union[dict[str, Any], bool, str, type], *, dialect: Optional[str] = None) -> Schema:
     """Return ``schema`` as a dict or bool, checked against the metaschema of its dialect
     (``dialect``, else its ``$schema``, else draft 2020-12: see :mod:`.dialects`).
 
@@ -119,10 +119,10 @@ _VALID_PIECES: "OrderedDict[tuple[Any, str], None]" = OrderedDict()
 
 
 #: Schemas :func:`load_schema` checked lately, by ``id`` (held, so an id is not reused).
-_CHECKED: "OrderedDict[tuple[int, Optional[str]], Any]" = OrderedDict()
+_CHECKED: "OrderedDict[tuple[int, Optional[str]], Schema]" = OrderedDict()
 
 
-def load_2020_12(schema: Union[dict, bool, str, type], dialect: Optional[str]) -> Schema:
+def load_2020_12(schema: Union[dict[str, Any], bool, str, type], dialect: Optional[str]) -> Schema:
     """:func:`load_schema`, then rewritten into draft 2020-12 (:func:`.dialects.to_2020_12`):
     what the compiler reads. Done once per compile."""
     root: Schema = to_2020_12(load_schema(schema, dialect=dialect), dialect)
@@ -141,7 +141,7 @@ def reached_part(schema: Schema) -> Schema:
     if not isinstance(schema, dict) or not any(isinstance(schema.get(k), dict) for k in ("$defs", "definitions")):
         return schema
     maps = {k: schema[k] for k in ("$defs", "definitions") if isinstance(schema.get(k), dict)}
-    kept: dict[str, dict] = {k: {} for k in maps}
+    kept: dict[str, dict[str, Any]] = {k: {} for k in maps}
     todo: list[Any] = [{k: v for k, v in schema.items() if k not in maps}]
     while todo:
         node = todo.pop()
@@ -184,12 +184,14 @@ def anchored(regex: str) -> str:
     return f"^(?:{regex})$"
 
 
-def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[Any]:
+def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
     if validator.is_type(instance, "string") and not compiled_pattern(pattern).fullmatch(encoded(instance)):
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-def _pattern_properties_keyword(validator: Any, patterns: dict, instance: Any, schema: dict) -> Iterator[Any]:
+def _pattern_properties_keyword(
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: dict[str, Any],
+) -> Iterator[Any]:
     if validator.is_type(instance, "object"):
         for pattern, sub in patterns.items():
             for key, value in instance.items():
@@ -198,7 +200,7 @@ def _pattern_properties_keyword(validator: Any, patterns: dict, instance: Any, s
 
 
 def _format_keyword(custom: dict[str, str], unknown: str) -> Callable[..., Iterator[Any]]:
-    def keyword(validator: Any, fmt: str, instance: Any, schema: dict) -> Iterator[Any]:
+    def keyword(validator: Any, fmt: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
         if fmt in NUMBER_FORMATS and fmt not in custom and validator.is_type(instance, "number"):
             lo, hi = NUMBER_FORMATS[fmt]
             if not lo <= instance <= hi:
@@ -218,7 +220,7 @@ def _format_keyword(custom: dict[str, str], unknown: str) -> Callable[..., Itera
 
 
 @functools.lru_cache(maxsize=32)
-def _validator_class(custom: tuple, unknown: str) -> Any:
+def _validator_class(custom: tuple[tuple[str, str], ...], unknown: str) -> Any:
     return _validators.extend(
         jsonschema.Draft202012Validator,
         {"pattern": _pattern_keyword, "patternProperties": _pattern_properties_keyword,
@@ -246,7 +248,7 @@ def format_annotations(schema: Schema, formats: Optional[Mapping[str, str]] = No
     return [(pointer(tokens + ("format",)), fmt) for sub, tokens in walk(schema) if (fmt := _annotation(sub, formats or {}))]
 
 
-def _annotation(sub: dict, custom: Mapping[str, str]) -> Optional[str]:
+def _annotation(sub: dict[str, Any], custom: Mapping[str, str]) -> Optional[str]:
     """The ``format`` of ``sub`` if structgen reads it as an annotation only."""
     fmt = sub.get("format")
     if isinstance(fmt, str) and fmt not in custom and fmt not in FORMATS and fmt not in FREE_STRING_FORMATS:
