@@ -148,9 +148,10 @@ class _Rewriter:
                 out.append((key, value, "list"))
             elif tokens is not None and isinstance(value, dict) and key not in _VALUES:
                 targets, on_way = self.targets()
-                if tokens + (key,) in targets:
+                place = _as_pointer(tokens + (key,))
+                if place in targets:
                     out.append((key, value, "schema"))
-                elif tokens + (key,) in on_way:
+                elif place in on_way:
                     out.append((key, value, "within"))
         return out
 
@@ -272,9 +273,11 @@ class _Rewriter:
         if not isinstance(value, dict):
             return value
         out = {}
+        targets, on_way = self.targets()
         for name, sub in value.items():
             t = tokens + (name,)
-            out[name] = f(sub, t) if t in self.targets()[0] else self.within(sub, t, f) if t in self.targets()[1] else sub
+            place = _as_pointer(t)
+            out[name] = f(sub, t) if place in targets else self.within(sub, t, f) if place in on_way else sub
         return out
 
     def recursive_is_plain(self, resource: Any) -> bool:
@@ -334,6 +337,12 @@ class _Rewriter:
                 node = None
             i += 2
         return f"{doc}{hash_}/" + "/".join(out)
+
+
+def _as_pointer(tokens: Tokens) -> Tokens:
+    """``tokens`` as a pointer's reference tokens: a list index as its text ("0"), as ``$ref``
+    writes it (a target inside a list was compared as the number 0 and never found)."""
+    return tuple(str(t) for t in tokens)
 
 
 def _pointer_targets(root: dict[str, Any]) -> tuple[set[Tokens], set[Tokens]]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -82,8 +83,14 @@ def _pieces(schema: Schema) -> Iterator[tuple[tuple[str, ...], Any]]:
 
 
 def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
-    """``piece`` checked against ``validator``'s metaschema, once per distinct piece (its JSON text)."""
-    text = json.dumps(piece, sort_keys=True)
+    """``piece`` checked against ``validator``'s metaschema, once per distinct piece (its JSON text).
+    A number JSON cannot write (``NaN``, ``Infinity``: Python's ``json.loads`` reads them) is a
+    :class:`SchemaError` naming its pointer."""
+    try:
+        text = json.dumps(piece, sort_keys=True, allow_nan=False)
+    except ValueError:
+        path, value = _non_finite(piece, where)
+        raise SchemaError(f"{value!r} is not a JSON number (JSON has no NaN or Infinity)", pointer(path)) from None
     key = (validator, text)
     if key in _VALID_PIECES:
         _VALID_PIECES.move_to_end(key)
@@ -100,6 +107,20 @@ def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
     _VALID_PIECES[key] = None
     while len(_VALID_PIECES) > 4096:
         _VALID_PIECES.popitem(last=False)
+
+
+def _non_finite(value: Any, where: tuple[str, ...]) -> tuple[tuple[str, ...], float]:
+    """The place and value of the first number in ``value`` that JSON cannot write."""
+    stack: list[tuple[tuple[str, ...], Any]] = [(where, value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return path, v
+        if isinstance(v, dict):
+            stack.extend((path + (str(k),), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((path + (str(i),), x) for i, x in reversed(list(enumerate(v))))
+    raise AssertionError("json.dumps refused a value with no NaN or Infinity in it")
 
 
 def _check_slowly(validator: Any, where: tuple[str, ...], piece: Any, formats: Any) -> None:
