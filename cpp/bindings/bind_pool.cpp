@@ -164,7 +164,22 @@ void bind_pool(nb::module_& m) {
                          for (const ByteSet& m : e.column_classes()) out.append(mask_to(m));
                          return out;
                      })
-        .def_rw("regex", &EmbeddedDfa::regex)
+        .def_prop_rw("regex",
+                     [](EmbeddedDfa& e) -> nb::object {
+                         if (!e.regex) return nb::none();
+                         // (structgen's regexes hold lone surrogates as markers: UTF-8 with surrogatepass)
+                         return nb::steal(PyUnicode_DecodeUTF8(e.regex->data(), static_cast<Py_ssize_t>(e.regex->size()), "surrogatepass"));
+                     },
+                     [](EmbeddedDfa& e, nb::handle text) {
+                         if (text.is_none()) {
+                             e.regex.reset();
+                         } else {
+                             nb::object utf8 = nb::steal(PyUnicode_AsEncodedString(text.ptr(), "utf-8", "surrogatepass"));
+                             if (!utf8.is_valid()) throw nb::python_error();
+                             e.regex = std::string(PyBytes_AsString(utf8.ptr()), static_cast<size_t>(PyBytes_Size(utf8.ptr())));
+                         }
+                     },
+                     nb::for_setter(nb::arg("value").none()))
         .def("is_dead",
              [](EmbeddedDfa& e, int64_t q) {
                  if (q < 0 || q >= e.num_states()) throw OutOfRange("no such state");
