@@ -8,6 +8,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
+
 #include "../engine/liveness.h"
 #include "../engine/min_length.h"
 #include "../engine/string_length.h"
@@ -310,6 +312,11 @@ void bind_pool(nb::module_& m) {
         .def("mark_string_length", [](PyPool& p, int64_t unit, int64_t quote) { p.string_lengths().mark(p.id(unit), p.id(quote)); })
         .def("note_restricted", [](PyPool& p, int64_t e, int64_t r) { p.string_lengths().note_restricted(p.id(e), p.id(r)); })
         .def_prop_ro("string_length_quote", [](PyPool& p) { return p.string_lengths().quote(); })
+        .def_prop_ro("string_length_units", [](PyPool& p) {
+            std::vector<Id> units(p.string_lengths().units().begin(), p.string_lengths().units().end());
+            std::sort(units.begin(), units.end());
+            return units;
+        })
         .def("string_with_length", [](PyPool& p, nb::handle members, bool opened) -> nb::object {
             auto ms = p.ids(members);
             auto got = p.string_lengths().string_with_length(ms, opened);

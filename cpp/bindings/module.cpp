@@ -2,6 +2,10 @@
 // only here, to structgen's error tree.
 #include <nanobind/nanobind.h>
 
+#include <nanobind/stl/string.h>
+
+#include <typeinfo>
+
 #include "casters.h"
 
 namespace structgen::py {
@@ -21,6 +25,8 @@ void register_errors(nb::module_& m) {
             PyErr_SetString(PyExc_ValueError, e.what());
         } catch (const OutOfRange& e) {
             PyErr_SetString(PyExc_IndexError, e.what());
+        } catch (const std::bad_cast&) {  // (an argument nanobind could not convert inside a call)
+            PyErr_SetString(PyExc_TypeError, "an argument of the wrong type or out of range");
         } catch (const std::bad_alloc&) {
             PyErr_SetString(PyExc_MemoryError, "the native engine ran out of memory");
         }

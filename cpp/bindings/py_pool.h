@@ -18,7 +18,13 @@ struct PyPool : Pool {
         check(e);
         return static_cast<Id>(e);
     }
-    Id id(nb::handle h) const { return id(nb::cast<int64_t>(h)); }
+    Id id(nb::handle h) const {
+        int overflow = 0;
+        long long v = PyLong_Check(h.ptr()) ? PyLong_AsLongLongAndOverflow(h.ptr(), &overflow) : 0;
+        if (!PyLong_Check(h.ptr())) throw nb::type_error("a term is an int");
+        if (overflow) throw OutOfRange("no such term in this pool");
+        return id(static_cast<int64_t>(v));
+    }
     std::vector<Id> ids(nb::handle parts);
     nb::object classes(Id e);
     nb::object symset(uint32_t id);
