@@ -23,8 +23,10 @@ if [ ${#tests[@]} -eq 0 ]; then
     tests=(tests/automata/test_native_safety.py tests/automata/test_native_oracle.py tests/automata/test_expr.py
            tests/automata/test_string_length.py tests/automata/test_native_differential.py tests/guides/test_guides.py)
 fi
-# (Python itself leaks by design: leak checks off; a UBSan finding stops the run)
-LD_PRELOAD="$(g++ -print-file-name=libasan.so)" \
+# (Python itself leaks by design: leak checks off; a UBSan finding stops the run. libstdc++ is
+# preloaded after the ASan runtime: python does not link it, and ASan's interceptor of C++ throws
+# must find the real one at start-up)
+LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)" \
 ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1" \
 UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
     python -m pytest -q -x -m "not slow" -p no:cacheprovider "${tests[@]}"

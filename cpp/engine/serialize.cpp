@@ -10,6 +10,11 @@ namespace structgen {
 namespace {
 constexpr uint32_t MAGIC = 0x53475031;  // "SGP1"
 
+struct WitnessEntry {  // (a POD: read back with memcpy)
+    Id term;
+    int64_t length;
+};
+
 struct Writer {
     std::string out;
     template <class T>
@@ -63,10 +68,10 @@ std::string Pool::dump() const {
     w.put_vec(members_);
     w.put_vec(nullable_);
     w.put_vec(algebraic_);
-    std::vector<int64_t> sym_table;  // symbol nodes' sets are rebuilt; nothing to keep
     w.put<int64_t>(lengths_->quote() ? static_cast<int64_t>(*lengths_->quote()) : -1);
     w.put_vec(std::vector<Id>(lengths_->units().begin(), lengths_->units().end()));
-    std::vector<std::pair<Id, int64_t>> witness(search_->witness.begin(), search_->witness.end());
+    std::vector<WitnessEntry> witness;
+    for (auto [x, length] : search_->witness) witness.push_back({x, length});
     w.put_vec(witness);
     w.put_vec(std::vector<Id>(search_->gave_up.begin(), search_->gave_up.end()));
     w.put_vec(std::vector<Id>(search_->alive.begin(), search_->alive.end()));
@@ -161,9 +166,9 @@ void Pool::load(const std::string& data) {
             lengths_->mark(u, static_cast<Id>(quote));
         }
     }
-    for (auto [x, w] : r.get_vec<std::pair<Id, int64_t>>()) {
+    for (auto [x, length] : r.get_vec<WitnessEntry>()) {
         check(x);
-        search_->witness[x] = w;
+        search_->witness[x] = length;
     }
     for (Id x : r.get_vec<Id>()) check(x), search_->gave_up.insert(x);
     for (Id x : r.get_vec<Id>()) check(x), search_->alive.insert(x);
