@@ -29,4 +29,6 @@ fi
 LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)" \
 ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:halt_on_error=1" \
 UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1" \
-    python -m pytest -q -x -m "not slow" -p no:cacheprovider "${tests[@]}"
+    python -m pytest -q -x -m "not slow" -p no:cacheprovider --capture=sys "${tests[@]}"
+# (--capture=sys: a sanitizer's report, written to file descriptor 2 as the process dies, reaches
+# the terminal instead of pytest's capture file)

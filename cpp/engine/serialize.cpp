@@ -24,7 +24,7 @@ struct Writer {
     template <class T>
     void put_vec(const std::vector<T>& v) {
         put<uint64_t>(v.size());
-        out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+        if (!v.empty()) out.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
     }
 };
 
@@ -44,7 +44,7 @@ struct Reader {
         uint64_t n = get<uint64_t>();
         if (n > (in.size() - at) / sizeof(T)) throw InvalidArgument("a pickled pool is cut short");
         std::vector<T> v(n);
-        std::memcpy(v.data(), in.data() + at, n * sizeof(T));
+        if (n) std::memcpy(v.data(), in.data() + at, n * sizeof(T));
         at += n * sizeof(T);
         return v;
     }
