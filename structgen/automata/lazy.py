@@ -10,8 +10,8 @@ is, or at once where a caller asks for it (:meth:`LazyAutomaton.build`). Never a
 The automaton is native (``structgen._engine.LazyAutomaton``, ``cpp/engine/lazy.cpp``): rows live
 in one flat int32 table (``state * 256 + byte``), read through :attr:`~LazyAutomaton.flat` (a live
 view, it grows in place), :attr:`~LazyAutomaton.finals` and :attr:`~LazyAutomaton.exprs` (live
-views too), and :attr:`~LazyAutomaton.table` (a read-only numpy view ``[state, byte]`` for
-vectorised and compiled trie walks; fetch it again after building a state: the table may have
+views too), and :attr:`~LazyAutomaton.table` (a numpy view ``[state, byte]`` of the engine's own rows, for
+vectorised and compiled trie walks: read it, never write it; fetch it again after building a state: the table may have
 been reallocated, and an older view keeps reading the rows as they were). A transition not built
 yet reads :data:`UNBUILT`. This module adds the clamps (counters cut to what a token can tell
 apart), which build terms in Python (:func:`.expr_rewrite.clamp`).
