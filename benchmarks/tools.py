@@ -37,7 +37,7 @@ import torch
 
 import structgen
 from benchmarks.harness import CORPUS_DIR, markdown_table
-from structgen.compose import compile_composed
+from structgen import compile_composed
 from structgen.compose.tools import HERMES, Tool, parse_tool_calls, template_renders_tools, tool_calls_format, tool_messages
 from structgen.hf.decoding import DecodeStats, decode
 from structgen.hf.generation import model_vocabulary

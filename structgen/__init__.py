@@ -6,6 +6,9 @@
 >>> guide.allowed_token_ids(guide.initial_state).tolist()
 [0, 2]
 
+Every constraint is a format value (:mod:`structgen.formats`) and :func:`compile` is the one door:
+``compile_regex(p, vocab)`` is ``compile(formats.Regex(p), vocab)``.
+
 The core (this module) needs only numpy, interegular and regex; the transformers integration
 (`LogitsProcessor`, `generate_*`) imports torch lazily, on first use.
 """
@@ -14,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .compiler import clear_cache, compile_extract, compile_json_schema, compile_regex
-from .compose.build import compile_composed
+from . import formats
+from .compiler import clear_cache, compile, compile_composed, compile_extract, compile_json_schema, compile_regex
 from .errors import (
     AnnotationWarning,
     CompileBudgetExceeded,
@@ -69,10 +72,12 @@ __all__ = [
     "VocabularyError",
     "__version__",
     "clear_cache",
+    "compile",
     "compile_composed",
     "compile_extract",
     "compile_json_schema",
     "compile_regex",
+    "formats",
     "generate_json",
     "generate_pydantic",
     "generate_regex",

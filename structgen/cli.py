@@ -172,8 +172,7 @@ def _cmd_generate(args: argparse.Namespace) -> int:
     def compile_for(vocab: Any) -> Any:
         return compile_regex(constraint, vocab) if kind == "regex" else compile_json_schema(constraint, vocab)
 
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
+    _quiet(transformers)
     budget = args.max_new_tokens or (64 if kind == "regex" else 256)
     if not args.no_budget_aware:  # the budget is checked on the tokenizer, before the model loads
         compile_for(vocabulary_for(load_tokenizer(args.model or None))).check_budget(budget)
@@ -226,8 +225,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
 
     from .hf.models import DEFAULT_MODEL_NAME, load_default_model, load_model
 
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
+    _quiet(transformers)
     if args.model:
         model, tokenizer = load_model(args.model, device=args.device)
         name = Path(args.model).expanduser().name
@@ -258,3 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+def _quiet(transformers: Any) -> None:
+    """transformers' warnings and progress bars off (the CLI prints what matters itself)."""
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()

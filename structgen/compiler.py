@@ -1,82 +1,144 @@
-"""Compile a regex or a JSON Schema into a :class:`Guide`, with an in-memory cache.
+"""The door: every constraint is a format value (:mod:`structgen.formats`), and :func:`compile`
+turns one into a :class:`Guide` over a vocabulary, the one way in for every integration (the
+public ``compile_*`` functions, the ``generate_*`` helpers, the server, the vLLM plugin).
 
-Compiling has two halves: the constraint → byte DFA (independent of the tokenizer), and the DFA →
-guide over a vocabulary (masks are then computed lazily). Both are cached in bounded LRUs keyed by
-the constraint's text, the options and the vocabulary's fingerprint, so a server that sees the same
-schema twice compiles it once.
+Compiling has two halves, each cached in a bounded LRU keyed by the format's
+:meth:`~structgen.formats.Format.key`:
+
+1. the format → automata, independent of the tokenizer (:data:`Automata`): the regex, JSON Schema
+   and spans front ends, and :func:`structgen.compose.build.build_network` for composed formats,
+   whose JSON Schema regions go through this same cache (a schema compiles once, alone or as a
+   region, and a composed format with no region of its own is the same guide as its leaf);
+2. the automata → a guide, in one cache per vocabulary (it dies with the vocabulary), and the
+   checks after compile: an empty language, or bytes no token spells, is an
+   :class:`UnsatisfiableConstraint` here, never a dead end at the first step.
+
+Concurrent compiles of one format share one run (the second waits for the first); a failed
+compile is not kept. The warnings a schema gives (:class:`AnnotationWarning`) are given on every
+call, cached or not, attributed to the caller outside structgen.
+
+Example:
+    >>> import structgen
+    >>> from structgen.formats import Regex
+    >>> vocab = structgen.Vocabulary.from_bytes([b"ye", b"s", b"no", None], eos_token_ids=[3])
+    >>> guide = compile(Regex("yes|no"), vocab)
+    >>> guide is compile(Regex("yes|no"), vocab), guide.allowed_token_ids(guide.initial_state).tolist()
+    (True, [0, 2])
 """
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import os
+import sys
 import threading
 import time
+import warnings
+import weakref
 from collections import OrderedDict
-from typing import Any, Callable, Hashable, Union
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, Hashable, Iterator, TypeVar
 
-
-from .errors import UnsatisfiableConstraint
 from .automata.dfa import DEFAULT_MAX_STATES, ByteDFA
-from .automata.network import Network
 from .automata.expr import NOTHING, ExprPool
 from .automata.lazy import LazyAutomaton
+from .automata.network import Network
 from .automata.regex import regex_to_expr
 from .automata.regex_emptiness import why_no_match
+from .automata.spans import Documents, extract_dfa
+from .compose.build import Automata, build_network
+from .errors import ConstraintError, UnsatisfiableConstraint, VocabularyError
+from .formats import DEFAULT_WHITESPACE, Extract, Format, JsonSchema, Regex, SchemaOptions
 from .guides.base import Guide
 from .guides.dfa_guide import DfaGuide
 from .guides.pushdown import PushdownGuide
-from .automata.spans import Documents, documents_key, extract_dfa, normalize_documents
 from .vocab.vocabulary import Vocabulary
 
-__all__ = ["compile_extract", "compile_json_schema", "compile_regex", "clear_cache", "set_cache_limits", "warm_up"]
+__all__ = [
+    "DEFAULT_WHITESPACE", "clear_cache", "compile", "compile_composed", "compile_extract", "compile_json_schema",
+    "compile_regex", "set_cache_limits", "warm_up",
+]
 
-DEFAULT_WHITESPACE = r"[ ]?"
 _CACHE_SIZE = 128
+_CACHE_BYTES = 2 * 2**30
+#: Flat guides with at most this many states get every mask computed by ``compile(..., warm=True)``.
+PRECOMPUTE_STATES = 64
+
+V = TypeVar("V")
 
 
-class _LRU:
-    """A bounded LRU. With ``max_bytes``, also bounded by the values' ``memory_bytes``: guides grow
-    as their masks are cached, so each insert counts the new value's bytes beside the others' as
-    last measured, and measures them all again (dropping the least recently used while over) when
-    that is over the bound or every :attr:`REMEASURE` inserts. Measuring a guide walks its caches:
-    doing it for every cached guide on every insert cost a warm server 2-3 ms per compile."""
+class _Cache(Generic[V]):
+    """A bounded LRU whose values are made once: concurrent callers of one key wait for the one
+    run of ``make`` (a failed run is forgotten, so the next call tries again).
+
+    With ``measure`` (a value's bytes) it is also bounded in bytes: each insert counts the new
+    value's bytes beside the others' as last measured, and measures them all again (dropping the
+    least recently used while over) when that is over the bound or every :attr:`REMEASURE`
+    inserts (guides grow as they cache masks; measuring walks their caches, too slow for every
+    insert)."""
 
     REMEASURE = 16
 
-    def __init__(self, size: int, max_bytes: int | None = None) -> None:
+    def __init__(self, size: int, max_bytes: int | None = None, measure: Callable[[V], int] | None = None) -> None:
         self.size = size
-        self.max_bytes = max_bytes  # bound on the sum of the values' ``memory_bytes``
-        self._data: OrderedDict[Hashable, Any] = OrderedDict()
-        self._bytes: dict[Hashable, int] = {}  # key -> the value's bytes when last measured
-        self._since = 0  # inserts since every value was last measured
+        self.max_bytes = max_bytes
+        self._measure = measure
+        self._data: OrderedDict[Hashable, Future[V]] = OrderedDict()
+        self._bytes: dict[Hashable, int] = {}
+        self._since = 0
         self._lock = threading.Lock()
 
-    def get_or_make(self, key: Hashable, make: Callable[[], Any]) -> Any:
+    def get_or_make(self, key: Hashable, make: Callable[[], V]) -> tuple[V, bool]:
+        """The value of ``key`` and whether it was made by this call."""
         with self._lock:
-            if key in self._data:
+            found = self._data.get(key)
+            if found is not None:
                 self._data.move_to_end(key)
-                return self._data[key]
-        value = make()  # outside the lock: compiles may be slow and run concurrently
-        with self._lock:
-            self._data[key] = value
-            self._data.move_to_end(key)
-            while len(self._data) > self.size:
-                self._bytes.pop(self._data.popitem(last=False)[0], None)
-            if self.max_bytes is not None:
-                self._bytes[key] = value.memory_bytes
-                self._since += 1
-                if self._since >= self.REMEASURE or sum(self._bytes.values()) > self.max_bytes:
-                    self._remeasure(self.max_bytes)
-        return value
+            else:
+                future: Future[V] = Future()
+                self._data[key] = future
+                while len(self._data) > self.size:
+                    self._forget_oldest()
+        if found is not None:
+            return found.result(), False
+        try:
+            value = make()  # outside the lock: compiles may be slow and run concurrently
+        except BaseException as e:
+            with self._lock:
+                if self._data.get(key) is future:
+                    del self._data[key]
+            future.set_exception(e)
+            raise
+        future.set_result(value)
+        if self._measure is not None and self.max_bytes is not None:
+            with self._lock:
+                if self._data.get(key) is future:
+                    self._bytes[key] = self._measure(value)
+                    self._since += 1
+                    if self._since >= self.REMEASURE or sum(self._bytes.values()) > self.max_bytes:
+                        self._remeasure(self.max_bytes)
+        return value, True
+
+    def _forget_oldest(self) -> None:
+        key, _ = self._data.popitem(last=False)
+        self._bytes.pop(key, None)
 
     def _remeasure(self, max_bytes: int) -> None:
+        assert self._measure is not None
         self._since = 0
-        self._bytes = {k: v.memory_bytes for k, v in self._data.items()}
+        done = {k: f.result() for k, f in self._data.items() if f.done() and f.exception() is None}
+        self._bytes = {k: self._measure(v) for k, v in done.items()}
         total = sum(self._bytes.values())
         while total > max_bytes and len(self._data) > 1:
-            dropped, _ = self._data.popitem(last=False)
-            total -= self._bytes.pop(dropped)
+            key, _ = self._data.popitem(last=False)
+            total -= self._bytes.pop(key, 0)
+
+    def __contains__(self, key: Hashable) -> bool:
+        with self._lock:
+            future = self._data.get(key)
+            return future is not None and future.done() and future.exception() is None
 
     def clear(self) -> None:
         with self._lock:
@@ -84,15 +146,38 @@ class _LRU:
             self._bytes.clear()
 
 
-_CACHE_BYTES = 2 * 2**30
-_DFAS = _LRU(_CACHE_SIZE)
-_GUIDES = _LRU(_CACHE_SIZE, _CACHE_BYTES)
+@dataclass(frozen=True)
+class _Compiled:
+    """A format's automata (before any vocabulary) and the warnings its compile gives."""
+
+    automata: Automata
+    warnings: tuple[Warning, ...] = ()
+    why_empty: Callable[[], str] | None = None
+
+
+def _guide_bytes(entry: tuple[Guide, tuple[Warning, ...]]) -> int:
+    return entry[0].memory_bytes
+
+
+_AUTOMATA: _Cache[_Compiled] = _Cache(_CACHE_SIZE)
+_GUIDES: weakref.WeakKeyDictionary[Vocabulary, _Cache[tuple[Guide, tuple[Warning, ...]]]] = weakref.WeakKeyDictionary()
+_GUIDES_LOCK = threading.Lock()
+_LIMITS = {"entries": _CACHE_SIZE, "guide_bytes": _CACHE_BYTES}
+
+
+def _guides_of(vocabulary: Vocabulary) -> _Cache[tuple[Guide, tuple[Warning, ...]]]:
+    with _GUIDES_LOCK:
+        cache = _GUIDES.get(vocabulary)
+        if cache is None:
+            cache = _GUIDES[vocabulary] = _Cache(_LIMITS["entries"], _LIMITS["guide_bytes"], _guide_bytes)
+        return cache
 
 
 def set_cache_limits(*, entries: int = _CACHE_SIZE, guide_bytes: int = _CACHE_BYTES) -> None:
-    """Bound the compile caches: at most ``entries`` automata and guides (default 128), and guides
-    whose :attr:`Guide.memory_bytes` add up to at most ``guide_bytes`` (default 2 GiB; the least
-    recently used go first). A guide in use elsewhere stays alive; the cache just forgets it.
+    """Bound the compile caches: at most ``entries`` compiled formats and, per vocabulary, as
+    many guides whose :attr:`Guide.memory_bytes` add up to at most ``guide_bytes`` (default 128
+    and 2 GiB; the least recently used go first). A guide in use elsewhere stays alive; the cache
+    just forgets it.
 
     Example:
         >>> set_cache_limits(entries=32, guide_bytes=512 * 2**20)
@@ -100,18 +185,23 @@ def set_cache_limits(*, entries: int = _CACHE_SIZE, guide_bytes: int = _CACHE_BY
     """
     if entries < 1 or guide_bytes < 1:
         raise ValueError(f"cache limits must be positive, got entries={entries}, guide_bytes={guide_bytes}")
-    _DFAS.size = _GUIDES.size = entries
-    _GUIDES.max_bytes = guide_bytes
+    _LIMITS.update(entries=entries, guide_bytes=guide_bytes)
+    _AUTOMATA.size = entries
+    with _GUIDES_LOCK:
+        for cache in _GUIDES.values():
+            cache.size, cache.max_bytes = entries, guide_bytes
 
 
 def clear_cache() -> None:
-    """Forget every cached automaton and guide."""
-    _DFAS.clear()
-    _GUIDES.clear()
+    """Forget every compiled format and guide."""
+    _AUTOMATA.clear()
+    with _GUIDES_LOCK:
+        for cache in _GUIDES.values():
+            cache.clear()
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Any:
+def _collector_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off while compiling: a compile allocates many small
     objects, which trigger full collections that scan every object in the process (torch and
     transformers hold millions): up to a third of a compile's time. Reference counting still
@@ -125,46 +215,150 @@ def _collector_paused() -> Any:
             gc.enable()
 
 
-#: What a constraint compiles to before it meets a vocabulary: an eager automaton, a network of
-#: automata, or an expression of a pool (its automaton is built lazily, per guide).
-Compiled = Union[ByteDFA, Network, tuple[ExprPool, int]]
+# -- the door -------------------------------------------------------------------------------------------
 
 
-def _guide(key: tuple[Hashable, ...], vocab: Vocabulary, make: Callable[[], Compiled], description: str,
-           why_empty: Callable[[], str] | None = None) -> Guide:
+def compile(fmt: Format, vocabulary: Vocabulary, *, warm: bool = False) -> Guide:
+    """The guide of ``fmt`` (any :mod:`structgen.formats` value) over ``vocabulary``: the one
+    compile every way into structgen goes through.
+
+    Cached (see the module docstring): the same format over the same vocabulary is the same
+    guide. ``warm=True`` also computes what the first step needs (the initial state's mask;
+    every mask of a flat guide of at most :data:`PRECOMPUTE_STATES` states), as servers do in
+    their compile threads.
+
+    Raises what the format's front end raises (:class:`RegexSyntaxError`, :class:`SchemaError`
+    with its JSON pointer, ... with ``region`` set for a named region of a composed format),
+    :class:`CompileBudgetExceeded`, and :class:`UnsatisfiableConstraint` when no output matches
+    or the vocabulary cannot spell any.
+
+    Example:
+        >>> guide = compile(JsonSchema({"type": "integer"}, whitespace=""), vocab)   # doctest: +SKIP
+    """
+    if not isinstance(fmt, Format):
+        raise TypeError(f"compile needs a format (structgen.formats.Regex, JsonSchema, ...), not {type(fmt).__name__}")
+    if not isinstance(vocabulary, Vocabulary):
+        raise TypeError(f"compile needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
     with _collector_paused():
-        return _guide_unpaused(key, vocab, make, description, why_empty)
+        (guide, given), _ = _guides_of(vocabulary).get_or_make(fmt.key(), lambda: _make_guide(fmt, vocabulary))
+        if warm:
+            _warm(guide)
+    _give(given)
+    return guide
 
 
-def _guide_unpaused(key: tuple[Hashable, ...], vocab: Vocabulary, make: Callable[[], Compiled], description: str,
-                    why_empty: Callable[[], str] | None = None) -> Guide:
-    compiled = _DFAS.get_or_make(key, make)
-
-    def make_guide() -> Guide:
-        if isinstance(compiled, Network):
-            return PushdownGuide(compiled, vocab, description=description)
-        if isinstance(compiled, ByteDFA):
-            pool = ExprPool()
-            root = pool.embed(compiled)
-        else:
-            pool, root = compiled
-        guide = None if root == NOTHING else DfaGuide(LazyAutomaton(pool, root), vocab, description=description)
-        missing = vocab.missing_bytes
-        if guide is None or (guide.is_empty and not missing):  # (no string at all: say why, if we can)
-            raise UnsatisfiableConstraint(f"no string matches {description}" + (f": {why_empty()}" if why_empty else ""))
-        if guide.is_empty:
-            raise UnsatisfiableConstraint(
-                f"{description} needs bytes that no token of {vocab!r} contains "
-                f"({', '.join(hex(b) for b in sorted(missing)[:8])}...)"
-            )
-        return guide
-
-    return _GUIDES.get_or_make(key + (vocab.fingerprint, id(vocab)), make_guide)
+def is_cached(fmt: Format, vocabulary: Vocabulary) -> bool:
+    """Whether :func:`compile` has the guide of ``fmt`` over ``vocabulary`` ready (a lookup)."""
+    with _GUIDES_LOCK:
+        cache = _GUIDES.get(vocabulary)
+    return cache is not None and fmt.key() in cache
 
 
-def _regex(pattern: str, max_states: int) -> tuple[ExprPool, int]:
-    pool = ExprPool()
-    return pool, regex_to_expr(pattern, pool, max_states=max_states)
+def _make_guide(fmt: Format, vocabulary: Vocabulary) -> tuple[Guide, tuple[Warning, ...]]:
+    compiled = _automata(fmt)
+    description = fmt.describe()
+    automata = compiled.automata
+    if isinstance(automata, Network) and len(automata) == 1:  # (a composed format that calls nothing)
+        automata = (automata.pool, automata.exprs[0])
+    if isinstance(automata, Network):
+        guide: Guide = PushdownGuide(automata, vocabulary, description=description)
+        if automata.is_empty:
+            raise UnsatisfiableConstraint(f"no output matches {description}")
+        try:
+            guide.token_mask(guide.initial_state)
+        except VocabularyError as e:
+            raise UnsatisfiableConstraint(f"no output of {description} can be spelt with the tokens of {vocabulary!r}") from e
+        return guide, compiled.warnings
+    if isinstance(automata, ByteDFA):
+        pool = ExprPool()
+        root = pool.embed(automata)
+    else:
+        pool, root = automata
+    why = compiled.why_empty
+    if root == NOTHING:
+        raise UnsatisfiableConstraint(f"no string matches {description}" + (f": {why()}" if why else ""))
+    flat = DfaGuide(LazyAutomaton(pool, root), vocabulary, description=description)
+    if flat.is_empty:
+        missing = vocabulary.missing_bytes
+        if not missing:
+            raise UnsatisfiableConstraint(f"no string matches {description}" + (f": {why()}" if why else ""))
+        raise UnsatisfiableConstraint(
+            f"{description} needs bytes that no token of {vocabulary!r} contains "
+            f"({', '.join(hex(b) for b in sorted(missing)[:8])}...)"
+        )
+    return flat, compiled.warnings
+
+
+def _warm(guide: Guide) -> None:
+    if isinstance(guide, DfaGuide) and guide.num_states <= PRECOMPUTE_STATES:
+        guide.precompute()
+    else:
+        guide.token_mask(guide.initial_state)
+
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _give(given: tuple[Warning, ...]) -> None:
+    """Give the warnings of a compile, attributed to the first caller outside structgen."""
+    if not given:
+        return
+    level, frame = 1, sys._getframe(0)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1  # type: ignore[assignment]
+    for warning in given:
+        warnings.warn(warning, stacklevel=level)
+
+
+# -- the front ends: a format -> automata, cached -------------------------------------------------------
+
+
+def _automata(fmt: Format) -> _Compiled:
+    compiled, _ = _AUTOMATA.get_or_make(fmt.key(), lambda: _front_end(fmt))
+    return compiled
+
+
+def _front_end(fmt: Format) -> _Compiled:
+    if isinstance(fmt, Regex):
+        pool = ExprPool()
+        expr = regex_to_expr(fmt.pattern, pool, max_states=fmt.max_states)
+        return _Compiled((pool, expr), why_empty=lambda: why_no_match(fmt.pattern, max_states=fmt.max_states))
+    if isinstance(fmt, JsonSchema):
+        try:
+            return _json_schema(fmt)
+        except ConstraintError as e:
+            if fmt.name:
+                raise e.in_region(fmt.name) from e
+            raise
+    if isinstance(fmt, Extract):
+        dfa = extract_dfa(fmt.documents, min_length=fmt.min_length, max_length=fmt.max_length, pattern=fmt.pattern,
+                          max_states=fmt.max_states)
+        if dfa.is_empty:
+            what = f"{fmt.min_length}..{'' if fmt.max_length is None else fmt.max_length} characters" + (
+                f" matching {fmt.pattern!r}" if fmt.pattern is not None else "")
+            raise UnsatisfiableConstraint(f"no span of the document has {what}")
+        return _Compiled(dfa)
+    given: list[Warning] = []
+
+    def region(schema: JsonSchema) -> Automata:
+        compiled = _automata(schema)
+        given.extend(compiled.warnings)
+        return compiled.automata
+
+    network = build_network(fmt, region)
+    return _Compiled(network, tuple(given))
+
+
+def _json_schema(fmt: JsonSchema) -> _Compiled:
+    compile_schema, prepare, annotation_warnings = _json_schema_front_end()
+    options = fmt.options
+    root, _ = prepare(fmt.schema, options)
+    given = annotation_warnings(root, options)
+    automata = compile_schema(root, options, fmt.extract_from, network=fmt.extract_from is None, lazy=True)
+    return _Compiled(automata, given)
+
+
+# -- the public compile functions: thin wrappers over the door ------------------------------------------
 
 
 def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES) -> Guide:
@@ -175,51 +369,33 @@ def compile_regex(pattern: str, vocabulary: Vocabulary, *, max_states: int = DEF
     ``^ $ \\A \\Z`` inside the pattern are compiled exactly (see :mod:`structgen.automata.lookaround`).
     Raises :class:`RegexSyntaxError` for a malformed pattern and :class:`RegexNotSupported` for
     constructs no automaton can enforce exactly (back-references, possessive quantifiers, atomic
-    groups, a look-behind inside a look-ahead or the reverse).
+    groups, a look-behind inside a look-ahead or the reverse). ``compile(Regex(pattern), vocabulary)``.
 
     Example:
         >>> guide = compile_regex(r"\\d{4}-\\d{2}-\\d{2}", vocab)   # doctest: +SKIP
     """
-    if not isinstance(vocabulary, Vocabulary):
-        raise TypeError(f"compile_regex needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
-    return _guide(
-        ("regex", pattern, max_states),
-        vocabulary,
-        lambda: _regex(pattern, max_states),
-        f"regex {pattern[:60]!r}",
-        lambda: why_no_match(pattern, max_states=max_states),
-    )
+    return compile(Regex(pattern, max_states), vocabulary)
 
 
-def compile_json_schema(
-    schema: Any,
-    vocabulary: Vocabulary,
-    *,
-    whitespace: str = DEFAULT_WHITESPACE,
-    max_recursion_depth: int = 3,
-    max_states: int = DEFAULT_MAX_STATES,
-    extract_from: Documents | None = None,
-    key_order: str = "schema",
-    extra_properties: bool = False,
-    dialect: str | None = None,
-    formats: dict[str, str] | None = None,
-    unknown_formats: str = "annotate",
-    unknown_keywords: str = "annotate",
-) -> Guide:
-    """A guide whose outputs are JSON documents valid under ``schema``.
+def compile_json_schema(schema: Any, vocabulary: Vocabulary, *, extract_from: Documents | None = None,
+                        **options: Any) -> Guide:
+    """A guide whose outputs are JSON documents valid under ``schema``:
+    ``compile(JsonSchema(schema, SchemaOptions(**options), extract_from=extract_from), vocabulary)``.
 
-    ``schema`` is a dict, a JSON string or a pydantic model class. ``whitespace`` is the regex
-    allowed between JSON tokens (default ``[ ]?``: at most one space, so a small model cannot loop
-    on whitespace). Properties come in schema order; ``key_order="any"`` lets the model choose the
-    order of an object's keys (any number of them: the object is an automaton of its own whose
-    frame remembers the keys written), and ``extra_properties=True`` lets it add keys that
-    ``additionalProperties`` / ``patternProperties`` allow next to declared ones.
+    ``schema`` is a dict, a JSON string or a pydantic model class. ``options`` are those of
+    :class:`~structgen.json_schema.options.SchemaOptions` (an unknown one is a ``TypeError`` that
+    names it): ``whitespace`` is the regex allowed between JSON tokens (default ``[ ]?``: at
+    most one space, so a small model cannot loop on whitespace). Properties come in schema order;
+    ``key_order="any"`` lets the model choose the order of an object's keys (any number of them:
+    the object is an automaton of its own whose frame remembers the keys written), and
+    ``extra_properties=True`` lets it add keys that ``additionalProperties`` /
+    ``patternProperties`` allow next to declared ones.
 
     The result is a :class:`Guide`, or a :class:`~structgen.guides.pushdown.PushdownGuide` (same API)
     when the schema has recursion, large sub-schemas used more than once, ``{}`` values or
     ``key_order="any"`` objects: those pieces become automata of their own that their users call,
     so recursion is exact (to a nesting depth of 128 frames) and nothing is copied per use.
-    ``max_recursion_depth`` now bounds recursion only where a sub-schema must be one finite
+    ``max_recursion_depth`` bounds recursion only where a sub-schema must be one finite
     automaton (inside ``not``, ``if``, overlapping ``oneOf``, intersections), unrolled that many
     times (an under-approximation: sound, not complete).
 
@@ -250,28 +426,7 @@ def compile_json_schema(
     Example:
         >>> guide = compile_json_schema({"type": "integer", "minimum": 0}, vocab)   # doctest: +SKIP
     """
-    # (imported on first use: ``import structgen`` stays without jsonschema until a schema is compiled)
-    compile_schema, prepare, warn_annotations, SchemaOptions = _json_schema_front_end()
-
-    if not isinstance(vocabulary, Vocabulary):
-        raise TypeError(f"compile_json_schema needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
-    options = SchemaOptions(
-        whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
-        extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
-        unknown_formats=unknown_formats, unknown_keywords=unknown_keywords,
-    )
-    with _collector_paused():  # (loading a large schema allocates as much as compiling it)
-        root, text = prepare(schema, options)  # (loaded and rewritten into 2020-12 once, on every call)
-        docs = None if extract_from is None else normalize_documents(extract_from)
-        warn_annotations(root, options)  # (on every call, cached or not)
-        title = root.get("title") if isinstance(root, dict) else None
-        spans_key = None if docs is None else documents_key(docs)
-        return _guide(
-            ("json", text, options.cache_key(), spans_key),
-            vocabulary,
-            lambda: compile_schema(root, options, docs, network=docs is None, lazy=True),
-            f"JSON Schema {title or text[:60]!r}",
-        )
+    return compile(JsonSchema(schema, SchemaOptions(**options), extract_from=extract_from), vocabulary)
 
 
 def compile_extract(
@@ -283,7 +438,8 @@ def compile_extract(
     pattern: str | None = None,
     max_states: int = DEFAULT_MAX_STATES,
 ) -> Guide:
-    """A guide whose outputs are verbatim spans (substrings) of ``document`` — plain text.
+    """A guide whose outputs are verbatim spans (substrings) of ``document`` — plain text:
+    ``compile(Extract(document, ...), vocabulary)``.
 
     ``document`` is a string or a list of them (a span of any one). The output has
     ``min_length`` to ``max_length`` characters (default: any, the empty span included) and, with
@@ -294,33 +450,30 @@ def compile_extract(
     Example:
         >>> guide = compile_extract(document, vocab, min_length=1)   # doctest: +SKIP
     """
-    if not isinstance(vocabulary, Vocabulary):
-        raise TypeError(f"compile_extract needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
-    docs = normalize_documents(document, name="document")
+    return compile(Extract(document, min_length, max_length, pattern, max_states), vocabulary)
 
-    def make() -> ByteDFA:
-        dfa = extract_dfa(docs, min_length=min_length, max_length=max_length, pattern=pattern, max_states=max_states)
-        if dfa.is_empty:
-            what = f"{min_length}..{'' if max_length is None else max_length} characters" + (
-                f" matching {pattern!r}" if pattern is not None else ""
-            )
-            raise UnsatisfiableConstraint(f"no span of the document has {what}")
-        return dfa
 
-    key = documents_key(docs)
-    return _guide(
-        ("extract", key, min_length, max_length, pattern, max_states),
-        vocabulary,
-        make,
-        f"spans of {len(docs)} document(s) {docs[0][:40]!r}",
-    )
+def compile_composed(fmt: Format, vocabulary: Vocabulary) -> Guide:
+    """A guide whose outputs are exactly the strings of the composed ``fmt`` (see
+    :mod:`structgen.compose`): ``compile(fmt, vocabulary)``.
+
+    Raises what the parts raise (:class:`RegexSyntaxError`, :class:`SchemaError` with the JSON
+    pointer and the :class:`JsonSchema`'s ``name`` as its ``region``, ...) and
+    :class:`UnsatisfiableConstraint` when nothing matches or the vocabulary cannot spell any
+    output.
+
+    Example:
+        >>> from structgen.formats import Tag, Text
+        >>> guide = compile_composed(Tag("<think>", Text(), "</think>"), vocab)   # doctest: +SKIP
+    """
+    return compile(fmt, vocabulary)
 
 
 #: What :func:`warm_up` compiles: a small schema that reaches what a first compile loads or builds
 #: once per process (the JSON Schema modules, the metaschema check, a format's and a pattern's
 #: automata, the Unicode categories of ``\p{..}``, and for ``oneOf`` / ``not`` the canonical
 #: universe of the default whitespace).
-WARM_UP_SCHEMA: dict = {
+WARM_UP_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
         "when": {"type": "string", "format": "date-time"},
@@ -361,14 +514,12 @@ def warm_up(vocabulary: Vocabulary) -> float:
 _FRONT_END_LOCK = threading.Lock()
 
 
-def _json_schema_front_end() -> tuple[Any, Any, Any, Any]:
-    """``(compile_schema, prepare, warn_annotations, SchemaOptions)``, the JSON Schema front end,
-    imported on first use (``import structgen`` does not pay for it) under a lock. Two threads
-    importing the package for the first time at once (a server's warm-up thread and its first
-    request) could meet in its circular imports, where Python raises ``_DeadlockError`` in one
-    of them."""
+def _json_schema_front_end() -> tuple[Any, Any, Any]:
+    """``(compile_schema, prepare, annotation_warnings)``, the JSON Schema front end, imported on
+    first use (``import structgen`` does not pay for it) under a lock. Two threads importing the
+    package for the first time at once (a server's warm-up thread and its first request) could
+    meet in its circular imports, where Python raises ``_DeadlockError`` in one of them."""
     with _FRONT_END_LOCK:
         from .json_schema.api import compile_schema, prepare
-        from .json_schema.loading import warn_annotations
-        from .json_schema.options import SchemaOptions
-    return compile_schema, prepare, warn_annotations, SchemaOptions
+        from .json_schema.loading import annotation_warnings
+    return compile_schema, prepare, annotation_warnings

@@ -51,7 +51,29 @@ class StructgenError(Exception):
 
 
 class ConstraintError(StructgenError, ValueError):
-    """The constraint (regex, schema) is malformed, unsupported or unsatisfiable."""
+    """The constraint (regex, schema) is malformed, unsupported or unsatisfiable.
+
+    ``region`` names the part of a composed constraint the error is in (a tool's schema:
+    ``"tool 'get_weather'"``), ``None`` for a constraint given alone; the message starts with it.
+
+    >>> err = SchemaError("'type' is not valid", "/type").in_region("tool 'add'")
+    >>> err.region, err.path, str(err)
+    ("tool 'add'", '/type', "tool 'add': invalid JSON Schema at /type: 'type' is not valid")
+    """
+
+    region: str | None = None
+
+    def in_region(self, region: str) -> "ConstraintError":
+        """This error, of the same class and with the same attributes, in ``region``."""
+        err = type(self).__new__(type(self))
+        err.__dict__.update(self.__dict__)
+        err.args = self.args
+        err.region = region
+        return err
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"{self.region}: {text}" if self.region else text
 
 
 class RegexSyntaxError(ConstraintError):

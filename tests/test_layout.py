@@ -7,11 +7,13 @@ Floors, bottom up (docs/architecture.md draws them)::
     1 automata          text -> byte automata
     2 vocab             one per tokenizer
     3 guides | json_schema   (siblings: neither imports the other)
-    4 compiler          compile_* and their caches
-    5 the structgen facade (__init__: the public API; torch names served lazily)
-    6 hf                torch + transformers
-    7 server | integrations
-    8 cli
+    4 formats           what a constraint is (the format values)
+    5 compose           composed formats -> one network; reasoning, tool calls
+    6 compiler          the door: compile(format, vocabulary) and its caches
+    7 the structgen facade (__init__: the public API; torch names served lazily)
+    8 hf                torch + transformers
+    9 server | integrations
+    10 cli
 """
 
 from __future__ import annotations
@@ -37,13 +39,14 @@ FLOORS = {
     "structgen.vocab": 2,
     "structgen.guides": 3,
     "structgen.json_schema": 3,
-    "structgen.compiler": 4,
-    "structgen.compose": 4,
-    "structgen": 5,
-    "structgen.hf": 6,
-    "structgen.server": 7,
-    "structgen.integrations": 7,
-    "structgen.cli": 8,
+    "structgen.formats": 4,
+    "structgen.compose": 5,
+    "structgen.compiler": 6,
+    "structgen": 7,
+    "structgen.hf": 8,
+    "structgen.server": 9,
+    "structgen.integrations": 9,
+    "structgen.cli": 10,
 }
 #: The most lines a module may have (LAYOUT.md: ~600), and the modules allowed more, with why
 #: (each says so in its docstring too).

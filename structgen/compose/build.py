@@ -1,9 +1,11 @@
-"""A composed format (:mod:`.formats`) as ONE network of automata, and its guide.
+"""A composed format (:mod:`structgen.formats`) as ONE network of automata.
 
 Everything is an expression of one :class:`~structgen.automata.expr.ExprPool`: literals and regexes
-are built in it directly; a JSON Schema is compiled by the JSON Schema front end and its
-automata copied in (a schema that calls automata of its own keeps them as automata of the
-composed network, their calls renumbered); spans of documents are embedded automata.
+are built in it directly; a JSON Schema region is compiled by the door's cached front end (the
+``schema`` callback :func:`structgen.compiler.compile` passes, so a schema compiles once whether it
+arrives alone or as a region) and its automata copied in (a schema that calls automata of its own
+keeps them as automata of the composed network, their calls renumbered); spans of documents are
+embedded automata.
 
 Free text is an *automaton of its own* that the root calls: "text up to the first ``end``" is
 ``both(Σ*·end, negate(Σ*·end·Σ⁺))`` (ends with ``end``, and no earlier occurrence of it ends
@@ -15,9 +17,9 @@ end the text and start what follows is walked across the return like any other t
 
 Example:
     >>> import structgen
-    >>> from structgen.compose.formats import Regex, Tag, Text, Sequence
+    >>> from structgen.formats import Regex, Tag, Text, Sequence
     >>> vocab = structgen.Vocabulary.from_bytes([b"<t>", b"</t>", b"a", b"1", b"</t>1", b""], eos_token_ids=[5])
-    >>> guide = compile_composed(Sequence(Tag("<t>", Text(), "</t>"), Regex("[0-9]")), vocab)
+    >>> guide = structgen.compile(Sequence(Tag("<t>", Text(), "</t>"), Regex("[0-9]")), vocab)
     >>> s = guide.advance(guide.initial_state, [0, 2, 2])
     >>> guide.allowed_token_ids(s).tolist()      # more text, the end tag, or the end tag and the digit
     [0, 1, 2, 3, 4]
@@ -27,30 +29,30 @@ Example:
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from typing import Callable, Hashable, Union
 
-from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
-from ..automata.expr_rewrite import copy_term
+from ..automata.dfa import ByteDFA
 from ..automata.expr import ALL_BYTES, NOTHING, ExprPool
+from ..automata.expr_rewrite import copy_term
 from ..automata.network import Network
 from ..automata.regex import regex_to_expr
-from ..automata.spans import extract_dfa, normalize_documents
-from ..errors import ConstraintError, SchemaError, SchemaNotSupported, UnsatisfiableConstraint, VocabularyError
-from ..guides.base import Guide
-from ..guides.pushdown import PushdownGuide
-from ..vocab.vocabulary import Vocabulary
-from .formats import Choice, Extract, Format, JsonSchema, Literal, Regex, Repeat, Sequence, Tag, Text, Triggered
+from ..automata.spans import extract_dfa
+from ..errors import ConstraintError, UnsatisfiableConstraint
+from ..formats import Choice, Extract, Format, JsonSchema, Literal, Regex, Repeat, Sequence, Tag, Text, Triggered
 
-__all__ = ["build_network", "clear_composed_cache", "compile_composed"]
+__all__ = ["Automata", "build_network"]
+
+#: What a constraint compiles to before it meets a vocabulary: an eager automaton, a network of
+#: automata, or an expression of a pool (its automaton is built lazily, per guide).
+Automata = Union[ByteDFA, Network, tuple[ExprPool, int]]
+
 
 class _Builder:
     """Builds the root expression and the called automata of one composed network."""
 
-    def __init__(self, max_states: int) -> None:
+    def __init__(self, schema: Callable[[JsonSchema], Automata]) -> None:
         self.pool = ExprPool()
-        self.max_states = max_states
+        self.compile_schema = schema
         self.exprs: list[int] = [NOTHING]  # automaton 0 (the root) is set last
         self.required: dict[int, int] = {}
         self.unique_items: dict[int, tuple[int, ...]] = {}
@@ -106,13 +108,12 @@ class _Builder:
         if isinstance(fmt, Text):
             return self.text(fmt.exclude)
         if isinstance(fmt, Regex):
-            return regex_to_expr(fmt.pattern, pool, max_states=self.max_states)
+            return regex_to_expr(fmt.pattern, pool, max_states=fmt.max_states)
         if isinstance(fmt, JsonSchema):  # (a call: a witness search passes it in one step)
             return self.call(fmt.key(), lambda: self.schema(fmt))
         if isinstance(fmt, Extract):
-            docs = normalize_documents(fmt.document, name="document")
-            dfa = extract_dfa(docs, min_length=fmt.min_length, max_length=fmt.max_length, pattern=fmt.pattern,
-                              max_states=self.max_states)
+            dfa = extract_dfa(fmt.documents, min_length=fmt.min_length, max_length=fmt.max_length,
+                              pattern=fmt.pattern, max_states=fmt.max_states)
             return pool.embed(dfa)
         if isinstance(fmt, Sequence):
             return pool.concat([self.build(p) for p in fmt.parts])
@@ -157,7 +158,7 @@ class _Builder:
     # -- JSON Schema -------------------------------------------------------------------------------
 
     def schema(self, fmt: JsonSchema) -> int:
-        compiled = _schema_automata(fmt)
+        compiled = self.compile_schema(fmt)
         pool = self.pool
         if isinstance(compiled, ByteDFA):
             return pool.embed(compiled)
@@ -176,94 +177,14 @@ class _Builder:
         return copy_term(pool, src, e)
 
 
-# compiled JSON Schemas (before any vocabulary), by schema text and options
-_SCHEMAS: OrderedDict[Hashable, Any] = OrderedDict()
-_GUIDES: OrderedDict[Hashable, Guide] = OrderedDict()
-_CACHE_SIZE = 64
-_LOCK = threading.Lock()
-
-
-def _cached(cache: OrderedDict[Hashable, Any], key: Hashable, make: Callable[[], Any]) -> Any:
-    with _LOCK:
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-    value = make()
-    with _LOCK:
-        cache[key] = value
-        while len(cache) > _CACHE_SIZE:
-            cache.popitem(last=False)
-    return value
-
-
-def _schema_automata(fmt: JsonSchema) -> Any:
-    from ..json_schema.api import compile_schema, prepare
-    from ..json_schema.loading import warn_annotations
-    from ..json_schema.options import SchemaOptions
-
-    options = SchemaOptions(
-        whitespace=fmt.whitespace, max_recursion_depth=fmt.max_recursion_depth, key_order=fmt.key_order,
-        extra_properties=fmt.extra_properties, dialect=fmt.dialect, formats=dict(fmt.formats or {}),
-        unknown_formats=fmt.unknown_formats,
-    )
-    try:
-        root, text = prepare(fmt.schema, options)
-        warn_annotations(root, options)
-        docs = None if fmt.extract_from is None else normalize_documents(fmt.extract_from)
-        return _cached(_SCHEMAS, ("json", text, options.cache_key(), docs),
-                       lambda: compile_schema(root, options, docs, network=docs is None, lazy=True))
-    except (SchemaError, SchemaNotSupported, UnsatisfiableConstraint) as e:
-        if not fmt.name:
-            raise
-        err = type(e).__new__(type(e))
-        err.__dict__.update(e.__dict__)
-        err.args = (f"{fmt.name}: {e}",)
-        raise err from e
-
-
-def build_network(fmt: Format, *, max_states: int = DEFAULT_MAX_STATES) -> Network:
-    """The network of ``fmt``: automaton 0 (the root) calls the others."""
+def build_network(fmt: Format, schema: Callable[[JsonSchema], Automata]) -> Network:
+    """The network of ``fmt``: automaton 0 (the root) calls the others. ``schema`` compiles a
+    JSON Schema region (:func:`structgen.compiler.compile` passes its cached front end)."""
     if not isinstance(fmt, Format):
-        raise TypeError(f"compile_composed needs a format (structgen.compose.Text, Tag, ...), not {type(fmt).__name__}")
-    b = _Builder(max_states)
+        raise TypeError(f"a composed constraint is a format (structgen.formats.Text, Tag, ...), not {type(fmt).__name__}")
+    b = _Builder(schema)
     root = b.build(fmt)
     if root == NOTHING:
-        raise UnsatisfiableConstraint(f"no output matches {fmt!r}")
+        raise UnsatisfiableConstraint(f"no output matches {fmt.describe()}")
     b.exprs[0] = root
     return Network.from_exprs(b.pool, b.exprs, required=b.required, unique_items=b.unique_items)
-
-
-def compile_composed(fmt: Format, vocabulary: Vocabulary, *, max_states: int = DEFAULT_MAX_STATES) -> Guide:
-    """A guide whose outputs are exactly the strings of ``fmt`` (see :mod:`structgen.compose`).
-
-    Cached by the format's :meth:`~.formats.Format.key` and the vocabulary. Raises what the parts
-    raise (:class:`RegexSyntaxError`, :class:`SchemaError` with the JSON pointer and the
-    :class:`JsonSchema`'s ``name``, ...) and :class:`UnsatisfiableConstraint` when nothing matches
-    or the vocabulary cannot spell any output."""
-    if not isinstance(vocabulary, Vocabulary):
-        raise TypeError(f"compile_composed needs a structgen.Vocabulary, not {type(vocabulary).__name__}")
-    key = (fmt.key(), max_states, vocabulary.fingerprint, id(vocabulary))
-
-    def make() -> Guide:
-        guide = PushdownGuide(build_network(fmt, max_states=max_states), vocabulary,
-                              description=f"composed {_describe(fmt)}")
-        try:
-            guide.token_mask(guide.initial_state)
-        except VocabularyError as e:
-            raise UnsatisfiableConstraint(
-                f"no output of {_describe(fmt)} can be spelt with the tokens of {vocabulary!r}") from e
-        return guide
-
-    return _cached(_GUIDES, key, make)  # type: ignore[no-any-return]
-
-
-def clear_composed_cache() -> None:
-    """Forget every cached composed guide and compiled schema."""
-    with _LOCK:
-        _SCHEMAS.clear()
-        _GUIDES.clear()
-
-
-def _describe(fmt: Format) -> str:
-    text = repr(fmt)
-    return text if len(text) <= 80 else text[:77] + "..."

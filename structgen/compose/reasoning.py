@@ -6,12 +6,11 @@ format "think, then answer" (:mod:`.formats`): the thinking is free text that en
 end string, and the answer follows whatever constraint it had.
 
 A bound in *tokens* is not a property of the byte language, so it is not in the guide: it is a
-:class:`TextBudget` that the decoding step applies (:mod:`structgen.hf.steps`, the server's
-engine). Each row keeps a :class:`BudgetCursor` fed with the bytes of every token it takes; once
-the row has spent ``max_tokens`` tokens inside the thinking, the step allows only the tokens that
-write the end string (intersected with the guide's mask), so the guide closes the thinking and
-the answer starts. Everything else (EOS only when final, never-truncated ``max_tokens``) is the
-guide's as usual.
+:class:`~structgen.guides.text_budget.TextBudget` that the decoding step applies (the row's
+:class:`~structgen.guides.cursor.Cursor`): once the row has spent ``max_tokens`` tokens inside the
+thinking, the step allows only the tokens that write the end string (intersected with the guide's
+mask), so the guide closes the thinking and the answer starts. Everything else (EOS only when
+final, never-truncated ``max_tokens``) is the guide's as usual.
 
 :func:`split_reasoning` and :class:`ReasoningSplitter` cut an output (whole or streamed) into the
 thinking and the answer.
@@ -29,17 +28,13 @@ Example:
 
 from __future__ import annotations
 
-import threading
-import weakref
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..errors import ConstraintError
-from ..vocab.vocabulary import Vocabulary
-from .formats import Format, Regex, Sequence, Tag, Text
+from ..formats import Format, Regex, Sequence, Tag, Text
+from ..guides.text_budget import TextBudget
 
-__all__ = ["BudgetCursor", "Reasoning", "ReasoningSplitter", "TextBudget", "split_reasoning"]
+__all__ = ["Reasoning", "ReasoningSplitter", "split_reasoning"]
 
 #: Between the end of the thinking and the answer: up to two whitespace characters.
 DEFAULT_SEPARATOR = r"\s{0,2}"
@@ -78,7 +73,7 @@ class Reasoning:
         """Thinking, the separator, then ``answer`` (``None``: free text)."""
         return Sequence(Tag(self.start, Text(), self.end), Regex(self.separator), answer if answer is not None else Text())
 
-    def budget(self) -> "TextBudget | None":
+    def budget(self) -> TextBudget | None:
         """The decoding step's budget for the thinking (``None`` without ``max_tokens``)."""
         if self.max_tokens is None:
             return None
@@ -87,109 +82,6 @@ class Reasoning:
 
 def _overlaps_itself(s: str) -> bool:
     return any(s[:k] == s[-k:] for k in range(1, len(s)))
-
-
-@dataclass(frozen=True)
-class TextBudget:
-    """At most ``max_tokens`` tokens between ``start`` and ``end`` (bytes; an empty ``start``
-    opens at the first token); see :class:`BudgetCursor`."""
-
-    start: bytes
-    end: bytes
-    max_tokens: int
-
-    def cursor(self) -> "BudgetCursor":
-        """A fresh per-row cursor."""
-        return BudgetCursor(self)
-
-
-class BudgetCursor:
-    """One row's place with respect to a :class:`TextBudget`: before the start string, inside
-    (counting tokens), or past the end string. Fed the bytes of each token the row takes."""
-
-    __slots__ = ("budget", "phase", "count", "tail", "remaining")
-
-    BEFORE, INSIDE, DONE = 0, 1, 2
-
-    def __init__(self, budget: TextBudget) -> None:
-        self.budget = budget
-        self.phase = self.INSIDE if not budget.start else self.BEFORE
-        self.count = 0
-        self.tail = b""  # the last bytes read (enough to find a start or end string across tokens)
-        #: while closing: the bytes of the end string still to write (``None``: not closing)
-        self.remaining: bytes | None = None
-        self._check()
-
-    def copy(self) -> "BudgetCursor":
-        """An independent copy (for beams that share a prefix)."""
-        out = BudgetCursor.__new__(BudgetCursor)
-        out.budget, out.phase, out.count, out.tail, out.remaining = (
-            self.budget, self.phase, self.count, self.tail, self.remaining)
-        return out
-
-    @property
-    def closing(self) -> bool:
-        """Whether the budget is spent and the step must write the end string now."""
-        return self.remaining is not None
-
-    def feed(self, data: bytes) -> None:
-        """Account for one token's bytes."""
-        b = self.budget
-        if self.phase == self.DONE:
-            return
-        if self.phase == self.BEFORE:
-            seen = self.tail + data
-            at = seen.find(b.start)
-            if at < 0:
-                self.tail = seen[-(len(b.start) - 1):] if len(b.start) > 1 else b""
-                return
-            self.phase, self.tail = self.INSIDE, seen[at + len(b.start):]
-            if b.end in self.tail:
-                self.phase = self.DONE
-            self._check()
-            return
-        self.count += 1
-        seen = self.tail + data
-        if b.end in seen:
-            self.phase, self.remaining = self.DONE, None
-            return
-        self.tail = seen[-(len(b.end) - 1):] if len(b.end) > 1 else b""
-        if self.remaining is not None:
-            self.remaining = self.remaining[len(data):] if self.remaining.startswith(data) else None
-        self._check()
-
-    def _check(self) -> None:
-        if self.phase == self.INSIDE and self.remaining is None and self.count >= self.budget.max_tokens:
-            end, tail = self.budget.end, self.tail
-            k = next((k for k in range(min(len(end) - 1, len(tail)), 0, -1) if tail.endswith(end[:k])), 0)
-            self.remaining = end[k:]
-
-    def allowed(self, vocabulary: Vocabulary) -> np.ndarray:
-        """While :attr:`closing`: the tokens that write (the start of) the rest of the end string,
-        or all of it and more (a bool mask over the vocabulary). Intersect with the guide's mask."""
-        assert self.remaining is not None, "allowed() is for a cursor that is closing"
-        return closing_tokens(vocabulary, self.remaining)
-
-
-_CLOSING: "weakref.WeakKeyDictionary[Vocabulary, dict[bytes, np.ndarray]]" = weakref.WeakKeyDictionary()
-_LOCK = threading.Lock()
-
-
-def closing_tokens(vocabulary: Vocabulary, rest: bytes) -> np.ndarray:
-    """The tokens whose bytes are a non-empty prefix of ``rest``, or start with ``rest`` (a bool
-    mask, cached per vocabulary and ``rest``)."""
-    with _LOCK:
-        per = _CLOSING.setdefault(vocabulary, {})
-        got = per.get(rest)
-    if got is None:
-        got = np.zeros(vocabulary.size, dtype=bool)
-        for i, tok in enumerate(vocabulary.tokens):
-            if tok and (rest.startswith(tok) or tok.startswith(rest)):
-                got[i] = True
-        got.setflags(write=False)
-        with _LOCK:
-            per[rest] = got
-    return got
 
 
 def split_reasoning(text: str, reasoning: Reasoning) -> tuple[str | None, str]:

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Union
 
 from ..errors import ConstraintError, SchemaError
-from .formats import DEFAULT_WHITESPACE, Choice, Format, JsonSchema, Repeat, Tag, Text, Triggered
+from ..formats import DEFAULT_WHITESPACE, Choice, Format, JsonSchema, Repeat, Tag, Text, Triggered
 
 __all__ = [
     "HERMES", "Tool", "ToolCall", "ToolCallFormat", "ToolCallStream", "check_tools", "parse_tool_calls",
@@ -184,7 +184,8 @@ def _choice(tool_choice: Union[str, Mapping[str, Any]]) -> str:
         if tool_choice.get("type") != "function" or not isinstance(fn, Mapping) or not isinstance(fn.get("name"), str):
             raise ConstraintError(f"tool_choice {dict(tool_choice)!r}: expected {{'type': 'function', "
                                   "'function': {'name': ...}}")
-        return fn["name"]
+        name: str = fn["name"]
+        return name
     if not isinstance(tool_choice, str) or not tool_choice:
         raise ConstraintError(f"tool_choice must be 'auto', 'required', 'none' or a tool's name, not {tool_choice!r}")
     return tool_choice

@@ -13,7 +13,11 @@ sequence of a batch, filled on the CPU and applied to the logits on the device. 
 ``accept_token(s)``               the state after a token (or tokens); -1 if one is refused
 ``validate_tokens``               how many of a draft's tokens are accepted (speculative decoding)
 ``is_terminated``                 the output is complete and only EOS may follow
+``forced_tokens``                 the tokens the guide forces (fast-forward), cached per state
 ================================  ==============================================================
+
+:meth:`Matcher.of` is the matcher of a guide at a width, shared by every caller (its caches
+with it): a :class:`~.cursor.Cursor`, the per-row step every integration drives, takes it.
 
 Every call takes ``budget=`` (the tokens still allowed, the one being chosen included), with
 :meth:`.Guide.token_mask`'s semantics: a token is allowed only if the output can still finish
@@ -35,15 +39,16 @@ Example:
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
-from typing import Iterable, Sequence
+from typing import Any, ClassVar, Iterable, Sequence
 
 import numpy as np
 
 from ..errors import VocabularyError
 from .base import Guide
 
-__all__ = ["DEFAULT_PACKED_CACHE_SIZE", "Matcher", "bitmask_words"]
+__all__ = ["DEFAULT_PACKED_CACHE_SIZE", "Matcher", "bitmask_words", "pack_mask"]
 
 #: Packed masks a matcher keeps (least recently used dropped first): 4,096 masks over Llama-3's
 #: 128k tokens are 64 MiB.
@@ -61,8 +66,14 @@ def bitmask_words(vocab_size: int) -> int:
     return (vocab_size + 31) // 32
 
 
-def _pack(allowed: np.ndarray, words: int) -> np.ndarray:
-    """A bool mask as ``words`` little-endian int32 words (bit ``t % 32`` of word ``t // 32``)."""
+def pack_mask(allowed: np.ndarray, words: int) -> np.ndarray:
+    """A bool mask as ``words`` little-endian int32 words (bit ``t % 32`` of word ``t // 32``),
+    read-only; tokens past ``32 * words`` are dropped.
+
+    >>> pack_mask(np.array([True, False, True]), 2).tolist()
+    [5, 0]
+    """
+    allowed = allowed[: words * 32]
     packed = np.zeros(words * 4, dtype=np.uint8)
     bits = np.packbits(allowed, bitorder="little")
     packed[: len(bits)] = bits
@@ -87,7 +98,11 @@ class Matcher:
     on them too).
     """
 
-    __slots__ = ("guide", "vocab_size", "words", "_packed", "_cache_size", "_lock", "_eos", "_terminated")
+    __slots__ = ("guide", "vocab_size", "words", "_packed", "_cache_size", "_lock", "_eos", "_terminated", "_forced",
+                 "_eos_only")
+
+    _SHARED: ClassVar[weakref.WeakKeyDictionary[Guide, dict[int, Matcher]]] = weakref.WeakKeyDictionary()
+    _SHARED_LOCK: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, guide: Guide, *, vocab_size: int | None = None,
                  cache_size: int = DEFAULT_PACKED_CACHE_SIZE) -> None:
@@ -101,6 +116,24 @@ class Matcher:
         self._lock = threading.Lock()
         self._eos = frozenset(guide.vocabulary.eos_token_ids)
         self._terminated: dict[int, bool] = {}
+        # (id(tokenizer), state) -> forced tokens; the tokenizer is held so its id is not reused
+        self._forced: dict[tuple[int, int], tuple[Any, list[int]]] = {}
+        self._eos_only: np.ndarray | None = None
+
+    @classmethod
+    def of(cls, guide: Guide, vocab_size: int | None = None) -> Matcher:
+        """The matcher of ``guide`` at the width ``vocab_size`` (default the vocabulary's), shared:
+        every caller asking for the same pair gets the same matcher and its caches (it lives as
+        long as the guide)."""
+        width = guide.vocabulary.size if vocab_size is None else int(vocab_size)
+        with cls._SHARED_LOCK:
+            per = cls._SHARED.get(guide)
+            if per is None:
+                per = cls._SHARED[guide] = {}
+            found = per.get(width)
+            if found is None:
+                found = per[width] = cls(guide, vocab_size=width)
+            return found
 
     def __repr__(self) -> str:
         return f"Matcher({self.guide!r}, vocab_size={self.vocab_size})"
@@ -141,7 +174,7 @@ class Matcher:
                     f"{int(np.flatnonzero(allowed)[-1])}: the guide was built for another tokenizer"
                 )
             allowed = allowed[: self.vocab_size]
-        packed = _pack(allowed, self.words)
+        packed = pack_mask(allowed, self.words)
         with self._lock:
             self._packed[key] = packed
             while len(self._packed) > self._cache_size:
@@ -174,6 +207,14 @@ class Matcher:
         """The bool view of :meth:`packed_mask` (``vocab_size`` entries), for checks and tests."""
         bits = np.unpackbits(self.packed_mask(state, budget=budget).view(np.uint8), bitorder="little")
         return bits[: self.vocab_size].astype(bool)
+
+    def eos_only(self) -> np.ndarray:
+        """The packed mask that allows EOS and nothing else (a row that must end now)."""
+        if self._eos_only is None:
+            allowed = np.zeros(self.words * 32, dtype=bool)
+            allowed[[t for t in self._eos if t < self.vocab_size]] = True
+            self._eos_only = pack_mask(allowed, self.words)
+        return self._eos_only
 
     # -- tokens --------------------------------------------------------------------------------
 
@@ -223,6 +264,14 @@ class Matcher:
     def is_final(self, state: int) -> bool:
         """Whether the output may end in ``state`` (EOS is allowed)."""
         return self.guide.is_final(state)
+
+    def forced_tokens(self, state: int, tokenizer_or_encode: Any) -> list[int]:
+        """:meth:`.Guide.forced_tokens` of ``state`` (encoded by ``tokenizer_or_encode``), cached."""
+        key = (id(tokenizer_or_encode), state)
+        found = self._forced.get(key)
+        if found is None:
+            found = self._forced[key] = (tokenizer_or_encode, self.guide.forced_tokens(state, tokenizer_or_encode))
+        return found[1]
 
     def is_terminated(self, state: int) -> bool:
         """Whether the output is complete and nothing but EOS may follow: the engine can stop

@@ -15,9 +15,9 @@ only if the output can still finish in the tokens left after them (``left - len(
 guide.distance(state after)``); otherwise the step falls back to sampling one token, which the
 budget-aware mask keeps on a path that finishes.
 
-The pieces of a step (the mask on the logits' device, sampling, forced tokens, the end of the
-output) are :mod:`structgen.hf.steps`'s, shared with the LogitsProcessor and the server engine;
-this module keeps the loop and its KV cache.
+The step (forced tokens within the budget, the packed mask, the token taken, the end of the
+output) is the row's :class:`~structgen.guides.cursor.Cursor`, as in the LogitsProcessor, the
+server engine and the vLLM plugin; this module keeps the loop and its KV cache.
 """
 
 from __future__ import annotations
@@ -28,17 +28,17 @@ from typing import Any
 import torch
 from transformers import DynamicCache
 
-from ..compose.reasoning import TextBudget
 from ..guides.base import Guide
-from .steps import DeviceMasks, closing_mask, completes, forced_within, forward_last, sample_token
+from ..guides.cursor import Cursor
+from ..guides.matcher import Matcher
+from ..guides.text_budget import TextBudget
+from .bitmask import masked_scores
+from .steps import forward_last, sample_token
 
 __all__ = ["DecodeStats", "LOOP_OPTIONS", "decode"]
 
 #: ``generate`` keyword arguments this loop understands; any other sends the helpers to ``model.generate``.
 LOOP_OPTIONS = frozenset({"do_sample", "temperature", "top_k", "top_p", "pad_token_id", "eos_token_id"})
-
-# The masks of every decode() call, on their devices (guides held weakly).
-_MASKS = DeviceMasks()
 
 
 @dataclass
@@ -86,7 +86,7 @@ def decode(
     ``top_k``, ``top_p`` (defaults from ``model.generation_config`` when sampling), as in
     ``model.generate``; sampling uses torch's global random generator (``transformers.set_seed``).
     ``stats``, when given, is filled in. ``text_budget`` bounds the tokens of a thinking block
-    (:class:`~structgen.compose.reasoning.TextBudget`): once spent, the step writes its end string.
+    (:class:`~structgen.guides.text_budget.TextBudget`): once spent, the step writes its end string.
 
     ``feed_forced_singly=True`` feeds forced tokens one forward pass each (a reference for tests
     and benchmarks: the same tokens, so greedy outputs differ from the one-pass feeding only by
@@ -94,7 +94,6 @@ def decode(
     """
     sampling = _sampling(model, options or {})
     stats = stats if stats is not None else DecodeStats()
-    eos = guide.vocabulary.eos_token_ids
     cache = DynamicCache()
     attention = torch.ones_like(input_ids)
 
@@ -105,49 +104,41 @@ def decode(
             attention = torch.cat([attention, attention.new_ones(1, ids.shape[1])], dim=1)
         out = forward_last(model, input_ids=ids, attention_mask=attention, past_key_values=cache, use_cache=True)
         stats.forward_passes += 1
-        return out.logits[0, -1]
+        last: torch.Tensor = out.logits[0, -1]
+        return last
 
-    def take_forced(state: int, left: int) -> tuple[list[int], int]:
-        if not fast_forward:
-            return [], state
-        forced, after = forced_within(guide, tokenizer, state, left, budget_aware=budget_aware)
-        stats.forced_tokens += len(forced)
-        return forced, after
-
+    cursor: Cursor | None = None
     generated: list[int] = []
-    state = guide.initial_state
-    cursor = text_budget.cursor() if text_budget is not None else None
-    tokens = guide.vocabulary.tokens
 
-    def taken(ids: list[int]) -> None:
-        if cursor is not None:
-            for t in ids:
-                cursor.feed(tokens[t] or b"")
+    def take_forced() -> list[int]:
+        assert cursor is not None
+        forced = cursor.forced(tokenizer) if fast_forward else []
+        if forced and not cursor.accept_all(forced):
+            raise AssertionError(f"forced tokens {forced} refused: {cursor.error}")
+        stats.forced_tokens += len(forced)
+        return forced
 
     with torch.inference_mode():
         logits = forward(input_ids)
-        while True:
-            left = max_new_tokens - len(generated)
-            if left <= 0:
-                break
-            new, state = take_forced(state, left)
+        cursor = Cursor(Matcher.of(guide, logits.shape[-1]), max_tokens=max_new_tokens, budget_aware=budget_aware,
+                        text_budget=text_budget)
+        bitmask = Matcher.allocate_token_bitmask(1, logits.shape[-1])
+        while not cursor.is_done:
+            new = take_forced()
             if not new:
-                allowed = _MASKS.mask(guide, state, left if budget_aware else None, logits.device, logits.shape[-1])
-                allowed = closing_mask(allowed, cursor, guide.vocabulary)
-                token = sample_token(logits.float().masked_fill(~allowed, float("-inf")), **sampling)
-                if token in eos:
+                cursor.fill(bitmask)
+                if cursor.error is not None:
+                    raise cursor.error
+                token = sample_token(masked_scores(logits.float()[None], bitmask)[0], **sampling)
+                if not cursor.accept(token):
+                    raise cursor.error or AssertionError("a sampled token was refused")
+                if cursor.ended:
                     break
-                state = guide.next_state(state, token)
-                taken([token])
                 # What is forced after the sampled token goes into the same forward pass: the
                 # logits after the sampled token alone would not be used.
-                more, state = take_forced(state, left - 1)
-                taken(more)
-                new = [token, *more]
-            else:
-                taken(new)
+                new = [token, *take_forced()]
             generated.extend(new)
-            if len(generated) >= max_new_tokens or completes(guide, state):
+            if cursor.is_done:
                 break  # no need to ask the model for what comes after
             if feed_forced_singly:
                 for t in new:

@@ -10,10 +10,10 @@ required key, the rest of an enum value: :meth:`Guide.forced_tokens`), those tok
 without sampling and fed to the model in one forward pass. ``fast_forward=False`` runs the same
 loop one sampled token per step.
 
-Each helper takes the options of the compile function it calls (``generate_regex``: those of
-:func:`structgen.compile_regex`; ``generate_json`` and ``generate_pydantic``: those of
-:func:`structgen.compile_json_schema`, ``extract_from``, ``key_order``, ``formats``, ...); only the
-other keyword arguments are generation options. Generation options the loop does not know
+Each helper takes the options of the format it compiles (:func:`structgen.formats.option_names`:
+``generate_regex`` ``max_states``; ``generate_json`` and ``generate_pydantic`` those of
+:class:`~structgen.json_schema.options.SchemaOptions`, ``whitespace``, ``key_order``, ``formats``,
+..., and ``extract_from``); only the other keyword arguments are generation options. Generation options the loop does not know
 (``num_beams``, ``logits_processor``, ... anything but ``do_sample``, ``temperature``, ``top_k``,
 ``top_p``, ``pad_token_id``, ``eos_token_id``) and encoder-decoder models go to ``model.generate``
 with a :class:`~structgen.LogitsProcessor` instead, without fast-forward. Plain ``model.generate`` with a
@@ -31,21 +31,18 @@ Example:
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import inspect
 import json
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Sequence, TypeVar
 
 import torch
 from transformers import LogitsProcessorList
 
-from ..compiler import DEFAULT_WHITESPACE, compile_json_schema, compile_regex
-from ..compose.build import compile_composed
-from ..compose.formats import JsonSchema
-from ..compose.reasoning import Reasoning, TextBudget, split_reasoning
+from ..compiler import compile
+from ..compose.reasoning import Reasoning, split_reasoning
 from ..errors import IncompleteGeneration, StructgenError, TokenRejected
+from ..formats import Format, JsonSchema, Regex, option_names
 from ..guides.base import Guide
+from ..guides.text_budget import TextBudget
 from ..vocab.vocabulary import Vocabulary
 from .decoding import LOOP_OPTIONS, decode
 from .logits_processor import LogitsProcessor
@@ -69,15 +66,9 @@ def model_vocabulary(model: Any, tokenizer: Any) -> Vocabulary:
     return vocabulary_for(tokenizer, eos_token_ids=eos_token_ids(model, tokenizer) or None)
 
 
-@functools.lru_cache(maxsize=None)
-def _option_names(compile_function: Callable[..., Guide]) -> frozenset[str]:
-    parameters = inspect.signature(compile_function).parameters.values()
-    return frozenset(p.name for p in parameters if p.kind is inspect.Parameter.KEYWORD_ONLY)
-
-
-def _compile_options(compile_function: Callable[..., Guide], options: dict[str, Any]) -> dict[str, Any]:
-    """Take the options of ``compile_function`` out of ``options`` (what is left is generation's)."""
-    names = _option_names(compile_function)
+def _compile_options(kind: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Take the options of a ``kind`` format out of ``options`` (what is left is generation's)."""
+    names = option_names(kind)
     return {name: options.pop(name) for name in list(options) if name in names}
 
 
@@ -97,7 +88,7 @@ def generate_regex(
 
     ``chat=None`` applies the tokenizer's chat template when it has one (``True`` requires one,
     ``False`` feeds the prompt as plain text). Greedy unless ``do_sample=True`` is passed. The
-    options of :func:`structgen.compile_regex` (``max_states``) go to the compile; other keyword
+    options of :class:`~structgen.formats.Regex` (``max_states``) go to the compile; other keyword
     arguments are generation options (``do_sample``, ``temperature``, ``num_beams``, ...).
 
     ``budget_aware=True`` (the default) makes the output complete within ``max_new_tokens``: the
@@ -114,7 +105,8 @@ def generate_regex(
         >>> generate_regex(model, tokenizer, "Bob Marley's birth date?", r"\\d{4}-\\d{2}-\\d{2}")  # doctest: +SKIP
         '1945-02-06'
     """
-    guide = compile_regex(pattern, model_vocabulary(model, tokenizer), **_compile_options(compile_regex, generate_kwargs))
+    fmt = Regex(pattern, **_compile_options("regex", generate_kwargs))
+    guide = compile(fmt, model_vocabulary(model, tokenizer))
     return generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
         budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
@@ -127,7 +119,6 @@ def generate_json(
     prompt: str | Sequence[dict[str, str]],
     schema: Any,
     *,
-    whitespace: str = DEFAULT_WHITESPACE,
     max_new_tokens: int = 256,
     chat: bool | None = None,
     budget_aware: bool = True,
@@ -139,11 +130,12 @@ def generate_json(
 ) -> Any:
     """The model's answer as a JSON value valid under ``schema`` (a dict, JSON text or pydantic class).
 
-    ``whitespace`` is the regex allowed between JSON tokens (default ``[ ]?``). ``extract_from``
-    (a document or a list of them) makes string values verbatim spans of a document. The other
-    options of :func:`structgen.compile_json_schema` (``key_order``, ``extra_properties``,
+    The options of :class:`~structgen.json_schema.options.SchemaOptions` (``whitespace``, the
+    regex allowed between JSON tokens, default ``[ ]?``; ``key_order``, ``extra_properties``,
     ``formats``, ``unknown_formats``, ``unknown_keywords``, ``dialect``, ``max_recursion_depth``,
-    ``max_states``) go to the compile too; the remaining keyword arguments are generation options.
+    ``max_states``) go to the compile; ``extract_from`` (a document or a list of them) makes
+    string values verbatim spans of a document; the remaining keyword arguments are generation
+    options.
     Returns the parsed value. With ``budget_aware=True`` (the default) the document is always
     complete within ``max_new_tokens``; other options as in :func:`generate_regex`.
 
@@ -157,20 +149,11 @@ def generate_json(
         >>> generate_json(model, tokenizer, "A city?", {"type": "object", ...})  # doctest: +SKIP
         {'name': 'Paris', ...}
     """
-    vocab = model_vocabulary(model, tokenizer)
-    options = _compile_options(compile_json_schema, generate_kwargs)
-    if reasoning is None:
-        guide = compile_json_schema(schema, vocab, whitespace=whitespace, extract_from=extract_from, **options)
-        budget = None
-    else:
-        unknown = sorted(set(options) - {f.name for f in dataclasses.fields(JsonSchema)})
-        if unknown:
-            raise TypeError(f"generate_json(reasoning=...) does not take {', '.join(unknown)}")
-        docs = tuple(extract_from) if isinstance(extract_from, (list, tuple)) else extract_from
-        guide = compile_composed(
-            reasoning.format(JsonSchema(schema, whitespace=whitespace, extract_from=docs, **options)), vocab
-        )
-        budget = reasoning.budget()
+    fmt: Format = JsonSchema(schema, extract_from=extract_from, **_compile_options("json_schema", generate_kwargs))
+    if reasoning is not None:
+        fmt = reasoning.format(fmt)
+    guide = compile(fmt, model_vocabulary(model, tokenizer))
+    budget = reasoning.budget() if reasoning is not None else None
     text = generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
         budget_aware=budget_aware, fast_forward=fast_forward, text_budget=budget, **generate_kwargs
@@ -188,7 +171,6 @@ def generate_pydantic(
     prompt: str | Sequence[dict[str, str]],
     model_class: type[T],
     *,
-    whitespace: str = DEFAULT_WHITESPACE,
     max_new_tokens: int = 256,
     chat: bool | None = None,
     budget_aware: bool = True,
@@ -209,9 +191,8 @@ def generate_pydantic(
         >>> generate_pydantic(model, tokenizer, "Describe Ada Lovelace.", Person)  # doctest: +SKIP
         Person(name='Ada Lovelace', age=36)
     """
-    options = _compile_options(compile_json_schema, generate_kwargs)
-    vocab = model_vocabulary(model, tokenizer)
-    guide = compile_json_schema(model_class, vocab, whitespace=whitespace, extract_from=extract_from, **options)
+    fmt = JsonSchema(model_class, extract_from=extract_from, **_compile_options("json_schema", generate_kwargs))
+    guide = compile(fmt, model_vocabulary(model, tokenizer))
     text = generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
         budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
@@ -238,7 +219,7 @@ def generate_text(
     The lower layer of the ``generate_*`` helpers, for a guide compiled by the caller (it must be
     built over ``model_vocabulary(model, tokenizer)`` or a vocabulary with the same EOS ids).
     ``budget_aware`` and ``fast_forward`` as in :func:`generate_regex`; ``text_budget`` bounds
-    a thinking block in tokens (:class:`~structgen.compose.reasoning.TextBudget`);
+    a thinking block in tokens (:class:`~structgen.guides.text_budget.TextBudget`);
     ``template_kwargs`` go to the chat template (``tools=...``).
     """
     if budget_aware:
@@ -331,4 +312,5 @@ def _model_device(model: Any) -> torch.device:
     device = getattr(model, "device", None)
     if isinstance(device, torch.device):
         return device
-    return next(model.parameters()).device
+    first: torch.Tensor = next(model.parameters())
+    return first.device

@@ -7,7 +7,8 @@ states by the generated token tuple rather than by row index. That is what makes
 With plain ``model.generate`` the model is asked for every token, including those the constraint
 forces: there is no fast-forward on this path (a logits processor can only mask, not append).
 The ``generate_*`` helpers run their own loop that fast-forwards (:mod:`structgen.hf.decoding`).
-The mask of a step is :class:`~structgen.hf.steps.DeviceMasks`'s, as in that loop and the server.
+Each generated prefix has its :class:`~structgen.guides.cursor.Cursor`, the step every
+integration drives: its packed mask is applied with :func:`~structgen.hf.bitmask.masked_scores`.
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ from __future__ import annotations
 import torch
 import transformers
 
-from ..compose.reasoning import BudgetCursor, TextBudget
 from ..errors import StructgenError, TokenRejected
 from ..guides.base import Guide
-from .steps import DeviceMasks, all_allowed, closing_mask
+from ..guides.cursor import Cursor, fill_next_token_bitmasks
+from ..guides.matcher import Matcher
+from ..guides.text_budget import TextBudget
+from .bitmask import masked_scores
 
 __all__ = ["LogitsProcessor"]
 
-# State of a row that has emitted EOS: generation is over for it, transformers pads it.
-_FINISHED = -2
 # States of generated prefixes more than this many tokens shorter than the current length are
 # dropped (they can be recomputed from the start), so memory stays linear in the length.
 _WINDOW = 64
@@ -49,7 +50,7 @@ class LogitsProcessor(transformers.LogitsProcessor):
     or `forced_eos_token_id`) raises [`TokenRejected`]: the processor never forces EOS to hide it.
 
     Logits wider than the vocabulary (models pad their embedding matrix) have the extra columns
-    masked. Masks are cached per (state, device, width) as boolean tensors on `scores.device`.
+    masked. Masks are cached per (state, budget) as packed bitmasks ([`Matcher`]).
 
     Never truncated: with `max_new_tokens`, masking is budget-aware. A row that has generated `k`
     tokens has a budget of `max_new_tokens - k` (counting the token being chosen), and a token is
@@ -104,8 +105,6 @@ class LogitsProcessor(transformers.LogitsProcessor):
         self.guide = guide
         self.max_new_tokens = max_new_tokens
         self.text_budget = text_budget
-        self._eos = frozenset(guide.vocabulary.eos_token_ids)
-        self._masks = DeviceMasks()
         self.reset()
 
     def reset(self) -> None:
@@ -114,10 +113,9 @@ class LogitsProcessor(transformers.LogitsProcessor):
         self._prompts: set[tuple[int, ...]] = set()
         self._batch = 0
         self._pruned_at = 0
-        # generated tokens (after the prompt) -> guide state; () is the initial state.
-        self._states: dict[tuple[int, ...], int] = {}
-        # the same -> the row's place in the thinking (with a text budget)
-        self._cursors: dict[tuple[int, ...], BudgetCursor] = {}
+        self._width: int | None = None
+        # generated tokens (after the prompt) -> the row's cursor; () is the start
+        self._cursors: dict[tuple[int, ...], Cursor] = {}
 
     def __repr__(self) -> str:
         budget = f", max_new_tokens={self.max_new_tokens}" if self.max_new_tokens is not None else ""
@@ -125,29 +123,26 @@ class LogitsProcessor(transformers.LogitsProcessor):
 
     def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
         rows = input_ids.tolist()
-        if self._starts_new_generation(rows):
-            self._start(rows)
+        width = scores.shape[-1]
+        if self._starts_new_generation(rows) or width != self._width:
+            self._start(rows, width)
         p = self._prompt_len
         assert p is not None
-        states = [self._state_of(tuple(row[p:]), r) for r, row in enumerate(rows)]
-        cursors = [self._cursor_of(tuple(row[p:])) for row in rows] if self.text_budget is not None else None
+        cursors = [self._cursor_of(tuple(row[p:]), r) for r, row in enumerate(rows)]
         self._prune(len(rows[0]) - p)
+        if self.max_new_tokens is not None and len(rows[0]) - p >= self.max_new_tokens:
+            raise StructgenError(
+                f"{self!r} was called after {self.max_new_tokens} generated tokens: generate "
+                "was given a larger max_new_tokens than this processor"
+            )
+        bitmask = Matcher.allocate_token_bitmask(len(rows), width)
+        fill_next_token_bitmasks(cursors, bitmask)
+        for cursor in cursors:
+            if cursor.error is not None:  # (failed closed: a library raises rather than force EOS)
+                raise cursor.error
+        return masked_scores(scores, bitmask)  # type: ignore[return-value]  # (a FloatTensor in, one out)
 
-        width = scores.shape[-1]
-        device = scores.device
-        budget = None if self.max_new_tokens is None else self.max_new_tokens - (len(rows[0]) - p)
-        if cursors is not None:
-            vocab = self.guide.vocabulary
-            allowed = torch.stack([self._mask(s, budget, device, width) if s == _FINISHED else
-                                   closing_mask(self._mask(s, budget, device, width), c, vocab)
-                                   for s, c in zip(states, cursors)])
-        elif len(set(states)) == 1:
-            allowed = self._mask(states[0], budget, device, width).unsqueeze(0)
-        else:
-            allowed = torch.stack([self._mask(s, budget, device, width) for s in states])
-        return scores.masked_fill(~allowed, float("-inf"))
-
-    # -- rows and states -------------------------------------------------------------------
+    # -- rows and cursors ------------------------------------------------------------------
 
     def _starts_new_generation(self, rows: list[list[int]]) -> bool:
         p = self._prompt_len
@@ -159,64 +154,42 @@ class LogitsProcessor(transformers.LogitsProcessor):
             # Within one generation every row continues a sequence seen before (beams may swap
             # rows, assisted decoding may step back); a prompt that merely extends the last one
             # does not.
-            if tuple(row[p:-1]) not in self._states:
+            if tuple(row[p:-1]) not in self._cursors:
                 return True
         return False
 
-    def _start(self, rows: list[list[int]]) -> None:
+    def _start(self, rows: list[list[int]], width: int) -> None:
         self.reset()
         self._prompt_len = len(rows[0]) if rows else 0
         self._prompts = {tuple(row) for row in rows}
         self._batch = len(rows)
-        self._states[()] = self.guide.initial_state
-        if self.text_budget is not None:
-            self._cursors[()] = self.text_budget.cursor()
+        self._width = width
+        # (budget: the processor checks the call count itself; the cursor's budget is the same)
+        self._cursors[()] = Cursor(Matcher.of(self.guide, width), max_tokens=self.max_new_tokens,
+                                   text_budget=self.text_budget)
 
-    def _state_of(self, generated: tuple[int, ...], row: int) -> int:
-        state = self._states.get(generated)
-        if state is not None:
-            return state
-        k = len(generated) - 1
-        while k > 0 and generated[:k] not in self._states:
-            k -= 1
-        state = self._states[generated[:k]]
-        guide = self.guide
-        for i in range(k, len(generated)):
-            token = generated[i]
-            if state == _FINISHED:
-                pass  # padding after EOS
-            elif token in self._eos and guide.is_final(state):
-                state = _FINISHED
-            else:
-                nxt = guide.next_state(state, token)
-                if nxt < 0:
-                    raise TokenRejected(self._rejected_message(generated[:i], token, row, state),
-                                        token_id=token, state=state)
-                state = nxt
-            self._states[generated[: i + 1]] = state
-        return state
-
-    def _cursor_of(self, generated: tuple[int, ...]) -> BudgetCursor:
+    def _cursor_of(self, generated: tuple[int, ...], row: int) -> Cursor:
         cursor = self._cursors.get(generated)
         if cursor is not None:
             return cursor
         k = len(generated) - 1
         while k > 0 and generated[:k] not in self._cursors:
             k -= 1
-        cursor = self._cursors[generated[:k]].copy()
-        tokens = self.guide.vocabulary.tokens
+        cursor = self._cursors[generated[:k]]
         for i in range(k, len(generated)):
-            t = generated[i]
-            cursor.feed((tokens[t] if 0 <= t < len(tokens) else None) or b"")
-            self._cursors[generated[: i + 1]] = cursor
             cursor = cursor.copy()
-        return self._cursors[generated]
+            if not cursor.ended:  # (after EOS: padding)
+                before = cursor.state
+                if not cursor.accept(generated[i]):
+                    raise TokenRejected(self._rejected_message(generated[:i], generated[i], row, before),
+                                        token_id=generated[i], state=before)
+            self._cursors[generated[: i + 1]] = cursor
+        return cursor
 
     def _prune(self, length: int) -> None:
         if length - self._pruned_at < _WINDOW:
             return
         keep = length - _WINDOW
-        self._states = {k: v for k, v in self._states.items() if not k or len(k) >= keep}
         self._cursors = {k: v for k, v in self._cursors.items() if not k or len(k) >= keep}
         self._pruned_at = length
 
@@ -224,7 +197,7 @@ class LogitsProcessor(transformers.LogitsProcessor):
         vocab = self.guide.vocabulary
         text = vocab.decode(before).decode("utf-8", errors="replace")
         if 0 <= token < vocab.size:
-            what = "EOS" if token in self._eos else repr(vocab.tokens[token] or b"<special token>")
+            what = "EOS" if token in vocab.eos_token_ids else repr(vocab.tokens[token] or b"<special token>")
         else:
             what = "outside the vocabulary"
         allowed = self.guide.allowed_token_ids(state)
@@ -234,15 +207,3 @@ class LogitsProcessor(transformers.LogitsProcessor):
             "chose it (another logits processor, min_new_tokens, forced or suppressed tokens, an "
             "assistant model) or the guide was built for a different tokenizer"
         )
-
-    # -- masks -----------------------------------------------------------------------------
-
-    def _mask(self, state: int, budget: int | None, device: torch.device, width: int) -> torch.Tensor:
-        if state == _FINISHED:
-            return all_allowed(width, device)
-        if budget is not None and budget < 1:
-            raise StructgenError(
-                f"{self!r} was called after {self.max_new_tokens} generated tokens: generate "
-                "was given a larger max_new_tokens than this processor"
-            )
-        return self._masks.mask(self.guide, state, budget, device, width)

@@ -148,7 +148,7 @@ def load_tokenizer(path_or_gguf: str | Path | None = None, *, cache_dir: str | P
 
 def _from_folder(path: Path, *, device: str) -> tuple[Any, Any]:
     try:
-        model = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True)
+        model: Any = AutoModelForCausalLM.from_pretrained(path, dtype=torch.float32, local_files_only=True)
         tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError) as e:
         raise StructgenError(f"cannot load a model and tokenizer from {str(path)!r}: {e}") from e
@@ -167,7 +167,7 @@ def _convert_gguf(gguf: Path, target: Path) -> None:
         raise StructgenError(f"GGUF file {str(gguf)!r} does not exist")
     folder, name = str(gguf.parent), gguf.name
     try:
-        model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
+        model: Any = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
         tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     except (OSError, ValueError) as e:
         raise StructgenError(f"cannot convert GGUF file {str(gguf)!r}: {e}") from e

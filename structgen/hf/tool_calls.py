@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence, Union
 
 from ..compiler import DEFAULT_WHITESPACE
-from ..compose.build import compile_composed
+from ..compiler import compile
 from ..compose.reasoning import Reasoning, split_reasoning
 from ..compose.tools import (HERMES, Tool, ToolCall, ToolCallFormat, parse_tool_calls, template_renders_tools,
                              tool_calls_format, tool_messages, tools_prompt)
@@ -70,7 +70,7 @@ def generate_tool_call(
     fmt = tool_calls_format(listed, tool_choice, parallel=parallel, call_format=call_format, whitespace=whitespace)
     if reasoning is not None:
         fmt = reasoning.format(fmt)
-    guide = compile_composed(fmt, model_vocabulary(model, tokenizer))
+    guide = compile(fmt, model_vocabulary(model, tokenizer))
     messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else [dict(m) for m in prompt]
     template = getattr(tokenizer, "chat_template", None)
     use_chat = bool(template) if chat is None else chat

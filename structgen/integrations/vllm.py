@@ -20,17 +20,21 @@ How it runs, per vLLM worker process:
 - **Start-up** (``__init__``): the model's vocabulary is read in a background thread (vLLM's
   tokenizer; EOS = the tokenizer's and the generation config's) and its token trie built.
 - **A request joins** (``update_state``): its constraint's compile starts in a background
-  thread, shared with every request that has the same constraint (a bounded cache of compiled
-  constraints, :class:`~.constraints.ConstraintCache`), while the model runs the step.
-- **Each step** (``apply``): one pass over the constrained rows advances each row's state by the
-  tokens generated since the last step, writes its packed mask (budget-aware: the tokens left
-  are ``max_tokens`` minus those generated) into one preallocated int32 bitmask, and one call
-  masks those rows of the logits in place on their device. Unconstrained rows cost nothing.
+  thread, through the door (:func:`structgen.compile`, whose cache every request with the same
+  constraint shares), while the model runs the step; a budget-aware row's token distances are
+  measured there too.
+- **Each step** (``apply``): one pass over the constrained rows reads the tokens generated since
+  the last step into each row's :class:`~structgen.guides.cursor.Cursor` (the step every
+  integration drives), which writes the row's packed mask (budget-aware: the tokens left are
+  ``max_tokens`` minus those generated) into one preallocated int32 bitmask, and one call masks
+  those rows of the logits in place on their device. Unconstrained rows cost nothing.
 
-A request whose constraint cannot be used in the worker (its compile fails over the model's
-vocabulary although it passed admission, or a token some other option forced is refused by the
-constraint) cannot fail alone from inside a logits processor: it is logged as an error (logger
-``vllm.structgen``) and its row is left unconstrained, rather than stopping the engine.
+**Fail closed.** A request whose constraint cannot be used in the worker (its compile fails over
+the model's vocabulary although it passed admission, or a token some other option forced is
+refused by the constraint) cannot fail alone from inside a logits processor: it is logged as an
+error (logger ``vllm.structgen``) and its row is ended: from then on its mask allows only the
+tokens vLLM stops on (EOS), so the request finishes with what it had; never unconstrained text
+that looks like a constrained answer.
 """
 
 from __future__ import annotations
@@ -44,18 +48,19 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import torch
 from vllm import SamplingParams
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
 
-from ..errors import StructgenError, UnsatisfiableConstraint
-from ..guides.matcher import Matcher
+from ..errors import StructgenError
+from ..guides.cursor import Cursor
+from ..guides.matcher import Matcher, pack_mask
+from ..hf.bitmask import apply_token_bitmask_
 from ..vocab.index import prepare_vocabulary
 from ..vocab.vocabulary import Vocabulary
-from .bitmask import apply_token_bitmask_
-from .constraints import (
-    CompiledConstraint, ConstraintCache, RequestConstraint, byte_vocabulary, check_request, parse_request, warm_up,
-)
+from ..compiler import is_cached
+from .constraints import RequestConstraint, byte_vocabulary, check_request, parse_request, warm_up
 
 if TYPE_CHECKING:
     from vllm.config import VllmConfig
@@ -64,9 +69,6 @@ __all__ = ["StructgenLogitsProcessor", "model_vocabulary"]
 
 #: Under vLLM's logger, so that its handler prints structgen's lines like its own.
 logger = logging.getLogger("vllm.structgen")
-
-#: Compiled constraints kept per worker process (the least recently used go first).
-CACHE_SIZE = 256
 
 
 def model_vocabulary(model_config: Any) -> Vocabulary:
@@ -120,25 +122,31 @@ def _off_the_model_cores() -> None:
 class _Row:
     """One constrained request in the persistent batch."""
 
-    __slots__ = ("constraint", "future", "distances", "matcher", "state", "seen", "output", "max_tokens",
-                 "budget_aware", "failed")
+    __slots__ = ("constraint", "future", "cursor", "seen", "output", "max_tokens", "stops", "failed")
 
-    def __init__(self, constraint: RequestConstraint, future: Future[CompiledConstraint], output: list[int],
-                 max_tokens: int | None) -> None:
+    def __init__(self, constraint: RequestConstraint, future: Future[_Ready], output: list[int],
+                 max_tokens: int | None, stops: frozenset[int]) -> None:
         self.constraint = constraint
         self.future = future
-        self.distances: Future[int] | None = None  # the token distances, when budget-aware
-        self.matcher: Matcher | None = None
-        self.state = 0
-        self.seen = 0  # output tokens already read into ``state``
+        self.cursor: Cursor | None = None
+        self.seen = 0  # output tokens already read into the cursor
         self.output = output  # vLLM's live list of the request's generated ids
         self.max_tokens = max_tokens
-        self.budget_aware = constraint.budget_aware and max_tokens is not None
-        self.failed = False
+        self.stops = stops  # the token ids vLLM stops this request on (its EOS)
+        self.failed: np.ndarray | None = None  # the mask of a row that failed before it had a cursor
 
 
-def _has_distances(future: Future[CompiledConstraint]) -> bool:
-    return future.done() and future.exception() is None and future.result().min_length is not None
+class _Ready:
+    """A compiled constraint in the worker: its guide (at the logits' width) and how long the
+    compile and the token distances took (``None``: found in the door's cache)."""
+
+    __slots__ = ("matcher", "seconds", "min_length", "reported")
+
+    def __init__(self, matcher: Matcher, seconds: float | None, min_length: int | None) -> None:
+        self.matcher = matcher
+        self.seconds = seconds
+        self.min_length = min_length
+        self.reported = False
 
 
 class StructgenLogitsProcessor(LogitsProcessor):
@@ -211,8 +219,6 @@ class StructgenLogitsProcessor(LogitsProcessor):
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="structgen-vllm",
                                         initializer=_off_the_model_cores)
         self._vocabulary: Future[Vocabulary] = self._pool.submit(self._load_vocabulary, model_config)
-        self.cache = ConstraintCache(self._vocabulary.result, self.vocab_size, size=CACHE_SIZE,
-                                     on_compiled=self._log_compile)
         #: (description, compile seconds, seconds a step waited for it) of the latest compiles
         self.compiles: deque[tuple[str, float, float]] = deque(maxlen=1024)
 
@@ -229,10 +235,6 @@ class StructgenLogitsProcessor(LogitsProcessor):
     @staticmethod
     def _log_check(constraint: RequestConstraint, seconds: float) -> None:
         logger.info("structgen: checked %s at admission in %.1f ms", constraint.describe(), seconds * 1e3)
-
-    @staticmethod
-    def _log_compile(done: CompiledConstraint) -> None:
-        logger.info("structgen: compiled %s in %.1f ms", done.description, done.seconds * 1e3)
 
     def is_argmax_invariant(self) -> bool:
         """A mask changes what greedy decoding picks."""
@@ -252,10 +254,10 @@ class StructgenLogitsProcessor(LogitsProcessor):
             if constraint is None:
                 rows.pop(index, None)
                 continue
-            row = rows[index] = _Row(constraint, self.cache.get(constraint, self._pool.submit), output,
-                                     params.max_tokens)
-            if row.budget_aware and not _has_distances(row.future):
-                row.distances = self._pool.submit(self._measure_distances, row.future)
+            budget_aware = constraint.budget_aware and params.max_tokens is not None
+            stops = frozenset(getattr(params, "all_stop_token_ids", ()) or ())
+            future = self._pool.submit(self._compile, constraint, budget_aware)
+            rows[index] = _Row(constraint, future, output, params.max_tokens, stops)
         for a, b, how in batch_update.moved:
             row_a, row_b = rows.pop(a, None), rows.pop(b, None)
             if row_a is not None:
@@ -269,12 +271,9 @@ class StructgenLogitsProcessor(LogitsProcessor):
             return logits
         indices: list[int] = []
         for index, row in self._rows.items():
-            if row.failed or index >= logits.shape[0]:
+            if index >= logits.shape[0]:
                 continue
-            matcher = row.matcher if row.matcher is not None else self._ready(row)
-            if matcher is None or not self._catch_up(row, matcher):
-                continue
-            self._fill(row, matcher, len(indices))
+            self._bitmask_np[len(indices)] = self._step(row)
             indices.append(index)
         if indices:
             apply_token_bitmask_(logits, self._bitmask[: len(indices)], indices)
@@ -282,64 +281,86 @@ class StructgenLogitsProcessor(LogitsProcessor):
 
     # -- one row ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def _measure_distances(future: Future[CompiledConstraint]) -> int:
-        compiled = future.result()
-        if compiled.min_length is None:
-            compiled.measure_distances()
-            logger.info("structgen: token distances of %s in %.1f ms (shortest output: %d tokens)",
-                        compiled.description, (compiled.distance_seconds or 0) * 1e3, compiled.min_length)
-        assert compiled.min_length is not None
-        return compiled.min_length
-
-    def _ready(self, row: _Row) -> Matcher | None:
-        """The row's matcher, waiting for its compile (and, budget-aware, its token distances):
-        once per distinct constraint, started when the request joined the batch."""
+    def _compile(self, constraint: RequestConstraint, budget_aware: bool) -> _Ready:
+        """The constraint's guide over the model's vocabulary (and, budget-aware, its token
+        distances: for a pushdown guide, every automaton the network reaches), in the compile
+        thread."""
+        vocab = self._vocabulary.result()
+        cached = is_cached(constraint.format, vocab)
         start = time.perf_counter()
-        try:
-            compiled = row.future.result()
-            need = None if not row.budget_aware else (
-                row.distances.result() if row.distances is not None else compiled.measure_distances())
-        except Exception as e:  # noqa: BLE001 - one request's problem must not stop the engine
-            self._fail(row, f"its constraint does not compile over the model's vocabulary: {e}")
-            return None
-        waited = time.perf_counter() - start
-        if compiled.uses == 0:
-            self.compiles.append((compiled.description, compiled.seconds + (compiled.distance_seconds or 0), waited))
-        compiled.uses += 1
-        row.matcher = compiled.matcher
-        row.state = compiled.matcher.initial_state
-        if need is not None and row.max_tokens is not None and row.max_tokens < need:
-            logger.warning("structgen: max_tokens=%d is below the %d tokens the shortest output of %s takes; "
-                           "this request is not budget-aware (its output may be cut)", row.max_tokens, need,
-                           compiled.description)
-            row.budget_aware = False
-        return row.matcher
+        guide = constraint.compile(vocab, warm=True)
+        need = guide.min_length() if budget_aware else None
+        seconds = None if cached else time.perf_counter() - start
+        if seconds is not None:
+            logger.info("structgen: compiled %s in %.1f ms", constraint.describe(), seconds * 1e3)
+        return _Ready(Matcher.of(guide, self.vocab_size), seconds, need)
 
-    def _catch_up(self, row: _Row, matcher: Matcher) -> bool:
-        """Read the tokens generated since the last step into the row's state."""
-        output, state = row.output, row.state
-        while row.seen < len(output):
+    def _step(self, row: _Row) -> np.ndarray:
+        """The row's packed mask for this step: its cursor's, once the tokens generated since the
+        last step are read in; the tokens vLLM stops on only, for a row that failed."""
+        if row.failed is not None:
+            return row.failed
+        cursor = row.cursor if row.cursor is not None else self._start(row)
+        if cursor is None:
+            assert row.failed is not None
+            return row.failed
+        output = row.output
+        while row.seen < len(output) and cursor.error is None:
             token = output[row.seen]
-            nxt = matcher.accept_token(state, token) if token >= 0 else -1
-            if nxt < 0:
-                why = "an async-scheduling placeholder" if token < 0 else "not allowed by the constraint"
-                self._fail(row, f"generated token {token} in state {state} is {why} (another sampling "
-                                "option overrode the mask)")
-                return False
-            state = nxt
             row.seen += 1
-        row.state = state
-        return True
+            if token < 0:
+                cursor.fail(StructgenError(f"an async-scheduling placeholder ({token}) came where a token was due"))
+            elif not cursor.accept(token):
+                assert cursor.error is not None
+            if cursor.error is not None:
+                self._log_failure(row, f"{cursor.error} (another sampling option overrode the mask)")
+        if cursor.error is not None:
+            return self._closed(row, cursor.matcher)
+        words = cursor.packed_mask()
+        if cursor.error is not None:
+            self._log_failure(row, str(cursor.error))
+            return self._closed(row, cursor.matcher)
+        return words
 
-    def _fill(self, row: _Row, matcher: Matcher, slot: int) -> None:
-        budget = row.max_tokens - len(row.output) if row.budget_aware and row.max_tokens is not None else None
+    def _start(self, row: _Row) -> Cursor | None:
+        """The row's cursor, once its compile is done (waited for: once per distinct constraint,
+        started when the request joined the batch); ``None`` when the row failed."""
+        begin = time.perf_counter()
         try:
-            matcher.fill_next_token_bitmask(row.state, self._bitmask_np, slot, budget=budget)
-        except UnsatisfiableConstraint:  # (min_length checked at the start: only after a refused option)
-            row.budget_aware = False
-            matcher.fill_next_token_bitmask(row.state, self._bitmask_np, slot)
+            ready = row.future.result()
+        except Exception as e:  # noqa: BLE001 - one request's problem must not stop the engine
+            self._log_failure(row, f"its constraint does not compile over the model's vocabulary: {e}")
+            row.failed = self._stops_only(row, None)
+            return None
+        if ready.seconds is not None and not ready.reported:
+            ready.reported = True
+            self.compiles.append((row.constraint.describe(), ready.seconds, time.perf_counter() - begin))
+        budget_aware = ready.min_length is not None and row.max_tokens is not None
+        if budget_aware and row.max_tokens is not None and ready.min_length is not None \
+                and row.max_tokens < ready.min_length:
+            logger.warning("structgen: max_tokens=%d is below the %d tokens the shortest output of %s takes; "
+                           "this request is not budget-aware (its output may be cut)", row.max_tokens,
+                           ready.min_length, row.constraint.describe())
+            budget_aware = False
+        row.cursor = Cursor(ready.matcher, max_tokens=row.max_tokens, budget_aware=budget_aware)
+        return row.cursor
 
-    def _fail(self, row: _Row, why: str) -> None:
-        row.failed = True
-        logger.error("structgen: request constrained by %s is left unconstrained: %s", row.constraint.describe(), why)
+    def _closed(self, row: _Row, matcher: Matcher | None) -> np.ndarray:
+        """The mask of a failed row: the tokens vLLM stops it on and the vocabulary's EOS."""
+        if row.failed is None:
+            row.failed = self._stops_only(row, matcher)
+        return row.failed
+
+    def _stops_only(self, row: _Row, matcher: Matcher | None) -> np.ndarray:
+        allowed = np.zeros(self._bitmask_np.shape[1] * 32, dtype=bool)
+        stops = set(row.stops)
+        if matcher is not None:
+            stops |= matcher.guide.vocabulary.eos_token_ids
+        elif self._vocabulary.done() and self._vocabulary.exception() is None:
+            stops |= self._vocabulary.result().eos_token_ids
+        allowed[[t for t in stops if 0 <= t < self.vocab_size]] = True
+        return pack_mask(allowed, self._bitmask_np.shape[1])
+
+    def _log_failure(self, row: _Row, why: str) -> None:
+        logger.error("structgen: request constrained by %s is ended (only EOS is allowed from now on): %s",
+                     row.constraint.describe(), why)

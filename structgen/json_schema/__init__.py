@@ -14,9 +14,8 @@ languages (:mod:`.ecma_pattern`, :mod:`.formats`), loading (:mod:`.dialects`, :m
 :mod:`.universe`), the dispatcher (:mod:`.dispatch`) and the entry points (:mod:`.api`).
 """
 
-from .api import schema_to_dfa, schema_to_network, schema_to_regex
-from .loading import format_annotations, load_schema
-from .ops import CONSTRAINT_KEYWORDS
+from typing import Any
+
 from .options import DEFAULT_WHITESPACE, SchemaOptions
 
 __all__ = [
@@ -29,3 +28,25 @@ __all__ = [
     "schema_to_network",
     "schema_to_regex",
 ]
+
+# The front end is imported on first use of its entry points: the options (what a format value
+# holds, :mod:`structgen.formats`) come without jsonschema and the compile's modules.
+_LAZY = {
+    "CONSTRAINT_KEYWORDS": ".ops",
+    "format_annotations": ".loading",
+    "load_schema": ".loading",
+    "schema_to_dfa": ".api",
+    "schema_to_network": ".api",
+    "schema_to_regex": ".api",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'structgen.json_schema' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value

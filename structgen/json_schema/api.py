@@ -19,9 +19,9 @@ specification: ``docs/json_schema.md``.
 from __future__ import annotations
 
 import json
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
-from ..automata.dfa import DEFAULT_MAX_STATES, ByteDFA
+from ..automata.dfa import ByteDFA
 from ..automata.expr import ExprPool
 from ..automata.expr_dfa import lazy_to_dfa
 from ..automata.expr_text import NotARegex, to_regex
@@ -32,7 +32,7 @@ from .context import MAX_REGEX_SIZE
 from .dispatch import SchemaCompiler
 from .loading import load_2020_12, warn_annotations
 from .ops import Schema
-from .options import DEFAULT_WHITESPACE, SchemaOptions
+from .options import SchemaOptions
 from .spans import SpanStrings
 
 __all__ = ["compile_schema", "prepare", "schema_to_dfa", "schema_to_network", "schema_to_regex"]
@@ -80,15 +80,7 @@ def compile_schema(
     return spliced if spliced is not None else ctx.to_dfa(term, "", minimal=True)
 
 
-def schema_to_regex(
-    schema: SchemaInput,
-    *,
-    whitespace: str = DEFAULT_WHITESPACE,
-    max_recursion_depth: int = 3,
-    dialect: Optional[str] = None,
-    formats: Optional[dict] = None,
-    unknown_formats: str = "annotate",
-) -> str:
+def schema_to_regex(schema: SchemaInput, **options: Any) -> str:
     """The regex (full-match, interegular-compatible) of the serialised instances of ``schema``:
     the expression :func:`schema_to_dfa` builds, printed (:func:`structgen.automata.expr_text.to_regex`).
 
@@ -100,26 +92,11 @@ def schema_to_regex(
     ----------
     schema:
         A JSON Schema (draft 2020-12) as a dict or bool, a JSON string, or a pydantic model class.
-    whitespace:
-        Regex allowed once between any two JSON tokens; it must only match JSON whitespace
-        (space, tab, line feed, carriage return). ``""`` gives compact output only.
-    max_recursion_depth:
-        How many times a ``$ref`` may re-enter a schema it is already inside (so a recursive
-        schema yields at most ``max_recursion_depth + 1`` nested copies of itself), and how many
-        levels of arrays/objects a ``{}`` value may nest.
-    dialect:
-        ``"draft-04"``, ``"draft-06"``, ``"draft-07"``, ``"2019-09"`` or ``"2020-12"``: read the
-        schema in that draft, whatever its ``$schema`` says (default: its ``$schema``, else
-        2020-12). Older drafts are rewritten first (:mod:`.dialects`).
-    formats:
-        Custom formats, ``{name: regex}``: a string with ``"format": name`` must match ``regex``
-        (ECMA-262 syntax, as ``pattern``, matched against the whole string). They are enforced,
-        and take precedence over the built-in formats of the same name.
-    unknown_formats:
-        ``"annotate"`` (default): a ``format`` neither built in nor in ``formats`` constrains
-        nothing, as the specification reads it, and each one raises an
-        :class:`~structgen.errors.AnnotationWarning` naming its JSON pointer. ``"error"``: it
-        raises :class:`SchemaNotSupported` where a string would be compiled under it.
+    options:
+        Those of :class:`SchemaOptions` (``whitespace``, ``max_recursion_depth``: how many times
+        a ``$ref`` may re-enter a schema it is already inside, so a recursive schema yields at
+        most ``max_recursion_depth + 1`` nested copies of itself; ``dialect``, ``formats``,
+        ``unknown_formats``, ...).
 
     Raises
     ------
@@ -135,14 +112,11 @@ def schema_to_regex(
     >>> schema_to_regex({"enum": ["a", "b"]})
     '(?:"a"|"b")'
     """
-    options = SchemaOptions(
-        whitespace=whitespace, max_recursion_depth=max_recursion_depth, dialect=dialect,
-        formats={} if formats is None else formats, unknown_formats=unknown_formats,
-    )
-    root = load_2020_12(schema, options.dialect)
-    compiler = SchemaCompiler(root, options)
+    opts = SchemaOptions(**options)
+    root = load_2020_12(schema, opts.dialect)
+    compiler = SchemaCompiler(root, opts)
     term = compiler.run()
-    warn_annotations(root, options)
+    warn_annotations(root, opts)
     try:
         return to_regex(compiler.ctx.pool, term, max_length=MAX_REGEX_SIZE)
     except NotARegex as e:
@@ -151,21 +125,10 @@ def schema_to_regex(
         raise SchemaNotSupported("", "/", "this schema compiles to automaton algebra, not one regex: use schema_to_dfa") from None
 
 
-def schema_to_dfa(
-    schema: SchemaInput,
-    *,
-    whitespace: str = DEFAULT_WHITESPACE,
-    max_recursion_depth: int = 3,
-    max_states: int = DEFAULT_MAX_STATES,
-    extract_from: Union[str, Sequence[str], None] = None,
-    key_order: str = "schema",
-    extra_properties: bool = False,
-    dialect: Optional[str] = None,
-    formats: Optional[dict] = None,
-    unknown_formats: str = "annotate",
-) -> ByteDFA:
-    """The byte automaton of the serialised instances of ``schema`` (see :func:`schema_to_regex`
-    for the parameters); ``max_states`` bounds every automaton built on the way, and a blown
+def schema_to_dfa(schema: SchemaInput, *, extract_from: Union[str, Sequence[str], None] = None,
+                  **options: Any) -> ByteDFA:
+    """The byte automaton of the serialised instances of ``schema`` (``options`` are those of
+    :class:`SchemaOptions`); ``max_states`` bounds every automaton built on the way, and a blown
     budget names the JSON pointer of the schema whose automaton grew too big. With
     ``extract_from`` (documents), string values are spans of them (:mod:`.spans`).
 
@@ -181,31 +144,16 @@ def schema_to_dfa(
     >>> dfa.accepts(b"12"), dfa.accepts(b"9")
     (True, False)
     """
-    options = SchemaOptions(
-        whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
-        extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
-        unknown_formats=unknown_formats,
-    )
-    root = load_2020_12(schema, options.dialect)
+    opts = SchemaOptions(**options)
+    root = load_2020_12(schema, opts.dialect)
     documents = None if extract_from is None else normalize_documents(extract_from)
-    dfa = compile_schema(root, options, documents)
-    warn_annotations(root, options)
+    dfa = compile_schema(root, opts, documents)
+    warn_annotations(root, opts)
     assert isinstance(dfa, ByteDFA)
     return dfa
 
 
-def schema_to_network(
-    schema: SchemaInput,
-    *,
-    whitespace: str = DEFAULT_WHITESPACE,
-    max_recursion_depth: int = 3,
-    max_states: int = DEFAULT_MAX_STATES,
-    key_order: str = "schema",
-    extra_properties: bool = False,
-    dialect: Optional[str] = None,
-    formats: Optional[dict] = None,
-    unknown_formats: str = "annotate",
-) -> Union[ByteDFA, Network]:
+def schema_to_network(schema: SchemaInput, **options: Any) -> Union[ByteDFA, Network]:
     """The automata of ``schema`` as a :class:`~structgen.automata.network.Network` (a ``$ref`` that
     recurses, a large sub-schema used more than once, ``{}`` values and ``key_order="any"``
     objects become automata that their users call), or one :class:`ByteDFA` when nothing is
@@ -217,12 +165,8 @@ def schema_to_network(
     >>> len(net), sorted(net.callees(0))
     (2, [1])
     """
-    options = SchemaOptions(
-        whitespace=whitespace, max_recursion_depth=max_recursion_depth, max_states=max_states, key_order=key_order,
-        extra_properties=extra_properties, dialect=dialect, formats={} if formats is None else formats,
-        unknown_formats=unknown_formats,
-    )
-    root = load_2020_12(schema, options.dialect)
-    compiled = compile_schema(root, options, network=True)
-    warn_annotations(root, options)
+    opts = SchemaOptions(**options)
+    root = load_2020_12(schema, opts.dialect)
+    compiled = compile_schema(root, opts, network=True)
+    warn_annotations(root, opts)
     return compiled

@@ -30,7 +30,7 @@ from .ops import Schema, encoded, pointer, walk
 from .options import SchemaOptions
 from .unknown_keywords import KNOWN_KEYWORDS, near_keyword
 
-__all__ = ["anchored", "format_annotations", "load_2020_12", "load_schema", "validator_class", "warn_annotations"]
+__all__ = ["anchored", "annotation_warnings", "format_annotations", "load_2020_12", "load_schema", "validator_class", "warn_annotations"]
 
 
 def load_schema(schema: Union[dict, bool, str, type], *, dialect: Optional[str] = None) -> Schema:
@@ -254,11 +254,12 @@ def _annotation(sub: dict, custom: Mapping[str, str]) -> Optional[str]:
     return None
 
 
-def warn_annotations(schema: Schema, options: SchemaOptions, stacklevel: int = 2) -> None:
-    """An :class:`AnnotationWarning` per unknown ``format`` of a (2020-12) schema (with
-    ``unknown_formats="annotate"``) and an :class:`UnknownKeywordWarning` per unknown keyword one
-    edit from a keyword that constrains, attributed to the caller's caller (``stacklevel``); with
+def annotation_warnings(schema: Schema, options: SchemaOptions) -> tuple[AnnotationWarning, ...]:
+    """The warnings a (2020-12) schema gives under ``options``: an :class:`UnknownKeywordWarning`
+    per unknown keyword one edit from a keyword that constrains, then an
+    :class:`AnnotationWarning` per unknown ``format`` (with ``unknown_formats="annotate"``); with
     ``unknown_keywords="error"``, :class:`SchemaNotSupported` for the first unknown keyword."""
+    found: list[AnnotationWarning] = []
     annotations = []  # (one walk for both: warned about after the unknown keywords, as before)
     for sub, tokens in walk(schema):
         for key, value in sub.items():
@@ -271,10 +272,16 @@ def warn_annotations(schema: Schema, options: SchemaOptions, stacklevel: int = 2
                     key, pointer(tokens + (key,)), f"it is not a JSON Schema keyword{hint}, and unknown_keywords='error' refuses unknown keywords"
                 )
             if near:
-                warnings.warn(UnknownKeywordWarning(key, pointer(tokens + (key,)), value, near), stacklevel=stacklevel + 1)
+                found.append(UnknownKeywordWarning(key, pointer(tokens + (key,)), value, near))
         fmt = _annotation(sub, options.formats)
         if fmt:
             annotations.append((pointer(tokens + ("format",)), fmt))
     if options.unknown_formats == "annotate":
-        for path, fmt in annotations:
-            warnings.warn(AnnotationWarning("format", path, fmt), stacklevel=stacklevel + 1)
+        found.extend(AnnotationWarning("format", path, fmt) for path, fmt in annotations)
+    return tuple(found)
+
+
+def warn_annotations(schema: Schema, options: SchemaOptions, stacklevel: int = 2) -> None:
+    """Give :func:`annotation_warnings`, attributed to the caller's caller (``stacklevel``)."""
+    for warning in annotation_warnings(schema, options):
+        warnings.warn(warning, stacklevel=stacklevel + 1)

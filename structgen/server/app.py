@@ -169,7 +169,7 @@ async def _check_key(request: Request, call_next: Callable[[Request], Awaitable[
     return await call_next(request)
 
 
-_SERVED_PATHS = frozenset(route.path for route in router.routes if isinstance(getattr(route, "path", None), str))
+_SERVED_PATHS = frozenset(path for route in router.routes if isinstance(path := getattr(route, "path", None), str))
 
 
 async def _count(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:

@@ -2,9 +2,10 @@
 
 Requests join the running batch at the next decoding step and leave it the moment they finish.
 Each row keeps its own guide state (an ``int``), sampling settings and random generator; the
-masks of the whole batch are stacked and applied in one ``masked_fill``. A row's step is
-:mod:`structgen.hf.steps`'s, as in the LogitsProcessor and the one-sequence loop: its mask on the
-logits' device, greedy or top-p sampling, forced tokens within its budget, the end of its output.
+packed masks of the whole batch are filled into one bitmask and applied in one ``masked_fill``. A
+row's step is its :class:`~structgen.guides.cursor.Cursor`, as in the LogitsProcessor, the
+one-sequence loop and the vLLM plugin: forced tokens within its budget, its packed mask, the token
+taken, the end of its output; a row whose cursor fails gets the error as its last event.
 
 KV cache: one ``transformers.DynamicCache`` for the batch, rows left-padded to a common length
 with a 2-D attention mask and explicit position ids (``generate``'s own left-padding scheme).
@@ -46,11 +47,14 @@ from typing import Any, AsyncIterator
 import torch
 from transformers import DynamicCache
 
-from ..compose.reasoning import BudgetCursor, TextBudget
-from ..errors import StructgenError, TokenRejected
+from ..errors import StructgenError
 from ..guides.base import Guide
-from ..hf.steps import (DeviceMasks, LogitAdjustments, TokenHistory, TokenLogprob, adjust_logits, all_allowed,
-                        closing_mask, completes, forced_within, forward_last, sample_token, token_logprobs)
+from ..guides.cursor import Cursor, fill_next_token_bitmasks
+from ..guides.matcher import Matcher
+from ..guides.text_budget import TextBudget
+from ..hf.bitmask import masked_scores
+from ..hf.steps import (LogitAdjustments, TokenHistory, TokenLogprob, adjust_logits, forward_last, sample_token,
+                        token_logprobs)
 from ..vocab.vocabulary import Vocabulary
 
 __all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
@@ -65,7 +69,8 @@ class SamplingParams:
     ``adjustments``: penalties and ``logit_bias``, applied before the mask. ``logprobs``: ``None``
     reports none; ``k >= 0`` reports each token's log-probability and the ``k`` most likely
     tokens (see :func:`~structgen.hf.steps.token_logprobs`). ``text_budget``: the most tokens of
-    a thinking block, after which the step writes its end string (:func:`~structgen.hf.steps.closing_mask`).
+    a thinking block, after which the step writes its end string (the row's
+    :class:`~structgen.guides.cursor.Cursor`).
     """
 
     max_tokens: int
@@ -133,12 +138,13 @@ class EngineRequest:
 class _Row:
     """Engine-thread state of one request in the batch."""
 
-    __slots__ = ("req", "state", "generated", "decoder", "text", "emitted", "generator", "pending", "done",
-                 "history", "logprob", "logprobs", "cursor")
+    __slots__ = ("req", "cursor", "generated", "decoder", "text", "emitted", "generator", "pending", "done",
+                 "history", "logprob", "logprobs")
 
     def __init__(self, req: EngineRequest) -> None:
         self.req = req
-        self.state = req.guide.initial_state if req.guide is not None else 0
+        #: the guided row's step (made at its first logits, which give the width); None: unguided
+        self.cursor: Cursor | None = None
         self.generated = 0
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.text = ""
@@ -150,8 +156,6 @@ class _Row:
         self.history: TokenHistory | None = None  # for penalties: created with the first logits
         self.logprob: TokenLogprob | None = None  # the sampled token's, until _advance files it
         self.logprobs: list[tuple[TokenLogprob, int]] = []  # (entry, offset in text) not yet emitted
-        budget = req.params.text_budget
-        self.cursor: BudgetCursor | None = budget.cursor() if budget is not None and req.guide is not None else None
 
 
 @dataclass
@@ -205,7 +209,6 @@ class Engine:
         self._inbox: queue.Queue[EngineRequest | None] = queue.Queue()
         self._waiting: deque[EngineRequest] = deque()
         self._batch = _Batch()
-        self._masks = DeviceMasks()
         self._thread: threading.Thread | None = None
         self.steps = 0
         self.max_rows_seen = 0
@@ -407,15 +410,17 @@ class Engine:
 
     # -- masks and sampling ------------------------------------------------------------------------
 
-    def _row_budget(self, row: _Row) -> int | None:
-        """Tokens this row may still generate, counting the next one (None: not budget-aware)."""
-        if not self.budget_aware or row.req.guide is None:
-            return None
-        return self._budget(len(row.req.prompt_ids), row.req.params) - row.generated
+    def _cursor(self, row: _Row, width: int) -> Cursor | None:
+        """The row's cursor, made at its first logits (``width``); ``None`` for an unguided row."""
+        guide = row.req.guide
+        if row.cursor is None and guide is not None:
+            p = row.req.params
+            row.cursor = Cursor(Matcher.of(guide, width), max_tokens=self._budget(len(row.req.prompt_ids), p),
+                                budget_aware=self.budget_aware, text_budget=p.text_budget)
+        return row.cursor
 
     def _sample_and_advance(self, rows: list[_Row], logits: torch.Tensor) -> None:
         width, device = logits.shape[-1], logits.device
-        masks: list[torch.Tensor] = []
         ok: list[int] = []
         for i, row in enumerate(rows):
             row.pending = []
@@ -423,25 +428,28 @@ class Engine:
                 adj = row.req.params.adjustments
                 if row.history is None and not adj.is_identity:
                     row.history = adj.history(row.req.prompt_ids, width=width, device=device)
+                self._cursor(row, width)
                 if self._fast_forward(row):  # forced tokens instead of a sampled one (a prompt's start)
                     continue
-                guide = row.req.guide
-                if guide is None:
-                    masks.append(all_allowed(width, device))
-                else:
-                    mask = self._masks.mask(guide, row.state, self._row_budget(row), device, width)
-                    masks.append(closing_mask(mask, row.cursor, self.vocabulary))
                 ok.append(i)
             except Exception as e:  # noqa: BLE001 - this row fails, the others go on
                 self._fail(row, e)
-        if not ok:
+        cursors = [rows[i].cursor for i in ok]
+        bitmask = Matcher.allocate_token_bitmask(len(ok), width)
+        fill_next_token_bitmasks(cursors, bitmask)
+        for i, cursor in zip(ok, cursors):
+            if cursor is not None and cursor.error is not None:  # (failed closed: the client gets the error)
+                self._fail(rows[i], cursor.error)
+        keep = [k for k, i in enumerate(ok) if not rows[i].done]
+        if not keep:
             return
-        if len(ok) != len(rows):
-            logits = logits[torch.tensor(ok, device=device)]
-            rows = [rows[i] for i in ok]
+        if len(keep) != len(rows):
+            logits = logits[torch.tensor([ok[k] for k in keep], device=device)]
+            bitmask = bitmask[keep]
+            rows = [rows[ok[k]] for k in keep]
         if any(row.history is not None for row in rows):  # penalties and logit_bias, before the mask
             logits = adjust_logits(logits, [row.req.params.adjustments for row in rows], [row.history for row in rows])
-        logits = logits.masked_fill(~torch.stack(masks), float("-inf"))
+        logits = masked_scores(logits, bitmask)
         chosen = logits.argmax(-1).tolist()  # greedy rows, in one call for the batch
         for i, row in enumerate(rows):
             p = row.req.params
@@ -459,11 +467,10 @@ class Engine:
 
     def _fast_forward(self, row: _Row) -> bool:
         """Append the tokens the row's guide forces now, if they fit its budget; True if any."""
-        guide = row.req.guide
-        if not self.fast_forward or guide is None or row.done or row.req.params.logprobs is not None:
+        cursor = row.cursor
+        if not self.fast_forward or cursor is None or row.done or row.req.params.logprobs is not None:
             return False
-        left = self._budget(len(row.req.prompt_ids), row.req.params) - row.generated
-        forced, _ = forced_within(guide, self.tokenizer, row.state, left, budget_aware=self.budget_aware)
+        forced = cursor.forced(self.tokenizer)
         for token in forced:
             self._advance(row, token)
             self.forced_tokens += 1
@@ -477,16 +484,18 @@ class Engine:
         row.req._emit(Event(error=error))
 
     def _advance(self, row: _Row, token: int) -> None:
-        guide, params = row.req.guide, row.req.params
-        if token in self._eos and (guide is None or guide.is_final(row.state)):
-            self._finish(row, "stop")
-            return
-        if guide is not None:
-            nxt = guide.next_state(row.state, token)
-            if nxt < 0:  # the mask and forced_within allow only what the guide does: a bug
-                raise TokenRejected(f"request {row.req.id}: token {token} is not allowed by {guide!r} in state "
-                                    f"{row.state} after {row.text[-80:]!r} (engine bug)", token_id=token, state=row.state)
-            row.state = nxt
+        params, cursor = row.req.params, row.cursor
+        if cursor is None:
+            if token in self._eos:
+                self._finish(row, "stop")
+                return
+        else:
+            if not cursor.accept(token):  # the mask and the forced tokens allow only what the guide does
+                assert cursor.error is not None
+                raise StructgenError(f"request {row.req.id}: {cursor.error} after {row.text[-80:]!r} (engine bug)")
+            if cursor.ended:
+                self._finish(row, "stop")
+                return
         row.pending.append(token)
         row.generated += 1
         self.generated_tokens += 1
@@ -496,8 +505,6 @@ class Engine:
             row.logprobs.append((row.logprob, len(row.text)))
             row.logprob = None
         data = self.vocabulary.tokens[token] if 0 <= token < self.vocabulary.size else None
-        if row.cursor is not None:
-            row.cursor.feed(data or b"")
         row.text += row.decoder.decode(data or b"")
         if params.stop:
             cut = _find_stop(row.text, params.stop, row.emitted)
@@ -506,11 +513,11 @@ class Engine:
                 row.logprobs = [(lp, at) for lp, at in row.logprobs if at < cut]  # tokens the cut removed
                 self._finish(row, "stop", token, flush=False)
                 return
-        if guide is not None and completes(guide, row.state):
+        if cursor is not None and cursor.matcher.is_terminated(cursor.state):
             self._finish(row, "stop", token)
         elif row.generated >= params.max_tokens or len(row.req.prompt_ids) + row.generated >= self.max_context:
             # Budget-aware masking ends a guided row in a final state: the output is complete.
-            complete = guide is not None and self.budget_aware and guide.is_final(row.state)
+            complete = cursor is not None and self.budget_aware and cursor.is_complete
             self._finish(row, "stop" if complete else "length", token)
         else:
             hold = _stop_prefix_len(row.text, params.stop) if params.stop else 0

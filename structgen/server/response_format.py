@@ -1,39 +1,41 @@
-"""``response_format`` → :class:`~structgen.Guide`, compiled off the event loop and cached.
+"""``response_format`` (and a chat's tools and thinking) → a format value → a
+:class:`~structgen.Guide`, through the door (:func:`structgen.compile`, whose cache every request
+shares), compiled off the event loop.
 
-The compiler's own LRU caches guides by (constraint text, options, vocabulary fingerprint); this
-module adds the HTTP-facing rules (size limits, what ``json_object`` means) and runs the compile in
-a thread pool so a slow schema never blocks the event loop or the decode loop. Masks of small
-guides are computed right there too, so the decode loop rarely computes one itself.
+This module adds the HTTP-facing rules (size limits, what ``json_object`` means) and runs a compile
+that is not in the cache in a thread pool, so a slow schema never blocks the event loop or the
+decode loop; ``compile(..., warm=True)`` computes the first step's masks right there too. A
+``response_format`` schema is the same format, and the same guide, whether it comes alone or as
+the answer beside tools or a thinking (then one region of a composed format).
 
 What a client should know about its constraint travels with the guide (:class:`Compiled`): the
 ``format`` values the schema uses that structgen reads as annotations (they constrain nothing),
 which the endpoints send back in the response's ``warnings`` list. (The compiler also emits them
 as :class:`~structgen.errors.AnnotationWarning`, which reaches only the server's log.)
 
-A second request with the same ``response_format`` reuses the guide (and its warnings) while
-the guide lives (the compiler's LRU keeps it): :attr:`GuideCompiler.hits` and ``misses`` count
-that, and ``observe`` (when given) receives the seconds of each compile that was not a hit.
+A second request with the same ``response_format`` reuses the guide (the door's cache keeps it):
+:attr:`GuideCompiler.hits` and ``misses`` count that, and ``observe`` (when given) receives the
+seconds of each compile that was not a hit.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import threading
 import time
-import weakref
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..compiler import compile_json_schema, compile_regex
-from ..compose.build import compile_composed
-from ..compose.formats import Choice, Format, JsonSchema, Regex
-from ..compose.reasoning import Reasoning, TextBudget
+from ..compiler import compile, is_cached
+from ..compose.reasoning import Reasoning
 from ..compose.tools import HERMES, Tool, ToolCallFormat, tool_calls_format
 from ..errors import ConstraintError, PayloadTooLarge
+from ..formats import Choice, Format, JsonSchema, Regex
 from ..guides.base import Guide
+from ..guides.text_budget import TextBudget
 from ..json_schema.loading import format_annotations, load_2020_12
 from ..vocab.vocabulary import Vocabulary
 from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
@@ -44,14 +46,10 @@ __all__ = ["ANY_OBJECT_SCHEMA", "ChatConstraint", "Compiled", "GuideCompiler", "
 
 # ``{"type": "json_object"}``: any JSON object, at any depth (a pushdown guide whose "any value"
 # automaton calls itself; compiled in about 0.2 s); every output is a valid JSON object.
-# (ANY_OBJECT_DEPTH only bounds nesting where a finite automaton is needed: spans.)
 ANY_OBJECT_SCHEMA: dict[str, Any] = {"type": "object"}
-ANY_OBJECT_DEPTH = 3
 
-# Guides with at most this many states get every mask computed in the compile pool.
-_PRECOMPUTE_STATES = 64
-# response_format values remembered (with a weak reference to their guide) for reuse.
-_REMEMBERED = 1024
+# The warnings of the schemas seen last (reading them loads the schema again).
+_WARNINGS_KEPT = 1024
 
 
 @dataclass(frozen=True)
@@ -89,6 +87,13 @@ class ChatConstraint:
         return not self.tools and self.reasoning is None
 
 
+@functools.lru_cache(maxsize=_WARNINGS_KEPT)
+def _warnings_of(text: str) -> tuple[str, ...]:
+    root = load_2020_12(json.loads(text), None)
+    return tuple(f"format {name!r} at {path} is unknown to this server: read as an annotation, the string is "
+                 "not constrained by it" for path, name in format_annotations(root, {}))
+
+
 def schema_warnings(schema: Any) -> tuple[str, ...]:
     """One sentence per ``format`` of ``schema`` that is read as an annotation (unknown to
     structgen, so the string it names is not constrained by it), naming its JSON pointer.
@@ -96,13 +101,12 @@ def schema_warnings(schema: Any) -> tuple[str, ...]:
     >>> schema_warnings({"properties": {"p": {"type": "string", "format": "path"}}})
     ("format 'path' at /properties/p/format is unknown to this server: read as an annotation, the string is not constrained by it",)
     """
-    root = load_2020_12(schema, None)
-    return tuple(f"format {name!r} at {path} is unknown to this server: read as an annotation, the string is "
-                 "not constrained by it" for path, name in format_annotations(root, {}))
+    return _warnings_of(json.dumps(schema, sort_keys=True))
 
 
 class GuideCompiler:
-    """Compiles ``response_format`` values into guides over one vocabulary, in a thread pool.
+    """Compiles ``response_format`` values (with a chat's tools and thinking) into guides over
+    one vocabulary, through the door; what the cache does not hold compiles in a thread pool.
 
     Args:
         vocabulary: the model's vocabulary (its EOS ids are the ones the engine stops on).
@@ -119,7 +123,6 @@ class GuideCompiler:
         self.hits = 0
         self.misses = 0
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="structgen-compile")
-        self._seen: OrderedDict[str, tuple[weakref.ref[Guide], tuple[str, ...]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def close(self) -> None:
@@ -130,37 +133,46 @@ class GuideCompiler:
         """The guide for ``fmt`` and its warnings (no guide for plain text).
 
         Raises ``ConstraintError``, ``PayloadTooLarge``."""
-        if fmt is None or isinstance(fmt, TextFormat):
-            return Compiled(None)
-        key = fmt.model_dump_json(by_alias=True)
-        with self._lock:
-            seen = self._seen.get(key)
-            guide = seen[0]() if seen is not None else None
-            if seen is not None and guide is not None:
-                self._seen.move_to_end(key)
-                self.hits += 1
-                return Compiled(guide, seen[1])
-        loop = asyncio.get_running_loop()
-        compiled = await loop.run_in_executor(self._pool, self._timed, fmt)
-        if compiled.guide is not None:
-            with self._lock:
-                self._seen[key] = (weakref.ref(compiled.guide), compiled.warnings)
-                while len(self._seen) > _REMEMBERED:
-                    self._seen.popitem(last=False)
-        return compiled
+        return await self.compile_chat(fmt, ChatConstraint())
 
     async def compile_chat(self, fmt: ResponseFormat | None, chat: ChatConstraint) -> Compiled:
-        """The guide of a chat answer under ``fmt`` and ``chat`` (tools, thinking): one composed
-        guide (:mod:`structgen.compose`). Raises :class:`ToolsProblem` naming a tool whose schema
-        fails, ``ConstraintError``, ``PayloadTooLarge``."""
-        if chat.is_plain:
-            return await self.compile(fmt)
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._compile_chat, fmt, chat)
-
-    def _compile_chat(self, fmt: ResponseFormat | None, chat: ChatConstraint) -> Compiled:
-        start = time.perf_counter()
+        """The guide of a chat answer under ``fmt`` and ``chat`` (tools, thinking): one format.
+        Raises :class:`ToolsProblem` naming a tool whose schema fails, ``ConstraintError``,
+        ``PayloadTooLarge``."""
         tools = tuple(Tool.of(t) for t in chat.tools)
+        body, schema = self.format_of(fmt, chat, tools)
+        warnings = schema_warnings(schema) if schema is not None else ()
+        for t in tools:
+            warnings += tuple(f"tool {t.name!r}: {w}" for w in schema_warnings(t.schema()))
+        reasoning = chat.reasoning
+        budget = reasoning.budget() if reasoning is not None else None
+        if body is None:
+            return Compiled(None, warnings, tools, reasoning, budget)
+        if is_cached(body, self.vocabulary):
+            guide = self._compile(body)
+            with self._lock:
+                self.hits += 1
+        else:
+            start = time.perf_counter()
+            guide = await asyncio.get_running_loop().run_in_executor(self._pool, self._compile, body)
+            with self._lock:
+                self.misses += 1
+            if self.observe is not None:
+                self.observe(time.perf_counter() - start)
+        return Compiled(guide, warnings, tools, reasoning, budget)
+
+    def _compile(self, body: Format) -> Guide:
+        try:
+            return compile(body, self.vocabulary, warm=True)
+        except ConstraintError as e:
+            if e.region is not None:  # (a tool's schema: named regions are the tools')
+                raise ToolsProblem(str(e)) from e
+            raise
+
+    def format_of(self, fmt: ResponseFormat | None, chat: ChatConstraint,
+                  tools: tuple[Tool, ...]) -> tuple[Format | None, Any]:
+        """The format of an answer under ``fmt`` and ``chat`` (``None``: free text) and the
+        ``response_format``'s schema (for its warnings). Raises :class:`PayloadTooLarge`."""
         size = sum(len(json.dumps(t.schema())) for t in tools)
         self._check_size(b" " * size, "tools' schemas")
         answer, schema = self._answer(fmt, size)
@@ -177,83 +189,24 @@ class GuideCompiler:
                 body = calls
         if chat.reasoning is not None:
             body = chat.reasoning.format(body)
-        assert body is not None
-        try:
-            guide = compile_composed(body, self.vocabulary)
-        except ConstraintError as e:
-            if str(e).startswith("tool '"):
-                raise ToolsProblem(str(e)) from e
-            raise
-        guide.token_mask(guide.initial_state)
-        warnings = schema_warnings(schema) if schema is not None else ()
-        for t in tools:
-            warnings += tuple(f"tool {t.name!r}: {w}" for w in schema_warnings(t.schema()))
-        with self._lock:
-            self.misses += 1
-        if self.observe is not None:
-            self.observe(time.perf_counter() - start)
-        return Compiled(guide, warnings, tools, chat.reasoning,
-                        chat.reasoning.budget() if chat.reasoning is not None else None)
+        return body, schema
 
     def _answer(self, fmt: ResponseFormat | None, used: int) -> tuple[Format | None, Any]:
-        """``response_format`` as a composed format (``None``: free text) and its schema."""
+        """``response_format`` as a format (``None``: free text) and its schema."""
         if isinstance(fmt, RegexFormat):
             self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
             return Regex(fmt.pattern), None
         if isinstance(fmt, (JsonSchemaFormat, JsonObjectFormat)):
             schema = fmt.json_schema.schema_ if isinstance(fmt, JsonSchemaFormat) else fmt.schema_
-            depth = 3
             if schema is None:
-                schema, depth = ANY_OBJECT_SCHEMA, ANY_OBJECT_DEPTH
+                schema = ANY_OBJECT_SCHEMA
             data = json.dumps(schema).encode("utf-8")
             self._check_size(data, "JSON Schema")
             self._check_documents(fmt.extract_from, len(data) + used)
-            docs = tuple(fmt.extract_from) if isinstance(fmt.extract_from, list) else fmt.extract_from
-            return JsonSchema(schema, max_recursion_depth=depth, extract_from=docs), (
-                None if schema is ANY_OBJECT_SCHEMA else schema)
-        return None, None
-
-    def _timed(self, fmt: ResponseFormat) -> Compiled:
-        start = time.perf_counter()
-        guide = self.compile_sync(fmt)
-        schema = fmt.json_schema.schema_ if isinstance(fmt, JsonSchemaFormat) else (
-            fmt.schema_ if isinstance(fmt, JsonObjectFormat) else None)
-        compiled = Compiled(guide, schema_warnings(schema) if schema is not None else ())
-        with self._lock:
-            self.misses += 1
-        if self.observe is not None:
-            self.observe(time.perf_counter() - start)
-        return compiled
-
-    def compile_sync(self, fmt: ResponseFormat) -> Guide | None:
-        """The blocking half of :meth:`compile`: the guide alone (no cache of its own, no warnings)."""
-        if isinstance(fmt, TextFormat):
-            return None
-        if isinstance(fmt, RegexFormat):
-            self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
-            guide = compile_regex(fmt.pattern, self.vocabulary)
-        elif isinstance(fmt, JsonSchemaFormat):
-            guide = self._schema(fmt.json_schema.schema_, fmt.extract_from)
-        elif isinstance(fmt, JsonObjectFormat):
-            if fmt.schema_ is None:
-                self._check_documents(fmt.extract_from, 0)
-                guide = compile_json_schema(ANY_OBJECT_SCHEMA, self.vocabulary, max_recursion_depth=ANY_OBJECT_DEPTH,
-                                            extract_from=fmt.extract_from)
-            else:
-                guide = self._schema(fmt.schema_, fmt.extract_from)
-        else:  # pragma: no cover - the protocol models admit nothing else
-            raise TypeError(f"unknown response_format {fmt!r}")
-        if guide.num_states <= _PRECOMPUTE_STATES:
-            guide.precompute()
-        else:
-            guide.token_mask(guide.initial_state)
-        return guide
-
-    def _schema(self, schema: Any, extract_from: str | list[str] | None = None) -> Guide:
-        data = json.dumps(schema).encode("utf-8")
-        self._check_size(data, "JSON Schema")
-        self._check_documents(extract_from, len(data))
-        return compile_json_schema(schema, self.vocabulary, extract_from=extract_from)
+            return JsonSchema(schema, extract_from=fmt.extract_from), (None if schema is ANY_OBJECT_SCHEMA else schema)
+        if fmt is None or isinstance(fmt, TextFormat):
+            return None, None
+        raise TypeError(f"unknown response_format {fmt!r}")  # pragma: no cover - the protocol admits nothing else
 
     def _check_documents(self, extract_from: str | list[str] | None, used: int) -> None:
         """``extract_from`` documents count against the constraint size limit (with the schema)."""

@@ -19,7 +19,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.compose import Regex, Sequence, Tag, Text, Triggered, compile_composed
+from structgen import compile_composed
+from structgen.compose import Regex, Sequence, Tag, Text, Triggered
 from structgen.errors import ConstraintError
 
 ALPHABET = "ab<>/"

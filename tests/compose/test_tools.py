@@ -11,8 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import structgen
-from structgen.compose import Reasoning, Tool, ToolCall, compile_composed, parse_tool_calls, tool_calls_format
-from structgen.compose.reasoning import ReasoningSplitter, TextBudget, split_reasoning
+from structgen import compile_composed
+from structgen.compose import Reasoning, Tool, ToolCall, parse_tool_calls, tool_calls_format
+from structgen.compose.reasoning import ReasoningSplitter, split_reasoning
+from structgen.guides.text_budget import TextBudget
 from structgen.compose.tools import ToolCallStream, tool_messages, tools_prompt
 from structgen.errors import ConstraintError, SchemaError
 

@@ -186,8 +186,6 @@ def test_helpers_take_the_compile_options(tiny_llama: Any, monkeypatch: pytest.M
     """Compile options go to the compile, whichever helper gets them; only generation options
     reach ``model.generate`` (``extract_from`` reached it before: "model_kwargs are not used")."""
     _json_schema_module()
-    import inspect
-
     import pydantic
 
     model, tokenizer = tiny_llama
@@ -210,9 +208,9 @@ def test_helpers_take_the_compile_options(tiny_llama: Any, monkeypatch: pytest.M
         )
         assert isinstance(person, Person) and person.name in document
     assert seen["num_beams"] == 2 and not {"extract_from", "key_order"} & set(seen)
-    # every option of compile_json_schema is an option of generate_json and generate_pydantic
-    options = [p.name for p in inspect.signature(structgen.compile_json_schema).parameters.values() if p.kind is p.KEYWORD_ONLY]
-    assert {"extract_from", "whitespace", "key_order", "formats", "unknown_keywords", "max_states"} <= set(options)
+    # every option of a JSON Schema format is an option of generate_json and generate_pydantic
+    options = structgen.formats.option_names("json_schema")
+    assert {"whitespace", "key_order", "formats", "unknown_keywords", "max_states"} <= set(options)
     misspelt = {"type": "object", "propertes": {}}
     with pytest.raises(structgen.SchemaNotSupported, match="'propertes'"):
         structgen.generate_json(model, tokenizer, "?", misspelt, unknown_keywords="error", num_beams=2)

@@ -281,7 +281,7 @@ def test_a_state_no_token_can_continue_raises() -> None:
 def test_narrower_logits_than_a_guide_needs_raise() -> None:
     vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b"c", None], eos_token_ids=[3])
     guide = structgen.compile_regex(r"c", vocab)
-    with pytest.raises(VocabularyError, match="scores have 2 columns"):
+    with pytest.raises(VocabularyError, match="logits have 2 columns"):
         LogitsProcessor(guide)(torch.tensor([[0]]), torch.zeros((1, 2)))
 
 
@@ -290,13 +290,14 @@ def test_needs_a_guide() -> None:
         LogitsProcessor(r"\d+")  # type: ignore[arg-type]
 
 
-def test_masks_are_cached_per_state_and_device(vocab: structgen.Vocabulary) -> None:
+def test_masks_are_cached_per_state_and_width(vocab: structgen.Vocabulary) -> None:
     guide = structgen.compile_regex(r"(yes|no)", vocab)
     processor = LogitsProcessor(guide)
     scores = torch.zeros((1, vocab.size))
     processor(torch.tensor([[5]]), scores)
     processor.reset()
     processor(torch.tensor([[6]]), scores)
-    assert len(processor._masks) == 1  # one state, one device, one width
-    (mask,) = processor._masks.values()
-    assert mask.dtype == torch.bool and mask.device == scores.device
+    matcher = structgen.Matcher.of(guide, vocab.size)
+    assert len(matcher._packed) == 1  # one state, one width: one packed mask, shared by every caller
+    wide = processor(torch.tensor([[6]]), torch.zeros((1, vocab.size + 5)))
+    assert len(structgen.Matcher.of(guide, vocab.size + 5)._packed) == 1 and not torch.isfinite(wide[0, vocab.size:]).any()

@@ -15,11 +15,14 @@ torch = pytest.importorskip("torch")
 jsonschema = pytest.importorskip("jsonschema")
 
 import structgen  # noqa: E402
-from structgen.compose import Reasoning, Tool, ToolCall, compile_composed  # noqa: E402
-from structgen.compose.reasoning import TextBudget, split_reasoning  # noqa: E402
+from structgen import compile_composed  # noqa: E402
+from structgen.compose import Reasoning, Tool, ToolCall  # noqa: E402
+from structgen.compose.reasoning import split_reasoning  # noqa: E402
+from structgen.guides.text_budget import TextBudget  # noqa: E402
 from structgen.hf.decoding import decode  # noqa: E402
 from structgen.hf.generation import model_vocabulary  # noqa: E402
-from structgen.hf.steps import closing_mask  # noqa: E402
+from structgen.guides.cursor import Cursor  # noqa: E402
+from structgen.guides.matcher import Matcher  # noqa: E402
 
 from ..support.paths import EXAMPLES  # noqa: E402
 
@@ -76,11 +79,14 @@ def test_the_logits_processor_applies_the_same_budget(tiny_llama: Any) -> None:
     assert 4 <= _thinking_tokens(vocab, ids, b"<think>", b"</think>") <= 4 + len(b"</think>")
 
 
-def test_closing_mask_refuses_when_the_guide_cannot_close() -> None:
+def test_a_spent_thinking_the_guide_cannot_close_fails_the_row_closed() -> None:
     vocab = structgen.Vocabulary.from_bytes([b"a", b"</t>", None], eos_token_ids=[2])
-    cursor = TextBudget(b"", b"</t>", 0).cursor()
-    with pytest.raises(structgen.UnsatisfiableConstraint, match="allows no token that writes b'</t>'"):
-        closing_mask(torch.tensor([True, False, False]), cursor, vocab)
+    cursor = Cursor(Matcher.of(structgen.compile_regex("a+", vocab)), text_budget=TextBudget(b"", b"</t>", 0))
+    bitmask = Matcher.allocate_token_bitmask(1, vocab.size)
+    cursor.fill(bitmask)
+    assert isinstance(cursor.error, structgen.UnsatisfiableConstraint)
+    assert "allows no token that writes b'</t>'" in str(cursor.error)
+    assert bitmask.tolist() == [[1 << 2]]  # EOS only: the row ends, never unconstrained
 
 
 def test_generate_json_with_reasoning(tiny_llama: Any) -> None:

@@ -1,21 +1,18 @@
-"""The structgen_* request keys (structgen.integrations.constraints): parsing, every refusal and
-its message, the admission check over a byte vocabulary, and the shared compile cache."""
+"""The structgen_* request keys (structgen.integrations.constraints): parsing into formats, every
+refusal and its message, and the admission check over a byte vocabulary (through the door, whose
+cache is tested in tests/test_door.py)."""
 
 from __future__ import annotations
 
 import json
-import threading
-import time
-from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import pytest
 
 import structgen
 from structgen.errors import CompileBudgetExceeded, ConstraintError, PayloadTooLarge, SchemaError
-from structgen.integrations.constraints import (
-    ConstraintCache, RequestConstraint, byte_vocabulary, check_request, parse_request, warm_up,
-)
+from structgen.formats import Extract, JsonSchema, Regex, SchemaOptions
+from structgen.integrations.constraints import byte_vocabulary, check_request, parse_request, warm_up
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
 
@@ -28,22 +25,24 @@ def test_no_keys_means_no_constraint() -> None:
 
 def test_each_kind() -> None:
     c = parse_request({"structgen_json_schema": json.dumps(SCHEMA)})
-    assert c is not None and (c.kind, c.text, c.documents, c.budget_aware) == ("json_schema", json.dumps(SCHEMA), None, True)
+    assert c is not None and isinstance(c.format, JsonSchema) and c.budget_aware
+    assert c.format.schema == SCHEMA and c.format.extract_from is None and c.format.options == SchemaOptions()
     c = parse_request({"structgen_regex": r"\d+", "structgen_options": '{"max_states": 500}'})
-    assert c is not None and (c.kind, c.options) == ("regex", (("max_states", "500"),))
+    assert c is not None and c.format == Regex(r"\d+", 500)
     c = parse_request({"structgen_grammar": "date"})
-    assert c is not None and c.kind == "regex" and c.source == "grammar 'date'" and c.describe() == "grammar 'date'"
+    assert c is not None and isinstance(c.format, Regex) and c.source == "grammar 'date'" and c.describe() == "grammar 'date'"
     c = parse_request({"structgen_grammar": "city"})
-    assert c is not None and c.kind == "json_schema" and json.loads(c.text)["type"] == "object"
+    assert c is not None and isinstance(c.format, JsonSchema) and c.format.schema["type"] == "object"
     c = parse_request({"structgen_extract": "Ada Lovelace wrote the first program."})
-    assert c is not None and (c.kind, c.text, c.documents) == ("extract", "", ("Ada Lovelace wrote the first program.",))
+    assert c is not None and c.format == Extract("Ada Lovelace wrote the first program.")
     c = parse_request({"structgen_extract": ["doc one", "doc two"], "structgen_regex": "[a-z]+"})
-    assert c is not None and (c.kind, c.text, c.documents) == ("extract", "[a-z]+", ("doc one", "doc two"))
+    assert c is not None and c.format == Extract(("doc one", "doc two"), pattern="[a-z]+")
     c = parse_request({"structgen_extract": "Paris", "structgen_json_schema": json.dumps(SCHEMA),
                        "structgen_options": '{"whitespace": "", "key_order": "any", "budget_aware": false}'})
-    assert c is not None and c.kind == "json_schema" and c.documents == ("Paris",) and not c.budget_aware
-    assert c.options == (("key_order", '"any"'), ("whitespace", '""'))
-    assert "over 1 document(s)" in c.describe()
+    assert c is not None and isinstance(c.format, JsonSchema) and c.format.extract_from == ("Paris",)
+    assert not c.budget_aware and c.format.options == SchemaOptions(whitespace="", key_order="any")
+    c = parse_request({"structgen_json_schema": "{}", "structgen_options": '{"unknown_keywords": "error"}'})
+    assert c is not None and isinstance(c.format, JsonSchema) and c.format.options.unknown_keywords == "error"
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -58,9 +57,13 @@ def test_each_kind() -> None:
     ({"structgen_regex": "a", "structgen_options": "{"}, "structgen_options is not valid JSON"),
     ({"structgen_regex": "a", "structgen_options": "[1]"}, "structgen_options must be a JSON object, not list"),
     ({"structgen_regex": "a", "structgen_options": '{"whitespace": " "}'},
-     "unknown option 'whitespace' for a regex constraint (known: budget_aware, max_states)"),
-    ({"structgen_regex": "a", "structgen_options": '{"max_states": "9"}'}, "max_states must be a int, not '9'"),
-    ({"structgen_regex": "a", "structgen_options": '{"max_states": true}'}, "max_states must be a int, not True"),
+     "structgen_options: unknown option 'whitespace' for a regex (known: max_states)"),
+    ({"structgen_regex": "a", "structgen_options": '{"max_states": "9"}'}, "max_states of a regex must be of type int, not '9'"),
+    ({"structgen_regex": "a", "structgen_options": '{"max_states": true}'}, "max_states of a regex must be of type int, not True"),
+    ({"structgen_json_schema": "{}", "structgen_options": '{"whitspace": ""}'},
+     "unknown option 'whitspace' for a JSON Schema (known: dialect, extra_properties, formats, key_order, "),
+    ({"structgen_json_schema": "{}", "structgen_options": '{"key_order": "random"}'}, "key_order must be 'schema' or 'any'"),
+    ({"structgen_extract": "x", "structgen_options": '{"min_length": -1}'}, "min_length must be a non-negative int"),
     ({"structgen_regex": "a", "structgen_options": '{"budget_aware": 1}'}, "budget_aware must be true or false, not 1"),
 ])
 def test_refusals_name_the_problem(args: dict[str, Any], message: str) -> None:
@@ -100,16 +103,6 @@ def test_check_request_reports_each_new_compile() -> None:
     assert len(seen) == 1 and seen[0][0] == "regex '[0-9]{3}-x-reports'" and seen[0][1] >= 0  # the repeat: a lookup
 
 
-def test_distances_are_measured_once(smollm2_vocabulary: Any) -> None:
-    cache = ConstraintCache(lambda: smollm2_vocabulary)
-    compiled = cache.get(parse_request({"structgen_json_schema": json.dumps(SCHEMA)})).result()
-    assert compiled.min_length is None and compiled.distance_seconds is None
-    need = compiled.measure_distances()
-    assert need == compiled.matcher.guide.min_length() > 0 and compiled.distance_seconds is not None
-    seconds = compiled.distance_seconds
-    assert compiled.measure_distances() == need and compiled.distance_seconds == seconds
-
-
 def test_compile_follows_the_kind(smollm2_vocabulary: Any) -> None:
     vocab = smollm2_vocabulary
     c = parse_request({"structgen_extract": "The capital is Paris.", "structgen_regex": "[A-Z][a-z]+",
@@ -122,65 +115,6 @@ def test_compile_follows_the_kind(smollm2_vocabulary: Any) -> None:
     guide = c.compile(vocab)
     assert guide.accepts_bytes(b'{"city": "Rome"}') and not guide.accepts_bytes(b'{"city": "Oslo"}')
     assert warm_up(vocab) > 0
-
-
-def test_cache_compiles_each_constraint_once(smollm2_vocabulary: Any) -> None:
-    calls: list[str] = []
-    cache = ConstraintCache(lambda: smollm2_vocabulary, size=2, on_compiled=lambda done: calls.append(done.description))
-    a = RequestConstraint("regex", "[a-c]{3}")
-    b = RequestConstraint("regex", "[d-f]{3}")
-    pool = ThreadPoolExecutor(max_workers=1)
-    started = threading.Event()
-    release = threading.Event()
-
-    def slow_submit(job: Any) -> Future[Any]:
-        def run() -> None:
-            started.set()
-            release.wait(10)
-            job()
-        return pool.submit(run)
-
-    first = cache.get(a, slow_submit)
-    started.wait(10)
-    second = cache.get(a, slow_submit)  # while the first compile runs: the same future
-    assert second is first and not first.done()
-    release.set()
-    compiled = first.result(10)
-    assert compiled.matcher.guide.accepts_bytes(b"abc") and compiled.seconds > 0
-    assert cache.get(a) is first and calls == ["regex '[a-c]{3}'"]
-    cache.get(b)
-    cache.get(RequestConstraint("regex", "[g-i]{3}"))
-    assert len(cache) == 2 and cache.get(a) is not first  # bounded: the least recently used went
-    pool.shutdown()
-
-
-def test_failed_compiles_are_not_kept(smollm2_vocabulary: Any) -> None:
-    cache = ConstraintCache(lambda: smollm2_vocabulary)
-    bad = RequestConstraint("json_schema", '{"type": "array", "minItems": 2, "maxItems": 1}')
-    f1 = cache.get(bad)
-    with pytest.raises(structgen.UnsatisfiableConstraint):
-        f1.result()
-    assert len(cache) == 0
-    f2 = cache.get(bad)
-    assert f2 is not f1 and isinstance(f2.exception(), structgen.UnsatisfiableConstraint)
-
-
-def test_vocabulary_is_asked_for_in_the_compile(smollm2_vocabulary: Any) -> None:
-    """A vocabulary still being built does not block ``get``: it is waited for in the compile."""
-    ready = threading.Event()
-
-    def vocabulary() -> Any:
-        ready.wait(10)
-        return smollm2_vocabulary
-
-    cache = ConstraintCache(vocabulary)
-    pool = ThreadPoolExecutor(max_workers=1)
-    start = time.perf_counter()
-    future = cache.get(RequestConstraint("regex", "x+"), pool.submit)
-    assert time.perf_counter() - start < 1 and not future.done()
-    ready.set()
-    assert future.result(10).matcher.guide.accepts_bytes(b"xx")
-    pool.shutdown()
 
 
 def test_a_warm_up_thread_and_a_first_request_import_the_front_end_at_once() -> None:

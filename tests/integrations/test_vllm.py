@@ -38,6 +38,7 @@ from vllm.sampling_params import StructuredOutputsParams  # noqa: E402
 from vllm.v1.sample.logits_processor import BatchUpdate, MoveDirectionality  # noqa: E402
 
 import structgen  # noqa: E402
+from structgen.formats import JsonSchema, Regex  # noqa: E402
 from structgen.integrations.vllm import StructgenLogitsProcessor  # noqa: E402
 
 from ..support.serving import free_port  # noqa: E402
@@ -97,6 +98,7 @@ def errors() -> Iterator[list[str]]:
 
 def test_steps_mask_constrained_rows_and_leave_the_rest(smollm2_vocabulary: Any, smollm2_tokenizer: Any) -> None:
     vocab = smollm2_vocabulary
+    structgen.clear_cache()  # (so that both compiles are new and reported)
     proc = _Processor(_config(vocab), torch.device("cpu"), False)
     assert proc.is_argmax_invariant() is False
     outputs: list[list[int]] = [[], [], []]
@@ -135,7 +137,7 @@ def test_steps_mask_constrained_rows_and_leave_the_rest(smollm2_vocabulary: Any,
     assert re.fullmatch(DATE, date), date
     text = smollm2_tokenizer.decode(outputs[2], skip_special_tokens=True)
     jsonschema.validate(json.loads(text), PERSON)  # complete within max_tokens (budget-aware)
-    assert [c[0] for c in proc.compiles] == [f"regex {DATE!r}", f"json_schema {person[:57] + '...'!r}"]
+    assert [c[0] for c in proc.compiles] == [Regex(DATE).describe(), JsonSchema(PERSON).describe()]
 
 
 def test_moves_swaps_and_reused_indices(smollm2_vocabulary: Any) -> None:
@@ -168,21 +170,33 @@ def test_moves_swaps_and_reused_indices(smollm2_vocabulary: Any) -> None:
     assert [np.array_equal(g, expected(p)) for g, p in zip(got, [None, "[0-9]+"])] == [True] * 2
 
 
-def test_a_refused_token_or_a_failed_compile_fails_the_row_alone(smollm2_vocabulary: Any, errors: list[str]) -> None:
+def test_a_refused_token_or_a_failed_compile_ends_the_row_closed(smollm2_vocabulary: Any, errors: list[str]) -> None:
+    """Fail closed: a row whose constraint cannot be used is logged and allowed only the tokens
+    it stops on (EOS) from then on; never left unconstrained. The other rows go on."""
     vocab = smollm2_vocabulary
     proc = _Processor(_config(vocab), torch.device("cpu"), False)
+    eos = sorted(vocab.eos_token_ids)
     out: list[int] = []
-    _update(proc, 2, added=[(0, _params(structgen_regex="[0-9]+"), None, out),
-                            (1, _params(structgen_json_schema='{"type": "array", "minItems": 2, "maxItems": 1}'), None, [])])
-    logits = torch.zeros(2, vocab.size + WIDTH_PAD)
+    unsatisfiable = '{"type": "array", "minItems": 2, "maxItems": 1}'
+    _update(proc, 3, added=[(0, _params(structgen_regex="[0-9]+"), None, out),
+                            (1, _params(structgen_json_schema=unsatisfiable), None, []),
+                            (2, _params(structgen_regex="[a-z]+"), None, [])])
+    logits = torch.zeros(3, vocab.size + WIDTH_PAD)
     proc.apply(logits)
-    assert torch.isfinite(logits[1]).all()  # the unsatisfiable schema (admission would refuse it) is left alone
+    assert torch.isfinite(logits[1]).nonzero().flatten().tolist() == eos  # (admission would refuse it)
     assert any("does not compile over the model's vocabulary" in e and "unsatisfiable" in e.lower() for e in errors)
-    out.append(vocab.tokens.index(b"a"))  # something overrode the mask
-    logits = torch.zeros(2, vocab.size + WIDTH_PAD)
+    a = vocab.tokens.index(b"a")
+    out.append(a)  # something overrode the mask
+    logits = torch.zeros(3, vocab.size + WIDTH_PAD)
     proc.apply(logits)
-    assert torch.isfinite(logits).all()
-    assert any(f"generated token {vocab.tokens.index(b'a')} in state 0 is not allowed" in e for e in errors)
+    assert torch.isfinite(logits[0]).nonzero().flatten().tolist() == eos
+    assert torch.isfinite(logits[1]).nonzero().flatten().tolist() == eos
+    assert torch.isfinite(logits[2]).sum() > 1 and bool(torch.isfinite(logits[2, a]))  # the others go on
+    assert any(f"token {a} (b'a') is not allowed" in e and "is ended" in e for e in errors)
+    out.append(a)  # more tokens after the failure change nothing and log nothing more
+    n = len(errors)
+    proc.apply(torch.zeros(3, vocab.size + WIDTH_PAD))
+    assert len(errors) == n
 
 
 def test_a_budget_below_the_minimum_drops_budget_awareness(smollm2_vocabulary: Any) -> None:
@@ -196,19 +210,19 @@ def test_a_budget_below_the_minimum_drops_budget_awareness(smollm2_vocabulary: A
 
 
 def test_budget_aware_rows_measure_distances_off_the_step(smollm2_vocabulary: Any) -> None:
-    """A budget-aware row's token distances are measured in the compile thread, once per
-    constraint, and counted in the compile time the processor reports."""
+    """A budget-aware row's token distances are measured in the compile thread, and counted in the
+    compile time the processor reports; a second request with the constraint finds it all in the
+    door's cache."""
     vocab = smollm2_vocabulary
+    structgen.clear_cache()
     proc = _Processor(_config(vocab), torch.device("cpu"), False)
     added = [(i, _params(40, structgen_json_schema=json.dumps(PERSON)), None, []) for i in range(2)]
     _update(proc, 2, added=added)
-    rows = [proc._rows[0], proc._rows[1]]
-    assert all(row.distances is not None for row in rows)
-    assert rows[0].distances.result(60) == rows[1].distances.result(60) == rows[0].future.result().min_length
+    first, second = proc._rows[0].future.result(60), proc._rows[1].future.result(60)
+    assert first.min_length == second.min_length == first.matcher.guide.min_length() > 0
+    assert first.matcher is second.matcher and first.seconds is not None and second.seconds is None
     proc.apply(torch.zeros(2, vocab.size + WIDTH_PAD))
-    assert len(proc.compiles) == 1 and proc.compiles[0][1] >= rows[0].future.result().distance_seconds
-    _update(proc, 3, added=[(2, _params(40, structgen_json_schema=json.dumps(PERSON)), None, [])])
-    assert proc._rows[2].distances is None  # known already: nothing more to measure
+    assert len(proc.compiles) == 1 and proc.compiles[0][1] == first.seconds
 
 
 def test_the_compile_thread_leaves_the_model_cores() -> None:

@@ -298,7 +298,7 @@ def test_unique_arrays_in_unique_items_on_a_real_tokenizer(smollm2_vocabulary: A
 
 def test_composed_formats_keep_each_arrays_own_items() -> None:
     from structgen.compose import JsonSchema, Literal, Sequence
-    from structgen.compose.build import compile_composed
+    from structgen import compile_composed
 
     vocab = _vocab([bytes([b]) for b in range(32, 127)])
     tags = JsonSchema({"type": "array", "items": {"type": "string", "maxLength": 2}, "uniqueItems": True})

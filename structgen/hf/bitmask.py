@@ -1,8 +1,10 @@
-"""Packed token bitmasks applied to a batch of logits, in place (torch; no serving engine).
+"""Packed token bitmasks applied to logits (torch): the one mask format of every integration.
 
-The bitmask is what :class:`structgen.Matcher` fills: ``[rows, ceil(V / 32)]`` int32 words, token
-``t`` allowed iff bit ``t % 32`` of word ``t // 32`` is set. :func:`apply_token_bitmask_` sets the
-refused tokens of the chosen rows of the logits to ``-inf``; other rows are not touched.
+The bitmask is what a row's :class:`~structgen.guides.cursor.Cursor` fills: ``[rows, ceil(V / 32)]``
+int32 words, token ``t`` allowed iff bit ``t % 32`` of word ``t // 32`` is set.
+:func:`apply_token_bitmask_` sets the refused tokens of the chosen rows of the logits to ``-inf``
+in place (other rows are not touched); :func:`masked_scores` returns new scores (a
+``LogitsProcessor`` must not edit its input).
 
 Example:
     >>> import torch
@@ -20,7 +22,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-__all__ = ["apply_token_bitmask_", "unpack_token_bitmask"]
+__all__ = ["apply_token_bitmask_", "masked_scores", "unpack_token_bitmask"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -78,3 +80,17 @@ def apply_token_bitmask_(logits: torch.Tensor, bitmask: torch.Tensor,
     rows = logits.index_select(0, where).masked_fill_(refused, float("-inf"))
     logits.index_copy_(0, where, rows)
     return logits
+
+
+def masked_scores(scores: torch.Tensor, bitmask: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """New ``[rows, width]`` scores: ``scores`` with the tokens ``bitmask`` (``[rows, words]``)
+    refuses at ``-inf`` (columns past the bitmask's ``32 * words`` are refused too).
+
+    Example:
+        >>> masked_scores(torch.zeros(1, 3), np.array([[0b101]], dtype=np.int32)).tolist()
+        [[0.0, -inf, 0.0]]
+    """
+    packed = torch.from_numpy(bitmask) if isinstance(bitmask, np.ndarray) else bitmask
+    if packed.device != scores.device:
+        packed = packed.to(scores.device, non_blocking=True)
+    return scores.masked_fill(~unpack_token_bitmask(packed, scores.shape[-1]), float("-inf"))

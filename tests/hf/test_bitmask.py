@@ -1,4 +1,4 @@
-"""Packed bitmasks applied to logits (structgen.integrations.bitmask), against a bit-by-bit reference."""
+"""Packed bitmasks applied to logits (structgen.hf.bitmask), against a bit-by-bit reference."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 import structgen  # noqa: E402
 from structgen import Matcher  # noqa: E402
-from structgen.integrations.bitmask import (  # noqa: E402
+from structgen.hf.bitmask import (  # noqa: E402
     _unpack_numpy, _unpack_torch, apply_token_bitmask_, unpack_token_bitmask,
 )
 
