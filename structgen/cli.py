@@ -138,6 +138,12 @@ def _check_constraint(kind: str, constraint: Any) -> None:
         compile_json_schema(constraint, vocab)
 
 
+def _quiet(transformers: Any) -> None:
+    """transformers' warnings and progress bars off (the CLI prints what matters itself)."""
+    transformers.utils.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+
+
 def _missing_extra(command: str, extra: str, error: ImportError) -> CliError:
     """The one-line message for a command whose extra is not installed."""
     what = f"{error.name} is not installed" if error.name else str(error)
@@ -256,9 +262,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
-
-
-def _quiet(transformers: Any) -> None:
-    """transformers' warnings and progress bars off (the CLI prints what matters itself)."""
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()

@@ -243,7 +243,7 @@ def compile(fmt: Format, vocabulary: Vocabulary, *, warm: bool = False) -> Guide
         (guide, given), _ = _guides_of(vocabulary).get_or_make(fmt.key(), lambda: _make_guide(fmt, vocabulary))
         if warm:
             _warm(guide)
-    _give(given)
+        _give(given)
     return guide
 
 

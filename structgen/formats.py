@@ -269,9 +269,11 @@ class JsonSchema(Format):
             if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
                 schema = schema.model_json_schema()
             try:
-                text = schema if isinstance(schema, str) else json.dumps(schema, sort_keys=True, ensure_ascii=False)
+                if isinstance(schema, str):  # (JSON text: canonical, so that it shares its dict's guide)
+                    schema = json.loads(schema)
+                text = json.dumps(schema, sort_keys=True, ensure_ascii=False)
             except (TypeError, ValueError):  # not JSON: the compile names the problem (SchemaError)
-                text = repr(schema)
+                text = schema if isinstance(schema, str) else repr(schema)
             object.__setattr__(self, "_text", text)
         return self._text
 

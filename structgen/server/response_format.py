@@ -141,13 +141,10 @@ class GuideCompiler:
         ``PayloadTooLarge``."""
         tools = tuple(Tool.of(t) for t in chat.tools)
         body, schema = self.format_of(fmt, chat, tools)
-        warnings = schema_warnings(schema) if schema is not None else ()
-        for t in tools:
-            warnings += tuple(f"tool {t.name!r}: {w}" for w in schema_warnings(t.schema()))
         reasoning = chat.reasoning
         budget = reasoning.budget() if reasoning is not None else None
         if body is None:
-            return Compiled(None, warnings, tools, reasoning, budget)
+            return Compiled(None, (), tools, reasoning, budget)
         if is_cached(body, self.vocabulary):
             guide = self._compile(body)
             with self._lock:
@@ -159,6 +156,10 @@ class GuideCompiler:
                 self.misses += 1
             if self.observe is not None:
                 self.observe(time.perf_counter() - start)
+        # (after the compile, which names a tool whose schema is invalid: ToolsProblem)
+        warnings = schema_warnings(schema) if schema is not None else ()
+        for t in tools:
+            warnings += tuple(f"tool {t.name!r}: {w}" for w in schema_warnings(t.schema()))
         return Compiled(guide, warnings, tools, reasoning, budget)
 
     def _compile(self, body: Format) -> Guide:
