@@ -3,7 +3,7 @@ import cycle exists (imports read with ``ast``, function-local ones included).
 
 Floors, bottom up (docs/architecture.md draws them)::
 
-    0 errors
+    0 errors · _engine (the native engine)
     1 automata          text -> byte automata
     2 vocab             one per tokenizer
     3 guides | json_schema   (siblings: neither imports the other)
@@ -32,6 +32,9 @@ PACKAGE = Path(structgen.__file__).parent
 #: room (a subpackage, or a top-level module) -> floor
 FLOORS = {
     "structgen.errors": 0,
+    # the native engine (C++): its Python package imports nothing of structgen; the extension
+    # imports structgen.errors at init, to raise the error tree's exceptions
+    "structgen._engine": 0,
     "structgen.automata": 1,
     "structgen.vocab": 2,
     "structgen.guides": 3,
