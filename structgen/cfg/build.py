@@ -73,7 +73,7 @@ class GrammarTerms:
         for name in self.order:
             if name in self.nonempty:
                 self.bodies[self.symbols[name]] = self.algebra.nonempty(self.term(rules[name]))
-        self.root = pool.seq(grammar.prefix, self.term(rules[grammar.start]))
+        self.root = pool.seq(self.term(grammar.prefix), self.term(rules[grammar.start]))
         #: the symbols never inlined into their callers (rules ``grammar.opaque`` names, JSON roots)
         self.opaque = {self.symbols[n] for n in grammar.opaque if n in self.symbols} | set(self.foreign)
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
-from ..automata.expr import EPSILON, ExprPool
+from ..automata.expr import ExprPool
 from ..errors import GrammarSyntaxError
 
 __all__ = ["Grammar", "Node", "alt", "json_value", "ref", "rep", "seq", "term", "walk"]
@@ -77,7 +77,7 @@ def walk(node: Node) -> Iterator[Node]:
 
 class Grammar:
     """Rules (name -> tree) over the terms of ``pool``, a start rule, and what the front end
-    knows besides: ``prefix`` (a term read before the start rule: Lark's ignored text),
+    knows besides: ``prefix`` (a tree read before the start rule: Lark's ignored text),
     ``schemas`` (the ``%json`` schemas, by key), ``opaque`` (rules kept as automata of their
     own), the line where each rule is defined."""
 
@@ -87,7 +87,7 @@ class Grammar:
         self.start = start
         self.rules: dict[str, Node] = {}
         self.lines: dict[str, int | None] = {}
-        self.prefix = EPSILON
+        self.prefix: Node = ("seq", ())
         self.schemas: list[Any] = []
         #: rules never inlined into their users (terminals built with intersections or
         #: complements: their automata hold no calls, the way the pool's algebra wants them)
@@ -120,9 +120,15 @@ class Grammar:
         order = [self.start]
         seen = {self.start}
         i = 0
+        for n in walk(self.prefix):  # (the rules the prefix uses come after the start rule)
+            if n[0] == "ref" and n[1] not in seen:
+                seen.add(n[1])
+                order.append(n[1])
         while i < len(order):
             here = order[i]
             i += 1
+            if here not in self.rules:
+                raise GrammarSyntaxError(self.syntax, f"rule {here!r} is used but never defined")
             for n in walk(self.rules[here]):
                 if n[0] != "ref":
                     continue
