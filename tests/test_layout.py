@@ -7,11 +7,12 @@ Floors, bottom up (docs/architecture.md draws them)::
     1 automata          text -> byte automata
     2 vocab             one per tokenizer
     3 guides | json_schema   (siblings: neither imports the other)
-    4 compiler          compile_* and their caches
-    5 the structgen facade (__init__: the public API; torch names served lazily)
-    6 hf                torch + transformers
-    7 server | integrations
-    8 cli
+    4 cfg               grammars (Lark, GBNF) -> networks; %json through json_schema
+    5 compiler | compose    compile_* and their caches; composed formats
+    6 the structgen facade (__init__: the public API; torch names served lazily)
+    7 hf                torch + transformers
+    8 server | integrations
+    9 cli
 """
 
 from __future__ import annotations
@@ -34,14 +35,15 @@ FLOORS = {
     "structgen.vocab": 2,
     "structgen.guides": 3,
     "structgen.json_schema": 3,
-    "structgen.compiler": 4,
-    "structgen.compose": 4,
-    "structgen": 5,
+    "structgen.cfg": 4,
+    "structgen.compiler": 5,
+    "structgen.compose": 5,
+    "structgen": 6,
     "structgen._moved": 0,  # (names modules as strings; imports them only when an old path is used)
-    "structgen.hf": 6,
-    "structgen.server": 7,
-    "structgen.integrations": 7,
-    "structgen.cli": 8,
+    "structgen.hf": 7,
+    "structgen.server": 8,
+    "structgen.integrations": 8,
+    "structgen.cli": 9,
 }
 #: The most lines a module may have (LAYOUT.md: ~600), and the modules allowed more, with why
 #: (each says so in its docstring too).
