@@ -99,6 +99,7 @@ def python_regex(pattern: str, flags: str, pool: ExprPool, *, max_states: int = 
     if global_flags & re.LOCALE:
         raise RegexNotSupported(pattern, "the locale flag (?L)")
     if reader.has_assertions(parsed):
+        reader.check_edges(parsed, True, True)
         text = reader.text(parsed, global_flags)
         try:
             term = regex_to_expr(text, pool, max_states=max_states)
@@ -135,6 +136,41 @@ class _Reader:
             if op in (_c.MAX_REPEAT, _c.MIN_REPEAT) and self.has_assertions(av[2]):
                 return True
         return False
+
+    def check_edges(self, sub: Any, at_start: bool, at_end: bool) -> None:
+        """Refuse an assertion that would look outside the terminal: a look-ahead, ``$``, ``\\Z``
+        or ``\\b`` where the rest of the terminal may be empty, a look-behind, ``^``, ``\\A`` or
+        ``\\b`` where what comes before it in the terminal may be empty. Read within the
+        terminal's own text they would always see its end (or start), so their purpose, which is
+        the text around the terminal, would be silently lost."""
+        items = list(sub)
+        widths = [_min_width(op, av) for op, av in items]
+        for k, (op, av) in enumerate(items):
+            before = at_start and not any(widths[:k])
+            after = at_end and not any(widths[k + 1 :])
+            edge = None
+            if op == _c.AT:
+                if av in (_c.AT_BEGINNING, _c.AT_BEGINNING_STRING) and before:
+                    edge = "an anchor ^ or \\A at its start"
+                elif av in (_c.AT_END, _c.AT_END_STRING) and after:
+                    edge = "an anchor $ or \\Z at its end"
+                elif av in (_c.AT_BOUNDARY, _c.AT_NON_BOUNDARY) and (before or after):
+                    edge = "a word boundary \\b or \\B at its start or end"
+            elif op in (_c.ASSERT, _c.ASSERT_NOT):
+                if av[0] == 1 and after:
+                    edge = "a look-ahead at its end"
+                elif av[0] == -1 and before:
+                    edge = "a look-behind at its start"
+            elif op == _c.BRANCH:
+                for p in av[1]:
+                    self.check_edges(p, before, after)
+            elif op == _c.SUBPATTERN:
+                self.check_edges(av[3], before, after)
+            elif op in (_c.MAX_REPEAT, _c.MIN_REPEAT):
+                self.check_edges(av[2], before, after)
+            if edge is not None:
+                raise RegexNotSupported(self.pattern, f"{edge}, which would look at the text around the terminal "
+                                        "(structgen reads a terminal's look-arounds within its own text)")
 
     def note_repeat(self, op: Any, lo: int, hi: int) -> None:
         if op == _c.MIN_REPEAT:
@@ -215,6 +251,12 @@ class _Reader:
         if at == _c.AT_NON_BOUNDARY:
             return f"(?:(?<={word})(?={word})|(?<!{word})(?!{word}))"
         raise self.refuse(at)
+
+
+def _min_width(op: Any, av: Any) -> int:
+    """The fewest characters one item of a parse matches."""
+    sub = _parser.SubPattern(_parser.State(), [(op, av)])
+    return int(sub.getwidth()[0])
 
 
 def _char_escape(cp: int) -> str:

@@ -58,9 +58,13 @@ class GbnfReference:
     def __init__(self, text: str, start: str = "root") -> None:
         self.rules: list[Rule] = []
         self._fresh = 0
-        tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text) if m.lastgroup != "space"]
-        joined = "".join(t for _, t in tokens)
-        assert len(joined) == len(re.sub(r"[ \t]+|#[^\r\n]*", "", text)), "a character the reference does not read"
+        tokens, pos = [], 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            assert m is not None, f"the reference cannot read {text[pos:pos + 20]!r}"
+            if m.lastgroup != "space":
+                tokens.append((m.lastgroup, m.group()))
+            pos = m.end()
         self._tokens, self._i = tokens, 0
         while self._peek()[0] == "newline":
             self._i += 1
