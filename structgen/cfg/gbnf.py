@@ -240,10 +240,10 @@ class _Parser:
             digits = self.text[self.pos + 2 : self.pos + 2 + _HEX_ESCAPES[e]]
             if len(digits) != _HEX_ESCAPES[e] or any(d not in "0123456789abcdefABCDEF" for d in digits):
                 raise self.error(f"\\{e} needs {_HEX_ESCAPES[e]} hexadecimal digits")
-            self.pos += 2 + len(digits)
             value = int(digits, 16)
             if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:
                 raise self.error(f"\\{e}{digits} is not a character that UTF-8 can write")
+            self.pos += 2 + len(digits)
             return value
         raise self.error(f"unknown escape \\{e}")
 

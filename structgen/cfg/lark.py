@@ -48,11 +48,13 @@ from .lark_common import LIBRARIES
 from .lark_syntax import Statement, parse_lark_syntax
 from .pyregex import _parser, python_regex
 
-__all__ = ["MAX_TEMPLATE_INSTANCES", "parse_lark"]
+__all__ = ["MAX_TEMPLATE_INSTANCES", "MAX_TEMPLATE_NESTING", "parse_lark"]
 
 #: The most distinct template instances one grammar may make (a template that instantiates
 #: itself with growing arguments would make them forever).
 MAX_TEMPLATE_INSTANCES = 10_000
+#: The deepest template uses may nest in one another's arguments.
+MAX_TEMPLATE_NESTING = 64
 #: ``%llguidance`` options that change nothing structgen enforces.
 _NEUTRAL_OPTIONS = frozenset({"no_forcing"})
 
@@ -132,6 +134,18 @@ def _renamed(tree: Any, mapping: dict[str, Any]) -> Any:
     if kind == "template":
         return ("template", tree[1], tuple(_renamed(t, mapping) for t in tree[2]), tree[3])
     return tree
+
+
+def _nesting(tree: Any) -> int:
+    """How deep template uses nest in ``tree``'s arguments (without recursion)."""
+    deepest = 0
+    stack = [(tree, 0)]
+    while stack:
+        t, d = stack.pop()
+        if t[0] == "template":
+            deepest = max(deepest, d + 1)
+            stack.extend((a, d + 1) for a in t[2])
+    return deepest
 
 
 def _describe(tree: Any) -> str:
@@ -270,6 +284,8 @@ class _LarkReader:
     def tree_pattern(self, tree: Any) -> _Pattern:
         """Lark's ``TerminalTreeToPattern``: a terminal's tree as one pattern."""
         kind = tree[0]
+        if kind in ("str", "re") and "l" in tree[2]:
+            raise self.refuse("the locale flag (l)", "drop it: Python refuses it on text patterns")
         if kind == "str":
             return _Pattern("str", tree[1], frozenset(tree[2]))
         if kind == "re":
@@ -420,7 +436,11 @@ class _LarkReader:
             raise self.error(f"template {name!r} takes {len(st.params)} arguments, given {len(args)}", line)
         if len(self.instances) >= MAX_TEMPLATE_INSTANCES:
             raise CompileBudgetExceeded("template instances", MAX_TEMPLATE_INSTANCES, name)
+        if _nesting(tree) > MAX_TEMPLATE_NESTING:
+            raise CompileBudgetExceeded("template uses nested in arguments", MAX_TEMPLATE_NESTING, name)
         got = f"{name}{{{', '.join(_describe(a) for a in args)}}}"
+        while got in self.rules:
+            got += "'"
         self.instances[key] = got
         self.rules[got] = Statement("rule", st.line, name=got, body=_renamed(st.body, dict(zip(st.params, args))))
         self._uses.append(got)

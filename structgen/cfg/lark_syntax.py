@@ -422,6 +422,8 @@ class _Parser:
         if kind == "directive" and tok.text == "%json":
             self.next()
             return ("json", tok.value, tok.line)
+        if kind == "directive" and tok.text == "%regex":
+            raise self.refuse("llguidance's %regex {...}", "write the terminal as a regex or a Lark terminal", tok)
         if kind == "special":
             raise self.refuse(f"llguidance's token or grammar reference {tok.text}",
                               "structgen constrains text: write the token's text as a string", tok)
@@ -430,10 +432,10 @@ class _Parser:
         return None
 
     def template_arg(self) -> Any:
-        arg = self.atom()
-        if arg is None:
-            raise self.error("expected a template argument", self.peek())
-        return arg
+        tok = self.peek()
+        if tok.kind not in ("rule", "terminal", "string", "regexp"):
+            raise self.error("a template argument is a name, a string, a regex or a template use", tok)
+        return self.atom()
 
     def string_value(self, tok: _Token) -> tuple[str, str]:
         raw = tok.text
