@@ -125,7 +125,7 @@ class _Parser:
         body = self.alternatives(nested=False)
         if self.peek() in ("\r", "\n"):
             self.pos += 1
-        elif self.pos < len(self.text):
+        elif self.pos < len(self.text) and not self.text[: self.pos].rstrip(" \t").endswith(("\n", "\r")):
             raise self.error(f"expected the end of the line, found {self.peek()!r}")
         self.grammar.add_rule(name, body, line=line)
 
@@ -169,6 +169,11 @@ class _Parser:
             elif c and c in _NAME_CHARS:
                 begin = self.pos
                 name = self.name()
+                self.space(False)
+                if self.text.startswith("::=", self.pos):  # (the next rule: this one ended, empty, at a newline)
+                    self.pos = begin
+                    break
+                self.pos = begin + len(name)
                 if name in _MACROS and self.peek() == "(":
                     raise self.refuse(f"XGrammar's built-in {name}(...)", "write the rules it stands for")
                 items.append(ref(name, self.where(begin)[0]))

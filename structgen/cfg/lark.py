@@ -225,6 +225,10 @@ class _LarkReader:
                                       hint="a declared terminal comes from a postlexer (such as Python's indentation), "
                                            "which a grammar of text cannot enforce: define it as a terminal")
         elif kind == "llguidance":
+            for key, value in st.options.items():
+                if key in _NEUTRAL_OPTIONS and not isinstance(value, bool):
+                    raise GrammarSyntaxError("lark", f"the %llguidance option {key!r} takes true or false, not {value!r}",
+                                             line=st.line)
             unknown = sorted(set(st.options) - _NEUTRAL_OPTIONS)
             if unknown:
                 raise GrammarNotSupported("lark", f"the %llguidance option {unknown[0]!r}", line=st.line,

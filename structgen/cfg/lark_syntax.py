@@ -50,6 +50,7 @@ _TOKENS = re.compile(r"""
   | (?P<comment>(?://|\#)[^\n]*)
   | (?P<directive>%[a-z_]+)
   | (?P<to>->)
+  | (?P<dcolon>::)
   | (?P<dotdot>\.\.)
   | (?P<dot>\.)
   | (?P<colon>:)
@@ -67,6 +68,8 @@ _TOKENS = re.compile(r"""
   | (?P<terminal>_?[A-Z][_A-Z0-9]*(?:-[_A-Z0-9]+)*)
   | (?P<special><[^<>\s]*>|@[A-Za-z0-9_]+)
   | (?P<amp>&)
+  | (?P<eq>=)
+  | (?P<underscore>_)
 """, re.X)
 
 
@@ -137,6 +140,10 @@ class _Parser:
             kind = m.lastgroup or ""
             tok = _Token(kind, m.group(), pos, line)
             end = m.end()
+            if kind == "directive" and tok.text in ("%lark", "%if"):
+                what = "nested grammars (%lark {...})" if tok.text == "%lark" else "parametric rules (%if)"
+                raise GrammarNotSupported("lark", f"llguidance's {what}", line=line,
+                                          hint="write the grammar without llguidance's extensions")
             if kind == "directive" and tok.text in ("%json", "%llguidance", "%regex"):
                 start = end
                 while start < len(text) and text[start] in " \t\r\n":
@@ -295,6 +302,8 @@ class _Parser:
                 names.append(self.expect("rule", "a template parameter").text)
             self.expect("rbrace", "'}'")
             params = tuple(names)
+        if self.peek().kind == "dcolon":
+            raise self.refuse("llguidance's parametric rules (name::param)", "write the rules it stands for")
         if self.peek().kind == "dot":  # a priority: no effect on the language
             self.next()
             self.expect("number", "a priority number")
@@ -410,6 +419,8 @@ class _Parser:
             if self.peek(1).kind == "colon" and not self.depth:
                 return None  # (the next rule's definition, after a missing newline: reported by the caller)
             self.next()
+            if self.peek().kind == "dcolon":
+                raise self.refuse("llguidance's parametric rules (name::param)", "write the rules it stands for")
             if self.peek().kind == "lbrace" and self.peek(1).kind not in ("number", "comma"):
                 self.next()
                 args = [self.template_arg()]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import functools
-from typing import Callable
+import signal
+from typing import Callable, Optional
 
 import structgen
 from structgen.cfg import compile_grammar
@@ -35,3 +36,25 @@ def lark_reference(text: str, start: str = "start") -> Callable[[str], bool]:
         return True
 
     return accepted
+
+
+class _Slow(Exception):
+    pass
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise _Slow
+
+
+def within(seconds: float, check: Callable[[str], bool], s: str) -> Optional[bool]:
+    """``check(s)``, or ``None`` when it takes longer than ``seconds`` (Lark's Earley parser takes
+    minutes on some ambiguous grammars; main thread only)."""
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return check(s)
+    except _Slow:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
