@@ -75,7 +75,11 @@ class _Shaper:
         self.inline()
         self.remove_left_recursion()
         self.remove_tail_recursion()
+        self.inline(cycles=True)
+        self.remove_tail_recursion()
         self.inline()
+        self.unfold()
+        self.check_no_left_recursion()
         return self.network()
 
     # -- the call graph ------------------------------------------------------------------------
@@ -83,8 +87,12 @@ class _Shaper:
     def callees(self, k: int) -> list[int]:
         return [s for s in self.pool.symbols_in(self.bodies[k]) if s in self.bodies]
 
-    def inline(self) -> None:
-        """Substitute every rule that is not recursive (and not opaque) into its users."""
+    def inline(self, cycles: bool = False) -> None:
+        """Substitute every rule that is not recursive (and not opaque) into its users; with
+        ``cycles``, also every member of a recursive group but a few that break its cycles
+        (:meth:`feedback_set`), so that a group of rules that call one another in a ring
+        (``expr -> term -> atom -> "(" expr ")"``) is one automaton that calls itself: a token
+        that ends a name then returns through one frame, not through every level of the ring."""
         pool, bodies = self.pool, self.bodies
         mapping: dict[int, int] = {}
         done: dict[int, int] = {}
@@ -95,9 +103,76 @@ class _Shaper:
             k = group[0]
             if len(group) == 1 and k not in self.terms.opaque and k not in pool.symbols_in(bodies[k]):
                 mapping[pool.symbol(k)] = bodies.pop(k)
+            elif cycles:
+                mapping.update(self.inline_group(group))
+                done = {}  # (the group's bodies went through it before their own symbols were mapped)
             self.check_budget(k)
         if mapping:
             self.root = substitute(pool, self.root, mapping, done, symbols=True)
+
+    def inline_group(self, group: list[int]) -> dict[int, int]:
+        """Inline the members of recursive ``group`` outside its feedback set into one another and
+        into the members kept; their terms (to inline into the group's users too), by symbol."""
+        pool, bodies = self.pool, self.bodies
+        keep = self.feedback_set(group)
+        rest = [k for k in group if k not in keep]
+        inside = set(rest)
+        local: dict[int, int] = {}
+        done: dict[int, int] = {}
+        order = strongly_connected(rest, lambda k: [s for s in self.callees(k) if s in inside])  # (acyclic: singletons)
+        for (k,) in order:
+            bodies[k] = substitute(pool, bodies[k], local, done, symbols=True)
+            local[pool.symbol(k)] = bodies.pop(k)
+            self.check_budget(k)
+        for k in keep:
+            bodies[k] = substitute(pool, bodies[k], local, done, symbols=True)
+        return local
+
+    def feedback_set(self, group: list[int]) -> set[int]:
+        """Members of recursive ``group`` whose removal leaves no cycle (opaque ones always): a
+        greedy choice, in each remaining cycle the member with the most calls in and out of it."""
+        keep = {k for k in group if k in self.terms.opaque}
+        while True:
+            rest = [k for k in group if k not in keep]
+            inside = set(rest)
+            edges = {k: [s for s in self.callees(k) if s in inside] for k in rest}
+            cyclic = [c for c in strongly_connected(rest, edges.__getitem__) if len(c) > 1 or c[0] in edges[c[0]]]
+            if not cyclic:
+                return keep
+            for c in cyclic:
+                members = set(c)
+                into = {k: 0 for k in c}
+                for k in c:
+                    for s in edges[k]:
+                        if s in members:
+                            into[s] += 1
+                keep.add(max(c, key=lambda k: (into[k] * sum(s in members for s in edges[k]), -self.order[k])))
+
+    def unfold(self) -> None:
+        """Substitute into the root, and into each rule that stays called, the rules it calls,
+        level after level, each rule once (its own calls stay): every automaton then reads the
+        outermost level of the rules it uses itself, and calls are left only where the grammar
+        nests (after a ``(``, a ``[``, a ``:``...).
+
+        A call that starts and returns inside one token costs the guide a walk of the token trie
+        per place the callee may end, and a name may end after any of its letters: at the
+        outermost level, where every word of the vocabulary is such a place, that was one walk per
+        trie node (seconds a mask)."""
+        pool, bodies = self.pool, self.bodies
+        kept = {k for k in bodies if k not in self.terms.opaque}
+        self.root = self._unfolded(self.root, kept)
+        for k in sorted(kept, key=self.order.__getitem__):
+            bodies[k] = self._unfolded(bodies[k], kept - {k})
+            self.check_budget(k)
+
+    def _unfolded(self, e: int, allowed: set[int]) -> int:
+        pool, done = self.pool, set()
+        while True:
+            mapping = {pool.symbol(k): self.bodies[k] for k in pool.symbols_in(e) if k in allowed and k not in done}
+            if not mapping:
+                return e
+            done.update(pool.node(sym)[1] for sym in mapping)
+            e = substitute(pool, e, mapping, symbols=True)
 
     # -- left recursion ------------------------------------------------------------------------
 
@@ -120,7 +195,10 @@ class _Shaper:
                     e = pool.seq(alg.strip_first(e, a), pool.star(pool.derive_symbol(e, a)))
                     self.check_budget(a)
                 bodies[a] = e
-        for group in strongly_connected(list(bodies), self.left_callees):  # (the invariant the guide needs)
+
+    def check_no_left_recursion(self) -> None:
+        """The invariant the guide needs: no call reads nothing before calling itself again."""
+        for group in strongly_connected(list(self.bodies), self.left_callees):
             if len(group) > 1 or group[0] in self.left_callees(group[0]):
                 raise AssertionError(f"left recursion left in {[self.terms.names[k] for k in group]}")
 
