@@ -177,7 +177,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--engines", default="structgen,llguidance,xgrammar")
     ap.add_argument("--instances", type=int, default=8, help="random derivations per grammar (besides the samples)")
     ap.add_argument("--json", help="write the raw results here")
+    ap.add_argument("--table", help="only print the table of a results file written with --json")
     args = ap.parse_args(argv)
+    if args.table:
+        results = json.loads(Path(args.table).read_text())
+        print(report(results, [e for e in args.engines.split(",") if any(e in by for by in results.values())]))
+        return
     tok = llama3_tokenizer()
     jobs = []
     for path in GRAMMARS:
@@ -189,7 +194,7 @@ def main(argv: list[str] | None = None) -> None:
     for name in args.engines.split(","):
         t0 = time.perf_counter()
         eng = ENGINES[name](tok)
-        print(f"{name}: tokenizer setup {fmt_ms(time.perf_counter() - t0)}", file=sys.stderr, flush=True)
+        print(f"{name}: tokenizer setup {fmt_ms(1e3 * (time.perf_counter() - t0))}", file=sys.stderr, flush=True)
         for path, text, syntax, texts, ids in jobs:
             key = path.name if path.parent.name == "grammars" else f"{path.parent.name}/{path.name}"
             row: dict[str, Any] = {}
@@ -201,10 +206,11 @@ def main(argv: list[str] | None = None) -> None:
                 results.setdefault(key, {})[name] = row
                 print(f"{name} {key}: {row['error']}", file=sys.stderr, flush=True)
                 continue
-            row["compile"] = time.perf_counter() - a
+            row["compile"] = 1e3 * (time.perf_counter() - a)  # (ms)
             times: list[float] = []
             row["accepted"] = sum(eng.walk(handle, t, times) for t in ids)
             row["n"] = len(ids)
+            times = [1e6 * t for t in times]  # (µs)
             row["p50"], row["p99"], row["max"] = percentile(times, 50), percentile(times, 99), max(times, default=0)
             results.setdefault(key, {})[name] = row
             print(f"{name} {key}: compile+first mask {fmt_ms(row['compile'])}, accepted {row['accepted']}/{row['n']}, "
