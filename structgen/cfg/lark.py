@@ -73,11 +73,13 @@ def is_terminal(name: str) -> bool:
 class _Pattern:
     """A terminal as Lark holds it (``PatternStr`` / ``PatternRE``)."""
 
-    kind: str  # "str" or "re"
+    kind: str  # "str", "re", or "term" (llguidance's & and ~: no regex text, a term of the pool)
     value: str
     flags: frozenset = frozenset()
+    term: int = -1
 
     def to_regexp(self) -> str:
+        assert self.kind != "term", "a terminal built with & or ~ has no regex text"
         value = re.escape(self.value) if self.kind == "str" else self.value
         for f in sorted(self.flags):
             value = f"(?{f}:{value})"
@@ -111,10 +113,12 @@ def _names_in(tree: Any) -> list[str]:
             out.append(t[1])
         elif kind in ("alt", "seq"):
             stack.extend(t[1])
-        elif kind == "rep":
+        elif kind in ("rep", "not"):
             stack.append(t[1])
         elif kind == "template":
             stack.extend(t[2])
+        elif kind == "and":
+            stack.extend(t[1])
     return out
 
 
@@ -133,6 +137,10 @@ def _renamed(tree: Any, mapping: dict[str, Any]) -> Any:
         return ("rep", _renamed(tree[1], mapping), tree[2], tree[3])
     if kind == "template":
         return ("template", tree[1], tuple(_renamed(t, mapping) for t in tree[2]), tree[3])
+    if kind == "and":
+        return ("and", tuple(_renamed(t, mapping) for t in tree[1]), tree[2])
+    if kind == "not":
+        return ("not", _renamed(tree[1], mapping), tree[2])
     return tree
 
 
@@ -300,22 +308,36 @@ class _LarkReader:
             if not is_terminal(tree[1]):
                 raise self.error(f"rule {tree[1]!r} inside a terminal (terminals are regular: make this a rule)", tree[2])
             return self.pattern_of(tree[1], tree[2])
+        if kind == "and" or kind == "not":
+            pool = self.pool
+            parts = [self.pattern_term(self.tree_pattern(t)) for t in (tree[1] if kind == "and" else (tree[1],))]
+            e = pool.both(parts) if kind == "and" else pool.negate(parts[0])
+            return _Pattern("term", f"#{e}", term=e)
         if kind == "seq":
             items = [self.tree_pattern(t) for t in tree[1]]
             if not items:
                 return _Pattern("str", "")
             if len(items) == 1:
                 return items[0]
+            if any(p.kind == "term" for p in items):  # (joined as terms: look-behinds see their piece alone)
+                e = self.pool.concat([self.pattern_term(p) for p in items])
+                return _Pattern("term", f"#{e}", term=e)
             return _Pattern("re", "".join(p.to_regexp() for p in items))
         if kind == "alt":
             items = [self.tree_pattern(t) for t in tree[1]]
             if len(items) == 1:
                 return items[0]
+            if any(p.kind == "term" for p in items):
+                e = self.pool.alt([self.pattern_term(p) for p in items])
+                return _Pattern("term", f"#{e}", term=e)
             items.sort(key=lambda p: (-p.widths[1], -p.widths[0], -len(p.value)))  # (Lark: longest first)
             return _Pattern("re", "(?:%s)" % "|".join(p.to_regexp() for p in items))
         if kind == "rep":
             inner = self.tree_pattern(tree[1])
             lo, hi = tree[2], tree[3]
+            if inner.kind == "term":
+                e = self.pool.repeat(inner.term, lo, hi)
+                return _Pattern("term", f"#{e}", term=e)
             op = {(0, 1): "?", (0, None): "*", (1, None): "+"}.get((lo, hi))
             if op is None:
                 op = "{%d}" % lo if lo == hi else "{%d,}" % lo if hi is None else "{%d,%d}" % (lo, hi)
@@ -326,36 +348,45 @@ class _LarkReader:
             raise self.error("%json inside a terminal (a JSON value is a rule)", tree[2])
         raise AssertionError(tree)
 
+    def pattern_term(self, pattern: _Pattern, label: str = "") -> int:
+        """The strings of a terminal's pattern, as a term (a lazy one: its shortest matches)."""
+        pool = self.pool
+        if pattern.kind == "term":
+            return pattern.term
+        if pattern.kind == "str" and not pattern.flags:
+            return pool.literal(pattern.value.encode("utf-8"))
+        label = label or self.rule or "?"
+        source = pattern.to_regexp()
+        try:
+            e, lazy, greedy = python_regex(source, "", pool, max_states=self.max_states)
+        except RegexSyntaxError as err:
+            raise self.error(f"terminal {label}: {err}") from err
+        except RegexNotSupported as err:
+            raise self.refuse(f"{err.construct} in terminal {label}", "rewrite the terminal's regex without it") from err
+        if lazy and greedy:
+            raise self.refuse(f"terminal {label} mixing lazy and greedy repetitions ({source!r})",
+                              "Lark reads it with Python's re.match, whose first match is neither the shortest nor the "
+                              "longest: make every repetition lazy or every one greedy")
+        if lazy:  # re.match stops at the shortest match: the strings with no proper prefix in the language
+            e = pool.both((e, pool.negate(pool.seq(e, pool.repeat(pool.bytes_of(ALL_BYTES), 1, None)))))
+        return e
+
     def leaf(self, pattern: _Pattern, label: str) -> Node:
-        """The strings of a terminal: a term, or a rule of its own for a lazy one."""
+        """The strings of a terminal: a term, or a rule of its own for one built with intersections
+        or complements (a lazy one, llguidance's & and ~)."""
         got = self.leaves.get(pattern)
         if got is not None:
             return got
-        pool = self.pool
-        if pattern.kind == "str" and not pattern.flags:
-            got = term(pool.literal(pattern.value.encode("utf-8")))
+        e = self.pattern_term(pattern, label)
+        if not self.pool.is_algebraic(e):
+            got = term(e)
         else:
-            source = pattern.to_regexp()
-            try:
-                e, lazy, greedy = python_regex(source, "", pool, max_states=self.max_states)
-            except RegexSyntaxError as err:
-                raise self.error(f"terminal {label}: {err}") from err
-            except RegexNotSupported as err:
-                raise self.refuse(f"{err.construct} in terminal {label}", "rewrite the terminal's regex without it") from err
-            if lazy and greedy:
-                raise self.refuse(f"terminal {label} mixing lazy and greedy repetitions ({source!r})",
-                                  "Lark reads it with Python's re.match, whose first match is neither the shortest nor the "
-                                  "longest: make every repetition lazy or every one greedy")
-            if not lazy:
-                got = term(e)
-            else:  # re.match stops at the shortest match: the strings with no proper prefix in the language
-                shortest = pool.both((e, pool.negate(pool.seq(e, pool.repeat(pool.bytes_of(ALL_BYTES), 1, None)))))
-                name = f"<{label}>"
-                while name in self.grammar.rules:
-                    name += "'"
-                self.grammar.add_rule(name, term(shortest), line=None)
-                self.grammar.opaque.add(name)
-                got = ref(name, None)
+            name = f"<{label}>"
+            while name in self.grammar.rules:
+                name += "'"
+            self.grammar.add_rule(name, term(e), line=None)
+            self.grammar.opaque.add(name)
+            got = ref(name, None)
         self.leaves[pattern] = got
         return got
 
@@ -420,6 +451,8 @@ class _LarkReader:
             return seq(self.leaf(self.tree_pattern(tree), _describe(tree)), self.skip)
         if kind == "template":
             return ref(self.instance(tree), tree[3])
+        if kind == "and" or kind == "not":
+            raise self.error("& and ~ combine terminals only (define a terminal: NAME: A & B)", tree[2])
         if kind == "json":
             self.grammar.schemas.append(tree[1])
             return seq(json_value(len(self.grammar.schemas) - 1, tree[2]), self.skip)

@@ -9,19 +9,21 @@ Lark's own grammar of grammars (``lark/load_grammar.py``) is followed token for 
   ``name{x, y}``, ``( ... )``, ``[ ... ]``; after an item ``?``, ``*``, ``+``, ``~ n``, ``~ n..m``,
   and llguidance's ``{n}``, ``{m,}``, ``{,n}``, ``{m,n}``;
 - directives ``%ignore``, ``%import``, ``%override``, ``%extend``, ``%declare``, and llguidance's
-  ``%json { schema }`` (an item) and ``%llguidance { options }``;
+  ``%json { schema }`` (an item) and ``%llguidance { options }``, and in terminals ``A & B``
+  (both) and ``~A`` (anything but ``A``);
 - comments ``//`` and ``#``; a backslash at the end of a line continues it.
 
 A newline inside parentheses or brackets is read as a space (Lark refuses it). What structgen
 cannot enforce is refused by :mod:`.lark` (``%declare``, llguidance's token references and rule
 attributes); this module raises :class:`~structgen.errors.GrammarSyntaxError` for text that is not
 Lark, and :class:`~structgen.errors.GrammarNotSupported` for the llguidance syntax it does not read
-(``<special tokens>``, ``@grammar`` references, ``&`` and prefix ``~`` in terminals,
-``%regex``, ``rule[attributes]``).
+(``<special tokens>``, ``@grammar`` references, ``%regex``, ``%lark``, ``rule[attributes]``,
+parametric rules).
 
 Trees are tuples: ``("alt", items)``, ``("seq", items)``, ``("rep", x, lo, hi)``, ``("name", name,
 line)``, ``("str", text, flags)``, ``("re", pattern, flags)``, ``("range", a, b)``,
-``("template", name, args, line)``, ``("json", schema, line)``.
+``("template", name, args, line)``, ``("json", schema, line)``, ``("and", items, line)``,
+``("not", item, line)``.
 
 Example:
     >>> stmts = parse_lark_syntax('start: item+ -> items\\n?item: "a"i | /[0-9]+/\\n%ignore " "')
@@ -318,7 +320,7 @@ class _Parser:
     # -- expansions ------------------------------------------------------------------------------
 
     def expansions(self) -> Any:
-        options = [self.alias()]
+        options = [self.conjunction()]
         while True:
             if self.peek().kind == "bar":
                 self.next()
@@ -327,8 +329,16 @@ class _Parser:
                 self.next()
             else:
                 break
-            options.append(self.alias())
+            options.append(self.conjunction())
         return options[0] if len(options) == 1 else ("alt", tuple(options))
+
+    def conjunction(self) -> Any:
+        """llguidance's ``A & B``: binds tighter than ``|``, looser than a sequence."""
+        parts = [self.alias()]
+        while self.peek().kind == "amp":
+            self.next()
+            parts.append(self.alias())
+        return parts[0] if len(parts) == 1 else ("and", tuple(parts), self.peek().line)
 
     def alias(self) -> Any:
         items = []
@@ -343,7 +353,15 @@ class _Parser:
         return items[0] if len(items) == 1 else ("seq", tuple(items))
 
     def expr(self) -> Any:
-        atom = self.atom()
+        tok = self.peek()
+        if tok.kind == "tilde":  # llguidance's ~A: the complement, binding tighter than + or *
+            self.next()
+            inner = self.atom()
+            if inner is None:
+                raise self.error("~ needs a terminal after it", tok)
+            atom: Any = ("not", inner, tok.line)
+        else:
+            atom = self.atom()
         if atom is None:
             return None
         while True:
@@ -351,7 +369,7 @@ class _Parser:
             if tok.kind == "op" and tok.text in "?*+":
                 self.next()
                 atom = ("rep", atom, 0 if tok.text != "+" else 1, 1 if tok.text == "?" else None)
-            elif tok.kind == "tilde":
+            elif tok.kind == "tilde" and self.peek(1).kind == "number":
                 self.next()
                 lo = self.count()
                 hi = lo
@@ -438,8 +456,6 @@ class _Parser:
         if kind == "special":
             raise self.refuse(f"llguidance's token or grammar reference {tok.text}",
                               "structgen constrains text: write the token's text as a string", tok)
-        if kind == "amp" or (kind == "tilde"):
-            raise self.refuse("llguidance's & or ~ operator on terminals", "write the terminal as one regex", tok)
         return None
 
     def template_arg(self) -> Any:

@@ -163,16 +163,19 @@ class _Shaper:
         self.root = self._unfolded(self.root, kept)
         for k in sorted(kept, key=self.order.__getitem__):
             bodies[k] = self._unfolded(bodies[k], kept - {k})
-            self.check_budget(k)
 
     def _unfolded(self, e: int, allowed: set[int]) -> int:
-        pool, done = self.pool, set()
+        """``e`` unfolded (see :meth:`unfold`); as it is where that would build more terms than the
+        budget allows (unfolding only spares the guide work: the calls stay exact)."""
+        pool, done, start = self.pool, set(), e
         while True:
             mapping = {pool.symbol(k): self.bodies[k] for k in pool.symbols_in(e) if k in allowed and k not in done}
             if not mapping:
                 return e
             done.update(pool.node(sym)[1] for sym in mapping)
             e = substitute(pool, e, mapping, symbols=True)
+            if len(pool) - self.first_term > self.max_terms:
+                return start
 
     # -- left recursion ------------------------------------------------------------------------
 

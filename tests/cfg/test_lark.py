@@ -202,7 +202,6 @@ def test_syntax_errors_name_the_line_and_column() -> None:
         ("start: <[128000]>", "token or grammar reference <[128000]>"),
         ("start: @sub", "token or grammar reference @sub"),
         ('start[lazy]: /.*/ "x"', "rule attributes"),
-        ('start: A\nA: /a+/ & /aa/', "& or ~ operator"),
         ('start: "a"\n%llguidance {"allow_invalid_utf8": true}', "%llguidance option 'allow_invalid_utf8'"),
         ('start: A\nA: %regex {"substring_words": "a b"}', "%regex"),
         ("start: /select\\b/i", "word boundary"),
@@ -219,6 +218,15 @@ def test_constructs_we_cannot_enforce_are_refused(text: str, construct: str) -> 
         grammar_network(text, syntax="lark")
     assert construct in info.value.construct, info.value.construct
     assert info.value.syntax == "lark" and "cannot enforce exactly" in str(info.value)
+
+
+def test_llguidance_and_not_operators_on_terminals() -> None:
+    g = guide('start: WORD ("," WORD)*\nWORD: /[a-z]+/ & ~/(?s:.*)(?:if|else)(?s:.*)/', syntax="lark")
+    assert [accepts(g, s) for s in ["abc", "ab,cd", "elsewhere", "iffy,x", "abc,xifx"]] == [True, True, False, False, False]
+    g = guide("start: PAIR+\nPAIR: (/[ab]+/ & /a.*/) ~/b+/", syntax="lark")  # (~ over bytes: anything but b+)
+    assert accepts(g, "aba") and accepts(g, "aab") and accepts(g, "a") and not accepts(g, "b")
+    with pytest.raises(GrammarSyntaxError, match="& and ~ combine terminals only"):
+        grammar_network('start: a & b\na: "x"\nb: "x"', syntax="lark")
 
 
 def test_llguidance_options_that_change_nothing_are_read() -> None:

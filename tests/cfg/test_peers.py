@@ -27,9 +27,7 @@ DIFFERENCES = {
     ("llguidance", 40): "llguidance's rule attributes (stop=, capture): refused by name",
     ("llguidance", 41): "llguidance's rule attributes: refused by name",
     ("llguidance", 54): "llguidance's nested %lark grammars: refused by name",
-    ("llguidance", 55): "llguidance's & operator on terminals: refused by name",
-    ("llguidance", 56): "llguidance's ~ operator on terminals: refused by name",
-    ("llguidance", 57): "llguidance's parametric rules: refused by name",
+    ("llguidance", 69): "llguidance's parametric rules: refused by name",
 }
 
 
@@ -48,4 +46,4 @@ def test_peer_vector(peer: str, index: int, vector: dict) -> None:
 
 def test_agreement_count() -> None:
     agreeing = sum(bool(agrees(v, run_structgen(v))) for _, _, v in VECTORS)
-    assert agreeing == len(VECTORS) - len(DIFFERENCES) == 52
+    assert agreeing == len(VECTORS) - len(DIFFERENCES) == 66  # (llguidance 61 of 70, XGrammar 5 of 5)
