@@ -34,9 +34,8 @@ os.environ.setdefault("RAYON_NUM_THREADS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from benchmarks.harness import fmt_ms, fmt_us, llama3_eos, llama3_tokenizer, markdown_table, percentile  # noqa: E402
+from benchmarks.harness import fmt_ms, fmt_us, llama3_eos, llama3_tokenizer, markdown_table, percentile
 
 GRAMMARS = [
     ROOT / "grammars" / "arithmetic.gbnf",

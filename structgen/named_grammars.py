@@ -1,38 +1,29 @@
 """The ready-made constraints of ``grammars/``, by name (the CLI's ``--grammar``, vLLM's
-``structgen_grammar``).
+``structgen_grammar``, the server's named grammars), as format values (:mod:`structgen.formats`).
 
-Named grammars are ``NAME.regex`` / ``NAME.schema.json`` files, looked up first in
-``structgen/grammars/`` (where an installed wheel keeps them) and then in the ``grammars/`` folder
-of the source checkout next to the package (an editable install or a plain checkout). Context-free
-grammars are ``NAME.lark`` / ``NAME.gbnf`` files in the same folders, read by
-:func:`read_cfg_grammar` (compiled by :func:`structgen.cfg.compile_grammar`); :func:`read_grammar`
-names them without reading them, until every caller compiles grammars.
+Named grammars are ``NAME.regex``, ``NAME.schema.json``, ``NAME.lark`` and ``NAME.gbnf`` files,
+looked up first in ``structgen/grammars/`` (where an installed wheel keeps them) and then in the
+``grammars/`` folder of the source checkout next to the package (an editable install or a plain
+checkout).
 
->>> kind, pattern = read_grammar("date")
->>> kind
-'regex'
->>> syntax, text = read_cfg_grammar("arithmetic")
->>> syntax, text.count("::=") > 3
-('gbnf', True)
+>>> type(named_format("date")).__name__, named_format("arithmetic").syntax, kind_of(list_grammars()["city"])
+('Regex', 'gbnf', 'schema')
+>>> named_format("arithmetic").syntax, kind_of(list_grammars()["city"])
+('gbnf', 'schema')
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from .errors import ConstraintError
+from .formats import Format, Grammar, JsonSchema, Regex
 
-__all__ = [
-    "CFG_SUFFIXES", "REGEX_SUFFIX", "SCHEMA_SUFFIX", "grammar_dirs", "list_cfg_grammars", "list_grammars",
-    "read_cfg_grammar", "read_grammar",
-]
+__all__ = ["SUFFIXES", "grammar_dirs", "kind_of", "list_grammars", "named_format"]
 
-REGEX_SUFFIX = ".regex"
-SCHEMA_SUFFIX = ".schema.json"
-#: The suffixes of context-free grammar files, and their syntax.
-CFG_SUFFIXES = {".lark": "lark", ".gbnf": "gbnf"}
+#: The file suffixes of named grammars, and the kind each holds.
+SUFFIXES = {".regex": "regex", ".schema.json": "schema", ".lark": "lark", ".gbnf": "gbnf"}
 
 
 def grammar_dirs() -> list[Path]:
@@ -42,52 +33,39 @@ def grammar_dirs() -> list[Path]:
     return [d for d in candidates if d.is_dir()]
 
 
-def _list(suffixes: tuple[str, ...]) -> dict[str, Path]:
+def list_grammars() -> dict[str, Path]:
+    """Every named grammar: name -> file (the first folder that has a name wins), sorted by name."""
     found: dict[str, Path] = {}
     for folder in grammar_dirs():
-        for suffix in suffixes:
+        for suffix in SUFFIXES:
             for path in sorted(folder.glob("*" + suffix)):
                 found.setdefault(path.name[: -len(suffix)], path)
     return dict(sorted(found.items()))
 
 
-def list_grammars() -> dict[str, Path]:
-    """Every named regex or JSON Schema grammar: name -> file (the first folder that has a name wins)."""
-    return _list((REGEX_SUFFIX, SCHEMA_SUFFIX))
+def kind_of(path: Path) -> str:
+    """``"regex"``, ``"schema"``, ``"lark"`` or ``"gbnf"``: what a grammar file holds."""
+    return next(kind for suffix, kind in SUFFIXES.items() if path.name.endswith(suffix))
 
 
-def list_cfg_grammars() -> dict[str, Path]:
-    """Every named context-free grammar (Lark or GBNF): name -> file."""
-    return _list(tuple(CFG_SUFFIXES))
-
-
-def read_cfg_grammar(name: str) -> tuple[str, str]:
-    """``(syntax, text)`` of the context-free grammar called ``name`` (``syntax``: ``"lark"`` or
-    ``"gbnf"``); :class:`ConstraintError` for a name it does not know, listing the known ones."""
-    path = list_cfg_grammars().get(name)
-    if path is None:
-        known = ", ".join(list_cfg_grammars()) or "none found"
-        raise ConstraintError(f"no context-free grammar named {name!r} (known: {known})")
-    return CFG_SUFFIXES[path.suffix], path.read_text(encoding="utf-8")
-
-
-def read_grammar(name: str) -> tuple[str, Any]:
-    """``("regex", pattern)`` or ``("schema", dict)`` for the grammar called ``name``.
+def named_format(name: str) -> Format:
+    """The format of the grammar called ``name``: a :class:`Regex`, a :class:`JsonSchema` or a
+    :class:`Grammar`.
 
     Raises :class:`ConstraintError` (a ``ValueError``) for a name it does not know, listing the
     known ones, and for a schema file that is not JSON.
     """
     path = list_grammars().get(name)
-    if path is None and name in list_cfg_grammars():
-        raise ConstraintError(f"{name!r} is a context-free grammar ({list_cfg_grammars()[name].suffix[1:]}), which "
-                              "this command does not take yet; compile it with structgen.cfg.compile_grammar")
     if path is None:
         known = ", ".join(list_grammars()) or "none found"
         raise ConstraintError(f"no grammar named {name!r} (known: {known}); see `structgen grammars`")
     text = path.read_text(encoding="utf-8")
-    if path.name.endswith(REGEX_SUFFIX):
-        return "regex", text.strip()
+    kind = kind_of(path)
+    if kind == "regex":
+        return Regex(text.strip())
+    if kind in ("lark", "gbnf"):
+        return Grammar(text, syntax=kind)
     try:
-        return "schema", json.loads(text)
+        return JsonSchema(json.loads(text))
     except json.JSONDecodeError as e:
         raise ConstraintError(f"grammar file {path} is not valid JSON: {e}") from e

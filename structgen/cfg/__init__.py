@@ -7,9 +7,10 @@ of one :class:`~structgen.automata.expr.ExprPool` (:mod:`.grammar`), makes each 
 :class:`~structgen.guides.pushdown.PushdownGuide` runs. The language is the grammar's, exactly:
 see ``docs/grammars.md`` for the syntax, the semantics and where they depart from the peers.
 
-- :func:`grammar_network`: text -> network (no vocabulary);
-- :func:`compile_grammar`: text -> guide over a vocabulary (until grammars go through
-  :func:`structgen.compiler.compile` as one more format);
+- :func:`grammar_network`: text -> network (no vocabulary); :func:`structgen.compile` calls it
+  for a :class:`~structgen.formats.Grammar` format (``structgen.compile_grammar`` is its wrapper);
+- :func:`compile_grammar`: text -> guide over a vocabulary, without the door's cache (for tests
+  of the front end alone);
 - :func:`detect_syntax`: ``"gbnf"`` when a line holds ``::=`` (as vLLM decides), else ``"lark"``.
 
 Example:
@@ -24,7 +25,7 @@ Example:
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 from ..automata.dfa import DEFAULT_MAX_STATES
 from ..automata.expr import ExprPool
@@ -81,6 +82,7 @@ def parse_grammar(
 def grammar_network(
     text: str, *, syntax: Optional[str] = None, start: Optional[str] = None, max_states: int = DEFAULT_MAX_STATES,
     max_terms: int = DEFAULT_MAX_TERMS, schema_options: Optional[SchemaOptions] = None,
+    compile_schema: Optional[Callable[[Any, SchemaOptions], Any]] = None,
 ) -> Network:
     """The network of automata whose language is exactly the language of the grammar ``text``.
 
@@ -98,6 +100,9 @@ def grammar_network(
         The most terms removing recursion may build (:mod:`.shape`).
     schema_options:
         How Lark's ``%json {...}`` schemas are compiled (:class:`SchemaOptions`; default: its defaults).
+    compile_schema:
+        ``(schema, options) -> automata`` for ``%json`` (the door passes its cached JSON Schema
+        front end, so warnings and the cache are the door's); default: compiled here.
 
     Raises
     ------
@@ -115,7 +120,8 @@ def grammar_network(
     pool = ExprPool()
     grammar = parse_grammar(text, pool, syntax=syntax, start=start, max_states=max_states)
     options = schema_options if schema_options is not None else SchemaOptions(max_states=max_states)
-    terms = GrammarTerms(grammar, lambda schema: _compile_json(schema, options))
+    schema_automata = compile_schema if compile_schema is not None else _compile_json
+    terms = GrammarTerms(grammar, lambda schema: schema_automata(schema, options))
     return shape_network(terms, max_terms=max_terms)
 
 

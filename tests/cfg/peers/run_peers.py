@@ -1,6 +1,6 @@
 """The peers' grammar test vectors run through structgen, llguidance and XGrammar, side by side.
 
-``python tests/cfg/peers/run_peers.py`` prints, per vector, each engine's outcome against the
+``python -m tests.cfg.peers.run_peers`` prints, per vector, each engine's outcome against the
 vector's expectation (from the peer's own test) and the totals. Byte-level tokenizers are used
 for the peers (one token per byte), so the outcome is the grammar's, not a tokenizer's.
 """
@@ -8,16 +8,14 @@ for the peers (one token per byte), so the outcome is the grammar's, not a token
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any, Callable, Optional
 
 HERE = Path(__file__).parent
-sys.path.insert(0, str(HERE.parents[2]))
 
-import structgen  # noqa: E402
-from structgen.cfg import compile_grammar  # noqa: E402
-from structgen.errors import ConstraintError, StructgenError  # noqa: E402
+import structgen
+from structgen.cfg import compile_grammar
+from structgen.errors import ConstraintError, StructgenError
 
 BYTES = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [b""], eos_token_ids=[256])
 Outcome = dict  # {"compiled": bool, "error": str, "accept": [bool], "reject": [bool]}
