@@ -266,6 +266,8 @@ def _negated_class(pattern: str, i: int, path: str) -> Optional[tuple[Ranges, in
             raise SchemaNotSupported("pattern", path, f"a Unicode property inside a negated class with {pattern[j:j + 2]!r}")
         j = m.end()
         if m.group(1):
+            if pending_dash:  # (``[^a-\p{L}]``: a range up to a property, a syntax error in ECMA's u mode)
+                return None  # (left to the pattern reader to refuse)
             items.append(_property_or_refuse(m.group(2), m.group(1) == "P", m.group(0), path))
             continue
         cp = int(m.group(3), 16) if m.group(3) else ord(m.group(4) or m.group(5))
