@@ -81,8 +81,8 @@ def _run(look: Look, class_of: np.ndarray, num_classes: int) -> _Run:
     return _Run(look.ahead, look.negative, cols.tolist(), final, universal.tolist())
 
 
-Obligations = frozenset  # of (look k, state of its DFA)
-Config = tuple  # (NFA state, Obligations)
+Obligations = frozenset[tuple[int, int]]  # of (look k, state of its DFA)
+Config = tuple[int, Obligations]  # (NFA state, Obligations)
 
 _KEEP, _DROP, _FAIL = 0, 1, 2
 
@@ -115,16 +115,16 @@ def determinise_with_looks(
             return _FAIL if r.negative else _DROP
         return _KEEP
 
-    closures: dict[tuple[int, tuple[int, ...]], frozenset] = {}
+    closures: dict[tuple[int, tuple[int, ...]], frozenset[Config]] = {}
 
-    def closure(q: int, trackers: tuple[int, ...]) -> frozenset:
+    def closure(q: int, trackers: tuple[int, ...]) -> frozenset[Config]:
         """Configurations (with the obligations spawned on the way) an epsilon walk reaches."""
         key = (q, trackers)
         got = closures.get(key)
         if got is not None:
             return got
-        out = set()
-        first = (q, frozenset())
+        out: set[Config] = set()
+        first: Config = (q, frozenset())
         seen = {first}
         stack = [first]
         while stack:
@@ -159,7 +159,7 @@ def determinise_with_looks(
         key = (obl, c)
         if key in stepped:
             return stepped[key]
-        kept = set()
+        kept: set[tuple[int, int]] = set()
         result: Obligations | None = None
         for k, d in obl:
             d2 = runs[k].step[d][c]
@@ -173,7 +173,7 @@ def determinise_with_looks(
         stepped[key] = result
         return result
 
-    def is_final(configs: frozenset) -> bool:
+    def is_final(configs: frozenset[Config]) -> bool:
         for q, obl in configs:
             if q == accept and all(runs[k].final[d] != runs[k].negative for k, d in obl):
                 return True

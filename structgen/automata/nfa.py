@@ -360,9 +360,11 @@ def _nfa_size(node: Node, template_sizes: list[int], memo: dict[int, int], slot_
         size = sum(_nfa_size(x, template_sizes, memo, slot_sizes) for x in node.parts)
     elif isinstance(node, _Alt):
         size = 1 + sum(_nfa_size(x, template_sizes, memo, slot_sizes) for x in node.options)
-    else:
+    elif isinstance(node, _Rep):
         s = _nfa_size(node.x, template_sizes, memo, slot_sizes)
         size = 1 + (node.lo + 1) * s if node.hi is None else node.lo * s + (node.hi - node.lo) * (1 + s)
+    else:  # pragma: no cover - symbols are made for expressions only (pattern_to_expr)
+        raise Unsupported("a call of another automaton inside an NFA")
     memo[id(node)] = size
     return size
 
@@ -466,6 +468,8 @@ class _Nfa:
             return nxt
         if isinstance(node, _Alt):
             return self._hub(tuple(self.build(o, nxt) for o in node.options))
+        if isinstance(node, _Sym):  # pragma: no cover - symbols are made for expressions only (pattern_to_expr)
+            raise Unsupported("a call of another automaton inside an NFA")
         if node.hi is None:
             loop = self._hub(())
             self.eps[loop] = (self.build(node.x, loop), nxt)

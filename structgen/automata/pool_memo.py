@@ -33,4 +33,4 @@ class PoolMemo:
     @property
     def entries(self) -> int:
         """How many entries the tables hold (for memory estimates)."""
-        return sum(len(getattr(self, f)) for f in self.__slots__)  # type: ignore[attr-defined]
+        return sum(len(getattr(self, f)) for f in self.__slots__)

@@ -44,7 +44,7 @@ from .unicode_props import property_set
 
 __all__ = ["POSIX_CLASSES", "Spelled", "plain_syntax"]
 
-Ranges = tuple  # tuple[tuple[int, int], ...]: sorted, disjoint, inclusive
+Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, inclusive
 
 _MAX = 0x10FFFF
 _SURROGATES = (0xD800, 0xDFFF)

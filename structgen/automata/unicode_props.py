@@ -32,7 +32,7 @@ from ..errors import SchemaNotSupported
 
 __all__ = ["expand_properties", "load_tables", "property_set", "spelled_dotall"]
 
-Ranges = tuple  # tuple[tuple[int, int], ...], sorted, disjoint, inclusive
+Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, inclusive
 
 _MAX = 0x10FFFF
 _GROUPS = {
@@ -258,13 +258,16 @@ def _negated_class(pattern: str, i: int, path: str) -> Optional[tuple[Ranges, in
     inside = [] if end is None else list(_PROPERTY.finditer(pattern, i + 2, end.end()))
     if all(_exact_in_every_version(p.group(2), p.group(1) == "P") for p in inside):
         return None  # (no property, or only sets no version changes: read item by item, exactly)
-    j, items, pending_dash = i + 2, [], False
+    j, pending_dash = i + 2, False
+    items: list[int | Ranges] = []  # code points, and the ranges of properties and of ``a-z``
     while j < len(pattern) and pattern[j] != "]":
         m = _CLASS_ITEM.match(pattern, j)
         if m is None:
             raise SchemaNotSupported("pattern", path, f"a Unicode property inside a negated class with {pattern[j:j + 2]!r}")
         j = m.end()
         if m.group(1):
+            if pending_dash:  # (``[^a-\p{L}]``: a range up to a property, a syntax error in ECMA's u mode)
+                return None  # (left to the pattern reader to refuse)
             items.append(_property_or_refuse(m.group(2), m.group(1) == "P", m.group(0), path))
             continue
         cp = int(m.group(3), 16) if m.group(3) else ord(m.group(4) or m.group(5))
@@ -273,7 +276,7 @@ def _negated_class(pattern: str, i: int, path: str) -> Optional[tuple[Ranges, in
             continue
         if pending_dash:
             low = items.pop()
-            if low > cp:
+            if not isinstance(low, int) or low > cp:  # (``[^a-\p{L}b]`` pops a property)
                 return None  # (not a class a validator reads: left to the pattern reader to refuse)
             items.append(((low, cp),))
             pending_dash = False

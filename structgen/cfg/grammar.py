@@ -29,7 +29,7 @@ from ..errors import GrammarSyntaxError
 
 __all__ = ["Grammar", "Node", "alt", "json_value", "ref", "rep", "seq", "term", "walk"]
 
-Node = tuple
+Node = tuple[Any, ...]  # a tagged tree node: the shapes above (its first item says which)
 
 
 def seq(*items: Node) -> Node:

@@ -75,7 +75,7 @@ class _Pattern:
 
     kind: str  # "str", "re", or "term" (llguidance's & and ~: no regex text, a term of the pool)
     value: str
-    flags: frozenset = frozenset()
+    flags: frozenset[str] = frozenset()
     term: int = -1
 
     def to_regexp(self) -> str:
@@ -161,14 +161,14 @@ def _describe(tree: Any) -> str:
     if kind == "name":
         return str(tree[1])
     if kind == "str":
-        return repr(tree[1]) + tree[2]
+        return repr(tree[1]) + str(tree[2])
     if kind == "re":
         return f"/{tree[1]}/{tree[2]}"
     if kind == "range":
         return f"{tree[1]!r}..{tree[2]!r}"
     if kind == "template":
         return f"{tree[1]}{{{', '.join(_describe(a) for a in tree[2])}}}"
-    return kind
+    return str(kind)
 
 
 class _LarkReader:
@@ -183,7 +183,7 @@ class _LarkReader:
         self.patterns: dict[str, _Pattern] = {}
         self._pending: set[str] = set()
         self.leaves: dict[Any, Node] = {}
-        self.instances: dict[tuple, str] = {}
+        self.instances: dict[tuple[str, Any], str] = {}  # (template, its arguments) -> rule
         self.converted: set[str] = set()
         self.rule: Optional[str] = None
         for st in parse_lark_syntax(text):

@@ -203,7 +203,7 @@ class _Parser:
     # -- statements ------------------------------------------------------------------------------
 
     def run(self) -> list[Statement]:
-        out = []
+        out: list[Statement] = []
         while True:
             tok = self.peek()
             if tok.kind == "end":
@@ -261,10 +261,10 @@ class _Parser:
         if self.peek().kind == "lpar":
             self.next()
             self.depth += 1
-            names = [(self.name_token().text,) * 2]  # type: ignore[list-item]
+            names = [(self.name_token().text,) * 2]
             while self.peek().kind == "comma":
                 self.next()
-                names.append((self.name_token().text,) * 2)  # type: ignore[arg-type]
+                names.append((self.name_token().text,) * 2)
             self.depth -= 1
             self.expect("rpar", "')'")
         else:

@@ -54,12 +54,12 @@ try:  # Python >= 3.11
     from re import _constants as _c  # type: ignore[attr-defined]
     from re import _parser as _parser  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover - Python 3.10
-    import sre_constants as _c  # type: ignore[no-redef]
-    import sre_parse as _parser  # type: ignore[no-redef]
+    import sre_constants as _c
+    import sre_parse as _parser
 
 __all__ = ["FLAGS", "python_regex"]
 
-Ranges = tuple  # tuple[tuple[int, int], ...]: sorted, disjoint, inclusive
+Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, inclusive
 
 #: Lark's regex flags, as ``re`` flags (``l``: locale, refused).
 FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE, "u": re.UNICODE, "l": re.LOCALE}
@@ -306,7 +306,7 @@ def _category(name: str, ascii_only: bool) -> Ranges:
 def _cased() -> tuple[int, ...]:
     """The code points case folding may relate to others (a superset is fine: each is tried)."""
     try:
-        import _sre
+        import _sre  # type: ignore[import-not-found]  # (CPython's module: typeshed has no stub for it)
 
         iscased: Callable[[int], bool] = _sre.unicode_iscased
     except (ImportError, AttributeError):  # pragma: no cover - not CPython
@@ -327,7 +327,7 @@ def _item_text(op: Any, av: Any) -> str:
 
 
 @functools.lru_cache(maxsize=4096)
-def _class_ranges(items: tuple, flags: int) -> Ranges:
+def _class_ranges(items: tuple[tuple[Any, Any], ...], flags: int) -> Ranges:
     """The code points a bracket class of Python's parse (``items``) matches under ``flags``
     (only ``re.IGNORECASE`` and ``re.ASCII`` matter)."""
     negated = False

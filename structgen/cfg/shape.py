@@ -35,7 +35,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Callable, Iterable
 
 from ..automata.expr import NOTHING
 from ..automata.expr_rewrite import copy_term, substitute
@@ -167,7 +167,8 @@ class _Shaper:
     def _unfolded(self, e: int, allowed: set[int]) -> int:
         """``e`` unfolded (see :meth:`unfold`); as it is where that would build more terms than the
         budget allows (unfolding only spares the guide work: the calls stay exact)."""
-        pool, done, start = self.pool, set(), e
+        pool, start = self.pool, e
+        done: set[int] = set()
         while True:
             mapping = {pool.symbol(k): self.bodies[k] for k in pool.symbols_in(e) if k in allowed and k not in done}
             if not mapping:
@@ -254,7 +255,7 @@ class _Shaper:
         return Network.from_exprs(pool, exprs, required=required, unique_items=unique)
 
 
-def strongly_connected(nodes: list[int], successors: "callable[[int], Iterable[int]]") -> list[list[int]]:  # type: ignore[valid-type]
+def strongly_connected(nodes: list[int], successors: Callable[[int], Iterable[int]]) -> list[list[int]]:
     """The strongly connected components of a graph (Tarjan's algorithm, without recursion), each
     listed after every component it reaches (callees first)."""
     index: dict[int, int] = {}
