@@ -42,7 +42,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Callable
 
 import torch
 from transformers import DynamicCache
@@ -57,9 +57,12 @@ from ..hf.steps import (LogitAdjustments, TokenHistory, TokenLogprob, adjust_log
                         token_logprobs)
 from ..vocab.vocabulary import Vocabulary
 
-__all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
+__all__ = ["Engine", "EngineRequest", "Event", "SamplingParams", "ShuttingDown"]
 
 log = logging.getLogger("structgen.server")
+
+#: How many decoding steps ``Engine.batch_log`` remembers.
+BATCH_LOG_STEPS = 4096
 
 
 @dataclass(frozen=True)
@@ -102,23 +105,32 @@ class Event:
 
 
 class EngineRequest:
-    """A submitted request: iterate it (``async for``) for its events; :meth:`cancel` frees its slot."""
+    """A submitted request: iterate it (``async for``) for its events; :meth:`cancel` frees its slot.
+
+    ``cancelled_at_step`` is the engine's step count when :meth:`cancel` was first called, and
+    ``left_at_step`` its step count when the row left the batch (``None`` until then): a
+    cancelled row leaves before the next decoding step, so the two differ by at most one."""
 
     _ids = itertools.count()
 
     def __init__(self, prompt_ids: list[int], guide: Guide | None, params: SamplingParams,
-                 loop: asyncio.AbstractEventLoop) -> None:
+                 loop: asyncio.AbstractEventLoop, *, clock: Callable[[], int] | None = None) -> None:
         self.id = next(self._ids)
         self.prompt_ids = prompt_ids
         self.guide = guide
         self.params = params
         self.cancelled = False
         self.submitted_at = time.perf_counter()
+        self.cancelled_at_step: int | None = None
+        self.left_at_step: int | None = None
+        self._clock = clock
         self._loop = loop
         self._events: asyncio.Queue[Event] = asyncio.Queue()
 
     def cancel(self) -> None:
         """Stop generating for this request at the next step (safe from any thread)."""
+        if not self.cancelled and self._clock is not None:
+            self.cancelled_at_step = self._clock()
         self.cancelled = True
 
     def _emit(self, event: Event) -> None:
@@ -133,6 +145,17 @@ class EngineRequest:
             yield event
             if event.is_last:
                 return
+
+
+class ShuttingDown(StructgenError):
+    """The server stopped (or gave up draining) before the request finished."""
+
+
+class _Abort:
+    """An inbox message: fail every request in the engine with ``error`` (the drain's timeout)."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 class _Row:
@@ -206,12 +229,16 @@ class Engine:
         self.forced_tokens = 0
         self._eos = frozenset(vocabulary.eos_token_ids)
         self._eos_list = sorted(self._eos)
-        self._inbox: queue.Queue[EngineRequest | None] = queue.Queue()
+        self._inbox: queue.Queue[EngineRequest | _Abort | None] = queue.Queue()
         self._waiting: deque[EngineRequest] = deque()
         self._batch = _Batch()
         self._thread: threading.Thread | None = None
         self.steps = 0
         self.max_rows_seen = 0
+        #: requests submitted since start
+        self.submitted = 0
+        #: (step, rows in the batch) of the last decoding steps, oldest first
+        self.batch_log: deque[tuple[int, int]] = deque(maxlen=BATCH_LOG_STEPS)
         #: totals since start (read by /metrics): prompt tokens prefilled, tokens generated
         self.prompt_tokens = 0
         self.generated_tokens = 0
@@ -225,11 +252,16 @@ class Engine:
             self._thread.start()
 
     def stop(self) -> None:
-        """Ask the worker to finish; running requests get an error event."""
+        """Ask the worker to finish; running and waiting requests get a :class:`ShuttingDown` event."""
         self._inbox.put(None)
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
+
+    def abort_all(self, reason: str) -> None:
+        """Fail every request in the engine now (running, waiting or queued) with
+        :class:`ShuttingDown` (``reason``); the engine goes on serving new requests."""
+        self._inbox.put(_Abort(ShuttingDown(reason)))
 
     @property
     def num_running(self) -> int:
@@ -249,7 +281,8 @@ class Engine:
         """
         if guide is not None and self.budget_aware:
             guide.check_budget(self._budget(len(prompt_ids), params))
-        req = EngineRequest(prompt_ids, guide, params, asyncio.get_running_loop())
+        req = EngineRequest(prompt_ids, guide, params, asyncio.get_running_loop(), clock=lambda: self.steps)
+        self.submitted += 1
         self._inbox.put(req)
         return req
 
@@ -278,11 +311,35 @@ class Engine:
                         if not row.done:
                             self._fail(row, e)
                     self._batch = _Batch()
+        self._fail_all(ShuttingDown("the server is shutting down; the request was not finished"))
+
+    def _fail_all(self, error: BaseException) -> None:
+        """Every request in the engine (the batch, the waiting ones, the inbox) ends with ``error``."""
         for row in self._batch.rows:
-            row.req._emit(Event(error=StructgenError("the server is shutting down; the request was not finished")))
+            if not row.done:
+                row.done = True
+                row.req.left_at_step = self.steps
+                row.req._emit(Event(error=error))
+        self._batch = _Batch()
+        waiting = list(self._waiting)
+        self._waiting.clear()
+        stop = False
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, EngineRequest):
+                waiting.append(item)
+            stop = stop or item is None
+        if stop:  # (a stop that came meanwhile still stops the worker)
+            self._inbox.put(None)
+        for req in waiting:
+            req._emit(Event(error=error))
 
     def _collect(self) -> bool:
-        """Move new requests into ``_waiting``; block when there is nothing to do. False = stop."""
+        """Move new requests into ``_waiting``; block when there is nothing to do. False = stop.
+        An abort message fails every request there is (:meth:`abort_all`)."""
         idle = not self._batch.rows and not self._waiting
         try:
             item = self._inbox.get() if idle else self._inbox.get_nowait()
@@ -290,6 +347,9 @@ class Engine:
             return True
         if item is None:
             return False
+        if isinstance(item, _Abort):
+            self._fail_all(item.error)
+            return True
         self._waiting.append(item)
         if idle and self.batch_timeout > 0:
             deadline = time.perf_counter() + self.batch_timeout
@@ -303,6 +363,9 @@ class Engine:
                     break
                 if item is None:
                     return False
+                if isinstance(item, _Abort):
+                    self._fail_all(item.error)
+                    return True
                 self._waiting.append(item)
         while True:
             try:
@@ -311,6 +374,9 @@ class Engine:
                 return True
             if item is None:
                 return False
+            if isinstance(item, _Abort):
+                self._fail_all(item.error)
+                return True
             self._waiting.append(item)
 
     def _drop_cancelled(self) -> None:
@@ -320,6 +386,7 @@ class Engine:
             for row in self._batch.rows:
                 if row.req.cancelled:
                     row.done = True
+                    row.req.left_at_step = self.steps
             self._remove_done()
 
     def _prefill(self, joiners: list[_Row]) -> None:
@@ -385,6 +452,7 @@ class Engine:
             return
         b.positions = b.positions + count
         self.steps += 1
+        self.batch_log.append((self.steps, len(b.rows)))
         self._sample_and_advance(b.rows, out.logits[:, -1, :].float())
         self._remove_done()
 

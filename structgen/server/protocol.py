@@ -9,8 +9,11 @@ falls in one of three sets:
   ``frequency_penalty``, ``presence_penalty``, ``logit_bias``, ``logprobs``, ``top_logprobs``,
   ``response_format``, ``echo``, and on chat completions ``tools``, ``tool_choice``,
   ``parallel_tool_calls`` (enforced: see :mod:`structgen.compose.tools`); extensions: vLLM's
-  ``repetition_penalty``, and ``reasoning`` / ``max_reasoning_tokens`` (think first, the
-  thinking returned as ``reasoning_content``: :class:`ReasoningOptions`);
+  ``repetition_penalty``, ``structured_outputs`` and the older ``guided_json`` /
+  ``guided_regex`` / ``guided_choice`` / ``guided_grammar`` / ``guided_whitespace_pattern``
+  (:mod:`structgen.server.vllm_fields`; ``guided_decoding_backend`` is accepted and ignored),
+  and ``reasoning`` / ``max_reasoning_tokens`` (think first, the thinking returned as
+  ``reasoning_content``: :class:`ReasoningOptions`);
 - accepted and ignored, as OpenAI itself lets them change nothing in the output: ``user``,
   ``safety_identifier``, ``prompt_cache_key``, ``metadata``, ``service_tier``, ``store: false``,
   ``modalities: ["text"]``, ``best_of`` equal to ``n``, ``reasoning_content`` on a message sent
@@ -44,6 +47,7 @@ __all__ = [
     "ReasoningOptions",
     "RegexFormat",
     "ResponseFormat",
+    "StructuredOutputs",
     "TextFormat",
     "ToolSpec",
 ]
@@ -217,6 +221,25 @@ _REFUSED: dict[str, str] = {
 }
 
 
+class StructuredOutputs(_Strict):
+    """vLLM's ``structured_outputs``: one constraint (``json``, ``regex``, ``choice``,
+    ``grammar``, ``json_object``; ``structural_tag`` is refused) and the JSON whitespace options.
+    ``disable_additional_properties`` is accepted: structgen never writes a key the schema does
+    not declare (``SchemaOptions.extra_properties`` is off), which is what it asks for."""
+
+    json_: Union[dict[str, Any], bool, str, None] = Field(default=None, alias="json")
+    regex: str | None = None
+    choice: list[str] | None = None
+    grammar: str | None = None
+    json_object: bool | None = None
+    structural_tag: Union[str, dict[str, Any], None] = None
+    disable_any_whitespace: bool = False
+    disable_additional_properties: bool = False
+    whitespace_pattern: str | None = None
+    #: accepted and ignored (vLLM's backend fallback: structgen has one backend)
+    disable_fallback: bool | None = None
+
+
 class _Sampling(_Strict):
     """Options shared by the OpenAI endpoints (see the module docstring for the three sets)."""
 
@@ -251,6 +274,15 @@ class _Sampling(_Strict):
     reasoning: Union[bool, ReasoningOptions, None] = None
     #: shorthand for reasoning: {"max_tokens": N}
     max_reasoning_tokens: int | None = Field(default=None, ge=0)
+    # vLLM's constraint fields (structgen.server.vllm_fields): one constraint per request
+    structured_outputs: StructuredOutputs | None = None
+    guided_json: Union[dict[str, Any], bool, str, None] = None
+    guided_regex: str | None = None
+    guided_choice: list[str] | None = None
+    guided_grammar: str | None = None
+    guided_whitespace_pattern: str | None = None
+    #: accepted and ignored, as vLLM itself now asks clients to drop it (structgen has one backend)
+    guided_decoding_backend: str | None = None
     # refused (see unsupported())
     functions: list[Any] | None = None
     function_call: Union[str, dict[str, Any], None] = None
