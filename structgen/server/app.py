@@ -33,6 +33,7 @@ from .engine import Engine
 from .metrics import Metrics
 from .protocol import HTTPProblem
 from .response_format import GuideCompiler
+from .responses import router as responses_router
 from .routes import Serving, router
 
 __all__ = ["ServerConfig", "create_app"]
@@ -114,6 +115,7 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     app.middleware("http")(_check_key)
     app.middleware("http")(_count)
     app.include_router(router)
+    app.include_router(responses_router)
     return app
 
 
@@ -124,20 +126,56 @@ def _answer(problem: HTTPProblem) -> JSONResponse:
     return JSONResponse(problem.body, status_code=problem.status)
 
 
+#: Names pydantic puts in an error's location for the member of a union that failed, not a field.
+_UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "list", "dict", "none", "literal", "is-instance"})
+
+
+def _location(loc: Any) -> str:
+    """An error's location as the field's path, ``input[0].content`` (union members left out)."""
+    out = ""
+    for x in loc:
+        if x == "body" and not out:
+            continue
+        if isinstance(x, int):
+            out += f"[{x}]"
+        elif isinstance(x, str) and (x.startswith("type=") or "[" in x or x.split("-")[0] in _UNION_MEMBERS):
+            continue
+        else:
+            out += f".{x}" if out else str(x)
+    return out
+
+
+def _specific(errors: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The errors worth telling: where a union's members failed at several depths, the deepest
+    (a list whose item has an unknown field, not "input: not a string"); each location once."""
+    located = [(_location(e.get("loc", ())), e) for e in errors]
+    deeper = [loc for loc, _ in located]
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for loc, err in located:
+        if any(d != loc and (d.startswith(loc + ".") or d.startswith(loc + "[")) for d in deeper):
+            continue
+        key = (loc, str(err.get("type")))
+        if key not in seen:
+            seen.add(key)
+            out.append((loc, err))
+    return out
+
+
 async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
     """400 naming each problem: malformed JSON, an unknown field, a value out of range."""
     parts, params, code = [], [], None
-    for err in exc.errors():
-        loc = [str(x) for x in err.get("loc", ()) if x != "body"]
-        params.append(".".join(loc))
+    for loc, err in _specific(list(exc.errors())):
+        params.append(loc)
         if err.get("type") == "json_invalid":
             parts.append(f"malformed JSON body: {err.get('ctx', {}).get('error', err.get('msg'))}")
         elif err.get("type") == "extra_forbidden":
-            parts.append(f"unknown field {'.'.join(loc)!r}")
+            parts.append(f"unknown field {loc!r}")
             code = "unknown_parameter"
         else:
-            parts.append(f"{'.'.join(loc) or 'body'}: {err.get('msg')}")
-    param = params[0] if len(params) == 1 and params[0] else None
+            parts.append(f"{loc or 'body'}: {err.get('msg')}")
+    named = [x for x in dict.fromkeys(params) if x]
+    param = named[0] if len(named) == 1 else None
     return _answer(HTTPProblem(400, "; ".join(parts) or "invalid request", param=param, code=code))
 
 
@@ -169,7 +207,8 @@ async def _check_key(request: Request, call_next: Callable[[Request], Awaitable[
     return await call_next(request)
 
 
-_SERVED_PATHS = frozenset(path for route in router.routes if isinstance(path := getattr(route, "path", None), str))
+_SERVED_PATHS = frozenset(path for route in (*router.routes, *responses_router.routes)
+                          if isinstance(path := getattr(route, "path", None), str))
 
 
 async def _count(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:

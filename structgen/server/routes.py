@@ -36,7 +36,7 @@ from .protocol import ChatCompletionRequest, CompletionRequest, GenerateRequest,
 from .response_format import Answer, ChatConstraint, Compiled, GuideCompiler, ToolsProblem
 from .vllm_fields import requested_answer
 
-__all__ = ["Serving", "collect", "disconnected", "failed", "merged", "router", "sse", "streaming"]
+__all__ = ["Served", "Serving", "collect", "disconnected", "failed", "merged", "router", "sse", "streaming"]
 
 router = APIRouter()
 
