@@ -165,6 +165,7 @@ def _specific(errors: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
 async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
     """400 naming each problem: malformed JSON, an unknown field, a value out of range."""
     parts, params, code = [], [], None
+    wrong: dict[str, list[str]] = {}  # (a union's members each say what they wanted: one sentence)
     for loc, err in _specific(list(exc.errors())):
         params.append(loc)
         if err.get("type") == "json_invalid":
@@ -173,7 +174,11 @@ async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONRespo
             parts.append(f"unknown field {loc!r}")
             code = "unknown_parameter"
         else:
-            parts.append(f"{loc or 'body'}: {err.get('msg')}")
+            if loc not in wrong:
+                wrong[loc] = []
+                parts.append(loc)
+            wrong[loc].append(str(err.get("msg")))
+    parts = [f"{p or 'body'}: {' or '.join(wrong[p])}" if p in wrong else p for p in parts]
     named = [x for x in dict.fromkeys(params) if x]
     param = named[0] if len(named) == 1 else None
     return _answer(HTTPProblem(400, "; ".join(parts) or "invalid request", param=param, code=code))
