@@ -5,8 +5,9 @@ starts the :class:`~structgen.server.engine.Engine` with the app and stops it af
 bodies over the size limit, checks the API key (``ServerConfig.api_key``: a Bearer token on
 ``/v1/*`` and ``/generate*``; ``/healthz`` and ``/metrics`` stay open, as in vLLM), counts every
 answer for ``/metrics`` (:mod:`structgen.server.metrics`), answers every error with OpenAI's
-error body (:attr:`~structgen.server.protocol.HTTPProblem.body`), and serves the endpoints of
-:mod:`structgen.server.routes`.
+error body (:attr:`~structgen.server.protocol.HTTPProblem.body`), counts the requests in flight
+for a graceful shutdown (:mod:`structgen.server.drain`), and serves the endpoints of
+:mod:`structgen.server.routes` and :mod:`structgen.server.responses`.
 
 Example:
     >>> app = create_app(model, tokenizer)                       # doctest: +SKIP
@@ -29,6 +30,7 @@ from ..compiler import warm_up
 from ..errors import ConstraintError, PayloadTooLarge
 from ..hf.generation import model_vocabulary
 from ..vocab.index import prepare_vocabulary
+from .drain import Drain, DrainMiddleware
 from .engine import Engine
 from .metrics import Metrics
 from .protocol import HTTPProblem
@@ -114,6 +116,9 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     app.middleware("http")(_limit_body)
     app.middleware("http")(_check_key)
     app.middleware("http")(_count)
+    # (outermost: a request counts as in flight until its last byte; while draining, 503 first)
+    app.state.drain = Drain()
+    app.add_middleware(DrainMiddleware, drain=app.state.drain)
     app.include_router(router)
     app.include_router(responses_router)
     return app

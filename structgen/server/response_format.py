@@ -181,7 +181,7 @@ class GuideCompiler:
         with self._lock:
             self.running += 1
         try:
-            return compile(body, self.vocabulary, warm=True)
+            return self._through_the_door(body)
         except ConstraintError as e:
             if e.region is not None:  # (a tool's schema: named regions are the tools')
                 raise ToolsProblem(str(e)) from e
@@ -189,6 +189,9 @@ class GuideCompiler:
         finally:
             with self._lock:
                 self.running -= 1
+
+    def _through_the_door(self, body: Format) -> Guide:
+        return compile(body, self.vocabulary, warm=True)
 
     def format_of(self, fmt: Answer, chat: ChatConstraint,
                   tools: tuple[Tool, ...]) -> tuple[Format | None, Any]:
