@@ -259,11 +259,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
 def _quiet(transformers: Any) -> None:
     """transformers' warnings and progress bars off (the CLI prints what matters itself)."""
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
+
+
+if __name__ == "__main__":  # pragma: no cover  (last: `python -m structgen.cli` needs every function above)
+    sys.exit(main())
