@@ -112,6 +112,7 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     app.exception_handler(HTTPProblem)(_problem)
     app.exception_handler(ConstraintError)(_bad_constraint)
     app.exception_handler(PayloadTooLarge)(_too_large)
+    app.exception_handler(Exception)(_bug)
     # (the last added runs first: counting sees every answer, the key is checked before the body)
     app.middleware("http")(_limit_body)
     app.middleware("http")(_check_key)
@@ -172,10 +173,13 @@ async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONRespo
     parts, params, code = [], [], None
     wrong: dict[str, list[str]] = {}  # (a union's members each say what they wanted: one sentence)
     for loc, err in _specific(list(exc.errors())):
+        if err.get("type") == "json_invalid":  # (its location is a character position, not a field)
+            at = next((x for x in err.get("loc", ()) if isinstance(x, int)), None)
+            where = f" at character {at}" if at is not None else ""
+            parts.append(f"malformed JSON body{where}: {err.get('ctx', {}).get('error', err.get('msg'))}")
+            continue
         params.append(loc)
-        if err.get("type") == "json_invalid":
-            parts.append(f"malformed JSON body: {err.get('ctx', {}).get('error', err.get('msg'))}")
-        elif err.get("type") == "extra_forbidden":
+        if err.get("type") == "extra_forbidden":
             parts.append(f"unknown field {loc!r}")
             code = "unknown_parameter"
         else:
@@ -185,7 +189,7 @@ async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONRespo
             wrong[loc].append(str(err.get("msg")))
     parts = [f"{p or 'body'}: {' or '.join(wrong[p])}" if p in wrong else p for p in parts]
     named = [x for x in dict.fromkeys(params) if x]
-    param = named[0] if len(named) == 1 else None
+    param = named[0] if named else None  # (OpenAI names one field: the first)
     return _answer(HTTPProblem(400, "; ".join(parts) or "invalid request", param=param, code=code))
 
 
@@ -199,6 +203,11 @@ async def _bad_constraint(_: Request, exc: ConstraintError) -> JSONResponse:
 
 async def _too_large(_: Request, exc: PayloadTooLarge) -> JSONResponse:
     return _answer(HTTPProblem(413, str(exc), param="response_format", code="payload_too_large"))
+
+
+async def _bug(_: Request, exc: Exception) -> JSONResponse:
+    """A bug is still answered in OpenAI's shape (500, ``server_error``); the log has the traceback."""
+    return _answer(HTTPProblem(500, f"internal error: {type(exc).__name__}: {exc}", type_="server_error"))
 
 
 _OPEN_PATHS = ("/healthz", "/metrics")

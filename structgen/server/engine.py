@@ -61,13 +61,17 @@ __all__ = ["Engine", "EngineRequest", "Event", "SamplingParams", "ShuttingDown"]
 
 log = logging.getLogger("structgen.server")
 
+#: A temperature below this is greedy decoding (as in vLLM): dividing logits by 1e-70 overflows to
+#: inf, and sampling from that fails (the HTTP fuzz found it).
+GREEDY_BELOW = 1e-5
+
 #: How many decoding steps ``Engine.batch_log`` remembers.
 BATCH_LOG_STEPS = 4096
 
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """Per-request decoding settings. ``temperature == 0`` is greedy.
+    """Per-request decoding settings. ``temperature`` 0 (below :data:`GREEDY_BELOW`) is greedy.
 
     ``adjustments``: penalties and ``logit_bias``, applied before the mask. ``logprobs``: ``None``
     reports none; ``k >= 0`` reports each token's log-probability and the ``k`` most likely
@@ -279,6 +283,8 @@ class Engine:
         With ``budget_aware``, raises :class:`UnsatisfiableConstraint` when the guide's shortest
         output is longer than the request's budget.
         """
+        if not prompt_ids:
+            raise ValueError("a request needs at least one prompt token")
         if guide is not None and self.budget_aware:
             guide.check_budget(self._budget(len(prompt_ids), params))
         req = EngineRequest(prompt_ids, guide, params, asyncio.get_running_loop(), clock=lambda: self.steps)
@@ -521,7 +527,7 @@ class Engine:
         chosen = logits.argmax(-1).tolist()  # greedy rows, in one call for the batch
         for i, row in enumerate(rows):
             p = row.req.params
-            if p.temperature > 0:
+            if p.temperature > GREEDY_BELOW:
                 chosen[i] = sample_token(logits[i], temperature=p.temperature, top_p=p.top_p, generator=row.generator)
             if p.logprobs is not None:
                 row.logprob = token_logprobs(logits[i], int(chosen[i]), p.logprobs)

@@ -257,8 +257,9 @@ class _Sampling(_Strict):
     presence_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
     #: token id (as a string, OpenAI's form) -> bias added to its logit, -100 to 100
     logit_bias: dict[str, float] | None = None
-    #: vLLM's extension: > 1 discourages tokens already in the prompt or the output
-    repetition_penalty: float = Field(default=1.0, gt=0.0, le=10.0)
+    #: vLLM's extension: > 1 discourages tokens already in the prompt or the output (at least
+    #: 0.01: a logit divided by 1e-184 is inf, and sampling from it fails; the HTTP fuzz found it)
+    repetition_penalty: float = Field(default=1.0, ge=0.01, le=10.0)
     # accepted and ignored (OpenAI lets them change nothing in the output)
     user: str | None = None
     safety_identifier: str | None = None
@@ -394,4 +395,4 @@ class GenerateRequest(_Strict):
     seed: int | None = None
     stop: list[str] | None = None
     frequency_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
-    repetition_penalty: float = Field(default=1.0, gt=0.0, le=10.0)
+    repetition_penalty: float = Field(default=1.0, ge=0.01, le=10.0)

@@ -204,7 +204,8 @@ async def create_response(req: ResponsesRequest, request: Request, serving: Serv
         raise HTTPProblem(400, "include: message.output_text.logprobs is supported without tools and reasoning only",
                           param="include", code="unsupported_parameter")
     note = custom_tools_prompt(custom) if custom and choice != "none" else ""
-    prompt = await serving.messages_prompt(input_messages(req), functions if choice != "none" else [], note=note)
+    prompt = await serving.messages_prompt(input_messages(req), functions if choice != "none" else [], note=note,
+                                           field="input")
     budget = serving.budget(prompt, req.max_output_tokens, field="max_output_tokens")
     chat = ChatConstraint(tools=tuple(functions), tool_choice=choice, parallel=req.parallel_tool_calls is not False,
                           reasoning=_reasoning(req, budget), custom_tools=tuple(custom))

@@ -93,13 +93,17 @@ class Serving:
         return SamplingParams(max_tokens=1, temperature=req.temperature, top_p=req.top_p, seed=req.seed, stop=stop,
                               adjustments=adjustments, logprobs=logprobs)
 
-    async def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """``text``'s token ids (in a thread); 413 over the prompt limit."""
+    async def tokenize(self, text: str, *, special: bool, field: str = "messages") -> list[int]:
+        """``text``'s token ids (in a thread); 413 over the prompt limit, 400 for no tokens at
+        all (a model needs one to start from), naming ``field``."""
         ids: list[int] = await asyncio.to_thread(
             lambda: self.tokenizer(text, add_special_tokens=special)["input_ids"])
         if len(ids) > self.max_prompt_tokens:
             raise HTTPProblem(413, f"the prompt is {len(ids)} tokens, over this server's limit of "
-                                   f"{self.max_prompt_tokens}", param="messages")
+                                   f"{self.max_prompt_tokens}", param=field)
+        if not ids:
+            raise HTTPProblem(400, f"{field}: the prompt is empty (no tokens); give the model some text to start "
+                                   "from", param=field)
         return ids
 
     async def chat_prompt(self, req: ChatCompletionRequest) -> list[int]:
@@ -110,9 +114,12 @@ class Serving:
         return await self.messages_prompt(chat_messages(req), tools)
 
     async def messages_prompt(self, chat: list[dict[str, Any]], tools: list[dict[str, Any]], *,
-                              note: str = "") -> list[int]:
+                              note: str = "", field: str = "messages") -> list[int]:
         """OpenAI chat messages (dicts) and function tools as the prompt, tokenized; ``note`` is
-        added to the system message (one is made when there is none)."""
+        added to the system message (one is made when there is none). No messages, or messages
+        the chat template refuses, are a 400 naming ``field``."""
+        if not chat:
+            raise HTTPProblem(400, f"{field}: give at least one message", param=field)
         template = getattr(self.tokenizer, "chat_template", None)
         native = template_renders_tools(template)
         messages = tool_messages(chat, tools, native=native)
@@ -124,10 +131,14 @@ class Serving:
                 messages.insert(0, {"role": "system", "content": note})
         if template:
             extra = {"tools": tools} if native and tools else {}
-            text = await asyncio.to_thread(lambda: self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True, **extra))
-            return await self.tokenize(text, special=False)
-        return await self.tokenize("\n".join(m["content"] for m in messages), special=True)
+            try:
+                text = await asyncio.to_thread(lambda: self.tokenizer.apply_chat_template(
+                    messages, tokenize=False, add_generation_prompt=True, **extra))
+            except Exception as e:  # noqa: BLE001 - a template's own refusal (jinja's raise_exception, ...)
+                raise HTTPProblem(400, f"{field}: the model's chat template cannot render these messages: {e}",
+                                  param=field) from e
+            return await self.tokenize(text, special=False, field=field)
+        return await self.tokenize("\n".join(m["content"] for m in messages), special=True, field=field)
 
     def budget(self, prompt_ids: list[int], max_tokens: int | None, *, field: str = "max_tokens") -> int:
         """The tokens a request may generate: ``max_tokens``, or the server's default within the
@@ -357,7 +368,7 @@ async def completions(req: CompletionRequest, request: Request, serving: Served)
         raise HTTPProblem(400, "prompt: give at least one prompt", param="prompt")
     if req.stream and len(prompts) > 1:
         raise HTTPProblem(400, "stream with several prompts is not supported; send one prompt", param="prompt")
-    encoded = [await serving.tokenize(p, special=True) for p in prompts]
+    encoded = [await serving.tokenize(p, special=True, field="prompt") for p in prompts]
     for ids in encoded:  # every prompt's budget is checked before any is queued
         serving.budget(ids, req.max_tokens)
     handles: list[EngineRequest] = []
@@ -419,7 +430,7 @@ async def models(serving: Served) -> Any:
 async def _generate_handles(serving: Serving, req: GenerateRequest,
                             request: Request) -> tuple[list[int], list[EngineRequest], Compiled]:
     params = serving.params(req)
-    ids = await serving.tokenize(req.text, special=True)
+    ids = await serving.tokenize(req.text, special=True, field="text")
     handles, compiled = await serving.submit(ids, req.response_format, params, n=1, max_tokens=req.max_new_tokens,
                                              field="max_new_tokens", request=request)
     return ids, handles, compiled
