@@ -64,8 +64,9 @@ def oai(server: str) -> Any:
 
 
 def _langchain(server: str, **kw: Any) -> Any:
-    return langchain_openai.ChatOpenAI(model=MODEL, base_url=f"{server}/v1", api_key=KEY, max_retries=0,
-                                       temperature=0, max_tokens=48, timeout=300, use_responses_api=True, **kw)
+    kw = {"temperature": 0, "max_tokens": 48, **kw}
+    return langchain_openai.ChatOpenAI(model=MODEL, base_url=f"{server}/v1", api_key=KEY, max_retries=0, timeout=300,
+                                       use_responses_api=True, **kw)
 
 
 def _valid(city: Any) -> None:
