@@ -94,7 +94,7 @@ class DrainingServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, *, drain_timeout: float = 30.0) -> None:
         super().__init__(config)
         self.drain_timeout = drain_timeout
-        state = config.app.state
+        state = config.app.state  # type: ignore[union-attr]  # (create_app's FastAPI app)
         self.drain: Drain = state.drain
         self.engine = state.engine
         self._aborted_at: float | None = None

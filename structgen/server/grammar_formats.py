@@ -62,7 +62,7 @@ def grammar_format(definition: Any, *, field: str) -> Format:
 def input_matches(fmt: Format, text: str) -> bool:
     """Whether ``text`` is a whole input under ``fmt`` (free text: any)."""
     if isinstance(fmt, Regex):
-        return _dfa(fmt.pattern).accepts(text.encode("utf-8"))
+        return bool(_dfa(fmt.pattern).accepts(text.encode("utf-8")))
     return True
 
 

@@ -136,7 +136,7 @@ def _tool_choice(req: ResponsesRequest, functions: list[dict[str, Any]],
     allowed: set[str] = set()
     for j, t in enumerate(choice.tools):
         kind, name = t.get("type"), t.get("name")
-        if kind not in names or name not in names[kind]:
+        if not isinstance(kind, str) or kind not in names or name not in names[kind] or not isinstance(name, str):
             raise HTTPProblem(400, f"tool_choice.tools[{j}]: {t!r} is not one of the request's function or custom "
                                    "tools", param=f"tool_choice.tools[{j}]")
         allowed.add(name)

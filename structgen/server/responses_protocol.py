@@ -358,13 +358,13 @@ class ResponsesRequest(_Strict):
         if isinstance(self.tool_choice, _Other):
             return "tool_choice", f"built-in tools ({self.tool_choice.type!r}) are not supported by this server"
         if isinstance(self.input, list):
-            for i, item in enumerate(self.input):
-                if isinstance(item, _Other):
-                    return f"input[{i}]", f"input items of type {item.type!r} are not supported by this server"
-                content = getattr(item, "content", None) if isinstance(item, MessageItem) else getattr(item, "output", None)
+            for i, entry in enumerate(self.input):
+                if isinstance(entry, _Other):
+                    return f"input[{i}]", f"input items of type {entry.type!r} are not supported by this server"
+                content = getattr(entry, "content" if isinstance(entry, MessageItem) else "output", None)
                 for j, part in enumerate(content if isinstance(content, list) else ()):
                     if isinstance(part, _Other):
-                        where = "content" if isinstance(item, MessageItem) else "output"
+                        where = "content" if isinstance(entry, MessageItem) else "output"
                         return f"input[{i}].{where}[{j}]", f"{part.type!r} parts are not supported: this server reads text only"
         return None
 

@@ -95,20 +95,20 @@ def requested_answer(req: Any) -> tuple[str, Answer]:
     whitespace, ws_field = _whitespace(req)
     if not found:
         return "response_format", None
-    field, kind, read = found[0]
-    return field, _with_whitespace(read(), kind, whitespace, ws_field)
+    field, kind, make = found[0]
+    return field, _with_whitespace(make(), kind, whitespace, ws_field)
 
 
-def _with_whitespace(answer: Any, kind: str, whitespace: str | None, ws_field: str) -> Answer:
+def _with_whitespace(answer: Answer, kind: str, whitespace: str | None, ws_field: str) -> Answer:
     if whitespace is None:
-        return answer  # type: ignore[no-any-return]
+        return answer
     if kind == "response_format":  # (a JSON response_format with vLLM's whitespace option)
         if not isinstance(answer, (JsonSchemaFormat, JsonObjectFormat)):
             return answer
         schema = answer.json_schema.schema_ if isinstance(answer, JsonSchemaFormat) else answer.schema_
         answer = JsonSchema(ANY_OBJECT_SCHEMA if schema is None else schema, extract_from=answer.extract_from)
     if not isinstance(answer, JsonSchema):
-        return answer  # type: ignore[no-any-return]
+        return answer
     try:
         return JsonSchema(answer.schema, answer.options, extract_from=answer.extract_from, whitespace=whitespace)
     except (ConstraintError, ValueError, TypeError) as e:
