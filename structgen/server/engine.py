@@ -412,7 +412,14 @@ class Engine:
                 self._fail(row, e)
         cursors = [rows[i].cursor for i in ok]
         bitmask = Matcher.allocate_token_bitmask(len(ok), width)
-        fill_next_token_bitmasks(cursors, bitmask)
+        try:
+            fill_next_token_bitmasks(cursors, bitmask)
+        except Exception:  # noqa: BLE001 - a guide's bug: row by row, so that it fails its own row only
+            for k, cursor in enumerate(cursors):
+                try:
+                    fill_next_token_bitmasks([cursor], bitmask, [k])
+                except Exception as e:  # noqa: BLE001
+                    self._fail(rows[ok[k]], e)
         for i, cursor in zip(ok, cursors):
             if cursor is not None and cursor.error is not None:  # (failed closed: the client gets the error)
                 self._fail(rows[i], cursor.error)
