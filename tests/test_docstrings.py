@@ -5,6 +5,7 @@ from __future__ import annotations
 import doctest
 import importlib
 import pkgutil
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +13,11 @@ import structgen
 
 #: Modules above the core (torch, transformers, the web stack): their examples need a model.
 NEEDS_A_MODEL = ("structgen.hf", "structgen.server", "structgen.integrations", "structgen.cli")
+#: (walked from the package's own folder: an editable install's ``__path__`` may also name the
+#: checkout's root, whose tests/ are no modules of structgen)
 CORE = ["structgen"] + sorted(
-    m.name for m in pkgutil.walk_packages(structgen.__path__, "structgen.") if not m.name.startswith(NEEDS_A_MODEL)
+    m.name for m in pkgutil.walk_packages([str(Path(structgen.__file__).parent)], "structgen.")
+    if not m.name.startswith(NEEDS_A_MODEL)
 )
 
 

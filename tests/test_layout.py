@@ -3,11 +3,11 @@ import cycle exists (imports read with ``ast``, function-local ones included).
 
 Floors, bottom up (docs/architecture.md draws them)::
 
-    0 errors
+    0 errors · _engine (the native engine)
     1 automata          text -> byte automata
     2 vocab             one per tokenizer
     3 guides | json_schema   (siblings: neither imports the other)
-    4 formats           what a constraint is (the format values)
+    4 formats | cfg     what a constraint is (the format values) | grammars (Lark, GBNF) -> networks
     5 compose           composed formats -> one network; reasoning, tool calls
     6 compiler          the door: compile(format, vocabulary) and its caches
     7 the structgen facade (__init__: the public API; torch names served lazily)
@@ -32,11 +32,15 @@ PACKAGE = Path(structgen.__file__).parent
 #: room (a subpackage, or a top-level module) -> floor
 FLOORS = {
     "structgen.errors": 0,
+    # the native engine (C++): its Python package imports nothing of structgen; the extension
+    # imports structgen.errors at init, to raise the error tree's exceptions
+    "structgen._engine": 0,
     "structgen.automata": 1,
     "structgen.vocab": 2,
     "structgen.guides": 3,
     "structgen.json_schema": 3,
     "structgen.formats": 4,
+    "structgen.cfg": 4,
     "structgen.compose": 5,
     "structgen.compiler": 6,
     "structgen": 7,

@@ -1,5 +1,11 @@
 """Text → byte automata. Knows no vocabulary, no tokenizer and no torch.
 
+- :mod:`.expr`: :class:`~.expr.ExprPool`, hash-consed byte terms and their derivatives (native:
+  :mod:`structgen._engine`, see docs/engine.md), with :mod:`.liveness` (the search's face),
+  :mod:`.embedded` (eager tables inside terms), :mod:`.string_length`, :mod:`.expr_text` (printing,
+  shortest lengths) and :mod:`.expr_rewrite` (restrict, clamp, substitute, copies; memo tables in
+  :class:`~.pool_memo.PoolMemo`).
+- :mod:`.lazy`: :class:`~.lazy.LazyAutomaton`, an automaton built state by state (native rows).
 - :mod:`.utf8`: code points → UTF-8 byte paths (the one place characters become bytes).
 - :mod:`.dfa`: :class:`~.dfa.ByteDFA`, numpy tables; trim, minimise, canonical numbering.
 - :mod:`.markers`: slot / call / guard characters of structgen-written regexes.

@@ -23,7 +23,9 @@ Example:
 from __future__ import annotations
 
 import weakref
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+import numpy as np
 
 from .embedded import EmbeddedDfa
 from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
@@ -43,7 +45,7 @@ def readable_bytes(pool: ExprPool, e: int) -> int:
     >>> readable_bytes(pool, pool.literal(b"ab")) == (1 << ord("a")) | (1 << ord("b"))
     True
     """
-    memo: dict[int, int] = pool.facts.setdefault(("readable",), {})  # type: ignore[assignment]
+    memo = pool.memo.readable
     if e in memo:
         return memo[e]
     node = pool.node(e)
@@ -71,12 +73,12 @@ def readable_bytes(pool: ExprPool, e: int) -> int:
     return got
 
 
-def _children_first(pool: ExprPool, e: int, key_of: Callable[[int], tuple], parts_of: Callable[[int], Sequence[int]],
+def _children_first(table: dict[Any, int], e: int, key_of: Callable[[int], Any], parts_of: Callable[[int], Sequence[int]],
                     make: Callable[[int], int]) -> int:
-    """``make(e)`` memoised in ``pool.facts`` under ``key_of(e)``, the parts it reads
-    (``parts_of``) made first, without recursion: a term may nest hundreds of levels (an object
-    with ``maxProperties: 300`` holds one level per key), deeper than Python's stack."""
-    facts = pool.facts
+    """``make(e)`` memoised in ``table`` under ``key_of(e)``, the parts it reads (``parts_of``)
+    made first, without recursion: a term may nest hundreds of levels (an object with
+    ``maxProperties: 300`` holds one level per key), deeper than Python's stack."""
+    facts = table
     stack = [e]
     while stack:
         x = stack[-1]
@@ -90,7 +92,7 @@ def _children_first(pool: ExprPool, e: int, key_of: Callable[[int], tuple], part
             continue
         facts[k] = make(x)
         stack.pop()
-    return facts[key_of(e)]  # type: ignore[return-value]
+    return facts[key_of(e)]
 
 
 def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozenset()) -> int:
@@ -99,13 +101,13 @@ def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozen
     other bytes can still produce. Empty parts become ``NOTHING``."""
     if allowed == ALL_BYTES and not dead:
         return e
-    key = ("restrict", e, allowed, dead)
-    got = pool.facts.get(key)
+    table = pool.memo.restricted
+    got = table.get((e, allowed, dead))
     if got is not None:
-        return got  # type: ignore[return-value]
+        return got
 
-    def key_of(x: int) -> tuple:
-        return ("restrict", x, allowed, dead)
+    def key_of(x: int) -> tuple[int, int, frozenset[int]]:
+        return (x, allowed, dead)
 
     def parts_of(x: int) -> Sequence[int]:
         node = pool.node(x)
@@ -117,7 +119,7 @@ def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozen
         kind = node[0]
 
         def done(p: int) -> int:
-            return pool.facts[key_of(p)]  # type: ignore[return-value]
+            return table[key_of(p)]
 
         if kind == _BYTES:
             got = pool.bytes_of(node[1] & allowed)
@@ -140,27 +142,27 @@ def restrict(pool: ExprPool, e: int, allowed: int, dead: frozenset[int] = frozen
         note_restricted(pool, x, got)
         return got
 
-    return _children_first(pool, e, key_of, parts_of, make)
+    return _children_first(table, e, key_of, parts_of, make)
 
 
 def _restricted_dfa(pool: ExprPool, index: int, allowed: int, dead: frozenset[int]) -> int:
     """The embedded automaton ``index`` without the bytes outside ``allowed`` and the symbols in
     ``dead``, its states kept (their numbers unchanged) and the ones that can no longer finish cut off."""
-    key = ("restrict-dfa", index, allowed, dead)
-    got = pool.facts.get(key)
+    key = (index, allowed, dead)
+    got = pool.memo.restricted_dfa.get(key)
     if got is None:
         emb = pool.embedded(index)
-        n = len(emb.rows)
-        rows = [[t if allowed >> b & 1 else -1 for b, t in enumerate(row)] for row in emb.rows]
+        keep = np.unpackbits(np.frombuffer(allowed.to_bytes(32, "little"), dtype=np.uint8), bitorder="little").astype(bool)
+        rows = np.where(keep[None, :], emb.rows, -1).astype(np.int32)
+        n = rows.shape[0]
         symbols = {q: kept for q, es in emb.symbols.items() if (kept := tuple((k, r) for k, r in es if k not in dead))}
-        preds: list[list[int]] = [[] for _ in range(n)]
-        for q, row in enumerate(rows):
-            for t in set(row):
-                if t >= 0:
-                    preds[t].append(q)
+        preds: list[set[int]] = [set() for _ in range(n)]
+        src, dst = np.nonzero(rows >= 0)
+        for q, t in zip(src.tolist(), rows[src, dst].tolist()):
+            preds[t].add(q)
         for q, es in symbols.items():
             for _, r in es:
-                preds[r].append(q)
+                preds[r].add(q)
         live = list(emb.finals)
         todo = [q for q in range(n) if live[q]]
         while todo:
@@ -169,11 +171,12 @@ def _restricted_dfa(pool: ExprPool, index: int, allowed: int, dead: frozenset[in
                 if not live[q]:
                     live[q] = True
                     todo.append(q)
-        rows = [[t if t >= 0 and live[t] else -1 for t in row] for row in rows]
+        alive = np.array(live + [False], dtype=bool)  # (index -1: the last, False)
+        rows = np.where(alive[rows], rows, -1).astype(np.int32)
         symbols = {q: kept for q, es in symbols.items() if (kept := tuple((k, r) for k, r in es if live[r]))}
         parts = [p for m in emb.column_classes for p in (m & allowed, m & ~allowed) if p]
-        got = pool.facts[key] = pool.add_embedded(EmbeddedDfa(rows, list(emb.finals), symbols, parts))
-    return got  # type: ignore[return-value]
+        got = pool.memo.restricted_dfa[key] = pool.add_embedded(EmbeddedDfa(rows, list(emb.finals), symbols, parts))
+    return got
 
 
 def largest_counter(pool: ExprPool, e: int) -> int:
@@ -190,18 +193,19 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
     one token mask (a token of at most ``n`` bytes cannot see the difference). An intersection or
     a complement is left whole (whether it can still be completed may depend on any counter),
     but for a string's length far from its bound (:func:`.string_length.clampable_string`)."""
-    key = ("clamp", e, n)
-    got = pool.facts.get(key)
+    table = pool.memo.clamped
+    key = (e, n)
+    got = table.get(key)
     if got is not None:
-        return got  # type: ignore[return-value]
+        return got
     node = pool.node(e)
     if node[0] == _REP and pool.largest_counter(node[1]) <= n:  # (a string body alone, directly)
-        got = pool.facts[key] = _cut_repeat(pool, node[1], node[2], node[3], n)
+        got = table[key] = _cut_repeat(pool, node[1], node[2], node[3], n)
         return got
     if node[0] == _SEQ and pool.largest_counter(node[2]) <= n:
         head = pool.node(node[1])
         if head[0] == _REP and pool.largest_counter(head[1]) <= n:  # (a string body x{lo,hi}"...: the common case, directly)
-            got = pool.facts[key] = pool.seq(_cut_repeat(pool, head[1], head[2], head[3], n), node[2])
+            got = table[key] = pool.seq(_cut_repeat(pool, head[1], head[2], head[3], n), node[2])
             return got
     strings: dict[int, Optional[int]] = {}
 
@@ -210,8 +214,8 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
             strings[x] = clampable_string(pool, pool.node(x)[1], n)
         return strings[x]
 
-    def key_of(x: int) -> tuple:
-        return ("clamp", x, n)
+    def key_of(x: int) -> tuple[int, int]:
+        return (x, n)
 
     def parts_of(x: int) -> Sequence[int]:
         if largest_counter(pool, x) <= n:
@@ -230,7 +234,7 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
         kind = node[0]
 
         def done(p: int) -> int:
-            return pool.facts[key_of(p)]  # type: ignore[return-value]
+            return table[key_of(p)]
 
         if kind == _SEQ:
             return pool.seq(done(node[1]), done(node[2]))
@@ -243,7 +247,7 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
             return x if string is None else done(string)
         return x
 
-    return _children_first(pool, e, key_of, parts_of, make)
+    return _children_first(table, e, key_of, parts_of, make)
 
 
 def _cut_repeat(pool: ExprPool, x: int, lo: int, hi: int, n: int) -> int:
@@ -262,10 +266,10 @@ def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:
         return EPSILON
     if NOTHING in parts:
         return NOTHING
-    key = ("cat", parts)  # (the same parts are concatenated again and again: 21,103 calls, 3,765 distinct, for circle-ci)
-    got = pool.facts.get(key)
+    memo = pool.memo.concatenated  # (the same parts are concatenated again and again: 21,103 calls, 3,765 distinct, for circle-ci)
+    got = memo.get(parts)
     if got is not None:
-        return got  # type: ignore[return-value]
+        return got
     items: list[int] = []
     for p in parts[:-1]:
         node = pool.node(p)
@@ -276,7 +280,7 @@ def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:
         if p != EPSILON:
             items.append(p)
     out = pool.chain(items, parts[-1])  # (no item is a concatenation)
-    pool.facts[key] = out
+    memo[parts] = out
     return out
 
 
@@ -449,7 +453,7 @@ def _copy(pool: ExprPool, other: ExprPool, e: int, done: dict[int, int], adopted
     return done[e]
 
 
-def _renumbered(emb: EmbeddedDfa, shift: int) -> EmbeddedDfa:
+def _renumbered(emb: Any, shift: int) -> Any:
     if not shift or not emb.symbols:
         return emb
     symbols = {q: tuple((k + shift if k < GUARD_FIRST else k, r) for k, r in es) for q, es in emb.symbols.items()}

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Optional
 
+from .. import _engine
 from .expr import ALL_BYTES, EPSILON, NOTHING, KINDS, ExprPool, bytes_of_mask
 from .utf8 import MAX_CODE_POINT, merge_intervals
 
@@ -77,38 +78,15 @@ def _describe(pool: ExprPool, e: int, out: list[str], limit: int) -> None:
         out.append(f"<dfa{node[1]}@{node[2]}>")
 
 
-class MinLength:
+class MinLength(_engine.MinLength):
     """The fewest bytes of a string of each expression of a pool, a symbol ``k`` weighing
-    ``weights.get(k, 0)`` bytes; memoised for one set of weights."""
+    ``weights.get(k, 0)`` bytes (read when made); memoised for one set of weights. Native: an
+    intersection or a complement weighs its shortest witness (searched), chains are read in loops."""
 
     def __init__(self, pool: ExprPool, weights: dict[int, int]) -> None:
+        super().__init__(pool, weights)
         self.pool = pool
         self.weights = weights
-        self._memo: dict[int, int] = {NOTHING: _INF, EPSILON: 0}
-
-    def of(self, e: int) -> int:
-        got = self._memo.get(e)
-        if got is not None:
-            return got
-        node = self.pool.node(e)
-        kind = node[0]
-        if kind == _BYTES:
-            got = 1
-        elif kind == _SEQ:
-            got = min(_INF, self.of(node[1]) + self.of(node[2]))
-        elif kind == _ALT:
-            got = min(self.of(p) for p in node[1])
-        elif kind == _REP:
-            got = 0 if node[2] == 0 else min(_INF, node[2] * self.of(node[1]))
-        elif kind == _SYM:
-            got = self.weights.get(node[1], 0)
-        elif kind in (_AND, _NOT):  # (symbol-free: the shortest witness, searched)
-            got = min(_INF, self.pool.witness_length(e))
-        else:
-            got = self.pool.embedded(node[1]).min_lengths(self.weights)[node[2]]
-        self._memo[e] = got
-        return got
-
 
 
 def _describe_mask(mask: int) -> str:

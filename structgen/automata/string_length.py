@@ -9,7 +9,11 @@ decoded character, an escape included) and marks the pool (:func:`mark_string_le
 - once the minimum is reached, whether the intersection can still be completed is whether the
   string has a completion of at most ``hi`` characters (:func:`fewest_units`, a search over the
   string's own derivatives, shared by every position), not a search over the product, which
-  would differ at every position (:func:`string_length_verdict`, the pool's liveness proof).
+  would differ at every position (:func:`string_length_verdict`, which the native liveness search
+  asks before it searches).
+
+The marks, the verdict and :func:`fewest_units` are native (``cpp/engine/string_length.cpp``);
+the clamp's bounds are read here.
 
 Example:
     >>> from structgen.automata.expr import ExprPool
@@ -24,48 +28,44 @@ Example:
 
 from __future__ import annotations
 
-from collections import deque
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
-from .expr import KINDS, NOTHING, ExprPool
-
-if TYPE_CHECKING:
-    from .expr_text import MinLength
+from .expr import KINDS, ExprPool
 
 __all__ = [
-    "STRING_LENGTH", "clampable_string", "fewest_units", "in_length_bounded_string", "mark_string_length", "note_restricted",
+    "clampable_string", "fewest_units", "in_length_bounded_string", "mark_string_length", "note_restricted",
     "string_length_verdict",
 ]
 
 _SEQ, _ALT, _REP, _DFA, _AND, _NOT, _SYM = (KINDS[k] for k in ("seq", "alt", "rep", "dfa", "and", "not", "sym"))
-
-#: ``pool.facts[STRING_LENGTH]``: ``(units, quote)`` of the length terms ``"unit{lo,hi}"`` that
-#: the schema compiler intersects a JSON string with (a ``minLength`` / ``maxLength``): the set of
-#: unit terms (one decoded character, and its restrictions to vocabularies) and the quote.
-STRING_LENGTH = "string length"
-#: Most pairs :func:`fewest_units` visits before it gives up.
-_REACH_LIMIT = 4096
 _INF = 1 << 60
-_BETWEEN = -1  # (fewest_units: between two units, not inside one)
 
 
 def mark_string_length(pool: ExprPool, unit: int, quote: int) -> None:
     """Note in ``pool`` that its JSON strings are intersected with length terms ``"unit{lo,hi}"``
-    (``unit``: one decoded character): clamps then share masks far from the bound, and
-    liveness asks :func:`string_length_verdict` before it searches."""
-    marked = pool.facts.get(STRING_LENGTH)
-    if marked is None:
-        pool.facts[STRING_LENGTH] = marked = (set(), quote)
-        pool.search.proof = lambda e: string_length_verdict(pool, e)
-    marked[0].add(unit)  # type: ignore[index]
+    (``unit``: one decoded character; ``quote``: a byte set, the first quote marked stays): clamps
+    then share masks far from the bound, and liveness asks :func:`string_length_verdict` before it searches."""
+    pool.mark_string_length(unit, quote)
 
 
 def note_restricted(pool: ExprPool, e: int, restricted: int) -> None:
     """Where ``e`` is a unit, its restriction to a vocabulary's bytes (:func:`.expr_rewrite.restrict`)
     is one too (a string restricted alike is a sequence of them)."""
-    marked = pool.facts.get(STRING_LENGTH)
-    if marked is not None and e in marked[0]:  # type: ignore[index]
-        marked[0].add(restricted)  # type: ignore[index]
+    pool.note_restricted(e, restricted)
+
+
+def string_length_verdict(pool: ExprPool, e: int) -> Optional[bool]:
+    """Whether ``e``, a string term intersected with its length term ``"unit{0,hi}"`` (the
+    minimum reached), matches some string: whether the string has one of at most ``hi`` units
+    before its closing quote (:func:`fewest_units`). ``None``: not such a term, or not known."""
+    return pool.string_length_verdict(e)  # type: ignore[no-any-return]
+
+
+def fewest_units(pool: ExprPool, string: int, unit: int) -> Optional[int]:
+    """The fewest ``unit`` terms (characters) that spell a string of ``string`` (the rest of a
+    JSON string, its closing quote included) before the quote; ``None`` past 4,096 pairs (a 0-1
+    breadth-first search over pairs: the string's derivative, where in a unit it is)."""
+    return pool.fewest_units(string, unit)  # type: ignore[no-any-return]
 
 
 def clampable_string(pool: ExprPool, members: tuple[int, ...], n: int) -> Optional[int]:
@@ -73,11 +73,11 @@ def clampable_string(pool: ExprPool, members: tuple[int, ...], n: int) -> Option
     ``hi`` at least ``n`` plus the longest shortest completion of any term the string leads to
     (:func:`_longest_shortest`): for a token of at most ``n`` bytes the length cannot be what kills the
     string, so its tokens, and whether they end it, are the string's own. Else ``None``."""
-    found = _string_with_length(pool, members)
+    found = pool.string_with_length(members)
     if found is None:
         return None
     string, _, hi = found
-    return string if hi < 0 or hi >= n + _longest_shortest(pool, string) else None
+    return string if hi < 0 or hi >= n + _longest_shortest(pool, string) else None  # type: ignore[no-any-return]
 
 
 def in_length_bounded_string(pool: ExprPool, e: int) -> bool:
@@ -86,106 +86,7 @@ def in_length_bounded_string(pool: ExprPool, e: int) -> bool:
     node = pool.node(e)
     while node[0] == _SEQ:
         node = pool.node(node[1])
-    return node[0] == _AND and _string_with_length(pool, node[1]) is not None
-
-
-def string_length_verdict(pool: ExprPool, e: int) -> Optional[bool]:
-    """Whether ``e``, a string term intersected with its length term ``"unit{0,hi}"`` (the
-    minimum reached), matches some string: whether the string has one of at most ``hi`` units
-    before its closing quote (:func:`fewest_units`). ``None``: not such a term, or not known."""
-    node = pool.node(e)
-    if node[0] != _AND:
-        return None
-    found = _string_with_length(pool, node[1], opened=False)
-    if found is None:
-        return None
-    string, unit, hi = found
-    if hi < 0 or _min_length(pool).of(string) - 1 <= hi:  # (a unit is a byte or more: the shortest string will do)
-        return True
-    fewest = fewest_units(pool, string, unit)
-    return None if fewest is None else fewest <= hi
-
-
-def fewest_units(pool: ExprPool, string: int, unit: int) -> Optional[int]:
-    """The fewest ``unit`` terms (characters) that spell a string of ``string`` (the rest of a
-    JSON string, its closing quote included) before the quote; ``None`` past :data:`_REACH_LIMIT`
-    pairs. A 0-1 breadth-first search over pairs (the string's derivative, where in a unit it
-    is): a byte that starts a unit costs one. Memoised in the pool."""
-    key = ("fewest units", string, unit)
-    if key in pool.facts:
-        return pool.facts[key]  # type: ignore[return-value]
-    quote = pool.facts[STRING_LENGTH][1]  # type: ignore[index]
-    quote_byte = (pool.node(quote)[1] & -pool.node(quote)[1]).bit_length() - 1
-    cost = {(string, _BETWEEN): 0}
-    todo = deque([(0, string, _BETWEEN)])
-    got: Optional[int] = _INF
-    while todo:
-        d, x, u = todo.popleft()
-        if d > cost[(x, u)]:
-            continue
-        if d >= got:  # type: ignore[operator]
-            break
-        inside = unit if u == _BETWEEN else u
-        for mask in _joint_classes(pool, x, inside):
-            if u == _BETWEEN and mask >> quote_byte & 1:  # (the closing quote: the string may end)
-                if pool.nullable(pool.derive(x, quote_byte)):
-                    got = min(got, d)  # type: ignore[type-var]
-                continue
-            b = (mask & -mask).bit_length() - 1
-            x2 = pool.derive(x, b)
-            if x2 == NOTHING:
-                continue
-            u2 = pool.derive(inside, b)
-            if u2 == NOTHING:
-                continue
-            d2 = d + (u == _BETWEEN)
-            for nxt in ((x2, u2), (x2, _BETWEEN)) if pool.nullable(u2) else ((x2, u2),):
-                if d2 < cost.get(nxt, _INF):
-                    cost[nxt] = d2
-                    (todo.append if d2 > d else todo.appendleft)((d2, *nxt))
-        if len(cost) > _REACH_LIMIT:
-            got = None
-            break
-    pool.facts[key] = got
-    return got
-
-
-def _joint_classes(pool: ExprPool, a: int, b: int) -> list[int]:
-    """The byte classes that refine both ``a``'s and ``b``'s."""
-    return [m for x in pool.byte_classes(a) for y in pool.byte_classes(b) if (m := x & y)]
-
-
-def _string_with_length(pool: ExprPool, members: tuple[int, ...], opened: bool = True) -> Optional[tuple[int, int, int]]:
-    """``(string, unit, hi)`` where the members of an intersection are a string term without
-    algebra and its length term ``unit{0,hi}"`` (the minimum reached; ``hi`` -1: unbounded), else ``None``.
-    Unless ``opened``, the length term may be ``"unit{0,hi}"`` whole, and ``string`` is then
-    what follows its opening quote."""
-    marked = pool.facts.get(STRING_LENGTH)
-    if marked is None or len(members) != 2:
-        return None
-    units, quote = marked  # type: ignore[misc]
-    for length, string in (members, members[::-1]):
-        node = pool.node(length)
-        if not opened and node[0] == _SEQ and node[1] == quote:
-            mask = pool.node(quote)[1]
-            string = pool.derive(string, (mask & -mask).bit_length() - 1)
-            node = pool.node(node[2])
-        if node[0] != _SEQ or node[2] != quote or pool.is_algebraic(string) or pool.symbols_in(string):
-            continue
-        rep = pool.node(node[1])
-        if rep[0] == _REP and rep[1] in units and rep[2] == 0:
-            return string, rep[1], rep[3]
-    return None
-
-
-def _min_length(pool: ExprPool) -> "MinLength":
-    """The pool's memoised :class:`~.expr_text.MinLength` (symbols weigh nothing)."""
-    from .expr_text import MinLength  # (expr_text reads terms; it does not rewrite them)
-
-    got = pool.facts.get(("min length",))
-    if got is None:
-        got = pool.facts[("min length",)] = MinLength(pool, {})
-    return got  # type: ignore[return-value]
+    return node[0] == _AND and pool.string_with_length(node[1]) is not None
 
 
 def _longest_shortest(pool: ExprPool, e: int) -> int:
@@ -193,11 +94,11 @@ def _longest_shortest(pool: ExprPool, e: int) -> int:
     structure: a concatenation's is its first part's plus the second's shortest string (or the
     second's own), a repetition's one more pass than it still needs, an embedded automaton's its
     farthest state's. Terms with algebra or symbols: :data:`_INF`. Memoised in the pool."""
-    key = ("longest shortest", e)
-    got = pool.facts.get(key)
+    memo = pool.memo.longest_shortest
+    got = memo.get(e)
     if got is not None:
-        return got  # type: ignore[return-value]
-    shortest = _min_length(pool).of
+        return got
+    shortest = pool.min_length
     node = pool.node(e)
     kind = node[0]
     if kind == _SEQ:  # (a chain of concatenations is read in a loop: a long literal is a deep one)
@@ -222,5 +123,5 @@ def _longest_shortest(pool: ExprPool, e: int) -> int:
     else:  # (bytes, the empty string, nothing)
         got = min(1, shortest(e))
     got = min(got, _INF)
-    pool.facts[key] = got
+    memo[e] = got
     return got

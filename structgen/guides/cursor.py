@@ -18,8 +18,9 @@ after which the output can still finish in what is left (:meth:`.Guide.token_mas
 refused at the start (:class:`UnsatisfiableConstraint`) when the shortest output does not fit.
 
 **Fail closed.** A token the guide refuses, or a mask that cannot be made (a guide built for
-another tokenizer, a budget that can no longer finish after a refused option), ends the row: its
-:attr:`~Cursor.error` is set and its mask allows EOS only from then on, never unconstrained text.
+another tokenizer, a budget that can no longer finish after a refused option, a bug that raises),
+ends the row: its :attr:`~Cursor.error` is set and its mask allows EOS only from then on, never
+unconstrained text; the other rows of a batch go on.
 Each driver reports the error its own way (the LogitsProcessor raises it, the server returns it to
 its client, vLLM logs it).
 
@@ -42,7 +43,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from ..errors import StructgenError, TokenRejected, UnsatisfiableConstraint
+from ..errors import TokenRejected, UnsatisfiableConstraint
 from .matcher import Matcher, pack_mask
 from .text_budget import BudgetCursor, TextBudget
 
@@ -79,7 +80,7 @@ class Cursor:
         self.budget_aware = budget_aware and max_tokens is not None
         self.thinking: BudgetCursor | None = text_budget.cursor() if text_budget is not None else None
         #: why the row failed (it then allows EOS only); ``None`` while it is well
-        self.error: StructgenError | None = None
+        self.error: Exception | None = None
         #: whether EOS was taken (the output is over)
         self.ended = False
         if self.budget_aware:
@@ -123,7 +124,7 @@ class Cursor:
         """Whether the output so far is complete (a final state of a row that did not fail)."""
         return self.error is None and self.matcher.guide.is_final(self.state)
 
-    def fail(self, error: StructgenError) -> None:
+    def fail(self, error: Exception) -> None:
         """End the row: from now on its mask allows EOS only (the first error is kept)."""
         if self.error is None:
             self.error = error
@@ -141,7 +142,7 @@ class Cursor:
                 if self.thinking is not None and self.thinking.remaining is not None:
                     words = self._closing(words, self.thinking.remaining)
                 return words
-            except StructgenError as e:
+            except Exception as e:  # noqa: BLE001 - the row fails closed, the batch goes on
                 self.fail(e)
         return self.matcher.eos_only()
 
@@ -176,10 +177,14 @@ class Cursor:
                 self.fail(TokenRejected(f"token {token} after EOS", token_id=token, state=self.state))
             return False
         m = self.matcher
-        if token in m.guide.vocabulary.eos_token_ids and m.guide.is_final(self.state):
-            self.ended = True
-            return True
-        nxt = m.accept_token(self.state, token, budget=self.budget)
+        try:
+            if token in m.guide.vocabulary.eos_token_ids and m.guide.is_final(self.state):
+                self.ended = True
+                return True
+            nxt = m.accept_token(self.state, token, budget=self.budget)
+        except Exception as e:  # noqa: BLE001 - the row fails closed, the batch goes on
+            self.fail(e)
+            return False
         if nxt < 0:
             self.fail(TokenRejected(self._refusal(token), token_id=token, state=self.state))
             return False
@@ -216,14 +221,18 @@ class Cursor:
         if left is not None and left <= 0:
             return []
         m = self.matcher
-        forced = m.forced_tokens(self.state, tokenizer_or_encode)
-        if not forced or (left is not None and len(forced) > left):
-            return []
-        if self.budget_aware:
-            assert left is not None
-            after = m.guide.advance(self.state, forced)
-            if left - len(forced) < m.guide.distance(after):
+        try:
+            forced = m.forced_tokens(self.state, tokenizer_or_encode)
+            if not forced or (left is not None and len(forced) > left):
                 return []
+            if self.budget_aware:
+                assert left is not None
+                after = m.guide.advance(self.state, forced)
+                if left - len(forced) < m.guide.distance(after):
+                    return []
+        except Exception as e:  # noqa: BLE001 - the row fails closed, the batch goes on
+            self.fail(e)
+            return []
         return list(forced)
 
 

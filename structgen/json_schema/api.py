@@ -38,7 +38,7 @@ from .spans import SpanStrings
 __all__ = ["compile_schema", "prepare", "schema_to_dfa", "schema_to_network", "schema_to_regex"]
 
 #: What a schema may be given as: a dict or bool, a JSON string, or a pydantic model class.
-SchemaInput = Union[dict, bool, str, type]
+SchemaInput = Union[dict[str, Any], bool, str, type]
 
 
 def prepare(schema: SchemaInput, options: SchemaOptions) -> tuple[Schema, str]:
@@ -169,4 +169,5 @@ def schema_to_network(schema: SchemaInput, **options: Any) -> Union[ByteDFA, Net
     root = load_2020_12(schema, opts.dialect)
     compiled = compile_schema(root, opts, network=True)
     warn_annotations(root, opts)
+    assert not isinstance(compiled, tuple)  # (an expression only with lazy=True)
     return compiled

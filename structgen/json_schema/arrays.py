@@ -18,7 +18,7 @@ from typing import Any, Optional
 from ..automata.expr import EPSILON, NOTHING
 from ..errors import SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
-from .ops import TooDeep, equal
+from .ops import Refs, Schema, TooDeep, equal
 from .terms import JsonTerms
 
 __all__ = ["Arrays", "array_term", "count_items", "finite_values"]
@@ -30,7 +30,7 @@ class Arrays:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    def array(self, s: dict, path: str, refs: tuple) -> Term:
+    def array(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """The JSON arrays valid under ``s``."""
         ctx = self.ctx
         t = ctx.t
@@ -62,7 +62,7 @@ class Arrays:
         if cap is not None and lo > cap:
             raise UnsatisfiableConstraint(f"minItems {lo} but at most {cap} items are possible", path or "/")
         unique = s.get("uniqueItems") is True and (cap is None or cap > 1)
-        values: list = []
+        values: list[Any] = []
         if unique:
             item_schemas = prefix[: len(elems)] + ([s.get("items", True)] if tail is not None else [])
             try:
@@ -79,7 +79,7 @@ class Arrays:
             return self.unique_items(array, t.alt(elems + ([tail] if tail is not None else [])), values, path, refs)
         return array
 
-    def unique_array(self, s: dict, path: str, refs: tuple, prefix: int, tail: bool, lo: int, cap: Optional[int]) -> Term:
+    def unique_array(self, s: dict[str, Any], path: str, refs: Refs, prefix: int, tail: bool, lo: int, cap: Optional[int]) -> Term:
         """``uniqueItems`` over items with infinitely many values: an automaton of its own whose
         frame remembers the items written (:mod:`structgen.guides.unique_items`), calling one item
         automaton per ``prefixItems`` position compiled (``prefix``) and one for ``items`` (if
@@ -110,7 +110,7 @@ class Arrays:
 
         return calls.unique_array(items, array, flat)
 
-    def array_contains(self, s: dict, path: str, refs: tuple) -> Term:
+    def array_contains(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """``contains`` with ``minContains`` / ``maxContains``: the array language intersected with
         "lo..hi items valid under contains"; with a maximum, the other items must be outside the
         over-approximation of ``contains``."""
@@ -145,7 +145,7 @@ class Arrays:
             raise UnsatisfiableConstraint("no array has the items contains asks for", path or "/")
         return got
 
-    def unique_items(self, array: Term, item: Term, values: list, path: str, refs: tuple) -> Term:
+    def unique_items(self, array: Term, item: Term, values: list[Any], path: str, refs: Refs) -> Term:
         """``array`` (items from the term ``item``) with at most one item equal to each of
         ``values``: one intersection per value, like ``contains: {const: v}, maxContains: 1``.
         An item is counted by its value (every spelling of it), so ``1`` and ``1.0`` are one."""
@@ -199,10 +199,10 @@ def array_term(t: JsonTerms, elems: list[Term], tail: Optional[Term], lo: int, c
     return t.cat(open_, t.ws, content, t.ws, close)
 
 
-def finite_values(schemas: list, path: str) -> list:
+def finite_values(schemas: list[Schema], path: str) -> list[Any]:
     """The values items under ``schemas`` can take (a superset), when finite: ``enum``,
     ``const``, ``type`` boolean / null, ``false``. Else ``SchemaNotSupported``."""
-    values: list = []
+    values: list[Any] = []
     for sub in schemas:
         vs = _listed_values(sub)
         if vs is None:
@@ -212,7 +212,7 @@ def finite_values(schemas: list, path: str) -> list:
     return values
 
 
-def _listed_values(s: Any) -> Optional[list]:
+def _listed_values(s: Any) -> Optional[list[Any]]:
     """The values an instance of ``s`` can take, when the schema lists them (a superset); else None."""
     if s is False:
         return []

@@ -24,7 +24,7 @@ from ..automata.expr import NOTHING, ExprPool
 from ..automata.expr_rewrite import substitute
 from ..automata.markers import GUARD_FIRST
 from ..errors import CompileBudgetExceeded, SchemaNotSupported
-from .ops import Schema
+from .ops import Refs, Schema
 
 __all__ = ["CALL_THRESHOLD", "CallGraph", "Weights"]
 
@@ -49,7 +49,7 @@ class Weights:
 
 #: Compiles a schema at a JSON pointer with the ``$ref`` targets entered so far, never as a call
 #: of its own (the schema compiler's ``compile_node``).
-CompileNode = Callable[[Schema, str, tuple], int]
+CompileNode = Callable[[Schema, str, Refs], int]
 
 
 class CallGraph:

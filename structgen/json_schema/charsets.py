@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 _MAX = 0x10FFFF
-Ranges = tuple  # tuple[tuple[int, int], ...]
+#: A set of code points: sorted, disjoint, inclusive ranges (``norm`` makes one).
+Ranges = tuple[tuple[int, int], ...]
 
 
 def norm(ranges: Iterable[tuple[int, int]]) -> Ranges:
@@ -171,4 +172,6 @@ def _encoded(s: Ranges) -> Optional[str]:
     return alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
 
 
-register_group(encode_set(DOT))  # (ECMA's "." is in many patterns: its spellings are read once per process)
+_ENCODED_DOT = encode_set(DOT)
+assert _ENCODED_DOT is not None  # ("." matches most characters)
+register_group(_ENCODED_DOT)  # (ECMA's "." is in many patterns: its spellings are read once per process)

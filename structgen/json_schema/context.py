@@ -27,7 +27,7 @@ from ..automata.regex import regex_to_expr
 from ..errors import CompileBudgetExceeded
 from .calls import CallGraph
 from .loading import validator_class
-from .ops import Schema
+from .ops import Refs, Schema
 from .options import SchemaOptions
 from .refs import RefResolver
 from .spans import SpanStrings
@@ -50,28 +50,28 @@ Term = int
 class Compiler(Protocol):
     """What the parts ask of the schema compiler (and, through it, of each other)."""
 
-    def compile(self, s: Schema, path: str, refs: tuple) -> Term:
+    def compile(self, s: Schema, path: str, refs: Refs) -> Term:
         """The term of ``s`` at JSON pointer ``path`` (in a network, maybe a call)."""
 
-    def compile_node(self, s: Schema, path: str, refs: tuple) -> Term:
+    def compile_node(self, s: Schema, path: str, refs: Refs) -> Term:
         """The term of ``s`` itself, never a call of it."""
 
     def any_value(self) -> Term:
         """Any JSON value."""
 
-    def string(self, s: dict, path: str, refs: tuple) -> Term:
+    def string(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """The JSON strings of ``s``."""
 
-    def array(self, s: dict, path: str, refs: tuple) -> Term:
+    def array(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """The JSON arrays of ``s``."""
 
-    def over(self, s: Any, path: str, refs: tuple) -> Term:
+    def over(self, s: Any, path: str, refs: Refs) -> Term:
         """An over-approximation of ``s`` within the canonical universe (see :mod:`.universe`)."""
 
     def positive_in_universe(self, term: Term, path: str) -> Term:
         """``term`` restricted to the canonical universe, the side a subtraction starts from."""
 
-    def without_unevaluated(self, s: dict, path: str) -> Schema:
+    def without_unevaluated(self, s: dict[str, Any], path: str) -> dict[str, Any]:
         """``s`` with ``unevaluated*`` rewritten over what is evaluated in place."""
 
 

@@ -12,13 +12,13 @@ in ``docs/json_schema.md`` (section "Dialects").
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 from urllib.parse import unquote, urljoin
 
 import jsonschema
 
 from ..errors import SchemaNotSupported
-from .ops import pointer
+from .ops import Tokens, pointer
 
 __all__ = ["DIALECTS", "dialect_of", "join_uri", "metaschema_validator", "to_2020_12"]
 
@@ -101,33 +101,37 @@ def join_uri(base: str, ref: str) -> str:
     return urljoin(base, ref)
 
 
+#: What :meth:`_Rewriter.map_subs` does to each subschema: ``f(subschema, its tokens)``.
+_Rewrite = Callable[[Any, Tokens], Any]
+
+
 class _Rewriter:
     def __init__(self, root: Any, dialect: str) -> None:
         self.root = root
         self.dialect = dialect
         self.resources: dict[str, tuple[Any, str]] = {}  # base URI -> (original node, dialect)
         self.recursive_anchors: set[int] = set()  # id() of resources with $recursiveAnchor: true
-        self._targets: Optional[tuple[set[tuple], set[tuple]]] = None  # (see targets)
+        self._targets: Optional[tuple[set[Tokens], set[Tokens]]] = None  # (see targets)
         self.collect(root, dialect, "", ())
 
     # -- what a node is, in its draft -------------------------------------------------------------
 
-    def node_dialect(self, node: dict, dialect: str) -> str:
+    def node_dialect(self, node: dict[str, Any], dialect: str) -> str:
         if isinstance(node.get("$schema"), str) and node is not self.root:
             return _name(node["$schema"], "/$schema")
         return dialect
 
-    def ref_alone(self, node: dict, dialect: str) -> bool:
+    def ref_alone(self, node: dict[str, Any], dialect: str) -> bool:
         return _RANK[dialect] <= _RANK["draft-07"] and isinstance(node.get("$ref"), str)
 
-    def own_id(self, node: dict, dialect: str) -> Optional[str]:
+    def own_id(self, node: dict[str, Any], dialect: str) -> Optional[str]:
         key = "id" if dialect == "draft-04" else "$id"
         value = node.get(key)
         if not isinstance(value, str) or self.ref_alone(node, dialect):
             return None
         return value
 
-    def children(self, node: dict, dialect: str, tokens: Optional[tuple] = None) -> list[tuple[str, Any, str]]:
+    def children(self, node: dict[str, Any], dialect: str, tokens: Optional[Tokens] = None) -> list[tuple[str, Any, str]]:
         """(keyword, value, kind) of the keywords holding subschemas: kind is schema/map/list, or
         ``within`` for a keyword this draft does not know whose value holds a ``$ref`` target
         (``tokens``: the node's place in the root resource, where known)."""
@@ -144,13 +148,14 @@ class _Rewriter:
                 out.append((key, value, "list"))
             elif tokens is not None and isinstance(value, dict) and key not in _VALUES:
                 targets, on_way = self.targets()
-                if tokens + (key,) in targets:
+                place = _as_pointer(tokens + (key,))
+                if place in targets:
                     out.append((key, value, "schema"))
-                elif tokens + (key,) in on_way:
+                elif place in on_way:
                     out.append((key, value, "within"))
         return out
 
-    def targets(self) -> tuple[set[tuple], set[tuple]]:
+    def targets(self) -> tuple[set[Tokens], set[Tokens]]:
         """The places ``$ref: "#/..."`` keywords of the root resource point at, and every place on
         the way to one (found once, when a keyword no draft has holds an object)."""
         if self._targets is None:
@@ -159,7 +164,7 @@ class _Rewriter:
 
     # -- pass 1: resources ----------------------------------------------------------------------
 
-    def collect(self, node: Any, dialect: str, base: str, tokens: tuple) -> None:
+    def collect(self, node: Any, dialect: str, base: str, tokens: Tokens) -> None:
         if not isinstance(node, dict):
             return
         dialect = self.node_dialect(node, dialect)
@@ -175,7 +180,7 @@ class _Rewriter:
 
     # -- pass 2: the rewrite ----------------------------------------------------------------------
 
-    def rewrite(self, node: Any, dialect: str, base: str, resource: Any, tokens: tuple) -> Any:
+    def rewrite(self, node: Any, dialect: str, base: str, resource: Any, tokens: Tokens) -> Any:
         if not isinstance(node, dict):
             return node
         dialect = self.node_dialect(node, dialect)
@@ -184,12 +189,12 @@ class _Rewriter:
             base = join_uri(base, own).split("#")[0]
             resource = node
         older = dialect != "2020-12"
-        rewritten_children = {}
+        rewritten_children: dict[str, Any] = {}
         for key, value, kind in self.children(node, dialect, tokens):
             rewritten_children[key] = self.map_subs(
                 key, value, kind, lambda sub, t: self.rewrite(sub, dialect, base, resource, t), tokens
             )
-        out: dict = {}
+        out: dict[str, Any] = {}
         alone = self.ref_alone(node, dialect)
         for key, value in node.items():
             if alone and key not in ("$ref", "definitions", "$defs", "$schema"):
@@ -248,7 +253,7 @@ class _Rewriter:
         out.pop("$recursiveAnchor", None)
         return out
 
-    def map_subs(self, key: str, value: Any, kind: str, f: Any, tokens: tuple) -> Any:
+    def map_subs(self, key: str, value: Any, kind: str, f: _Rewrite, tokens: Tokens) -> Any:
         """``value`` (of keyword ``key``, of kind ``kind``: see :meth:`children`) with each of its
         subschemas ``sub`` replaced by ``f(sub, its tokens)``."""
         if kind == "schema":
@@ -261,16 +266,18 @@ class _Rewriter:
             return self.within(value, tokens + (key,), f)
         return value
 
-    def within(self, value: Any, tokens: tuple, f: Any) -> Any:
+    def within(self, value: Any, tokens: Tokens, f: _Rewrite) -> Any:
         """A value that is not a schema but holds ``$ref`` targets (``tokens``: its place), such as
         ``{"webhooks": {...}, "slack": {...}}`` under a keyword no draft has: the targets passed
         through ``f``, the rest as it is."""
         if not isinstance(value, dict):
             return value
         out = {}
+        targets, on_way = self.targets()
         for name, sub in value.items():
             t = tokens + (name,)
-            out[name] = f(sub, t) if t in self.targets()[0] else self.within(sub, t, f) if t in self.targets()[1] else sub
+            place = _as_pointer(t)
+            out[name] = f(sub, t) if place in targets else self.within(sub, t, f) if place in on_way else sub
         return out
 
     def recursive_is_plain(self, resource: Any) -> bool:
@@ -332,10 +339,16 @@ class _Rewriter:
         return f"{doc}{hash_}/" + "/".join(out)
 
 
-def _pointer_targets(root: dict) -> tuple[set[tuple], set[tuple]]:
+def _as_pointer(tokens: Tokens) -> Tokens:
+    """``tokens`` as a pointer's reference tokens: a list index as its text ("0"), as ``$ref``
+    writes it (a target inside a list was compared as the number 0 and never found)."""
+    return tuple(str(t) for t in tokens)
+
+
+def _pointer_targets(root: dict[str, Any]) -> tuple[set[Tokens], set[Tokens]]:
     """The places (tokens from the root) that ``$ref: "#/..."`` keywords of the root resource point
     at, found anywhere but in instances (:data:`_VALUES`), and every place on the way to one."""
-    targets: set[tuple] = set()
+    targets: set[Tokens] = set()
     todo: list[Any] = [root]
     while todo:
         node = todo.pop()

@@ -23,13 +23,14 @@ from typing import Any, Optional
 
 from ..errors import ConstraintError
 from .ops import Schema, clean, equal, type_set
+from .shapes import Resolve
 
 __all__ = ["forbidden_keys", "if_chain_union", "one_of_keys", "presence_branches"]
 
 _NOT_OBJECT = ["null", "boolean", "number", "string", "array"]
 
 
-def if_chain_union(s: dict) -> Optional[dict]:
+def if_chain_union(s: dict[str, Any]) -> Optional[dict[str, Any]]:
     """``s`` as ``{"anyOf": [...]}`` where its ``if`` / ``then`` / ``else`` (its own and those of
     ``allOf`` members that hold nothing else), two or more, all test one property against a constant
     (``{"properties": {p: {"const": c}}}``, each with or all without ``"required": [p]``); else
@@ -37,23 +38,24 @@ def if_chain_union(s: dict) -> Optional[dict]:
     absent, or the instance not an object."""
     members = list(s.get("allOf", []))
     chain = [m for m in members if isinstance(m, dict) and _is_conditional(m)]
-    own = {k: s[k] for k in ("if", "then", "else") if k in s}
+    own: dict[str, Any] = {k: s[k] for k in ("if", "then", "else") if k in s}
     if _is_conditional(own):
         chain.append(own)
     if len(chain) < 2:  # (one conditional: its subtraction is cheaper than more branches)
         return None
     tests = [_tested(clean(m)["if"]) for m in chain]
-    if any(t is None for t in tests) or len({(t[0], t[2]) for t in tests if t is not None}) != 1:
+    known = [t for t in tests if t is not None]
+    if len(known) < len(tests) or len({(t[0], t[2]) for t in known}) != 1:
         return None
-    name, required = tests[0][0], tests[0][2]  # type: ignore[index]
-    constants = [t[1] for t in tests]  # type: ignore[index]
+    name, required = known[0][0], known[0][2]
+    constants = [t[1] for t in known]
     rest: dict[str, Any] = {k: v for k, v in s.items() if k not in ("if", "then", "else", "allOf")}
     others = [m for m in members if not (isinstance(m, dict) and _is_conditional(m))]
     if others:
         rest["allOf"] = others
     then = [m.get("then", True) for m in chain]
     otherwise = [m.get("else", True) for m in chain]
-    distinct: list = []
+    distinct: list[Any] = []
     for c in constants:
         if not any(equal(c, d) for d in distinct):
             distinct.append(c)
@@ -71,18 +73,18 @@ def if_chain_union(s: dict) -> Optional[dict]:
     return {"anyOf": branches}
 
 
-def _branch(rest: dict, test: dict, parts: list) -> dict:
+def _branch(rest: dict[str, Any], test: dict[str, Any], parts: list[Schema]) -> dict[str, Any]:
     return {"allOf": [rest, test, *(p for p in parts if p is not True and p != {})]}
 
 
-def _is_conditional(m: dict) -> bool:
+def _is_conditional(m: dict[str, Any]) -> bool:
     kept = clean(m)
     return "if" in kept and set(kept) <= {"if", "then", "else"}
 
 
-def _tested(condition: Schema) -> Optional[tuple[str, Any, bool]]:
+def _tested(condition: object) -> Optional[tuple[str, Any, bool]]:
     """``(property, constant, required)`` of ``{"properties": {p: {"const": c}}}`` (with or
-    without ``"required": [p]``); else ``None``."""
+    without ``"required": [p]``); else ``None`` (``condition``: an ``if``'s value, if any)."""
     if not isinstance(condition, dict):
         return None
     c = clean(condition)
@@ -98,7 +100,7 @@ def _tested(condition: Schema) -> Optional[tuple[str, Any, bool]]:
     return name, sub["const"], bool(required)
 
 
-def one_of_keys(rest: dict, branches: list, resolve: Any) -> Optional[list]:
+def one_of_keys(rest: dict[str, Any], branches: list[Schema], resolve: Resolve) -> Optional[list[dict[str, Any]]]:
     """``oneOf`` branches that each require one key, a different one (``{"required": [k]}``, the
     key's schema at most the one ``rest`` gives it: github-workflows' steps, one of ``uses``,
     ``run``, ...), as disjoint branches: key ``k`` present and every other one absent. ``None``
@@ -124,9 +126,9 @@ def one_of_keys(rest: dict, branches: list, resolve: Any) -> Optional[list]:
     return [{"type": "object", "required": [k], "properties": {j: False for j in keys if j != k}} for k in keys]
 
 
-def _implied(sub: Schema, given: Schema, resolve: Any) -> bool:
-    """Whether ``sub`` holds of every value ``given`` allows: ``sub`` accepts all, is ``given``,
-    or is a ``$ref`` to it."""
+def _implied(sub: Schema, given: Optional[Schema], resolve: Resolve) -> bool:
+    """Whether ``sub`` holds of every value ``given`` allows (``None``: not given): ``sub``
+    accepts all, is ``given``, or is a ``$ref`` to it."""
     if sub is True or (isinstance(sub, dict) and not clean(sub)):
         return True
     if given is None:
@@ -142,7 +144,7 @@ def _implied(sub: Schema, given: Schema, resolve: Any) -> bool:
     return False
 
 
-def presence_branches(s: dict) -> Optional[list]:
+def presence_branches(s: dict[str, Any]) -> Optional[list[dict[str, Any]]]:
     """``if`` / ``then`` / ``else`` whose ``if`` only asks whether a key is there (``{"required":
     [k]}``, or its ``not``: dependabot's "schedule unless multi-ecosystem-group") or tests one key
     against a constant, as two disjoint schemas, each with its branch: the key there (or equal to
@@ -154,12 +156,13 @@ def presence_branches(s: dict) -> Optional[list]:
     then, otherwise = s.get("then", True), s.get("else", True)
     tested = _tested(cond)
     if tested is not None:  # (a key against a constant: equal, or else not equal / absent)
-        name, value, required = tested
-        equal_to = {"properties": {name: {"const": value}}, **({"required": [name]} if required else {})}
-        other = {"type": "object", "properties": {name: {"not": {"const": value}}}, **({} if required else {"required": [name]})}
+        name, value, is_required = tested
+        equal_to = {"properties": {name: {"const": value}}, **({"required": [name]} if is_required else {})}
+        other = {"type": "object", "properties": {name: {"not": {"const": value}}}, **({} if is_required else {"required": [name]})}
         return [_branch(rest, equal_to, [then]), _branch(rest, other, [otherwise])]
-    negated = isinstance(cond, dict) and set(clean(cond)) == {"not"}
-    test = clean(cond)["not"] if negated else cond  # type: ignore[index]
+    negated, test = False, cond
+    if isinstance(cond, dict) and set(clean(cond)) == {"not"}:
+        negated, test = True, clean(cond)["not"]
     if not isinstance(test, dict):
         return None
     c = clean(test)
@@ -173,7 +176,7 @@ def presence_branches(s: dict) -> Optional[list]:
     return [_branch(rest, {"required": [k]}, [there]), _branch(rest, {"type": "object", "properties": {k: False}}, [absent])]
 
 
-def forbidden_keys(negated: Schema) -> Optional[dict]:
+def forbidden_keys(negated: Schema) -> Optional[dict[str, Any]]:
     """The schema of ``{"not": negated}`` where ``negated`` asks for one key (``{"required": [k]}``)
     or for any one of several (``{"anyOf": [{"required": [k1]}, ...]}``: renovate's options that
     only a global config may set): an object without those keys. (``required`` holds for every

@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable, Optional
+from collections.abc import Hashable
+from typing import Any, Callable, Optional, TypeGuard, Union
 
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .arrays import Arrays
@@ -32,7 +33,7 @@ from .formats import NUMBER_FORMATS
 from .keywords import Keywords
 from .numbers import Numbers
 from .objects import Objects
-from .ops import TYPES, MergeClash, Schema, TooDeep, accepts_all, clean, conj, merge, no_alternative, type_set
+from .ops import TYPES, MergeClash, Refs, Schema, TooDeep, accepts_all, clean, conj, merge, no_alternative, type_set
 from .options import SchemaOptions
 from .shapes import check_disjoint
 from .spans import SpanStrings
@@ -59,7 +60,8 @@ class SchemaCompiler:
         self.arrays = Arrays(ctx)
         self.objects = Objects(ctx)
         self.keywords = Keywords(ctx)
-        self._memos: dict[tuple, Any] = {}  # (kind, schema text, root?, base, entered, widened, calls on[, path]) -> term or error
+        # (kind, schema text, root?, base, entered, widened, calls on[, path]) -> term or error
+        self._memos: dict[tuple[Hashable, ...], Union[Term, Exception]] = {}
         self._texts: dict[int, tuple[Schema, str]] = {}  # id(sub-schema) -> (it, held so the id stays its own; its text)
         self.universe = Universe(ctx)
 
@@ -78,14 +80,14 @@ class SchemaCompiler:
 
     # -- the Compiler protocol (what the parts ask of each other) ------------------------------
 
-    def compile(self, s: Schema, path: str, refs: tuple) -> Term:
+    def compile(self, s: Schema, path: str, refs: Refs) -> Term:
         """The term of ``s`` at ``path`` (``refs``: the ``$ref`` targets entered so far); in a
         network a ``$ref`` target or a heavy sub-schema becomes a call. Memoised: the algebra
         compiles a sub-schema again for each keyword that subtracts it (a ``oneOf`` inside a
         ``oneOf`` would otherwise cost exponential time in the nesting)."""
         return self._memo("compile", self._compile, s, path, refs)
 
-    def _memo(self, kind: str, make: Callable[[Schema, str, tuple], Term], s: Schema, path: str, refs: tuple) -> Term:
+    def _memo(self, kind: str, make: Callable[[Schema, str, Refs], Term], s: Schema, path: str, refs: Refs) -> Term:
         if isinstance(s, bool):
             return make(s, path, refs)
         # A term depends on the sub-schema and the base URI its $refs resolve from, not on where
@@ -115,13 +117,13 @@ class SchemaCompiler:
             try:
                 got = make(s, path, refs)
             except (ConstraintError, TooDeep, CompileBudgetExceeded) as e:
-                got = self._memos[(*key, path)] = e
+                got = self._memos[key + (path,)] = e
             self._memos.setdefault(key, got)
         if isinstance(got, BaseException):
             raise got
         return got
 
-    def _compile(self, s: Schema, path: str, refs: tuple) -> Term:
+    def _compile(self, s: Schema, path: str, refs: Refs) -> Term:
         calls = self.ctx.calls
         if not calls.on:
             return self.compile_node(s, path, refs)
@@ -129,7 +131,7 @@ class SchemaCompiler:
             target, target_path = self.ctx.refs.resolve(s["$ref"], path)
             seen = {path, target_path}
             while _alias(target):  # (a target that is a $ref alone: what it lands on is the target, recursion included)
-                target, target_path = self.ctx.refs.resolve(target["$ref"], target_path)  # type: ignore[index]
+                target, target_path = self.ctx.refs.resolve(target["$ref"], target_path)
                 if target_path in seen:
                     break
                 seen.add(target_path)
@@ -137,7 +139,7 @@ class SchemaCompiler:
         term = self.compile_node(s, path, refs)
         return calls.call_if_heavy(term) if path else term
 
-    def compile_node(self, s: Schema, path: str, refs: tuple) -> Term:
+    def compile_node(self, s: Schema, path: str, refs: Refs) -> Term:
         """The term of ``s`` itself (never a call of it): dispatched by its keywords."""
         if s is True:
             return self.any_value()
@@ -179,24 +181,24 @@ class SchemaCompiler:
     def any_value(self) -> Term:
         return self.values.any_value()
 
-    def string(self, s: dict, path: str, refs: tuple) -> Term:
+    def string(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         return self.strings.string(s, path, refs)
 
-    def array(self, s: dict, path: str, refs: tuple) -> Term:
+    def array(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         return self.arrays.array(s, path, refs)
 
-    def over(self, s: Any, path: str, refs: tuple) -> Term:
+    def over(self, s: Any, path: str, refs: Refs) -> Term:
         return self._memo("over", self.universe.over, s, path, refs)
 
     def positive_in_universe(self, term: Term, path: str) -> Term:
         return self.universe.positive_in_universe(term, path)
 
-    def without_unevaluated(self, s: dict, path: str) -> Schema:
+    def without_unevaluated(self, s: dict[str, Any], path: str) -> dict[str, Any]:
         return self.keywords.without_unevaluated(s, path)
 
     # -- dispatch --------------------------------------------------------------------------------
 
-    def normalize(self, s: Schema, path: str, refs: tuple) -> tuple[Schema, str, tuple]:
+    def normalize(self, s: Schema, path: str, refs: Refs) -> tuple[Schema, str, Refs]:
         """Expand top-level ``$ref`` and ``allOf`` into one schema object (:class:`MergeClash`
         where they do not merge; :class:`TooDeep` past ``max_recursion_depth``)."""
         depth = self.ctx.options.max_recursion_depth
@@ -225,7 +227,7 @@ class SchemaCompiler:
                 break
         return s, path, refs
 
-    def union(self, s: dict, key: str, path: str, refs: tuple) -> Term:
+    def union(self, s: dict[str, Any], key: str, path: str, refs: Refs) -> Term:
         """``anyOf`` / ``oneOf``: the siblings distributed into each branch; a ``oneOf`` whose
         branches are not provably disjoint is left to :meth:`.Keywords.exclusive`."""
         rest = {k: v for k, v in s.items() if k != key}
@@ -263,7 +265,7 @@ class SchemaCompiler:
             raise no_alternative(errors, f"no {key} branch can be satisfied", path)
         return self.ctx.unite(alts)
 
-    def without_shared_empty(self, rest: dict, branches: list) -> list:
+    def without_shared_empty(self, rest: dict[str, Any], branches: list[Schema]) -> list[Schema]:
         """``oneOf`` branches that may share only ``{}`` (objects whose allowed keys have nothing
         in common: bitbucket-pipelines' ``{"step": ...}`` / ``{"parallel": ...}`` items), made
         disjoint: where two or more accept ``{}``, none does (``minProperties: 1`` each)."""
@@ -272,7 +274,7 @@ class SchemaCompiler:
             return branches
         return [conj(b, {"minProperties": 1}) for b in branches]
 
-    def typed(self, s: dict, path: str, refs: tuple) -> Term:
+    def typed(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """One builder per type the schema allows (all of them without ``type``), united."""
         t = s.get("type")
         types = list(TYPES) if t is None else list(dict.fromkeys(type_set(t) if isinstance(t, str) else t))
@@ -283,7 +285,7 @@ class SchemaCompiler:
             lo, hi = NUMBER_FORMATS[fmt]  # (OpenAPI's int32 / int64: bounds on numbers)
             s = {**s, "minimum": max(s.get("minimum", lo), lo), "maximum": min(s.get("maximum", hi), hi)}
         t = self.ctx.t
-        builders: dict[str, Callable[[dict, str, tuple], Term]] = {
+        builders: dict[str, Callable[[dict[str, Any], str, Refs], Term]] = {
             "object": self.objects.object, "array": self.array, "string": self.string, "number": self.numbers.number,
             "integer": self.numbers.integer, "boolean": lambda *_: t.boolean, "null": lambda *_: t.null,
         }
@@ -299,6 +301,6 @@ class SchemaCompiler:
         return self.ctx.unite(alts)
 
 
-def _alias(s: Schema) -> bool:
+def _alias(s: Schema) -> TypeGuard[dict[str, Any]]:
     """Whether ``s`` is a ``$ref`` and nothing else that constrains (a name for its target)."""
     return isinstance(s, dict) and isinstance(s.get("$ref"), str) and not clean({k: v for k, v in s.items() if k != "$ref"})

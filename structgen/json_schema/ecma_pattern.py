@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Iterable, Optional
+from typing import Any, Iterable, Literal, Optional, Union
 
 from ..automata.regex import regex_to_dfa
 from ..automata.unicode_props import expand_properties, spelled_dotall
@@ -42,7 +42,7 @@ from .charsets import (
     python_category,
     union,
 )
-from .python_regex import parse_items, sre, width
+from .python_regex import Item, parse_items, sre, width
 from .regex_text import CHAR, alt, quantify
 
 __all__ = ["compiled_pattern", "has_assertions", "pattern_regex"]
@@ -78,14 +78,14 @@ def _prescan(pattern: str, path: str) -> None:
         i += 1
 
 
-def _is_anchor(item: tuple, which: object) -> bool:
+def _is_anchor(item: Item, which: object) -> bool:
     return item[0] is sre.AT and item[1] is which
 
 
 _ENDS = (sre.AT_BEGINNING, sre.AT_END)
 
 
-def _has_anchor(items: Iterable[tuple]) -> bool:
+def _has_anchor(items: Iterable[Item]) -> bool:
     for op, av in items:
         if op is sre.AT and av in _ENDS:
             return True
@@ -98,12 +98,12 @@ def _has_anchor(items: Iterable[tuple]) -> bool:
     return False
 
 
-def _is_group(item: tuple) -> bool:
+def _is_group(item: Item) -> bool:
     op, av = item
     return op is sre.BRANCH or (op is sre.SUBPATTERN and not av[1] and not av[2])
 
 
-def _split(items: list, path: str) -> list[tuple[bool, list, bool]]:
+def _split(items: list[Item], path: str) -> list[tuple[bool, list[Item], bool]]:
     """Alternatives of a pattern as (anchored at start, items, anchored at end)."""
     if len(items) == 1 and _is_group(items[0]):
         op, av = items[0]
@@ -134,7 +134,7 @@ def _split(items: list, path: str) -> list[tuple[bool, list, bool]]:
     return [(False, items, False)]  # anchors inside: assertions of the translation (\A, \Z)
 
 
-def _single_set(op: object, av: object, either: bool = False) -> Optional[Ranges]:
+def _single_set(op: object, av: Any, either: bool = False) -> Optional[Ranges]:
     """The decoded characters a one-character item matches under both engines (None: not one);
     ``either``: under one engine or the other (inside a negative look-around)."""
     if op is sre.LITERAL:
@@ -179,7 +179,7 @@ def _single_set(op: object, av: object, either: bool = False) -> Optional[Ranges
 
 
 _WORD_ECMA = ECMA["word"]
-def _after_caret(items: list) -> Optional[list]:
+def _after_caret(items: list[Item]) -> Optional[list[Item]]:
     """``items`` without the ``^`` that every way through them starts with (None: not so)."""
     if not items:
         return None
@@ -196,6 +196,11 @@ def _after_caret(items: list) -> Optional[list]:
         return [(op, (av[0], alts)), *items[1:]]
     return None
 
+
+#: The translation of one item (see :meth:`_Translator.ir`): ``("fixed", regex, width)``, a unit
+#: repeated ``("rep", unit, lo, hi)``, or ``("var", regex, lo, hi)``; the regex is ``None`` where
+#: nothing matches, ``hi`` is ``None`` where there is no upper bound.
+_Piece = Union[tuple[Literal["fixed"], Optional[str], int], tuple[Literal["rep", "var"], Optional[str], int, Optional[int]]]
 
 _LOOKS = {(1, False): "(?=", (1, True): "(?!", (-1, False): "(?<=", (-1, True): "(?<!"}
 
@@ -237,11 +242,12 @@ class _Translator:
         if self.negative:  # (the reading of either engine: Python's \w is Unicode's, too large a class here)
             raise self.refuse("a word boundary read by either engine")
         e = encode_set(_WORD_ECMA, self.path)
+        assert e is not None  # (ECMA's \w is not empty)
         if non:
             return f"(?:{self.behind(e)}(?={e})|{self.behind(e, True)}(?!{e}))"
         return f"(?:{self.behind(e)}(?!{e})|{self.behind(e, True)}(?={e}))"
 
-    def assertion(self, op: object, av: object) -> str:
+    def assertion(self, op: object, av: Any) -> str:
         if op is sre.AT:
             if av is sre.AT_BEGINNING:
                 self.direction("behind", "'^'")
@@ -252,13 +258,13 @@ class _Translator:
             if av in (sre.AT_BOUNDARY, sre.AT_NON_BOUNDARY):
                 return self.boundary(av is sre.AT_NON_BOUNDARY)
             raise self.refuse(f"the anchor {av}")
-        direction, sub = av  # type: ignore[misc]
+        direction, sub = av
         negate = op is sre.ASSERT_NOT
         if direction > 0 and not self.scope:
             rest = _after_caret(list(sub))
             if rest is not None:  # (?=^X) is \A(?=X); (?!^X) holds off the start, or where (?!X) does
-                inner = self.assertion(op, (direction, rest))
-                return f"(?:\\A{inner}|(?<!\\A))" if negate else f"\\A{inner}"
+                after_start = self.assertion(op, (direction, rest))
+                return f"(?:\\A{after_start}|(?<!\\A))" if negate else f"\\A{after_start}"
         where = "ahead" if direction > 0 else "behind"
         self.direction(where, f"a look-{where}")
         saved = self.negative, self.scope
@@ -277,7 +283,7 @@ class _Translator:
     def refuse(self, what: str) -> SchemaNotSupported:
         return SchemaNotSupported("pattern", self.path, f"{self.pattern!r} uses {what}")
 
-    def seq(self, items: Iterable[tuple]) -> Optional[str]:
+    def seq(self, items: Iterable[Item]) -> Optional[str]:
         out = []
         for item in items:
             r = self.item(*item)
@@ -286,7 +292,7 @@ class _Translator:
             out.append(r)
         return "".join(out)
 
-    def item(self, op: object, av: object) -> Optional[str]:
+    def item(self, op: object, av: Any) -> Optional[str]:
         s = _single_set(op, av, self.negative)
         if s is not None:
             return encode_set(s, self.path)
@@ -295,16 +301,16 @@ class _Translator:
         if op is sre.IN:
             raise self.refuse("an unsupported character class item")
         if op is sre.BRANCH:
-            alts = [r for r in (self.seq(sub) for sub in av[1]) if r is not None]  # type: ignore[index]
+            alts = [r for r in (self.seq(sub) for sub in av[1]) if r is not None]
             return "(?:" + "|".join(alts) + ")" if alts else None
         if op is sre.SUBPATTERN:
-            _, add_flags, del_flags, sub = av  # type: ignore[misc]
+            _, add_flags, del_flags, sub = av
             if add_flags or del_flags:
                 raise self.refuse("inline flags")
             inner = self.seq(sub)
             return None if inner is None else f"(?:{inner})"
         if op in (sre.MAX_REPEAT, sre.MIN_REPEAT):
-            lo, hi, sub = av  # type: ignore[misc]
+            lo, hi, sub = av
             inner = self.seq(sub)
             if inner is None:
                 return "" if lo == 0 else None
@@ -313,7 +319,7 @@ class _Translator:
                  "POSSESSIVE_REPEAT": "a possessive quantifier", "ATOMIC_GROUP": "an atomic group"}
         raise self.refuse(names.get(str(op), str(op)))
 
-    def ir(self, item: tuple) -> tuple:
+    def ir(self, item: Item) -> _Piece:
         """('fixed', regex, width) | ('rep', unit, lo, hi) | ('var', regex, lo, hi)."""
         op, av = item
         if op is sre.SUBPATTERN and not av[1] and not av[2] and len(av[3]) == 1:
@@ -331,7 +337,7 @@ class _Translator:
         return ("fixed", regex, lo) if lo == hi else ("var", regex, lo, hi)
 
 
-def _reduce_free_ends(ir: list, start: bool, end: bool) -> list:
+def _reduce_free_ends(ir: list[_Piece], start: bool, end: bool) -> list[_Piece]:
     """In an unanchored search, ``.* X{m,n}`` matches what ``.* X{m}`` does (and symmetrically)."""
     ir = list(ir)
     if not start:
@@ -348,7 +354,7 @@ def _reduce_free_ends(ir: list, start: bool, end: bool) -> list:
             else:
                 ir[-2] = ("fixed", None if ir[-2][1] is None else quantify(ir[-2][1], ir[-2][2], ir[-2][2]), ir[-2][2])
                 break
-    merged: list = []
+    merged: list[_Piece] = []
     for it in ir:
         if merged and it[0] == "rep" and merged[-1][0] == "rep" and merged[-1][1] == it[1]:
             prev = merged[-1]
@@ -359,30 +365,34 @@ def _reduce_free_ends(ir: list, start: bool, end: bool) -> list:
     return merged
 
 
-def _emit(ir: list, counts: dict[int, tuple[int, Optional[int]]]) -> str:
+def _emit(ir: list[_Piece], counts: dict[int, tuple[int, Optional[int]]]) -> str:
     out = []
     for i, it in enumerate(ir):
+        regex = it[1]
+        assert regex is not None  # (pieces that match nothing are never emitted: see _constrain)
         if it[0] == "rep":
             lo, hi = counts.get(i, (it[2], it[3]))
-            out.append(quantify(it[1], lo, hi))
+            out.append(quantify(regex, lo, hi))
         else:
-            out.append(it[1])
+            out.append(regex)
     return "".join(out)
 
 
 _MAX_LENGTH_SPLITS = 256
 
 
-def _constrain(ir: list, min_len: int, max_len: Optional[int], t: _Translator) -> Optional[str]:
+def _constrain(ir: list[_Piece], min_len: int, max_len: Optional[int], t: _Translator) -> Optional[str]:
     """Concatenate the IR items, keeping only strings of min_len..max_len decoded characters."""
     if any(it[1] is None for it in ir):
         return None
     fixed = sum(it[2] for it in ir if it[0] == "fixed")
-    reps = [i for i, it in enumerate(ir) if it[0] == "rep"]
+    rep_at = {i: it for i, it in enumerate(ir) if it[0] == "rep"}
+    reps = list(rep_at)
     variables = [it for it in ir if it[0] == "var"]
-    lo = fixed + sum(ir[i][2] for i in reps) + sum(v[2] for v in variables)
-    his = [ir[i][3] for i in reps] + [v[3] for v in variables]
-    hi = None if any(h is None for h in his) else fixed + sum(his)  # type: ignore[arg-type]
+    lo = fixed + sum(rep_at[i][2] for i in reps) + sum(v[2] for v in variables)
+    his = [rep_at[i][3] for i in reps] + [v[3] for v in variables]
+    bounded = [h for h in his if h is not None]
+    hi = None if len(bounded) < len(his) else fixed + sum(bounded)
     if lo >= min_len and (max_len is None or (hi is not None and hi <= max_len)):
         return _emit(ir, {})
     if (max_len is not None and lo > max_len) or (hi is not None and hi < min_len):
@@ -393,13 +403,14 @@ def _constrain(ir: list, min_len: int, max_len: Optional[int], t: _Translator) -
     need_hi = None if max_len is None else max_len - fixed
     if len(reps) == 1:
         (i,) = reps
-        a = max(ir[i][2], need_lo)
-        b = ir[i][3] if need_hi is None else need_hi if ir[i][3] is None else min(ir[i][3], need_hi)
+        n = rep_at[i][3]
+        a = max(rep_at[i][2], need_lo)
+        b = n if need_hi is None else need_hi if n is None else min(n, need_hi)
         return None if b is not None and a > b else _emit(ir, {i: (a, b)})
     if len(reps) != 2:
         raise t.refuse("more than two repetitions together with minLength/maxLength")
     i, j = reps
-    (m1, n1), (m2, n2) = ir[i][2:], ir[j][2:]
+    (m1, n1), (m2, n2) = rep_at[i][2:], rep_at[j][2:]
     top1 = n1 if need_hi is None else need_hi - m2 if n1 is None else min(n1, need_hi - m2)
     groups: list[tuple[int, Optional[int], int, Optional[int]]] = []
     k1 = m1
@@ -422,7 +433,7 @@ def _constrain(ir: list, min_len: int, max_len: Optional[int], t: _Translator) -
 
 
 @functools.lru_cache(maxsize=256)
-def _parse(pattern: str, path: str) -> list:
+def _parse(pattern: str, path: str) -> list[Item]:
     pattern = spelled_dotall(pattern)  # (a leading (?s), as CloudFormation writes it)
     _prescan(pattern, path)
     try:
@@ -453,7 +464,8 @@ def pattern_regex(
     t.negative = wide
     alts = []
     for start, items, end in _split(_parse(pattern, path), path):
-        ir = ([] if start else [("rep", CHAR, 0, None)]) + [t.ir(it) for it in items]
+        ir: list[_Piece] = [] if start else [("rep", CHAR, 0, None)]
+        ir += [t.ir(it) for it in items]
         if not end:
             ir += [("rep", CHAR, 0, None)]
         elif wide:  # (Python's "$" also holds before a final newline)

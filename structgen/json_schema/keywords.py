@@ -11,13 +11,13 @@
 from __future__ import annotations
 
 import itertools
-from typing import Optional
+from typing import Any, Optional
 
 from ..automata.expr import NOTHING
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
 from .discriminators import forbidden_keys, presence_branches
-from .ops import Schema, TooDeep, accepts_all, clean, conj, no_alternative
+from .ops import Refs, Schema, TooDeep, accepts_all, clean, conj, no_alternative
 
 __all__ = ["Keywords", "implied_by"]
 
@@ -28,7 +28,7 @@ class Keywords:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    def truly_empty(self, s: Schema, path: str, refs: tuple) -> bool:
+    def truly_empty(self, s: Schema, path: str, refs: Refs) -> bool:
         """Whether no instance is valid under ``s``: its over-approximation is empty (searched
         for a string here: over-approximations are built unsearched)."""
         try:
@@ -36,7 +36,7 @@ class Keywords:
         except (ConstraintError, CompileBudgetExceeded):
             return False
 
-    def without_unevaluated(self, s: dict, path: str) -> Schema:
+    def without_unevaluated(self, s: dict[str, Any], path: str) -> dict[str, Any]:
         """``unevaluatedProperties`` / ``unevaluatedItems`` rewritten as ``additionalProperties`` /
         ``items`` over what ``s`` and the schemas it applies in place (``allOf``, ``$ref``, and
         theirs) evaluate. Annotations that depend on which branch matched (``anyOf``, ``oneOf``,
@@ -55,7 +55,7 @@ class Keywords:
                 continue  # everything is evaluated (or allowed)
             names, patterns, prefix = found
             if key == "unevaluatedProperties":
-                rule: dict = {"additionalProperties": value}
+                rule: dict[str, Any] = {"additionalProperties": value}
                 if names:
                     rule["properties"] = {n: True for n in names}
                 if patterns:
@@ -68,7 +68,7 @@ class Keywords:
         return out
 
     @staticmethod
-    def split_branches(s: dict, key: str) -> list:
+    def split_branches(s: dict[str, Any], key: str) -> list[dict[str, Any]]:
         """``s`` as alternatives in which the branches that matched are known, so that their
         annotations are too: ``anyOf`` by the set of branches that hold (for up to 4 branches;
         beyond, one branch each: sound, less complete), ``oneOf`` by the branch that holds and
@@ -86,7 +86,9 @@ class Keywords:
             groups = [[s["if"], s.get("then", True)], [{"not": s["if"]}, s.get("else", True)]]
         return [{**rest, "allOf": [*rest_all, *group]} for group in groups]
 
-    def evaluated(self, s: Schema, path: str, blockers: tuple, key: str, seen: frozenset) -> Optional[tuple[list, list, int]]:
+    def evaluated(
+        self, s: Schema, path: str, blockers: tuple[str, ...], key: str, seen: frozenset[str],
+    ) -> Optional[tuple[list[str], list[str], int]]:
         """(property names, patterns, prefix length) that ``s`` evaluates in place; ``None``: all."""
         if not isinstance(s, dict):
             return [], [], 0
@@ -117,7 +119,7 @@ class Keywords:
 
     # -- keywords through automaton algebra ------------------------------------------------------
 
-    def intersection(self, s: dict, path: str, refs: tuple) -> Term:
+    def intersection(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """``allOf`` (and ``$ref`` with siblings) whose schemas do not merge: the automata intersected."""
         rest = {k: v for k, v in s.items() if k not in ("allOf", "$ref")}
         parts = [(sub, f"{path}/allOf/{i}") for i, sub in enumerate(s.get("allOf", []))]
@@ -145,7 +147,7 @@ class Keywords:
             )
         return got
 
-    def negation(self, s: dict, path: str, refs: tuple) -> Term:
+    def negation(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """``not``: the rest of ``s`` (made canonical) minus the over-approximated negated schema."""
         rest = {k: v for k, v in s.items() if k != "not"}
         absent = forbidden_keys(s["not"])
@@ -162,7 +164,7 @@ class Keywords:
             raise SchemaNotSupported("not", f"{path}/not", "nothing is left once the negated schema's over-approximation is taken away")
         return got
 
-    def conditional(self, s: dict, path: str, refs: tuple) -> Term:
+    def conditional(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """(if ∩ then) ∪ (¬if ∩ else), the ¬ as a subtraction of the over-approximated ``if``."""
         rest = {k: v for k, v in s.items() if k not in ("if", "then", "else")}
         cond = s["if"]
@@ -191,14 +193,14 @@ class Keywords:
             raise UnsatisfiableConstraint("neither the then nor the else branch can be satisfied", path or "/")
         return got
 
-    def dependencies(self, s: dict, path: str, refs: tuple) -> Term:
+    def dependencies(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """``dependentRequired`` / ``dependentSchemas``: objects without the key, or with it and
         what it brings (one key at a time)."""
         required_deps = dict(s.get("dependentRequired", {}))
         schema_deps = dict(s.get("dependentSchemas", {}))
         name = next(iter(required_deps or schema_deps))
         rest = dict(s)
-        needs: list = [name]
+        needs: list[str] = [name]
         extra: Schema = True
         if name in required_deps:
             needs += list(required_deps.pop(name))
@@ -219,7 +221,7 @@ class Keywords:
             raise no_alternative(errors, "no object satisfies the dependencies", path)
         return self.ctx.unite(alts)
 
-    def exclusive(self, rest: dict, branches: list, path: str, refs: tuple) -> Term:
+    def exclusive(self, rest: dict[str, Any], branches: list[Schema], path: str, refs: Refs) -> Term:
         """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others."""
         if sum(map(accepts_all, branches)) >= 2:
             raise UnsatisfiableConstraint("two oneOf branches accept everything: no instance matches exactly one", path or "/")
@@ -240,11 +242,13 @@ class Keywords:
             raise SchemaNotSupported("oneOf", f"{path}/oneOf", "every branch is covered by the over-approximations of the others")
         return self.ctx.unite(alts)
 
-    def exclusive_branches(self, rest: dict, branches: list, overs: list, path: str, refs: tuple) -> tuple[list, list]:
+    def exclusive_branches(
+        self, rest: dict[str, Any], branches: list[Schema], overs: list[Term], path: str, refs: Refs,
+    ) -> tuple[list[Term], list[Exception]]:
         """(each branch that is left minus the others' over-approximations ``overs``, the errors
         of the branches that cannot be satisfied)."""
-        alts: list = []
-        errors: list = []
+        alts: list[Term] = []
+        errors: list[Exception] = []
         for i, branch in enumerate(branches):
             where = f"{path}/oneOf/{i}"
             try:
@@ -263,7 +267,7 @@ class Keywords:
 _TYPE_IMPLIES = {"integer": {"integer", "number"}}
 
 
-def implied_by(rest: dict, branch: Schema) -> bool:
+def implied_by(rest: dict[str, Any], branch: Schema) -> bool:
     """Whether every instance valid under ``rest`` is valid under ``branch`` for sure: a syntactic
     check (``branch`` constrains only ``required`` keys that ``rest`` requires, and types that
     ``rest``'s types fall under); ``False`` means "not known", not "no".

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import warnings
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -33,7 +34,7 @@ from .unknown_keywords import KNOWN_KEYWORDS, near_keyword
 __all__ = ["anchored", "annotation_warnings", "format_annotations", "load_2020_12", "load_schema", "validator_class", "warn_annotations"]
 
 
-def load_schema(schema: Union[dict, bool, str, type], *, dialect: Optional[str] = None) -> Schema:
+def load_schema(schema: Union[dict[str, Any], bool, str, type], *, dialect: Optional[str] = None) -> Schema:
     """Return ``schema`` as a dict or bool, checked against the metaschema of its dialect
     (``dialect``, else its ``$schema``, else draft 2020-12: see :mod:`.dialects`).
 
@@ -82,8 +83,14 @@ def _pieces(schema: Schema) -> Iterator[tuple[tuple[str, ...], Any]]:
 
 
 def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
-    """``piece`` checked against ``validator``'s metaschema, once per distinct piece (its JSON text)."""
-    text = json.dumps(piece, sort_keys=True)
+    """``piece`` checked against ``validator``'s metaschema, once per distinct piece (its JSON text).
+    A number JSON cannot write (``NaN``, ``Infinity``: Python's ``json.loads`` reads them) is a
+    :class:`SchemaError` naming its pointer."""
+    try:
+        text = json.dumps(piece, sort_keys=True, allow_nan=False)
+    except ValueError:
+        path, value = _non_finite(piece, where)
+        raise SchemaError(f"{value!r} is not a JSON number (JSON has no NaN or Infinity)", pointer(path)) from None
     key = (validator, text)
     if key in _VALID_PIECES:
         _VALID_PIECES.move_to_end(key)
@@ -100,6 +107,20 @@ def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
     _VALID_PIECES[key] = None
     while len(_VALID_PIECES) > 4096:
         _VALID_PIECES.popitem(last=False)
+
+
+def _non_finite(value: Any, where: tuple[str, ...]) -> tuple[tuple[str, ...], float]:
+    """The place and value of the first number in ``value`` that JSON cannot write."""
+    stack: list[tuple[tuple[str, ...], Any]] = [(where, value)]
+    while stack:
+        path, v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return path, v
+        if isinstance(v, dict):
+            stack.extend((path + (str(k),), x) for k, x in reversed(list(v.items())))
+        elif isinstance(v, list):
+            stack.extend((path + (str(i),), x) for i, x in reversed(list(enumerate(v))))
+    raise AssertionError("json.dumps refused a value with no NaN or Infinity in it")
 
 
 def _check_slowly(validator: Any, where: tuple[str, ...], piece: Any, formats: Any) -> None:
@@ -119,10 +140,10 @@ _VALID_PIECES: "OrderedDict[tuple[Any, str], None]" = OrderedDict()
 
 
 #: Schemas :func:`load_schema` checked lately, by ``id`` (held, so an id is not reused).
-_CHECKED: "OrderedDict[tuple[int, Optional[str]], Any]" = OrderedDict()
+_CHECKED: "OrderedDict[tuple[int, Optional[str]], Schema]" = OrderedDict()
 
 
-def load_2020_12(schema: Union[dict, bool, str, type], dialect: Optional[str]) -> Schema:
+def load_2020_12(schema: Union[dict[str, Any], bool, str, type], dialect: Optional[str]) -> Schema:
     """:func:`load_schema`, then rewritten into draft 2020-12 (:func:`.dialects.to_2020_12`):
     what the compiler reads. Done once per compile."""
     root: Schema = to_2020_12(load_schema(schema, dialect=dialect), dialect)
@@ -141,7 +162,7 @@ def reached_part(schema: Schema) -> Schema:
     if not isinstance(schema, dict) or not any(isinstance(schema.get(k), dict) for k in ("$defs", "definitions")):
         return schema
     maps = {k: schema[k] for k in ("$defs", "definitions") if isinstance(schema.get(k), dict)}
-    kept: dict[str, dict] = {k: {} for k in maps}
+    kept: dict[str, dict[str, Any]] = {k: {} for k in maps}
     todo: list[Any] = [{k: v for k, v in schema.items() if k not in maps}]
     while todo:
         node = todo.pop()
@@ -184,12 +205,14 @@ def anchored(regex: str) -> str:
     return f"^(?:{regex})$"
 
 
-def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: dict) -> Iterator[Any]:
+def _pattern_keyword(validator: Any, pattern: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
     if validator.is_type(instance, "string") and not compiled_pattern(pattern).fullmatch(encoded(instance)):
         yield jsonschema.ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-def _pattern_properties_keyword(validator: Any, patterns: dict, instance: Any, schema: dict) -> Iterator[Any]:
+def _pattern_properties_keyword(
+    validator: Any, patterns: dict[str, Any], instance: Any, schema: dict[str, Any],
+) -> Iterator[Any]:
     if validator.is_type(instance, "object"):
         for pattern, sub in patterns.items():
             for key, value in instance.items():
@@ -198,7 +221,7 @@ def _pattern_properties_keyword(validator: Any, patterns: dict, instance: Any, s
 
 
 def _format_keyword(custom: dict[str, str], unknown: str) -> Callable[..., Iterator[Any]]:
-    def keyword(validator: Any, fmt: str, instance: Any, schema: dict) -> Iterator[Any]:
+    def keyword(validator: Any, fmt: str, instance: Any, schema: dict[str, Any]) -> Iterator[Any]:
         if fmt in NUMBER_FORMATS and fmt not in custom and validator.is_type(instance, "number"):
             lo, hi = NUMBER_FORMATS[fmt]
             if not lo <= instance <= hi:
@@ -218,7 +241,7 @@ def _format_keyword(custom: dict[str, str], unknown: str) -> Callable[..., Itera
 
 
 @functools.lru_cache(maxsize=32)
-def _validator_class(custom: tuple, unknown: str) -> Any:
+def _validator_class(custom: tuple[tuple[str, str], ...], unknown: str) -> Any:
     return _validators.extend(
         jsonschema.Draft202012Validator,
         {"pattern": _pattern_keyword, "patternProperties": _pattern_properties_keyword,
@@ -246,7 +269,7 @@ def format_annotations(schema: Schema, formats: Optional[Mapping[str, str]] = No
     return [(pointer(tokens + ("format",)), fmt) for sub, tokens in walk(schema) if (fmt := _annotation(sub, formats or {}))]
 
 
-def _annotation(sub: dict, custom: Mapping[str, str]) -> Optional[str]:
+def _annotation(sub: dict[str, Any], custom: Mapping[str, str]) -> Optional[str]:
     """The ``format`` of ``sub`` if structgen reads it as an annotation only."""
     fmt = sub.get("format")
     if isinstance(fmt, str) and fmt not in custom and fmt not in FORMATS and fmt not in FREE_STRING_FORMATS:

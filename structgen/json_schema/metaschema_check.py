@@ -74,7 +74,7 @@ def compiled_metaschema(validator_class: Any, document: Any, format_checker: Any
             return checks[0]
         return lambda x: all(c(x) for c in checks)
 
-    def keyword(schema: dict, k: str, v: Any) -> Check:  # noqa: C901  (one branch per keyword)
+    def keyword(schema: dict[str, Any], k: str, v: Any) -> Check:  # noqa: C901  (one branch per keyword)
         if k == "$ref":
             return ref(v)
         if k == "type":
@@ -119,8 +119,8 @@ def compiled_metaschema(validator_class: Any, document: Any, format_checker: Any
         if k == "pattern":
             return lambda x: not is_type(x, "string") or re.search(v, x) is not None
         if k == "propertyNames":
-            names = node(v)
-            return lambda x: not is_type(x, "object") or all(names(name) for name in x)
+            valid_name = node(v)
+            return lambda x: not is_type(x, "object") or all(valid_name(name) for name in x)
         raise _NotCompiled
 
     try:

@@ -39,7 +39,7 @@ class _NotFlat(Exception):
     """The metaschema has a shape the flat form does not cover."""
 
 
-def flat_metaschema(uri: str, contents: Any) -> Optional[dict]:
+def flat_metaschema(uri: str, contents: Any) -> Optional[dict[str, Any]]:
     """The metaschema at ``uri`` as one document (``contents(uri)`` reads a metaschema by URI), or
     ``None`` where its shape is not ``allOf`` of vocabularies bound by ``$dynamicRef: #meta``."""
     try:

@@ -38,6 +38,7 @@ from ..automata.dfa import ByteDFA
 from ..automata.expr import NOTHING
 from ..errors import CompileBudgetExceeded, SchemaError, SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
+from .ops import Refs
 from .terms import JsonTerms
 
 __all__ = [
@@ -58,6 +59,7 @@ def decimal_of(v: Union[int, float]) -> Decimal:
 def _split(d: Decimal) -> tuple[int, str]:
     """``d >= 0`` as its integer part and its fraction digits without trailing zeros."""
     sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)  # (a finite number: NaN and the infinities have a letter here)
     text = "".join(map(str, digits))
     if exp >= 0:
         return int(text + "0" * exp), ""
@@ -163,31 +165,36 @@ def multiple_of_dfa(m: Union[int, float], *, integer: bool, max_states: int) -> 
     if d <= 0:
         raise ValueError("multipleOf must be positive")
     sign, digits, exp = d.normalize().as_tuple()
+    assert isinstance(exp, int)  # (m > 0 above: finite)
     s = max(0, -exp)
     big_m = int(d * (10**s))
     if big_m * (s + 3) > max_states:
         raise CompileBudgetExceeded(f"states of a multipleOf {m} automaton", max_states)
-    ids: dict[tuple, int] = {}
+    # a state: (kind, the remainder modulo big_m so far (for "start": whether "-" was read),
+    # the fraction digits read)
+    ids: dict[tuple[str, int, int], int] = {}
     rows: list[dict[int, int]] = []
     finals: list[int] = []
-    todo: list[tuple] = []
+    todo: list[tuple[str, int, int]] = []
+    scale: int = 10**s
 
-    def sid(key: tuple) -> int:
+    def sid(key: tuple[str, int, int]) -> int:
         if key not in ids:
             ids[key] = len(rows)
             rows.append({})
             todo.append(key)
         return ids[key]
 
-    def is_final(key: tuple) -> bool:
+    def is_final(key: tuple[str, int, int]) -> bool:
         kind = key[0]
         if kind in ("z", "i"):
-            return key[1] * 10**s % big_m == 0
+            return key[1] * scale % big_m == 0
         if kind == "f":
-            return key[1] * 10 ** (s - key[2]) % big_m == 0
+            shift: int = 10 ** (s - key[2])  # (key[2] <= s)
+            return key[1] * shift % big_m == 0
         return kind == "t"
 
-    sid(("start", False))
+    sid(("start", False, 0))
     digits_b = [ord(str(x)) for x in range(10)]
     while todo:
         key = todo.pop()
@@ -195,34 +202,34 @@ def multiple_of_dfa(m: Union[int, float], *, integer: bool, max_states: int) -> 
         kind = key[0]
         if kind == "start":
             if not key[1]:
-                row[ord("-")] = sid(("start", True))
-            row[ord("0")] = sid(("z", 0))
+                row[ord("-")] = sid(("start", True, 0))
+            row[ord("0")] = sid(("z", 0, 0))
             for x in range(1, 10):
-                row[digits_b[x]] = sid(("i", x % big_m))
+                row[digits_b[x]] = sid(("i", x % big_m, 0))
         elif kind in ("z", "i"):
             if kind == "i":
                 for x in range(10):
-                    row[digits_b[x]] = sid(("i", (key[1] * 10 + x) % big_m))
+                    row[digits_b[x]] = sid(("i", (key[1] * 10 + x) % big_m, 0))
             if not integer:
-                row[ord(".")] = sid(("dot", key[1]))
+                row[ord(".")] = sid(("dot", key[1], 0))
         elif kind == "dot" or (kind == "f" and key[2] < s):
             k = 0 if kind == "dot" else key[2]
             if k < s:
                 for x in range(10):
                     row[digits_b[x]] = sid(("f", (key[1] * 10 + x) % big_m, k + 1))
             elif key[1] == 0:  # s == 0: only zeros after the point
-                row[digits_b[0]] = sid(("t",))
+                row[digits_b[0]] = sid(("t", 0, 0))
         elif kind == "f":  # k == s
             if key[1] == 0:
-                row[digits_b[0]] = sid(("t",))
+                row[digits_b[0]] = sid(("t", 0, 0))
         elif kind == "t":
-            row[digits_b[0]] = sid(("t",))
+            row[digits_b[0]] = sid(("t", 0, 0))
         if is_final(key):
             finals.append(ids[key])
     return ByteDFA.from_rows(rows, finals, max_states=max_states)
 
 
-def exponents_by_sign(t: JsonTerms, s: dict) -> Term:
+def exponents_by_sign(t: JsonTerms, s: dict[str, Any]) -> Term:
     """The numbers with an exponent that bounds on one side, none of them beyond 0, hold by their
     sign alone: ``minimum: 0`` holds ``1e-05`` (as ``json.dumps`` writes ``0.00001``) and ``1e+16``;
     ``exclusiveMinimum: 0`` holds them where no float of them rounds to 0 (``5e-324`` is the
@@ -272,7 +279,7 @@ class Numbers:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    def integer(self, s: dict, path: str, refs: tuple) -> Term:
+    def integer(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """Integers under the bounds and ``multipleOf`` of ``s`` (exact: digit ranges)."""
         try:
             bounds = {k: Fraction(s[k]) for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s}
@@ -310,7 +317,7 @@ class Numbers:
             raise UnsatisfiableConstraint(f"no number written without exponent is a multiple of {m}", path or "/")
         return term
 
-    def number(self, s: dict, path: str, refs: tuple) -> Term:
+    def number(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """Numbers under the bounds and ``multipleOf`` of ``s`` (then without exponent)."""
         ctx = self.ctx
         keys = [k for k in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum") if k in s]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Hashable
 from typing import Any, Callable, Optional
 
 from ..automata.expr import EPSILON, NOTHING
@@ -35,7 +36,7 @@ from ..automata.markers import CLOSE_GUARD, GUARD_FIRST, MAX_GUARDED_KEYS
 from ..errors import SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
 from .ecma_pattern import compiled_pattern, pattern_regex
-from .ops import TooDeep, conj, encoded, pointer
+from .ops import Refs, TooDeep, conj, encoded, pointer
 
 __all__ = ["MAX_ANY_ORDER_KEYS", "MAX_PATTERN_PROPERTIES", "Objects"]
 
@@ -73,12 +74,12 @@ class Objects:
         """The declared key ``name``, quoted (as ``json.dumps`` writes it)."""
         return self.ctx.t.string_of(name)
 
-    def object(self, s: dict, path: str, refs: tuple) -> Term:
+    def object(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         ctx = self.ctx
         t = ctx.t
-        props: dict = s.get("properties", {})
+        props: dict[str, Any] = s.get("properties", {})
         additional = s.get("additionalProperties", True)
-        patterns: dict = s.get("patternProperties", {})
+        patterns: dict[str, Any] = s.get("patternProperties", {})
         names_schema = s.get("propertyNames", True)
         required = list(dict.fromkeys(s.get("required", [])))
         names = list(props) + [r for r in required if r not in props]
@@ -144,11 +145,11 @@ class Objects:
         required = sum(1 << i for i, (_, _, r) in enumerate(entries) if r)
         return ctx.calls.call(term, required=required, flat=finite)
 
-    def extra_member(self, s: dict, props: dict, names: list, path: str, refs: tuple) -> Term:
+    def extra_member(self, s: dict[str, Any], props: dict[str, Any], names: list[str], path: str, refs: Refs) -> Term:
         """``key: value`` for keys that are not declared (``NOTHING``: no such member possible)."""
         ctx = self.ctx
         t = ctx.t
-        patterns: dict = s.get("patternProperties", {})
+        patterns: dict[str, Any] = s.get("patternProperties", {})
         additional = s.get("additionalProperties", True)
         if len(patterns) > MAX_PATTERN_PROPERTIES:
             raise SchemaNotSupported("patternProperties", f"{path}/patternProperties", f"more than {MAX_PATTERN_PROPERTIES} patterns with free keys")
@@ -208,9 +209,9 @@ class Objects:
         any_order = self.ctx.key_order == "any" and n <= MAX_ANY_ORDER_KEYS
         required = frozenset(i for i, (_, _, r) in enumerate(entries) if r)
         cap = max_p if max_p is not None else (1 if min_p > 0 else 0)  # extras counted up to this
-        memo: dict[tuple, Term] = {}
+        memo: dict[tuple[Hashable, ...], Term] = {}
 
-        def allowed(seen: frozenset) -> list[int]:
+        def allowed(seen: frozenset[int]) -> list[int]:
             if any_order:
                 return [i for i in range(n) if i not in seen]
             last = max(seen) if seen else -1
@@ -221,19 +222,19 @@ class Objects:
                     break
             return out
 
-        def final(seen: frozenset, extras: int) -> bool:
+        def final(seen: frozenset[int], extras: int) -> bool:
             if not required <= seen:
                 return False
             count = len(seen) + extras
             return len(seen) + min(extras, 1) >= min_p and (max_p is None or count <= max_p)
 
-        def key(seen: frozenset, extras: int) -> tuple:
+        def key(seen: frozenset[int], extras: int) -> tuple[Hashable, ...]:
             if any_order:
                 return (seen, extras)
             last = max(seen) if seen else -1
             return (last, len(seen) if (min_p or max_p is not None) else 0, extras, required <= seen)
 
-        def rest(seen: frozenset, extras: int) -> Term:
+        def rest(seen: frozenset[int], extras: int) -> Term:
             """The members after these (each preceded by a separator) and the closing brace."""
             k = key(seen, extras)
             if k in memo:
@@ -288,8 +289,8 @@ class Objects:
         for i in range(len(entries) - 1, -1, -1):
             key, value, is_required = entries[i]
             if is_required or run < WIDE_RUN:
-                written[i] = t.cat(key, t.colon, value, rest[i + 1])  # (the key's chain made once)
-                led = t.cat(sep, written[i])
+                chain = written[i] = t.cat(key, t.colon, value, rest[i + 1])  # (the key's chain made once)
+                led = t.cat(sep, chain)
                 rest[i] = led if is_required else t.alt((led, rest[i + 1]))
                 run = 0 if is_required else run + 1
             else:

@@ -16,17 +16,23 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterator, Sequence, Union
+from typing import Any, Iterable, Iterator, Sequence, Union
 
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 
 __all__ = [
     "CONSTRAINT_KEYWORDS", "LEGACY_KEYWORDS", "LOWER_BOUNDS", "SCHEMA_LISTS", "SCHEMA_MAPS", "SCHEMA_VALUED", "TYPES",
-    "UPPER_BOUNDS", "MergeClash", "Schema", "TooDeep", "accepts_all", "canonical_json", "clean", "conj", "encoded",
+    "UPPER_BOUNDS", "MergeClash", "Refs", "Schema", "Tokens", "TooDeep", "accepts_all", "canonical_json", "clean", "conj", "encoded",
     "equal", "merge", "no_alternative", "pointer", "type_set", "walk",
 ]
 
-Schema = Union[dict, bool]
+#: A JSON Schema: an object (whose keywords hold any JSON values) or a boolean.
+Schema = Union[dict[str, Any], bool]
+#: A place in a JSON document: the keys and array indices from its root (see :func:`pointer`).
+Tokens = tuple[Union[str, int], ...]
+#: The ``$ref`` targets (JSON pointers) a compile has entered on its way to a sub-schema, outermost
+#: first: how deep it recurses (``max_recursion_depth``).
+Refs = tuple[str, ...]
 
 #: Every keyword of draft 2020-12 that constrains instances (the rest are annotations).
 CONSTRAINT_KEYWORDS = frozenset({
@@ -70,12 +76,12 @@ def no_alternative(errors: Sequence[Exception], message: str, path: str) -> Exce
     return UnsatisfiableConstraint(message, path or "/")
 
 
-def pointer(tokens: Any) -> str:
+def pointer(tokens: Iterable[object]) -> str:
     """The JSON pointer of a path of keys and indices (``""`` for the root)."""
     return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
 
 
-def walk(schema: Any, tokens: tuple = ()) -> Iterator[tuple[dict, tuple]]:
+def walk(schema: Any, tokens: Tokens = ()) -> Iterator[tuple[dict[str, Any], Tokens]]:
     """Every subschema (dicts only) with its path, following the keywords that hold schemas."""
     if not isinstance(schema, dict):
         return
@@ -150,7 +156,7 @@ def accepts_all(schema: Any) -> bool:
     return schema is True or (isinstance(schema, dict) and not clean(schema))
 
 
-def clean(schema: dict) -> dict:
+def clean(schema: dict[str, Any]) -> dict[str, Any]:
     """The constraining keywords of ``schema``, without the ones that have no effect.
 
     >>> clean({"title": "x", "minLength": 0, "if": {"type": "string"}, "maxLength": 3})

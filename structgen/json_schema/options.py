@@ -11,7 +11,7 @@ structgen.errors.RegexNotSupported: ...characters other than JSON whitespace...
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Optional
@@ -94,7 +94,7 @@ class SchemaOptions:
             raise TypeError("formats must be a dict of format names to regexes (strings)")
         object.__setattr__(self, "formats", MappingProxyType(dict(formats)))  # (frozen: set once, here)
 
-    def cache_key(self) -> tuple:
+    def cache_key(self) -> tuple[Hashable, ...]:
         """A hashable key that two options share exactly when they compile alike."""
         return (
             self.whitespace, self.max_recursion_depth, self.max_states, self.key_order, self.extra_properties,

@@ -16,7 +16,7 @@ import sys
 import warnings
 from typing import Any, Iterable, Optional
 
-__all__ = ["ONE_CHAR_OPS", "matches_only", "parse_items", "sre", "width"]
+__all__ = ["ONE_CHAR_OPS", "Item", "matches_only", "parse_items", "sre", "width"]
 
 # Python's regex parser and its opcodes: public in ``sre_parse`` / ``sre_constants`` until 3.10,
 # private modules of ``re`` since 3.11 (the old names warn).
@@ -24,6 +24,10 @@ _NEW = sys.version_info >= (3, 11)
 #: The opcodes (``LITERAL``, ``IN``, ``BRANCH``, ...) of parsed items.
 sre: Any = importlib.import_module("re._constants" if _NEW else "sre_constants")
 _sre_parse: Any = importlib.import_module("re._parser" if _NEW else "sre_parse")
+
+#: A parsed item, ``(opcode, argument)``: what the argument is depends on the opcode (an int for
+#: ``LITERAL``, the items of each alternative for ``BRANCH``, ...), and the parser is untyped.
+Item = tuple[Any, Any]
 
 #: Opcodes of items that match exactly one character.
 ONE_CHAR_OPS = (sre.LITERAL, sre.NOT_LITERAL, sre.ANY, sre.IN)
@@ -37,7 +41,7 @@ def parse_items(regex: str) -> Any:
         return _sre_parse.parse(regex)
 
 
-def width(items: Iterable[tuple]) -> tuple[int, Optional[int]]:
+def width(items: Iterable[Item]) -> tuple[int, Optional[int]]:
     """Fewest and most characters (None: unbounded) the parsed items match."""
     lo: int = 0
     hi: Optional[int] = 0
@@ -83,7 +87,7 @@ def matches_only(regex: str, allowed: str) -> bool:
     def within(lo: int, hi: int) -> bool:
         return all(c in allowed_set for c in range(lo, hi + 1)) if hi - lo <= len(allowed_set) else False
 
-    def ok(items: Iterable[tuple]) -> bool:
+    def ok(items: Iterable[Item]) -> bool:
         for op, av in items:
             if op is sre.LITERAL:
                 good = within(av, av)

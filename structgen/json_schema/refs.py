@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from ..errors import SchemaError, SchemaNotSupported
 from .dialects import join_uri
-from .ops import LEGACY_KEYWORDS, Schema, pointer, walk
+from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, walk
 
 __all__ = ["RefResolver"]
 
@@ -30,20 +30,20 @@ class RefResolver:
 
     def __init__(self, root: Schema) -> None:
         self.root = root
-        self.anchors: dict[str, tuple] = {}  # "base#name" -> tokens
-        self.resources: dict[str, tuple] = {"": ()}
-        self.bases: dict[tuple, str] = {}
-        self._direct: dict[tuple, frozenset[str]] = {}  # (schema text or None, path) -> targets
+        self.anchors: dict[str, Tokens] = {}  # "base#name" -> tokens
+        self.resources: dict[str, Tokens] = {"": ()}
+        self.bases: dict[Tokens, str] = {}
+        self._direct: dict[tuple[Optional[str], str], frozenset[str]] = {}  # (schema text or None, path) -> targets
         self._closures: dict[str, frozenset[str]] = {}
         self._base_at: dict[str, str] = {}  # JSON pointer -> base URI (base_at)
         if isinstance(root, dict):
             self.resources = {}
             self._scan(root)
 
-    def _scan(self, root: dict) -> None:
+    def _scan(self, root: dict[str, Any]) -> None:
         """Resources (every ``$id``, resolved against its parent's base URI) and their anchors;
         every ``$ref`` must land in one of them."""
-        refs_at = []
+        refs_at: list[tuple[str, Tokens]] = []
         for sub, tokens in walk(root):
             if "$dynamicRef" in sub:
                 raise SchemaNotSupported("$dynamicRef", pointer(tokens + ("$dynamicRef",)))
@@ -114,7 +114,7 @@ class RefResolver:
             got = self._closures[target] = frozenset(seen)
         return got
 
-    def _base(self, tokens: tuple) -> str:
+    def _base(self, tokens: Tokens) -> str:
         """The base URI in effect at ``tokens`` (the ``$id`` of the nearest enclosing resource)."""
         known = len(tokens)  # (iterative: compile paths may be long)
         while known and tokens[:known] not in self.bases:
@@ -127,7 +127,7 @@ class RefResolver:
             self.bases[tokens[:n]] = base
         return base
 
-    def _node(self, tokens: tuple) -> Any:
+    def _node(self, tokens: Tokens) -> Any:
         node: Any = self.root
         for t in tokens:
             if isinstance(node, dict) and t in node:
@@ -140,7 +140,7 @@ class RefResolver:
                 return None
         return node
 
-    def _target(self, ref: str, tokens: tuple) -> Optional[tuple]:
+    def _target(self, ref: str, tokens: Tokens) -> Optional[Tokens]:
         """The tokens a ``$ref`` found at ``tokens`` points at (``None``: not in this schema)."""
         target = join_uri(self._base(tokens), ref)
         doc, _, fragment = target.partition("#")
@@ -168,6 +168,6 @@ class RefResolver:
         return node, pointer(tokens)
 
 
-def _tokens(path: str) -> tuple:
+def _tokens(path: str) -> tuple[str, ...]:
     """The tokens of JSON pointer ``path``."""
     return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]) if path else ()

@@ -21,6 +21,8 @@ __all__ = ["Shape", "check_disjoint", "shape_of"]
 Resolve = Optional[Callable[[str, str], tuple[Schema, str]]]
 
 _ALL = frozenset({"null", "boolean", "integer", "fraction", "string", "array", "object"})
+_NO_NAMES: frozenset[str] = frozenset()
+_TYPE_NAMES: dict[type, str] = {str: "string", list: "array", dict: "object"}
 
 
 def _value_type(v: Any) -> str:
@@ -32,11 +34,11 @@ def _value_type(v: Any) -> str:
         return "integer"
     if isinstance(v, float):
         return "fraction"
-    return {str: "string", list: "array", dict: "object"}[type(v)]
+    return _TYPE_NAMES[type(v)]
 
 
-def _schema_types(t: Any) -> frozenset:
-    out = set()
+def _schema_types(t: Any) -> frozenset[str]:
+    out: set[str] = set()
     for name in type_set(t):
         out |= {"integer", "fraction"} if name == "number" else {name}
     return frozenset(out)
@@ -48,10 +50,10 @@ class Shape:
 
     def __init__(self) -> None:
         self.types = _ALL
-        self.values: Optional[list] = None
-        self.required: set = set()
-        self.properties: dict[str, list] = {}
-        self.allowed: Optional[frozenset] = None  # the only keys an object may have (None: any)
+        self.values: Optional[list[Any]] = None
+        self.required: set[str] = set()
+        self.properties: dict[str, list[Schema]] = {}
+        self.allowed: Optional[frozenset[str]] = None  # the only keys an object may have (None: any)
 
     def add(self, other: "Shape") -> None:
         self.types &= other.types
@@ -63,19 +65,20 @@ class Shape:
         if other.allowed is not None:
             self.allowed = other.allowed if self.allowed is None else self.allowed & other.allowed
 
-    def restrict(self, values: list) -> None:
+    def restrict(self, values: list[Any]) -> None:
         if self.values is not None:
             values = [x for x in values if any(equal(x, y) for y in self.values)]
         self.values = values
         self.types &= frozenset(_value_type(v) for v in values)
 
 
-def _disjoint_values(a: Optional[list], b: Optional[list]) -> bool:
+def _disjoint_values(a: Optional[list[Any]], b: Optional[list[Any]]) -> bool:
     return a is not None and b is not None and not any(equal(x, y) for x in a for y in b)
 
 
-def shape_of(s: Schema, resolve: Resolve, seen: frozenset = frozenset()) -> Shape:
-    """The shape of ``s`` (``$ref``s followed through ``resolve``, each once)."""
+def shape_of(s: Schema, resolve: Resolve, seen: frozenset[Optional[str]] = frozenset()) -> Shape:
+    """The shape of ``s`` (``$ref``s followed through ``resolve``, each once; ``seen``: the targets
+    followed, ``None`` for one that did not resolve)."""
     out = Shape()
     if s is False:
         out.types = frozenset()
@@ -109,20 +112,22 @@ def shape_of(s: Schema, resolve: Resolve, seen: frozenset = frozenset()) -> Shap
     for key in ("anyOf", "oneOf"):
         if key in s and s[key]:
             shapes = [shape_of(b, resolve, seen) for b in s[key]]
-            out.types &= frozenset().union(*(sh.types for sh in shapes))
-            if all(sh.allowed is not None for sh in shapes):  # (every branch a closed object: the keys of any)
-                allowed = frozenset().union(*(sh.allowed for sh in shapes))  # type: ignore[misc]
+            out.types &= _NO_NAMES.union(*(sh.types for sh in shapes))
+            closed = [sh.allowed for sh in shapes if sh.allowed is not None]
+            if len(closed) == len(shapes):  # (every branch a closed object: the keys of any)
+                allowed = _NO_NAMES.union(*closed)
                 out.allowed = allowed if out.allowed is None else out.allowed & allowed
             # (a key every branch requires, each with finitely many values: required, with their union)
             for p in set.intersection(*(sh.required for sh in shapes)) - out.required:
                 values = [_values_of(sh.properties.get(p, []), resolve) for sh in shapes]
-                if all(v is not None for v in values):
+                finite = [v for v in values if v is not None]
+                if len(finite) == len(values):
                     out.required.add(p)
-                    out.properties.setdefault(p, []).append({"enum": [x for v in values for x in v]})  # type: ignore[union-attr]
+                    out.properties.setdefault(p, []).append({"enum": [x for v in finite for x in v]})
     return out
 
 
-def _excluded(schemas: list, values: Optional[list]) -> bool:
+def _excluded(schemas: list[Schema], values: Optional[list[Any]]) -> bool:
     """Whether one of ``schemas`` is ``{"not": {"enum": [...]}}`` (or ``const``) naming every one of ``values``."""
     if not values:
         return False
@@ -135,15 +140,15 @@ def _excluded(schemas: list, values: Optional[list]) -> bool:
     return False
 
 
-def _types_of(schemas: list, resolve: Resolve) -> frozenset:
+def _types_of(schemas: list[Schema], resolve: Resolve) -> frozenset[str]:
     return _shape_of_all(schemas, resolve).types
 
 
-def _values_of(schemas: list, resolve: Resolve) -> Optional[list]:
+def _values_of(schemas: list[Schema], resolve: Resolve) -> Optional[list[Any]]:
     return _shape_of_all(schemas, resolve).values
 
 
-def _shape_of_all(schemas: list, resolve: Resolve) -> Shape:
+def _shape_of_all(schemas: list[Schema], resolve: Resolve) -> Shape:
     """The shape of what every one of ``schemas`` allows."""
     out = Shape()
     for s in schemas:
@@ -151,7 +156,7 @@ def _shape_of_all(schemas: list, resolve: Resolve) -> Shape:
     return out
 
 
-def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve, but_empty: bool = False) -> None:
+def check_disjoint(rest: dict[str, Any], branches: list[Schema], path: str, *, resolve: Resolve, but_empty: bool = False) -> None:
     """Nothing when no instance can match two of ``branches`` (each with ``rest`` beside it):
     different types, different constants, a required property with different constants or
     types or with constants the other branch's ``not`` excludes, or a required key the other
@@ -160,8 +165,8 @@ def check_disjoint(rest: dict, branches: list, path: str, *, resolve: Resolve, b
     match only ``{}``. Else :class:`SchemaNotSupported` (the caller then subtracts, see :mod:`.keywords`)."""
     common = shape_of(rest, resolve)
     shapes = []
-    for b in branches:
-        sh = shape_of(b, resolve)
+    for branch in branches:
+        sh = shape_of(branch, resolve)
         sh.add(common)
         shapes.append(sh)
     for i, a in enumerate(shapes):

@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from ..automata.expr_dfa import lazy_to_dfa
 from ..automata.expr_rewrite import concat_all, substitute
 from ..automata.spans import json_span_dfa, without_empty
 from ..errors import CompileBudgetExceeded, UnsatisfiableConstraint
+from .ops import Refs
 from .terms import JsonTerms
 
 __all__ = ["SpanStrings"]
@@ -83,14 +84,14 @@ class SpanStrings:
         self._quoted: dict[bool, ByteDFA] = {}
         self._used: set[bool] = set()  # the placeholders written so far
 
-    def applies(self, s: dict) -> bool:
+    def applies(self, s: dict[str, Any]) -> bool:
         """Whether the string values of schema ``s`` must be spans."""
         return s.get("x-extract") is True or not self.marked
 
     def is_span(self, text: str) -> bool:
         return any(text in d for d in self.documents)
 
-    def filter_values(self, values: list, s: dict) -> list:
+    def filter_values(self, values: list[Any], s: dict[str, Any]) -> list[Any]:
         """The ``enum``/``const`` values whose string values are spans where they must be (in
         marked mode, values with containers are checked throughout: sound, if strict)."""
         if self.marked and s.get("x-extract") is not True:
@@ -187,7 +188,7 @@ class SpanStrings:
         return ByteDFA(np.ascontiguousarray(table), class_of.astype(np.int32), all_finals)
 
     def string(
-        self, s: dict, path: str, refs: tuple, plain: Callable[[dict, str, tuple], int], t: JsonTerms, *,
+        self, s: dict[str, Any], path: str, refs: Refs, plain: Callable[[dict[str, Any], str, Refs], int], t: JsonTerms, *,
         embed: Callable[[ByteDFA], int], to_dfa: Callable[[int, str], ByteDFA],
     ) -> int:
         """The term of the JSON strings of ``s`` in ``t.pool`` (``plain`` compiles it without

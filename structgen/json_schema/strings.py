@@ -10,6 +10,7 @@ from ..automata.expr import NOTHING
 from ..automata.string_length import mark_string_length
 from ..errors import SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
+from .ops import Refs
 from .ecma_pattern import pattern_regex
 from .formats import FORMATS, FREE_STRING_FORMATS, format_regex, format_term, regex_width
 from .loading import anchored
@@ -34,7 +35,7 @@ class Strings:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
 
-    def string(self, s: dict, path: str, refs: tuple) -> Term:
+    def string(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """The JSON strings (quotes included) valid under ``s``."""
         ctx = self.ctx
         t = ctx.t
@@ -50,7 +51,8 @@ class Strings:
         hi = None if s.get("maxLength") is None else int(s["maxLength"])
         if hi is not None and lo > hi:
             raise UnsatisfiableConstraint(f"minLength {lo} > maxLength {hi}", path or "/")
-        fmt, pattern = s.get("format"), s.get("pattern")
+        fmt: Any = s.get("format")  # (a string where it constrains: see format_body)
+        pattern = s.get("pattern")
         body = None if fmt is None else self.format_body(fmt, f"{path}/format")
         if body is not None and pattern is not None:
             return self.format_and_pattern(body, fmt, pattern, lo, hi, path)

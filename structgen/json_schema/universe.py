@@ -39,7 +39,7 @@ from .arrays import count_items
 from .context import Context, Term
 from .ecma_pattern import pattern_regex
 from .numbers import number_bound, over_number, safe_digits
-from .ops import clean
+from .ops import Refs, Schema, clean
 from .terms import JsonTerms
 
 __all__ = ["MAX_ONEOF_BRANCHES", "UNIVERSE_DEPTH", "Universe", "universe_dfa"]
@@ -114,7 +114,7 @@ class Universe:
 
     # -- over-approximation --------------------------------------------------------------------
 
-    def over(self, s: Any, path: str, refs: tuple) -> Term:
+    def over(self, s: Any, path: str, refs: Refs) -> Term:
         """A term holding every canonical serialisation of every instance valid under ``s``."""
         ctx = self.ctx
         if s is True:
@@ -168,7 +168,7 @@ class Universe:
             parts.append(ctx.unite([ctx.inter(cond_over, then, path), ctx.minus(otherwise, cond, path)]))
         return ctx.inter_all(parts, path, without, checked=False)
 
-    def in_two_branches(self, branches: list, path: str, refs: tuple) -> Term:
+    def in_two_branches(self, branches: list[Schema], path: str, refs: Refs) -> Term:
         """Instances valid for sure under two ``oneOf`` branches (the union of the pairwise
         intersections of their languages), which ``oneOf`` rejects: subtracted from its
         over-approximation. Beyond :data:`MAX_ONEOF_BRANCHES` branches, or where a branch does not
@@ -177,9 +177,9 @@ class Universe:
             return NOTHING
         ctx = self.ctx
         langs: list[Term] = []
-        for i, b in enumerate(branches):
+        for i, branch in enumerate(branches):
             try:
-                langs.append(ctx.compiler.compile(b, f"{path}/oneOf/{i}", refs))
+                langs.append(ctx.compiler.compile(branch, f"{path}/oneOf/{i}", refs))
             except (ConstraintError, CompileBudgetExceeded):
                 langs.append(NOTHING)  # (nothing valid for sure: subtracting less keeps a superset)
         pairs = []
@@ -215,7 +215,7 @@ class Universe:
         assert acc != NOTHING
         return acc
 
-    def over_typed(self, s: dict, path: str, refs: tuple) -> Term:
+    def over_typed(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         t = s.get("type")
         types = ["null", "boolean", "number", "string", "array", "object"] if t is None else ([t] if isinstance(t, str) else list(t))
         parts: list[Term] = []
@@ -232,7 +232,7 @@ class Universe:
                 parts.append(self.over_object(s, path, refs))
         return self.ctx.unite(parts)
 
-    def over_number_schema(self, s: dict, integer: bool, path: str) -> Term:
+    def over_number_schema(self, s: dict[str, Any], integer: bool, path: str) -> Term:
         ctx = self.ctx
         acc = ctx.t.plain_integer_value if integer else ctx.t.plain_number
         for key in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
@@ -250,7 +250,7 @@ class Universe:
             self._long_fractions = self.ctx.inter_all([t.plain_number], path, without=[safe_digits(t)], checked=False)
         return self._long_fractions
 
-    def over_string(self, s: dict, path: str) -> Term:
+    def over_string(self, s: dict[str, Any], path: str) -> Term:
         t = self.ctx.t
         lo = int(s.get("minLength", 0))
         hi = None if s.get("maxLength") is None else int(s["maxLength"])
@@ -266,7 +266,7 @@ class Universe:
             acc = NOTHING if regex is None else self.ctx.inter(acc, self.ctx.quoted(regex, path), path)
         return acc
 
-    def over_array(self, s: dict, path: str, refs: tuple) -> Term:
+    def over_array(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         ctx = self.ctx
         t = ctx.t
         u = self.universe()
@@ -297,7 +297,7 @@ class Universe:
         # (not searched for a string, as in over: what subtracts or intersects it searches its own term)
         return ctx.inter_all(parts, path, checked=False)
 
-    def over_contains(self, s: dict, path: str, refs: tuple) -> Term:
+    def over_contains(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         """Arrays with ``minContains``..``maxContains`` items valid under ``contains``, over-
         approximated: at least ``minContains`` items in its over-approximation, and at most
         ``maxContains`` items in its own (under-approximated) language. ``NOTHING`` when the
@@ -327,7 +327,7 @@ class Universe:
                 acc = ctx.inter(acc, ctx.unite([empty, t.cat(t.lit("["), t.ws, body, t.ws, t.lit("]"))]), path)
         return acc
 
-    def over_object(self, s: dict, path: str, refs: tuple) -> Term:
+    def over_object(self, s: dict[str, Any], path: str, refs: Refs) -> Term:
         ctx = self.ctx
         t = ctx.t
         u = self.universe()

@@ -77,13 +77,15 @@ def near_keyword(name: str, value: Any) -> Optional[str]:
     """The keyword that constrains which ``name`` (not a keyword) is one edit away from, with a
     value of its kind; None when there is none."""
     key = (name, type(value))  # (the answer depends on the value's type only)
-    got = _NEAR.get(key, _UNSEEN)
-    if got is _UNSEEN:
-        got = _near_keyword(name.lower(), value)
-        if len(_NEAR) >= 4096:
-            _NEAR.clear()
-        _NEAR[key] = got
-    return got  # type: ignore[return-value]
+    try:
+        return _NEAR[key]  # (one lookup: another thread may clear the memo between two)
+    except KeyError:
+        pass
+    got = _near_keyword(name.lower(), value)
+    if len(_NEAR) >= 4096:
+        _NEAR.clear()
+    _NEAR[key] = got
+    return got
 
 
 def _near_keyword(low: str, value: Any) -> Optional[str]:
@@ -99,7 +101,6 @@ def _near_keyword(low: str, value: Any) -> Optional[str]:
 _BY_NAME = tuple((k, k.lower(), _VALUE_KINDS.get(k, (object,))) for k in sorted(CONSTRAINT_KEYWORDS))
 #: :func:`near_keyword`'s answers by (name, type of the value): schemas repeat their extra keys.
 _NEAR: dict[tuple[str, type], Optional[str]] = {}
-_UNSEEN = object()
 
 
 def unknown_keywords(schema: Schema) -> list[tuple[str, str, Any, Optional[str]]]:

@@ -90,7 +90,7 @@ class Values:
             return t.alt(t.cat(t.lit("{"), t.ws, *[p for m in order for p in (t.sep, m)][1:], t.ws, t.lit("}")) for order in orders)
         raise SchemaError(f"{v!r} is not a JSON value", path)
 
-    def finite(self, s: dict, path: str) -> Term:
+    def finite(self, s: dict[str, Any], path: str) -> Term:
         """``enum`` / ``const``: the values valid under the rest of ``s`` (checked by ``jsonschema``,
         ``pattern`` and ``format`` read as our regexes read them), each spelled out."""
         ctx = self.ctx

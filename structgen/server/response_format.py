@@ -153,17 +153,10 @@ class GuideCompiler:
         ``PayloadTooLarge``."""
         tools = tuple(Tool.of(t) for t in chat.tools)
         body, schema = self.format_of(fmt, chat, tools)
-        warnings = schema_warnings(schema) if schema is not None else ()
-        for t in tools:
-            try:
-                found = schema_warnings(t.schema())
-            except ConstraintError as e:  # (reading the schema for its warnings finds it invalid first)
-                raise ToolsProblem(f"tool {t.name!r}: {e}") from e
-            warnings += tuple(f"tool {t.name!r}: {w}" for w in found)
         reasoning = chat.reasoning
         budget = reasoning.budget() if reasoning is not None else None
         if body is None:
-            return Compiled(None, warnings, tools, reasoning, budget, chat.custom_tools)
+            return Compiled(None, (), tools, reasoning, budget, chat.custom_tools)
         if is_cached(body, self.vocabulary):
             guide = self._compile(body)
             with self._lock:
@@ -175,6 +168,14 @@ class GuideCompiler:
                 self.misses += 1
             if self.observe is not None:
                 self.observe(time.perf_counter() - start)
+        # (after the compile, which names a tool whose schema is invalid: ToolsProblem)
+        warnings = schema_warnings(schema) if schema is not None else ()
+        for t in tools:
+            try:
+                found = schema_warnings(t.schema())
+            except ConstraintError as e:  # (a cached guide skips the compile that would have named it)
+                raise ToolsProblem(f"tool {t.name!r}: {e}") from e
+            warnings += tuple(f"tool {t.name!r}: {w}" for w in found)
         return Compiled(guide, warnings, tools, reasoning, budget, chat.custom_tools)
 
     def _compile(self, body: Format) -> Guide:

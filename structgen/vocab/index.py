@@ -68,7 +68,7 @@ class VocabularyIndex:
                 got = self._built.get(name)
                 if got is None:
                     got = self._built[name] = build(self.tokens)
-        return got  # type: ignore[no-any-return]
+        return got
 
     @property
     def trie(self) -> TokenTrie:

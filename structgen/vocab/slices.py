@@ -223,15 +223,15 @@ def uniform_successor(pool: ExprPool, e: int, k: int = 0) -> int:
     in topological order, carrying the expression reached so far; an R edge keeps one expression
     only if all its bytes agree there (read off the expression's byte classes: no state is built
     for the bytes inside a character). Memoised in the pool."""
-    key = ("slice", e, k)
-    got = pool.facts.get(key)
+    key = (e, k)
+    got = pool.memo.slice_successor.get(key)
     if got is not None:
         return got  # type: ignore[no-any-return]
     form = counted_body(pool, e, k) if e > 1 else None
     if form is not None:  # (a string body: one character fewer, read off the counters)
         x, lo, hi, rest = form
         got = NOTHING if hi == 0 else _counted(pool, x, max(lo - 1, 0), hi - 1 if hi > 0 else -1, rest)
-        pool.facts[key] = got
+        pool.memo.slice_successor[key] = got
         return got
     r, _ = slice_automaton(k)
     value: dict[int, int] = {0: e}
@@ -258,7 +258,7 @@ def uniform_successor(pool: ExprPool, e: int, k: int = 0) -> int:
                 assert got is not None
             old = value.get(t)
             value[t] = got if old is None or old == got else MIXED
-    pool.facts[key] = final
+    pool.memo.slice_successor[key] = final
     return final
 
 
@@ -281,13 +281,9 @@ def counted_body(pool: ExprPool, e: int, k: int) -> tuple[int, int, int, int] | 
 
 
 def _counted(pool: ExprPool, x: int, lo: int, hi: int, rest: int) -> int:
-    """``x{lo,hi}·rest`` (``hi`` -1: unbounded), made once per pool: the positions of a string
-    meet the same terms again from every position before them."""
-    key = ("counted", x, lo, hi, rest)
-    got = pool.facts.get(key)
-    if got is None:
-        got = pool.facts[key] = pool.seq(pool.repeat(x, lo, None if hi < 0 else hi), rest)
-    return got  # type: ignore[return-value]
+    """``x{lo,hi}·rest`` (``hi`` -1: unbounded): the positions of a string meet the same terms
+    again from every position before them, found by the pool's hash-consing (native)."""
+    return pool.seq(pool.repeat(x, lo, None if hi < 0 else hi), rest)
 
 
 def counted_run(auto: LazyAutomaton, q: int, k: int, longest: int) -> tuple[int, bool] | None:

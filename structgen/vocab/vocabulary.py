@@ -199,7 +199,7 @@ def _token_bytes(text: str, convention: str, tokenizer: Any, token_id: int) -> b
         if m:
             return bytes([int(m.group(1), 16)])
         return text.replace("\u2581", " ").encode("utf-8")
-    decoded = tokenizer.convert_tokens_to_string([text])
+    decoded: str = tokenizer.convert_tokens_to_string([text])  # (a duck-typed HF tokenizer)
     if "\ufffd" in decoded and "\ufffd" not in text:
         raise VocabularyError(
             f"token {token_id} ({text!r}) of {type(tokenizer).__name__} does not decode to text; "

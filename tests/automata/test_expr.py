@@ -161,13 +161,19 @@ def test_a_chain_is_the_concatenation_of_its_parts(heads: list[int], tail: int, 
         assert pool.is_algebraic(got) == any(pool.is_algebraic(p) for p in [*terms, parts[tail]])
     want = parts[tail]
     for p in reversed(terms):
-        want = NOTHING if NOTHING in (p, want) else want if p == EPSILON else p if want == EPSILON else pool._intern(
-            (KINDS["seq"], p, want), pool.nullable(p) and pool.nullable(want), pool.is_algebraic(p) or pool.is_algebraic(want))
+        old = want
+        want = NOTHING if NOTHING in (p, want) else want if p == EPSILON else p if want == EPSILON else pool.seq(p, want)
+        if want not in (NOTHING, old, p):  # (one link: the head, then the chain so far)
+            assert pool.node(want) == (KINDS["seq"], p, old)
+            assert pool.nullable(want) == (pool.nullable(p) and pool.nullable(old))
+            assert pool.is_algebraic(want) == (pool.is_algebraic(p) or pool.is_algebraic(old))
     assert got == want
     assert concat_all(pool, [*terms, parts[tail]]) == want
     literal = EPSILON
     for b in reversed(data):
-        literal = pool._intern((KINDS["seq"], pool.bytes_of(1 << b), literal), False) if literal != EPSILON else pool.bytes_of(1 << b)
+        link = pool.seq(pool.bytes_of(1 << b), literal) if literal != EPSILON else pool.bytes_of(1 << b)
+        assert literal == EPSILON or pool.node(link) == (KINDS["seq"], pool.bytes_of(1 << b), literal)
+        literal = link
     assert pool.literal(data) == literal and pool.seq(pool.literal(data), parts[tail]) == pool.chain([pool.bytes_of(1 << b) for b in data], parts[tail])
     for e in (want, literal):
         assert (pool.size(e), pool.largest_counter(e), pool.symbols_in(e), pool.lower_bound(e)) == _reference_facts(pool, e)
@@ -306,7 +312,7 @@ def test_terms_without_symbols_share_one_empty_set() -> None:
     (26,615 of them were left for the garbage collector after one real-world compile)."""
     pool = ExprPool()
     e = regex_to_expr("(ab|c[0-9]{2,5})*x|y+", pool)
-    terms = range(len(pool._nodes))
+    terms = range(len(pool))
     seen = {id(pool.symbols_in(x)) for x in terms} | {id(pool.first_symbols(x)) for x in terms}
     assert not pool.symbols_in(e) and len(seen) == 1
 
@@ -314,15 +320,17 @@ def test_terms_without_symbols_share_one_empty_set() -> None:
 @settings(max_examples=200, deadline=None)
 @given(mask=st.integers(1, (1 << 256) - 1), keep=st.integers(0, 255))
 def test_a_row_gets_exactly_the_bytes_of_a_class(mask: int, keep: int) -> None:
-    """A class's bytes index the row as a list (a few bytes) or as a boolean array (many)."""
-    import numpy as np
+    """A class's bytes fill the row, every one and no other (the native fill writes a class's
+    bytes one by one; a byte set's classes are the set and the rest)."""
+    from structgen.automata.lazy import LazyAutomaton
 
-    from structgen.automata.lazy import _byte_index
-
+    pool = ExprPool()
     for m in (mask, mask & (0xFF << keep), mask | (1 << keep)):
-        row = np.full(256, -1)
-        row[_byte_index(m)] = 7
-        assert [b for b in range(256) if row[b] == 7] == [b for b in range(256) if m >> b & 1]
+        auto = LazyAutomaton(pool, pool.seq(pool.bytes_of(m), pool.literal(b"!")))
+        auto.fill(0, 1 << keep)  # (one class first: the row is complete once both are)
+        row = auto.row(0)
+        assert [b for b in range(256) if row[b] >= 0] == [b for b in range(256) if m >> b & 1]
+        assert all(row[b] == -1 for b in range(256) if not m >> b & 1)
 
 
 def test_a_branch_whose_smallest_string_another_covers_is_found_live_by_a_later_guess() -> None:

@@ -167,3 +167,21 @@ def test_the_batch_fill_leaves_unconstrained_rows_open_and_checks_the_width() ->
     assert bitmask[:, 0].tolist() == [-1, 0b0110, 0, 0b0001]
     with pytest.raises(ValueError, match="bitmask must be an int32 array of shape"):
         a.fill(np.zeros((1, 2), dtype=np.int32))
+
+
+def test_a_guide_that_raises_fails_its_row_closed_and_only_it() -> None:
+    vocab = _abc()
+    good = structgen.compile_regex("ab", vocab)
+
+    class Broken(type(good)):  # type: ignore[misc]
+        __slots__ = ()
+
+        def token_mask(self, state: int, *, budget: int | None = None) -> np.ndarray:
+            raise RuntimeError("broken guide")
+
+    bad = Broken(good.automaton, vocab)
+    rows = [Cursor(Matcher.of(good)), Cursor(Matcher(bad))]
+    bitmask = np.zeros((2, 1), dtype=np.int32)
+    fill_next_token_bitmasks(rows, bitmask)
+    assert bitmask[:, 0].tolist() == [0b0001, 0b1000]  # the good row's "a"; the broken one: EOS only
+    assert rows[0].error is None and isinstance(rows[1].error, RuntimeError)

@@ -291,6 +291,7 @@ def test_needs_a_guide() -> None:
 
 
 def test_masks_are_cached_per_state_and_width(vocab: structgen.Vocabulary) -> None:
+    structgen.clear_cache()  # (a new guide: its matchers hold no mask yet)
     guide = structgen.compile_regex(r"(yes|no)", vocab)
     processor = LogitsProcessor(guide)
     scores = torch.zeros((1, vocab.size))

@@ -210,3 +210,18 @@ def test_cache_key_has_the_dialect() -> None:
     assert s2 >= 0 and loose.is_final(s2)
 
 
+
+
+def test_a_ref_target_inside_a_list_under_an_unknown_keyword_is_rewritten() -> None:
+    """draft-04's boolean exclusiveMinimum at a $ref target reached through a list index (a list
+    index was compared as the number 0 with the pointer's "0": the target kept its draft-04 form
+    and was read as ``exclusiveMinimum: 1``, refusing valid values)."""
+    import structgen
+
+    vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
+    schema = {"$schema": "http://json-schema.org/draft-04/schema#",
+              "allOf": [{"x-defs": {"a": {"minimum": 0, "exclusiveMinimum": True}}}],
+              "type": "object", "properties": {"p": {"$ref": "#/allOf/0/x-defs/a"}}, "required": ["p"]}
+    guide = structgen.compile_json_schema(schema, vocab, whitespace="")
+    assert guide.accepts_bytes(b'{"p":1}') and guide.accepts_bytes(b'{"p":0.5}')
+    assert not guide.accepts_bytes(b'{"p":0}')

@@ -221,3 +221,16 @@ def test_a_term_nested_hundreds_deep_masks_without_recursion(smollm2_vocabulary:
         assert guide.token_mask(state)[t], text
         state = guide.next_state(state, t)
     assert guide.is_final(state)
+
+
+@pytest.mark.parametrize(("schema", "where"), [
+    ('{"type": "number", "maximum": Infinity}', "/maximum"),
+    ('{"properties": {"a": {"multipleOf": Infinity}}}', "/properties/a/multipleOf"),
+    ({"enum": [1, float("nan")]}, "/enum/1"),
+])
+def test_numbers_json_cannot_write_are_a_schema_error(schema: Any, where: str, smollm2_vocabulary: Any) -> None:
+    """Python's json.loads reads NaN and Infinity; a schema holding one is not JSON (they crashed
+    with a TypeError or an OverflowError in the compile)."""
+    with pytest.raises(structgen.SchemaError, match="is not a JSON number") as info:
+        structgen.compile_json_schema(schema, smollm2_vocabulary)
+    assert info.value.path == where

@@ -197,23 +197,24 @@ def test_a_slice_never_leads_into_a_dead_intersection(llama3_vocabulary: Any) ->
 def test_the_compile_cache_measures_guides_again_as_they_grow() -> None:
     """Guides grow as masks are cached: the byte bound must see that within ``REMEASURE`` inserts
     even while the sizes known from the inserts stay under it."""
-    from structgen.compiler import _LRU
+    from structgen.compiler import _Cache
 
     class Sized:
         def __init__(self, n: int) -> None:
             self.memory_bytes = n
 
-    lru = _LRU(1000, max_bytes=100)
-    first = lru.get_or_make("first", lambda: Sized(10))
+    lru: _Cache[Sized] = _Cache(1000, max_bytes=100, measure=lambda v: v.memory_bytes)
+    first, made = lru.get_or_make("first", lambda: Sized(10))
+    assert made
     first.memory_bytes = 95  # (its masks were cached after the insert)
-    for i in range(_LRU.REMEASURE - 2):
+    for i in range(_Cache.REMEASURE - 2):
         lru.get_or_make(i, lambda: Sized(1))
-    assert lru.get_or_make("first", lambda: Sized(10)) is first  # not measured again yet: kept
-    for i in range(100, 100 + _LRU.REMEASURE):
+    assert lru.get_or_make("first", lambda: Sized(10)) == (first, False)  # not measured again yet: kept
+    for i in range(100, 100 + _Cache.REMEASURE):
         lru.get_or_make(i, lambda: Sized(1))
-    assert lru.get_or_make("first", lambda: Sized(10)) is not first  # measured: over the bound, dropped
+    assert lru.get_or_make("first", lambda: Sized(10))[0] is not first  # measured: over the bound, dropped
     lru.clear()
-    assert lru.get_or_make("first", lambda: Sized(10)) is not first
+    assert lru.get_or_make("first", lambda: Sized(10))[0] is not first
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .byte_masks import ALL_BYTES, bytes_of_mask
+from structgen.automata.byte_masks import ALL_BYTES, bytes_of_mask
 
 __all__ = ["NO_SYMBOLS", "Firsts"]
 

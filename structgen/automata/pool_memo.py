@@ -1,0 +1,36 @@
+"""The memo tables that Python modules keep beside a pool's terms, typed: one field per table,
+each named by what it maps (the untyped ``facts`` bag they replace). The native engine keeps its
+own (derivatives, byte classes, liveness, string lengths, shortest lengths); these are the
+rewrites that still build terms in Python (:mod:`.expr_rewrite`, :mod:`.string_length`,
+:mod:`structgen.vocab.slices`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["PoolMemo"]
+
+
+@dataclass(slots=True)
+class PoolMemo:
+    """Per pool: what each rewrite made of each term (keys are term ids and the rewrite's arguments)."""
+
+    #: term -> every byte it may read anywhere (:func:`.expr_rewrite.readable_bytes`)
+    readable: dict[int, int] = field(default_factory=dict)
+    #: (term, allowed bytes, dead symbols) -> the term read only through those (:func:`.expr_rewrite.restrict`)
+    restricted: dict[tuple[int, int, frozenset[int]], int] = field(default_factory=dict)
+    #: (embedded automaton, allowed bytes, dead symbols) -> the index of its restriction
+    restricted_dfa: dict[tuple[int, int, frozenset[int]], int] = field(default_factory=dict)
+    #: (term, n) -> the term with its counters cut for n bytes (:func:`.expr_rewrite.clamp`)
+    clamped: dict[tuple[int, int], int] = field(default_factory=dict)
+    #: parts -> their concatenation (:func:`.expr_rewrite.concat_all`)
+    concatenated: dict[tuple[int, ...], int] = field(default_factory=dict)
+    #: term -> a bound on the shortest completion of every term it leads to (:mod:`.string_length`)
+    longest_shortest: dict[int, int] = field(default_factory=dict)
+    #: (term, slice) -> where every character of the slice leads (:func:`structgen.vocab.slices.uniform_successor`)
+    slice_successor: dict[tuple[int, int], int] = field(default_factory=dict)
+
+    @property
+    def entries(self) -> int:
+        """How many entries the tables hold (for memory estimates)."""
+        return sum(len(getattr(self, f)) for f in self.__slots__)  # type: ignore[attr-defined]
