@@ -32,7 +32,8 @@ from typing import Any, Iterable, Union
 
 from ..compose.tools import HERMES, Tool, ToolCallFormat, tool_calls_format
 from ..errors import ConstraintError
-from ..formats import Choice, Format, Repeat, Tag, Text, Triggered
+from ..cfg import detect_syntax
+from ..formats import Choice, Format, Grammar, Regex, Repeat, Tag, Text, Triggered
 from .grammar_formats import input_matches
 
 __all__ = ["CUSTOM_BEGIN", "CUSTOM_END", "CallReader", "CustomTool", "Piece", "calls_format", "custom_tools_prompt",
@@ -104,12 +105,21 @@ def custom_tools_prompt(custom: Iterable[CustomTool]) -> str:
     """The system text that shows custom tools to the model and how to call them."""
     lines = []
     for c in custom:
-        shape = "any text" if isinstance(c.input, Text) else f"text matching the regex {getattr(c.input, 'pattern', '')}"
-        described = {"name": c.name, "description": c.description, "input": shape}
+        described = {"name": c.name, "description": c.description, "input": _shape(c.input)}
         lines.append(json.dumps(described, ensure_ascii=False))
     example = write_custom_call("<tool name>", "<input>")
     return ("You can call these tools with free-form input:\n" + "\n".join(lines)
             + f"\nTo call one of them, write:\n{example}")
+
+
+def _shape(fmt: Format) -> str:
+    """What a custom tool's input is, in words for the model."""
+    if isinstance(fmt, Regex):
+        return f"text matching the regex {fmt.pattern}"
+    if isinstance(fmt, Grammar):
+        syntax = fmt.syntax or detect_syntax(fmt.text)
+        return f"text in the language of this {'GBNF' if syntax in ('gbnf', 'ebnf') else 'Lark'} grammar:\n{fmt.text}"
+    return "any text"
 
 
 def _held(buf: str, s: str) -> int:

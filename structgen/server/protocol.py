@@ -7,8 +7,11 @@ falls in one of three sets:
 - honoured: ``model``, ``messages`` / ``prompt``, ``max_tokens``, ``max_completion_tokens``,
   ``temperature``, ``top_p``, ``n``, ``seed``, ``stop``, ``stream``, ``stream_options``,
   ``frequency_penalty``, ``presence_penalty``, ``logit_bias``, ``logprobs``, ``top_logprobs``,
-  ``response_format``, ``echo``, and on chat completions ``tools``, ``tool_choice``,
-  ``parallel_tool_calls`` (enforced: see :mod:`structgen.compose.tools`); extensions: vLLM's
+  ``response_format``, ``echo``, and on chat completions ``tools`` (function tools and custom
+  tools, whose input is free text or follows a ``lark`` / ``regex`` grammar: :class:`CustomToolSpec`),
+  ``tool_choice``, ``parallel_tool_calls`` (enforced: see :mod:`structgen.compose.tools` and
+  :mod:`structgen.server.calls`); extensions: structgen's ``response_format`` of type ``grammar``
+  (:class:`GrammarFormat`) and ``regex``, vLLM's
   ``repetition_penalty``, ``structured_outputs`` and the older ``guided_json`` /
   ``guided_regex`` / ``guided_choice`` / ``guided_grammar`` / ``guided_whitespace_pattern``
   (:mod:`structgen.server.vllm_fields`; ``guided_decoding_backend`` is accepted and ignored),
@@ -30,16 +33,18 @@ instructor, LangChain) parse them unchanged; every error, whatever raised it, is
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 __all__ = [
     "ChatCompletionRequest",
     "ChatMessage",
-    "FunctionSpec",
     "CompletionRequest",
+    "CustomToolSpec",
+    "FunctionSpec",
     "GenerateRequest",
+    "GrammarFormat",
     "HTTPProblem",
     "JsonObjectFormat",
     "JsonSchemaFormat",
@@ -79,6 +84,15 @@ class HTTPProblem(Exception):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _by_type(*known: str) -> Any:
+    """A discriminator on ``type`` whose tags read ``type=...`` (error locations leave them out)."""
+    def kind(value: Any) -> str | None:
+        t = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+        return f"type={t}" if t in known else None
+    expected = " or ".join(repr(k) for k in known)
+    return Discriminator(kind, custom_error_type="type_invalid", custom_error_message=f"expected type {expected}")
 
 
 class TextFormat(_Strict):
@@ -125,7 +139,19 @@ class RegexFormat(_Strict):
     pattern: str
 
 
-ResponseFormat = Union[TextFormat, JsonObjectFormat, JsonSchemaFormat, RegexFormat]
+class GrammarFormat(_Strict):
+    """structgen extension: ``{"type": "grammar", "grammar": "...", "syntax": "lark" | "gbnf" |
+    "ebnf" | null}``: the whole output is a string of the context-free grammar (``syntax: null``:
+    GBNF when a line holds ``::=``, else Lark; ``start``: another start rule). See
+    :class:`structgen.formats.Grammar` and ``docs/grammars.md``."""
+
+    type: Literal["grammar"]
+    grammar: str
+    syntax: Optional[Literal["lark", "gbnf", "ebnf"]] = None
+    start: Optional[str] = None
+
+
+ResponseFormat = Union[TextFormat, JsonObjectFormat, JsonSchemaFormat, RegexFormat, GrammarFormat]
 
 
 class _TextPart(_Strict):
@@ -138,12 +164,25 @@ class _CalledFunction(_Strict):
     arguments: str = "{}"
 
 
+class _CalledCustom(_Strict):
+    name: str
+    input: str = ""
+
+
 class _ToolCallIn(_Strict):
-    """A call in an assistant message sent back (OpenAI's ``tool_calls`` item)."""
+    """A call in an assistant message sent back (OpenAI's ``tool_calls`` item): a function's
+    (``function``) or a custom tool's (``type: "custom"``, ``custom``)."""
 
     id: str | None = None
-    type: Literal["function"] = "function"
-    function: _CalledFunction
+    type: Literal["function", "custom"] = "function"
+    function: _CalledFunction | None = None
+    custom: _CalledCustom | None = None
+
+    @model_validator(mode="after")
+    def _one_call(self) -> "_ToolCallIn":
+        if (self.function is None) == (self.custom is None) or (self.custom is not None) != (self.type == "custom"):
+            raise ValueError("a tool call has 'function' (type 'function') or 'custom' (type 'custom')")
+        return self
 
 
 class ChatMessage(_Strict):
@@ -182,6 +221,48 @@ class ToolSpec(_Strict):
 
     type: Literal["function"]
     function: FunctionSpec
+
+
+class CustomFormatText(_Strict):
+    type: Literal["text"]
+
+
+class CustomGrammar(_Strict):
+    """A custom tool's grammar: OpenAI's ``lark`` and ``regex``; structgen's ``gbnf`` / ``ebnf``."""
+
+    syntax: Literal["lark", "regex", "gbnf", "ebnf"]
+    definition: str
+
+
+class CustomFormatGrammar(_Strict):
+    type: Literal["grammar"]
+    grammar: CustomGrammar
+
+
+class CustomSpec(_Strict):
+    """A custom tool's ``custom``: its name, description and the ``format`` of its input (free
+    text when absent)."""
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str | None = None
+    format: Optional[Annotated[Union[Annotated[CustomFormatText, Tag("type=text")],
+                                     Annotated[CustomFormatGrammar, Tag("type=grammar")]],
+                               _by_type("text", "grammar")]] = None
+
+    def input_format(self) -> dict[str, Any] | None:
+        """The format in the Responses API's flat form (``None``: free text)."""
+        if isinstance(self.format, CustomFormatGrammar):
+            return {"type": "grammar", **self.format.grammar.model_dump()}
+        return None
+
+
+class CustomToolSpec(_Strict):
+    """One of ``tools``: ``{"type": "custom", "custom": {"name", "description", "format"}}``, a
+    tool whose input is free text or a string of a grammar (called as ``tool_calls`` items of
+    type ``custom``)."""
+
+    type: Literal["custom"]
+    custom: CustomSpec
 
 
 class ReasoningOptions(_Strict):
@@ -268,7 +349,8 @@ class _Sampling(_Strict):
     service_tier: str | None = None
     store: bool | None = None
     # chat completions only (see unsupported())
-    tools: list[ToolSpec] | None = None
+    tools: list[Annotated[Union[Annotated[ToolSpec, Tag("type=function")], Annotated[CustomToolSpec, Tag("type=custom")]],
+                          _by_type("function", "custom")]] | None = None
     tool_choice: Union[Literal["none", "auto", "required"], dict[str, Any], None] = None
     parallel_tool_calls: bool | None = None
     #: structgen's extension: think first (true: the defaults of ReasoningOptions)

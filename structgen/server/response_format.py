@@ -33,13 +33,13 @@ from ..compiler import compile, is_cached
 from ..compose.reasoning import Reasoning
 from ..compose.tools import HERMES, Tool, ToolCallFormat
 from ..errors import ConstraintError, PayloadTooLarge
-from ..formats import Choice, Format, JsonSchema, Literal, Regex
+from ..formats import Choice, Format, Grammar, JsonSchema, Literal, Regex
 from ..guides.base import Guide
 from ..guides.text_budget import TextBudget
 from ..json_schema.loading import format_annotations, load_2020_12
 from ..vocab.vocabulary import Vocabulary
 from .calls import CustomTool, calls_format
-from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
+from .protocol import GrammarFormat, JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
 
 #: What constrains an answer: a ``response_format`` (or the Responses API's ``text.format``), or
 #: a format value built from another field (vLLM's ``structured_outputs`` / ``guided_*``).
@@ -226,6 +226,8 @@ class GuideCompiler:
                 return fmt, fmt.schema
             if isinstance(fmt, Regex):
                 self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
+            elif isinstance(fmt, Grammar):
+                self._check_size(fmt.text.encode("utf-8"), "grammar")
             elif isinstance(fmt, Choice):
                 size = sum(len(p.text.encode("utf-8")) for p in fmt.parts if isinstance(p, Literal))
                 self._check_size(b" " * size, "choice")
@@ -233,6 +235,9 @@ class GuideCompiler:
         if isinstance(fmt, RegexFormat):
             self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
             return Regex(fmt.pattern), None
+        if isinstance(fmt, GrammarFormat):
+            self._check_size(fmt.grammar.encode("utf-8"), "grammar")
+            return Grammar(fmt.grammar, syntax=fmt.syntax, start=fmt.start), None
         if isinstance(fmt, (JsonSchemaFormat, JsonObjectFormat)):
             schema = fmt.json_schema.schema_ if isinstance(fmt, JsonSchemaFormat) else fmt.schema_
             if schema is None:

@@ -32,7 +32,7 @@ from ..errors import ConstraintError
 from .calls import CustomTool, custom_tools_prompt, write_custom_call
 from .engine import EngineRequest, Event, SamplingParams
 from .grammar_formats import custom_tool_input
-from .protocol import HTTPProblem, JsonSchemaFormat, JsonSchemaSpec, ResponseFormat, TextFormat
+from .protocol import GrammarFormat, HTTPProblem, JsonSchemaFormat, JsonSchemaSpec, ResponseFormat, TextFormat
 from .response_format import ChatConstraint, Compiled
 from .responses_output import OutputWriter, usage
 from .responses_protocol import (EFFORT_SHARE, AllowedTools, CallOutputItem, CustomToolCallItem, CustomToolSpec,
@@ -92,6 +92,12 @@ def _text_format(req: ResponsesRequest) -> ResponseFormat | None:
                                               "schema": fmt.schema_, "strict": fmt.strict})
         return JsonSchemaFormat(type="json_schema", json_schema=spec, extract_from=fmt.extract_from)
     return fmt
+
+
+def _text_field(req: ResponsesRequest) -> str:
+    """The field a ``text.format`` that fails to compile is named by."""
+    fmt = req.text.format if req.text is not None else None
+    return "text.format.grammar" if isinstance(fmt, GrammarFormat) else "text.format"
 
 
 def _tools(req: ResponsesRequest) -> tuple[list[dict[str, Any]], list[CustomTool]]:
@@ -198,7 +204,7 @@ async def create_response(req: ResponsesRequest, request: Request, serving: Serv
         field, why = refused
         raise HTTPProblem(400, f"{field} is not supported by this server: {why}", param=field,
                           code="unsupported_parameter")
-    functions, custom = _tools(req)
+    functions, custom = await asyncio.to_thread(_tools, req)  # (a custom tool's grammar compiles)
     choice, functions, custom = _tool_choice(req, functions, custom)
     if req.wants_logprobs and (req.tools or (req.reasoning and req.reasoning.effort != "none")):
         raise HTTPProblem(400, "include: message.output_text.logprobs is supported without tools and reasoning only",
@@ -213,7 +219,7 @@ async def create_response(req: ResponsesRequest, request: Request, serving: Serv
     params = SamplingParams(max_tokens=1, temperature=req.temperature, top_p=req.top_p, logprobs=logprobs)
     handles, compiled = await serving.submit(prompt, _text_format(req), params, n=1, max_tokens=req.max_output_tokens,
                                              field="max_output_tokens", chat=chat, request=request,
-                                             constraint="text.format")
+                                             constraint=_text_field(req))
     head = {"id": f"resp_{uuid.uuid4().hex}", "created_at": int(time.time())}
     writer = OutputWriter(compiled, serving.names if logprobs is not None else None)
     if req.stream:

@@ -7,8 +7,8 @@ OpenAI's request is known and falls in one of three sets, as for chat completion
   ``function_call`` / ``function_call_output``, ``custom_tool_call`` /
   ``custom_tool_call_output``, ``reasoning`` items, which are not shown to the model again),
   ``instructions``, ``text.format`` (``text``, ``json_object``, ``json_schema`` with ``strict``;
-  structgen's ``regex`` too), ``tools`` (function tools; custom tools with a ``text`` or
-  ``regex`` grammar format), ``tool_choice`` (``none``, ``auto``, ``required``, a function or
+  structgen's ``regex`` and ``grammar`` too), ``tools`` (function tools; custom tools with a
+  ``text`` format or a ``lark`` / ``regex`` grammar, and structgen's ``gbnf`` / ``ebnf``), ``tool_choice`` (``none``, ``auto``, ``required``, a function or
   custom tool by name, ``allowed_tools``), ``parallel_tool_calls``, ``reasoning`` (structgen's
   thinking region: :class:`ResponsesReasoning`), ``max_output_tokens``, ``temperature``,
   ``top_p``, ``top_logprobs`` with ``include: ["message.output_text.logprobs"]``, ``stream``,
@@ -23,8 +23,7 @@ OpenAI's request is known and falls in one of three sets, as for chat completion
   ``prompt``, ``background: true`` (they need stored state), built-in tools (``web_search``,
   ``file_search``, ``code_interpreter``, ``mcp``, ...), ``truncation: "auto"``,
   ``text.verbosity``, ``moderation``, ``context_management``, other ``include`` values, input
-  items of other types (images, files, built-in tool calls, item references) and a custom tool's
-  ``lark`` grammar (not yet).
+  items of other types (images, files, built-in tool calls, item references).
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
-from .protocol import JsonObjectFormat, RegexFormat, TextFormat
+from .protocol import GrammarFormat, JsonObjectFormat, RegexFormat, TextFormat
 
 __all__ = ["ResponsesReasoning", "ResponsesRequest"]
 
@@ -198,8 +197,10 @@ class CustomToolText(_Strict):
 
 
 class CustomToolGrammar(_Strict):
+    """OpenAI's ``lark`` and ``regex``; structgen's ``gbnf`` / ``ebnf`` (the same syntax)."""
+
     type: Literal["grammar"]
-    syntax: Literal["lark", "regex"]
+    syntax: Literal["lark", "regex", "gbnf", "ebnf"]
     definition: str
 
 
@@ -253,7 +254,7 @@ class ResponsesJsonSchema(_Strict):
     extract_from: Union[str, list[str], None] = None
 
 
-TextFormatItem = Annotated[Union[TextFormat, JsonObjectFormat, ResponsesJsonSchema, RegexFormat],
+TextFormatItem = Annotated[Union[TextFormat, JsonObjectFormat, ResponsesJsonSchema, RegexFormat, GrammarFormat],
                            Field(discriminator="type")]
 
 

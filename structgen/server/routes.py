@@ -28,11 +28,12 @@ from fastapi.responses import Response, StreamingResponse
 from ..compose.tools import template_renders_tools, tool_messages
 from ..errors import ConstraintError, PayloadTooLarge
 from ..hf.steps import LogitAdjustments
-from .chat import ChatDeltas, chat_constraint, chat_messages, finish_reason, message
+from .calls import custom_tools_prompt
+from .chat import ChatDeltas, chat_constraint, chat_messages, custom_tools, finish_reason, function_tools, message
 from .engine import Engine, EngineRequest, Event, SamplingParams, ShuttingDown
 from .logprobs import TokenNames, chat_logprobs, completion_logprobs
 from .metrics import Metrics
-from .protocol import ChatCompletionRequest, CompletionRequest, GenerateRequest, HTTPProblem
+from .protocol import ChatCompletionRequest, CompletionRequest, CustomToolSpec, GenerateRequest, HTTPProblem
 from .response_format import Answer, ChatConstraint, Compiled, GuideCompiler, ToolsProblem
 from .vllm_fields import requested_answer
 
@@ -106,12 +107,14 @@ class Serving:
                                    "from", param=field)
         return ids
 
-    async def chat_prompt(self, req: ChatCompletionRequest) -> list[int]:
+    async def chat_prompt(self, req: ChatCompletionRequest, chat: ChatConstraint | None = None) -> list[int]:
         """The messages through the chat template (joined by newlines without one), tokenized.
-        Tools go through the template when it renders them, else into the system message in
-        the default format (:func:`structgen.compose.tools.tool_messages`)."""
-        tools = [t.model_dump(exclude_none=True) for t in req.tools or ()]
-        return await self.messages_prompt(chat_messages(req), tools)
+        Function tools go through the template when it renders them, else into the system
+        message in the default format (:func:`structgen.compose.tools.tool_messages`); custom
+        tools (``chat``'s) into the system message (:func:`~.calls.custom_tools_prompt`)."""
+        custom = chat.custom_tools if chat is not None and chat.tool_choice != "none" else ()
+        note = custom_tools_prompt(custom) if custom else ""
+        return await self.messages_prompt(chat_messages(req), function_tools(req), note=note)
 
     async def messages_prompt(self, chat: list[dict[str, Any]], tools: list[dict[str, Any]], *,
                               note: str = "", field: str = "messages") -> list[int]:
@@ -308,9 +311,11 @@ def _with_warnings(body: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
 async def chat_completions(req: ChatCompletionRequest, request: Request, serving: Served) -> Any:
     serving.check(req)
     params = serving.params(req, logprobs=req.logprobs_top())
-    chat = chat_constraint(req)
+    custom = await asyncio.to_thread(custom_tools, req) if any(
+        isinstance(t, CustomToolSpec) for t in req.tools or ()) else ()
+    chat = chat_constraint(req, custom)
     constraint, answer = requested_answer(req)
-    prompt = await serving.chat_prompt(req)
+    prompt = await serving.chat_prompt(req, chat)
     field = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
     handles, compiled = await serving.submit(prompt, answer, params, n=req.n, field=field,
                                              max_tokens=req.max_completion_tokens or req.max_tokens, chat=chat,

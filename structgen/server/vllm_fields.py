@@ -11,11 +11,13 @@ two spellings:
   ``guided_whitespace_pattern``.
 
 :func:`requested_answer` maps them, and ``response_format``, onto the formats of
-:mod:`structgen.formats` (``JsonSchema``, ``Regex``, a ``Choice`` of ``Literal`` strings), which
-go through the door like any other. A request names one constraint: two at once (two keys of
+:mod:`structgen.formats` (``JsonSchema``, ``Regex``, a ``Choice`` of ``Literal`` strings, a
+``Grammar`` whose syntax is detected as vLLM does: GBNF when a line holds ``::=``, else Lark;
+:func:`~structgen.server.grammar_formats.grammar_format`), which go through the door like any
+other; a constraint that fails to compile is a 400 naming its field (``guided_grammar``,
+``response_format.grammar``). A request names one constraint: two at once (two keys of
 ``structured_outputs``, a ``guided_*`` field beside it, or either beside a ``response_format``
-that constrains) is a 400 that names both. A grammar is a named 400 for now
-(:func:`~structgen.server.grammar_formats.grammar_format`), and so is ``structural_tag``.
+that constrains) is a 400 that names both. ``structural_tag`` is refused with a named 400.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any, Callable, Union
 from ..errors import ConstraintError
 from ..formats import Choice, Format, JsonSchema, Literal, Regex
 from .grammar_formats import grammar_format
-from .protocol import HTTPProblem, JsonObjectFormat, JsonSchemaFormat, TextFormat
+from .protocol import GrammarFormat, HTTPProblem, JsonObjectFormat, JsonSchemaFormat, TextFormat
 from .response_format import ANY_OBJECT_SCHEMA, Answer
 
 __all__ = ["requested_answer"]
@@ -70,7 +72,8 @@ def requested_answer(req: Any) -> tuple[str, Answer]:
     found: list[_Found] = []
     fmt = req.response_format
     if fmt is not None and not isinstance(fmt, TextFormat):
-        found.append(("response_format", "response_format", lambda: fmt))
+        field = "response_format.grammar" if isinstance(fmt, GrammarFormat) else "response_format"
+        found.append((field, "response_format", lambda: fmt))
     so = req.structured_outputs
     if so is not None:
         sources = (("json", so.json_, "json", _schema), ("regex", so.regex, "regex", None),

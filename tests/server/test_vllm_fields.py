@@ -1,8 +1,8 @@
 """vLLM's constraint fields on ``/v1/chat/completions`` and ``/v1/completions`` (the tiny
 random-weight Llama through FastAPI's TestClient): ``structured_outputs`` and the older
 ``guided_*`` fields are enforced like ``response_format``, through the official client's
-``extra_body`` as vLLM's users send them; two constraints at once, a grammar and a bad value are
-400s that name the fields."""
+``extra_body`` as vLLM's users send them (a grammar's syntax detected as vLLM does); two
+constraints at once and a bad value are 400s that name the fields."""
 
 from __future__ import annotations
 
@@ -101,8 +101,11 @@ def test_completions_take_them_too(oai: Any) -> None:
      "structured_outputs.regex and guided_choice"),
     ({"response_format": {"type": "json_object"}, "guided_regex": "a"}, "guided_regex",
      "response_format and guided_regex"),
-    ({"structured_outputs": {"grammar": "root ::= \"a\""}}, "structured_outputs.grammar", "not supported"),
-    ({"guided_grammar": "start: \"a\""}, "guided_grammar", "not supported"),
+    ({"structured_outputs": {"grammar": "root ::= \"a\" rest"}}, "structured_outputs.grammar",
+     "invalid gbnf grammar at line 1"),
+    ({"guided_grammar": "start: \"a\" rest"}, "guided_grammar", "rule 'rest' is used but never defined"),
+    ({"guided_grammar": "   "}, "guided_grammar", "give the grammar's text"),
+    ({"guided_grammar": "start: \"a\"", "guided_regex": "a"}, "guided_grammar", "guided_regex and guided_grammar"),
     ({"structured_outputs": {"structural_tag": "{}"}}, "structured_outputs.structural_tag", "structural tags"),
     ({"structured_outputs": {}}, "structured_outputs", "give one constraint"),
     ({"structured_outputs": {"json": "{not json"}}, "structured_outputs.json", "not valid JSON"),
