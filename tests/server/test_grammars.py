@@ -105,7 +105,7 @@ def test_a_custom_tool_with_a_lark_grammar(oai: Any) -> None:
     _sql(call.custom.input)
 
 
-def test_a_custom_tool_streamed_says_what_the_whole_answer_says(client: Any) -> None:
+def test_a_custom_tool_streamed_says_what_the_whole_answer_says(client: Any, oai: Any) -> None:
     body = {**CHAT, "max_tokens": 64, "tools": [CHAT_TOOL], "tool_choice": CHOOSE_SQL}
     whole = client.post("/v1/chat/completions", json=body).json()["choices"][0]
     calls: dict[int, dict[str, Any]] = {}
@@ -122,6 +122,11 @@ def test_a_custom_tool_streamed_says_what_the_whole_answer_says(client: Any) -> 
     assert finish == "tool_calls"
     assert [{**c, "id": ""} for c in calls.values()] == [{**c, "id": ""} for c in whole["message"]["tool_calls"]]
     _sql(calls[0]["custom"]["input"])
+    # the official client keeps the custom pieces (its delta type knows functions only) as extra fields
+    stream = oai.chat.completions.create(model="tiny", messages=CHAT["messages"], max_tokens=64, temperature=0,
+                                         tools=[CHAT_TOOL], tool_choice=CHOOSE_SQL, stream=True)
+    pieces = [d.custom["input"] for chunk in stream for c in chunk.choices for d in c.delta.tool_calls or ()]
+    assert "".join(pieces) == calls[0]["custom"]["input"]
 
 
 def test_a_custom_tool_beside_a_function_tool_and_a_call_sent_back(client: Any) -> None:
