@@ -149,7 +149,9 @@ def finish_reason(reason: str | None, msg_or_deltas: Any) -> str | None:
 class ChatDeltas:
     """One choice's stream read back: :meth:`feed` each piece of text, get OpenAI's ``delta``
     objects to send (``reasoning_content``, ``content``, ``tool_calls`` items with ``index``,
-    ``id``, ``type`` and the name first, then ``arguments`` pieces)."""
+    ``id``, ``type`` and the name first, then ``arguments`` pieces; a custom tool's item has
+    ``type: "custom"`` and ``custom: {"name", "input"}``, then ``custom.input`` pieces).
+    ``reasoning=False``: the text has no thinking (it was split off already)."""
 
     def __init__(self, compiled: Compiled, *, reasoning: bool = True) -> None:
         thinking = compiled.reasoning if reasoning else None

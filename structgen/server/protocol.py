@@ -224,6 +224,8 @@ class ToolSpec(_Strict):
 
 
 class CustomFormatText(_Strict):
+    """A custom tool's ``format`` ``{"type": "text"}``: free-text input."""
+
     type: Literal["text"]
 
 
@@ -235,6 +237,8 @@ class CustomGrammar(_Strict):
 
 
 class CustomFormatGrammar(_Strict):
+    """A custom tool's ``format`` ``{"type": "grammar", "grammar": {"syntax", "definition"}}``."""
+
     type: Literal["grammar"]
     grammar: CustomGrammar
 

@@ -26,7 +26,7 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response, StreamingResponse
 
 from ..compose.tools import template_renders_tools, tool_messages
-from ..errors import ConstraintError, PayloadTooLarge
+from ..errors import CompileBudgetExceeded, ConstraintError, PayloadTooLarge
 from ..hf.steps import LogitAdjustments
 from .calls import custom_tools_prompt
 from .chat import ChatDeltas, chat_constraint, chat_messages, custom_tools, finish_reason, function_tools, message
@@ -181,7 +181,7 @@ class Serving:
             compiled = await compiling
         except ToolsProblem as e:
             raise HTTPProblem(400, f"tools: {e}", param="tools") from e
-        except ConstraintError as e:
+        except (ConstraintError, CompileBudgetExceeded) as e:  # (a grammar's rules over the term budget, ...)
             raise HTTPProblem(400, f"{constraint}: {e}", param=constraint) from e
         except PayloadTooLarge as e:
             raise HTTPProblem(413, str(e), param=constraint, code="payload_too_large") from e

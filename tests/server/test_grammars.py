@@ -199,3 +199,17 @@ def test_a_bad_grammar_is_a_400_naming_the_field(client: Any, path: str, extra: 
     assert r.status_code == 400, r.text
     err = r.json()["error"]
     assert err["param"] == param and needle in err["message"], err
+
+
+def test_a_grammar_over_the_compile_budget_is_a_400_not_a_500(client: Any, monkeypatch: Any) -> None:
+    from structgen.errors import CompileBudgetExceeded
+
+    def over(_: Any) -> Any:
+        raise CompileBudgetExceeded("terms", 10, "rule 'start'")
+
+    monkeypatch.setattr(client.app.state.serving.compiler, "_through_the_door", over)
+    fmt = {"type": "grammar", "grammar": 'start: "budget" NAME\nNAME: /[a-z]+/'}  # (not cached by another test)
+    r = client.post("/v1/chat/completions", json={**CHAT, "response_format": fmt})
+    assert r.status_code == 400, r.text
+    err = r.json()["error"]
+    assert err["param"] == "response_format.grammar" and "compile budget exceeded" in err["message"], err
