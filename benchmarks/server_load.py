@@ -1,13 +1,26 @@
-"""Load benchmark of ``structgen serve``: requests/s, tokens/s and time-to-first-token.
+"""Load benchmark of ``structgen serve``: throughput, latency (p50 / p99) and time to first token.
 
-Starts the server in-process on a free loopback port (twice: continuous batching with
-``--max-batch-size 32``, then ``--max-batch-size 1``), and for 1, 8 and 32 concurrent clients sends
-streamed chat requests constrained by a regex, each generating exactly ``--max-tokens`` tokens
-(the regex cannot complete sooner), and prints a table. Budget-aware masking is off
-(``ServerConfig(budget_aware=False)``): with it on, the server answers 400 to a ``max_tokens`` below
-what the regex needs, and a regex that cannot complete is what makes every request cost the same.
+Two workloads, each against the server started in-process on a free loopback port:
 
-    python -m benchmarks.server_load [--max-tokens 32] [--requests-per-client 2] [--threads 1]
+- **uniform**: for 1, 8 and 32 concurrent clients, streamed chat requests constrained by one
+  regex, each generating exactly ``--max-tokens`` tokens (the regex cannot complete sooner), with
+  continuous batching (``--max-batch-size 32``) and without (``1``). Budget-aware masking is off
+  here (``ServerConfig(budget_aware=False)``): with it on, the server answers 400 to a
+  ``max_tokens`` below what the regex needs, and a regex that cannot complete is what makes every
+  request cost the same.
+- **mixed** (``--mixed N``, default 64): N clients at once, each with a constraint of its own
+  (:func:`mixed_request`): chat completions with a JSON Schema, with a regex, with a tool it must
+  call, and Responses API requests with a schema or a tool, half of them streamed, each schema
+  naming its client so that an answer delivered to the wrong client fails its check
+  (:func:`check_answer`). The batch is ``--mixed-batch`` (16) rows, so requests queue. Every
+  answer is checked; the table reports requests/s, tokens/s and the latency percentiles, and the
+  largest batch the server saw (``/healthz``).
+
+``tests/server/test_load.py`` runs the mixed workload against ``structgen serve`` and asserts what
+it checks.
+
+    python -m benchmarks.server_load [--max-tokens 32] [--requests-per-client 2] [--clients 1,8,32]
+                                     [--mixed 64] [--mixed-batch 16] [--skip-uniform] [--threads 1]
 """
 
 from __future__ import annotations
@@ -15,15 +28,18 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import socket
-import statistics
 import threading
 import time
+from typing import Any
+
 import httpx
 
-from benchmarks.harness import markdown_table
+from benchmarks.harness import markdown_table, percentile
 
 PATTERN = "[a-z ]{400}"  # never complete within max_tokens: every request costs the same
+MODEL = "SmolLM2-135M-Instruct"
 
 
 def _free_port() -> int:
@@ -32,8 +48,165 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# -- the mixed workload ------------------------------------------------------------------------------
+
+
+def _record(k: int) -> dict[str, Any]:
+    """A schema only client ``k``'s answer can satisfy (``client`` is ``k``)."""
+    return {"type": "object", "properties": {"client": {"const": k}, "word": {"type": "string", "maxLength": 8}},
+            "required": ["client", "word"], "additionalProperties": False}
+
+
+def mixed_request(k: int, max_tokens: int = 48) -> tuple[str, dict[str, Any], str]:
+    """Client ``k``'s request: ``(path, body, expect)``; ``expect`` names what the answer must be:
+    ``"json"`` (valid under ``_record(k)``), ``"regex"`` (full-matches ``id<k>-[a-z]{2,6}``),
+    ``"call"`` (a call of ``record_<k>`` with valid arguments). Kinds rotate with ``k % 8``; odd
+    ``k`` stream."""
+    kind = k % 8
+    stream = bool(k % 2)
+    user = [{"role": "user", "content": f"Client {k}: give one short word."}]
+    common = {"model": MODEL, "temperature": 0.8, "stream": stream}
+    schema = _record(k)
+    tool = {"name": f"record_{k}", "description": "Record a word", "parameters": schema}
+    if kind in (0, 1):
+        body = {**common, "messages": user, "max_tokens": max_tokens, "seed": k,
+                "response_format": {"type": "json_schema", "json_schema": {"name": f"c{k}", "schema": schema}}}
+        return "/v1/chat/completions", body, "json"
+    if kind in (2, 3):
+        body = {**common, "messages": user, "max_tokens": max_tokens, "seed": k,
+                "response_format": {"type": "regex", "pattern": f"id{k}-[a-z]{{2,6}}"}}
+        return "/v1/chat/completions", body, "regex"
+    if kind in (4, 5):
+        body = {**common, "messages": user, "max_tokens": max_tokens + 16, "seed": k,
+                "tools": [{"type": "function", "function": tool}],
+                "tool_choice": {"type": "function", "function": {"name": f"record_{k}"}}, "parallel_tool_calls": False}
+        return "/v1/chat/completions", body, "call"
+    if kind == 6:
+        body = {**common, "input": user, "max_output_tokens": max_tokens,
+                "text": {"format": {"type": "json_schema", "name": f"c{k}", "schema": schema, "strict": True}}}
+        return "/v1/responses", body, "json"
+    body = {**common, "input": user, "max_output_tokens": max_tokens + 16,
+            "tools": [{"type": "function", **tool}], "tool_choice": "required", "parallel_tool_calls": False}
+    return "/v1/responses", body, "call"
+
+
+def check_answer(k: int, expect: str, text: str | None, calls: list[tuple[str, str]]) -> None:
+    """Raise ``AssertionError`` unless client ``k``'s answer is what its request asked for."""
+    import jsonschema
+
+    if expect == "json":
+        assert text is not None, f"client {k}: no text"
+        jsonschema.validate(json.loads(text), _record(k))
+    elif expect == "regex":
+        assert text is not None and re.fullmatch(f"id{k}-[a-z]{{2,6}}", text), f"client {k}: {text!r}"
+    else:
+        assert [name for name, _ in calls] == [f"record_{k}"], f"client {k}: calls {calls}"
+        jsonschema.validate(json.loads(calls[0][1]), _record(k))
+
+
+def _sse(line: str) -> dict[str, Any] | None:
+    if not line.startswith("data: ") or line == "data: [DONE]":
+        return None
+    value: dict[str, Any] = json.loads(line[6:])
+    return value
+
+
+async def _read(r: httpx.Response, path: str, stream: bool) -> tuple[str | None, list[tuple[str, str]], int, float | None]:
+    """``(text, calls, completion tokens, seconds to the first piece)`` of one answer."""
+    start = time.perf_counter()
+    first: float | None = None
+    if not stream:
+        body = json.loads(await r.aread())
+        if path == "/v1/responses":
+            texts = [c["text"] for i in body["output"] if i["type"] == "message" for c in i["content"]]
+            calls = [(i["name"], i["arguments"]) for i in body["output"] if i["type"] == "function_call"]
+            return ("".join(texts) if texts else None), calls, body["usage"]["output_tokens"], None
+        msg = body["choices"][0]["message"]
+        calls = [(c["function"]["name"], c["function"]["arguments"]) for c in msg.get("tool_calls") or ()]
+        return msg.get("content"), calls, body["usage"]["completion_tokens"], None
+    text: list[str] = []
+    args: dict[int, list[str]] = {}
+    names: dict[int, str] = {}
+    tokens = 0
+    async for line in r.aiter_lines():
+        event = _sse(line)
+        if event is None:
+            continue
+        if first is None:
+            first = time.perf_counter() - start
+        if path == "/v1/responses":
+            if event["type"] == "response.failed":
+                raise AssertionError(f"response failed: {event['response']['error']}")
+            if event["type"] in ("response.completed", "response.incomplete"):
+                done = event["response"]
+                tokens = done["usage"]["output_tokens"]
+                calls = [(i["name"], i["arguments"]) for i in done["output"] if i["type"] == "function_call"]
+                texts = [c["text"] for i in done["output"] if i["type"] == "message" for c in i["content"]]
+                streamed = "".join(text)
+                assert streamed == "".join(texts), "the deltas are not the final text"
+                return (streamed if texts else None), calls, tokens, first
+            if event["type"] == "response.output_text.delta":
+                text.append(event["delta"])
+            continue
+        if "error" in event:
+            raise AssertionError(f"stream failed: {event['error']}")
+        if event.get("usage"):
+            tokens = event["usage"]["completion_tokens"]
+        for choice in event["choices"]:
+            delta = choice["delta"]
+            if delta.get("content"):
+                text.append(delta["content"])
+            for call in delta.get("tool_calls") or ():
+                if call.get("function", {}).get("name"):
+                    names[call["index"]] = call["function"]["name"]
+                args.setdefault(call["index"], []).append(call.get("function", {}).get("arguments") or "")
+    calls = [(names[i], "".join(args[i])) for i in sorted(names)]
+    return ("".join(text) if text else None), calls, tokens, first
+
+
+async def run_mixed(base: str, clients: int, *, max_tokens: int = 48) -> list[dict[str, Any]]:
+    """All ``clients`` requests at once; one record per request: ``k``, ``latency``, ``ttft``,
+    ``tokens``, ``error`` (``None`` when the answer passed :func:`check_answer`)."""
+    limits = httpx.Limits(max_connections=clients + 4, max_keepalive_connections=clients + 4)
+    async with httpx.AsyncClient(base_url=base, timeout=900, limits=limits) as client:
+
+        async def one(k: int) -> dict[str, Any]:
+            path, body, expect = mixed_request(k, max_tokens)
+            if body["stream"] and path == "/v1/chat/completions":
+                body = {**body, "stream_options": {"include_usage": True}}
+            start = time.perf_counter()
+            record: dict[str, Any] = {"k": k, "path": path, "stream": body["stream"], "error": None, "ttft": None,
+                                      "tokens": 0}
+            try:
+                async with client.stream("POST", path, json=body) as r:
+                    if r.status_code != 200:
+                        raise AssertionError(f"HTTP {r.status_code}: {(await r.aread()).decode()[:300]}")
+                    text, calls, tokens, first = await _read(r, path, body["stream"])
+                record.update(tokens=tokens, ttft=first)
+                check_answer(k, expect, text, calls)
+            except (AssertionError, ValueError, KeyError, httpx.HTTPError) as e:
+                record["error"] = f"{type(e).__name__}: {e}"
+            except Exception as e:  # noqa: BLE001 - a schema check's own error type, reported
+                record["error"] = f"{type(e).__name__}: {e}"
+            record["latency"] = time.perf_counter() - start
+            return record
+
+        return list(await asyncio.gather(*(one(k) for k in range(clients))))
+
+
+def summarize(records: list[dict[str, Any]], wall: float) -> dict[str, float]:
+    """Requests/s, tokens/s and latency percentiles of a run that took ``wall`` seconds."""
+    latencies = [r["latency"] for r in records]
+    return {"requests": len(records), "failed": sum(r["error"] is not None for r in records), "wall": wall,
+            "rps": len(records) / wall, "tps": sum(r["tokens"] for r in records) / wall,
+            "p50": percentile(latencies, 50) or 0.0, "p99": percentile(latencies, 99) or 0.0}
+
+
+# -- the uniform workload ----------------------------------------------------------------------------
+
+
 async def _one(client: httpx.AsyncClient, max_tokens: int, i: int) -> tuple[float, float, int]:
-    body = {"model": "SmolLM2-135M-Instruct", "stream": True, "max_tokens": max_tokens, "temperature": 0,
+    body = {"model": MODEL, "stream": True, "max_tokens": max_tokens, "temperature": 0,
             "messages": [{"role": "user", "content": f"Write about topic number {i}."}],
             "stream_options": {"include_usage": True},
             "response_format": {"type": "regex", "pattern": PATTERN}}
@@ -43,9 +216,9 @@ async def _one(client: httpx.AsyncClient, max_tokens: int, i: int) -> tuple[floa
     async with client.stream("POST", "/v1/chat/completions", json=body) as r:
         r.raise_for_status()
         async for line in r.aiter_lines():
-            if not line.startswith("data: ") or line == "data: [DONE]":
+            chunk = _sse(line)
+            if chunk is None:
                 continue
-            chunk = json.loads(line[6:])
             if chunk.get("usage"):
                 tokens = chunk["usage"]["completion_tokens"]
             if first is None and any(c["delta"].get("content") for c in chunk["choices"]):
@@ -63,10 +236,35 @@ async def _load(base: str, clients: int, per_client: int, max_tokens: int) -> di
         start = time.perf_counter()
         results = [x for xs in await asyncio.gather(*(worker(c) for c in range(clients))) for x in xs]
         wall = time.perf_counter() - start
-    ttfts = sorted(r[0] for r in results)
+    ttfts = [r[0] for r in results]
+    latencies = [r[1] for r in results]
     return {"requests": len(results), "wall": wall, "rps": len(results) / wall,
-            "tps": sum(r[2] for r in results) / wall, "ttft_p50": statistics.median(ttfts),
-            "ttft_max": ttfts[-1]}
+            "tps": sum(r[2] for r in results) / wall, "ttft_p50": percentile(ttfts, 50) or 0.0,
+            "p50": percentile(latencies, 50) or 0.0, "p99": percentile(latencies, 99) or 0.0}
+
+
+# -- running it --------------------------------------------------------------------------------------
+
+
+class _Server:
+    """An app behind uvicorn in a thread, for the length of a ``with``."""
+
+    def __init__(self, app: Any) -> None:
+        import uvicorn
+
+        self.port = _free_port()
+        self.server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=self.port, log_level="warning"))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        while not self.server.started:
+            time.sleep(0.05)
+        return f"http://127.0.0.1:{self.port}"
+
+    def __exit__(self, *_: Any) -> None:
+        self.server.should_exit = True
+        self.thread.join()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -74,12 +272,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-tokens", type=int, default=32)
     parser.add_argument("--requests-per-client", type=int, default=2)
     parser.add_argument("--clients", default="1,8,32")
+    parser.add_argument("--mixed", type=int, default=64, help="clients of the mixed workload (0: skip it)")
+    parser.add_argument("--mixed-batch", type=int, default=16, help="--max-batch-size of the mixed workload")
+    parser.add_argument("--skip-uniform", action="store_true", help="run the mixed workload only")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args(argv)
 
     import torch
     import transformers
-    import uvicorn
 
     from structgen import load_default_model
     from structgen.server import ServerConfig, create_app
@@ -88,27 +288,39 @@ def main(argv: list[str] | None = None) -> None:
     transformers.utils.logging.set_verbosity_error()
     model, tokenizer = load_default_model()
     rows: list[tuple[int, int, dict[str, float]]] = []
-    for batch in (32, 1):
-        app = create_app(model, tokenizer, ServerConfig(max_batch_size=batch, budget_aware=False))
-        port = _free_port()
-        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        while not server.started:
-            time.sleep(0.05)
-        for clients in (int(c) for c in args.clients.split(",")):
-            result = asyncio.run(_load(f"http://127.0.0.1:{port}", clients, args.requests_per_client, args.max_tokens))
-            rows.append((batch, clients, result))
-            print(f"  batch {batch:>2} clients {clients:>2}: {result}", flush=True)
-        server.should_exit = True
-        thread.join()
-
-    print(f"\nSmolLM2-135M-Instruct, CPU, torch threads={args.threads}, {args.max_tokens} tokens/request, "
-          f"{args.requests_per_client} requests/client, streamed, regex-constrained\n")
-    print(markdown_table(
-        ["max batch", "clients", "requests", "requests/s", "tokens/s", "TTFT p50 (s)", "TTFT max (s)"],
-        ([str(batch), str(clients), f"{r['requests']:.0f}", f"{r['rps']:.2f}", f"{r['tps']:.1f}", f"{r['ttft_p50']:.2f}",
-          f"{r['ttft_max']:.2f}"] for batch, clients, r in rows), "r" * 7))
+    for batch in () if args.skip_uniform else (32, 1):
+        with _Server(create_app(model, tokenizer, ServerConfig(max_batch_size=batch, budget_aware=False))) as base:
+            for clients in (int(c) for c in args.clients.split(",")):
+                result = asyncio.run(_load(base, clients, args.requests_per_client, args.max_tokens))
+                rows.append((batch, clients, result))
+                print(f"  batch {batch:>2} clients {clients:>2}: {result}", flush=True)
+    if rows:
+        print(f"\nUniform: SmolLM2-135M-Instruct, CPU, torch threads={args.threads}, {args.max_tokens} tokens/request, "
+              f"{args.requests_per_client} requests/client, streamed, regex-constrained\n")
+        print(markdown_table(
+            ["max batch", "clients", "requests", "requests/s", "tokens/s", "TTFT p50 (s)", "latency p50 (s)",
+             "latency p99 (s)"],
+            ([str(b), str(c), f"{r['requests']:.0f}", f"{r['rps']:.2f}", f"{r['tps']:.1f}", f"{r['ttft_p50']:.2f}",
+              f"{r['p50']:.2f}", f"{r['p99']:.2f}"] for b, c, r in rows), "r" * 8))
+    if args.mixed:
+        app = create_app(model, tokenizer, ServerConfig(max_batch_size=args.mixed_batch))
+        with _Server(app) as base:
+            asyncio.run(run_mixed(base, 8))  # warm-up: the request paths' first compiles
+            start = time.perf_counter()
+            records = asyncio.run(run_mixed(base, args.mixed))
+            wall = time.perf_counter() - start
+            seen = httpx.get(f"{base}/healthz").json()["max_batch_seen"]
+        s = summarize(records, wall)
+        for r in records:
+            if r["error"]:
+                print(f"  client {r['k']} ({r['path']}, stream={r['stream']}): {r['error']}")
+        print(f"\nMixed: {args.mixed} clients at once, each its own schema / regex / tool (chat completions and "
+              f"Responses, half streamed), --max-batch-size {args.mixed_batch}, torch threads={args.threads}\n")
+        print(markdown_table(
+            ["clients", "valid answers", "requests/s", "tokens/s", "latency p50 (s)", "latency p99 (s)",
+             "largest batch"],
+            [[str(args.mixed), f"{s['requests'] - s['failed']:.0f}/{s['requests']:.0f}", f"{s['rps']:.2f}",
+              f"{s['tps']:.1f}", f"{s['p50']:.2f}", f"{s['p99']:.2f}", str(seen)]], "r" * 7))
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ structgen generate "PROMPT" (--regex R | --schema FILE_OR_JSON | --lark FILE | -
 structgen grammars
 structgen serve [--model DIR_OR_GGUF] [--host H] [--port P] [--max-batch-size N]
                 [--batch-timeout-ms MS] [--device D] [--api-key KEY] [--served-model-name NAME ...]
+                [--drain-timeout S]
 ```
 
 ``generate`` prints the constrained answer of the embedded SmolLM2-135M-Instruct (or ``--model``).
@@ -120,6 +121,9 @@ def _build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--no-budget-aware", action="store_true",
                        help="let guided output be cut off at max_tokens (finish_reason 'length') "
                             "instead of always finishing within it")
+    serve.add_argument("--drain-timeout", type=float, default=30.0, metavar="S",
+                       help="on SIGTERM, let requests in flight finish for up to S seconds while new ones get "
+                            "503 (default: 30)")
     serve.add_argument("--api-key", metavar="KEY",
                        help="require 'Authorization: Bearer KEY' on /v1/* and /generate* (401 otherwise)")
     serve.add_argument("--served-model-name", nargs="+", metavar="NAME",
@@ -233,13 +237,14 @@ def _cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--port {args.port}: not a port number")
     if args.model and not Path(args.model).expanduser().exists():
         raise CliError(f"--model {args.model!r}: no such folder or file")
+    if args.drain_timeout < 0:
+        raise CliError("--drain-timeout must not be negative")
     if args.api_key is not None and not args.api_key.strip():
         raise CliError("--api-key must not be empty")
     try:
         import transformers
-        import uvicorn
 
-        from .server import ServerConfig, create_app
+        from .server import ServerConfig, create_app, serve
     except ImportError as e:
         raise _missing_extra("serve", "server", e) from e
 
@@ -256,7 +261,7 @@ def _cmd_serve(args: argparse.Namespace) -> int:
     config = ServerConfig(model_name=names[0], model_aliases=tuple(names[1:]), max_batch_size=args.max_batch_size,
                           batch_timeout_ms=args.batch_timeout_ms, budget_aware=not args.no_budget_aware,
                           api_key=args.api_key)
-    uvicorn.run(create_app(model, tokenizer, config), host=args.host, port=args.port, log_level="info")
+    serve(create_app(model, tokenizer, config), host=args.host, port=args.port, drain_timeout=args.drain_timeout)
     return 0
 
 

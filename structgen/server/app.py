@@ -5,8 +5,9 @@ starts the :class:`~structgen.server.engine.Engine` with the app and stops it af
 bodies over the size limit, checks the API key (``ServerConfig.api_key``: a Bearer token on
 ``/v1/*`` and ``/generate*``; ``/healthz`` and ``/metrics`` stay open, as in vLLM), counts every
 answer for ``/metrics`` (:mod:`structgen.server.metrics`), answers every error with OpenAI's
-error body (:attr:`~structgen.server.protocol.HTTPProblem.body`), and serves the endpoints of
-:mod:`structgen.server.routes`.
+error body (:attr:`~structgen.server.protocol.HTTPProblem.body`), counts the requests in flight
+for a graceful shutdown (:mod:`structgen.server.drain`), and serves the endpoints of
+:mod:`structgen.server.routes` and :mod:`structgen.server.responses`.
 
 Example:
     >>> app = create_app(model, tokenizer)                       # doctest: +SKIP
@@ -29,10 +30,12 @@ from ..compiler import warm_up
 from ..errors import ConstraintError, PayloadTooLarge
 from ..hf.generation import model_vocabulary
 from ..vocab.index import prepare_vocabulary
+from .drain import Drain, DrainMiddleware
 from .engine import Engine
 from .metrics import Metrics
 from .protocol import HTTPProblem
 from .response_format import GuideCompiler
+from .responses import router as responses_router
 from .routes import Serving, router
 
 __all__ = ["ServerConfig", "create_app"]
@@ -109,11 +112,16 @@ def create_app(model: Any, tokenizer: Any, config: ServerConfig | None = None) -
     app.exception_handler(HTTPProblem)(_problem)
     app.exception_handler(ConstraintError)(_bad_constraint)
     app.exception_handler(PayloadTooLarge)(_too_large)
+    app.exception_handler(Exception)(_bug)
     # (the last added runs first: counting sees every answer, the key is checked before the body)
     app.middleware("http")(_limit_body)
     app.middleware("http")(_check_key)
     app.middleware("http")(_count)
+    # (outermost: a request counts as in flight until its last byte; while draining, 503 first)
+    app.state.drain = Drain()
+    app.add_middleware(DrainMiddleware, drain=app.state.drain)
     app.include_router(router)
+    app.include_router(responses_router)
     return app
 
 
@@ -124,20 +132,64 @@ def _answer(problem: HTTPProblem) -> JSONResponse:
     return JSONResponse(problem.body, status_code=problem.status)
 
 
+#: Names pydantic puts in an error's location for the member of a union that failed, not a field.
+_UNION_MEMBERS = frozenset({"str", "int", "float", "bool", "list", "dict", "none", "literal", "is-instance"})
+
+
+def _location(loc: Any) -> str:
+    """An error's location as the field's path, ``input[0].content`` (union members left out)."""
+    out = ""
+    for x in loc:
+        if x == "body" and not out:
+            continue
+        if isinstance(x, int):
+            out += f"[{x}]"
+        elif isinstance(x, str) and (x.startswith("type=") or "[" in x or x.split("-")[0] in _UNION_MEMBERS):
+            continue
+        else:
+            out += f".{x}" if out else str(x)
+    return out
+
+
+def _specific(errors: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
+    """The errors worth telling: where a union's members failed at several depths, the deepest
+    (a list whose item has an unknown field, not "input: not a string"); each location once."""
+    located = [(_location(e.get("loc", ())), e) for e in errors]
+    deeper = [loc for loc, _ in located]
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for loc, err in located:
+        if any(d != loc and (d.startswith(loc + ".") or d.startswith(loc + "[")) for d in deeper):
+            continue
+        key = (loc, str(err.get("type")))
+        if key not in seen:
+            seen.add(key)
+            out.append((loc, err))
+    return out
+
+
 async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
     """400 naming each problem: malformed JSON, an unknown field, a value out of range."""
     parts, params, code = [], [], None
-    for err in exc.errors():
-        loc = [str(x) for x in err.get("loc", ()) if x != "body"]
-        params.append(".".join(loc))
-        if err.get("type") == "json_invalid":
-            parts.append(f"malformed JSON body: {err.get('ctx', {}).get('error', err.get('msg'))}")
-        elif err.get("type") == "extra_forbidden":
-            parts.append(f"unknown field {'.'.join(loc)!r}")
+    wrong: dict[str, list[str]] = {}  # (a union's members each say what they wanted: one sentence)
+    for loc, err in _specific(list(exc.errors())):
+        if err.get("type") == "json_invalid":  # (its location is a character position, not a field)
+            at = next((x for x in err.get("loc", ()) if isinstance(x, int)), None)
+            where = f" at character {at}" if at is not None else ""
+            parts.append(f"malformed JSON body{where}: {err.get('ctx', {}).get('error', err.get('msg'))}")
+            continue
+        params.append(loc)
+        if err.get("type") == "extra_forbidden":
+            parts.append(f"unknown field {loc!r}")
             code = "unknown_parameter"
         else:
-            parts.append(f"{'.'.join(loc) or 'body'}: {err.get('msg')}")
-    param = params[0] if len(params) == 1 and params[0] else None
+            if loc not in wrong:
+                wrong[loc] = []
+                parts.append(loc)
+            wrong[loc].append(str(err.get("msg")))
+    parts = [f"{p or 'body'}: {' or '.join(wrong[p])}" if p in wrong else p for p in parts]
+    named = [x for x in dict.fromkeys(params) if x]
+    param = named[0] if named else None  # (OpenAI names one field: the first)
     return _answer(HTTPProblem(400, "; ".join(parts) or "invalid request", param=param, code=code))
 
 
@@ -151,6 +203,11 @@ async def _bad_constraint(_: Request, exc: ConstraintError) -> JSONResponse:
 
 async def _too_large(_: Request, exc: PayloadTooLarge) -> JSONResponse:
     return _answer(HTTPProblem(413, str(exc), param="response_format", code="payload_too_large"))
+
+
+async def _bug(_: Request, exc: Exception) -> JSONResponse:
+    """A bug is still answered in OpenAI's shape (500, ``server_error``); the log has the traceback."""
+    return _answer(HTTPProblem(500, f"internal error: {type(exc).__name__}: {exc}", type_="server_error"))
 
 
 _OPEN_PATHS = ("/healthz", "/metrics")
@@ -169,7 +226,8 @@ async def _check_key(request: Request, call_next: Callable[[Request], Awaitable[
     return await call_next(request)
 
 
-_SERVED_PATHS = frozenset(path for route in router.routes if isinstance(path := getattr(route, "path", None), str))
+_SERVED_PATHS = frozenset(path for route in (*router.routes, *responses_router.routes)
+                          if isinstance(path := getattr(route, "path", None), str))
 
 
 async def _count(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:

@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import asyncio
 import codecs
-import itertools
 import logging
 import queue
 import random
@@ -42,7 +41,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator
+from typing import Any
 
 import torch
 from transformers import DynamicCache
@@ -51,88 +50,18 @@ from ..errors import StructgenError
 from ..guides.base import Guide
 from ..guides.cursor import Cursor, fill_next_token_bitmasks
 from ..guides.matcher import Matcher
-from ..guides.text_budget import TextBudget
 from ..hf.bitmask import masked_scores
-from ..hf.steps import (LogitAdjustments, TokenHistory, TokenLogprob, adjust_logits, forward_last, sample_token,
+from ..hf.steps import (TokenHistory, TokenLogprob, adjust_logits, forward_last, sample_token,
                         token_logprobs)
 from ..vocab.vocabulary import Vocabulary
+from .engine_requests import GREEDY_BELOW, EngineRequest, Event, SamplingParams, ShuttingDown, Abort
 
-__all__ = ["Engine", "EngineRequest", "Event", "SamplingParams"]
+__all__ = ["Engine", "EngineRequest", "Event", "SamplingParams", "ShuttingDown"]
 
 log = logging.getLogger("structgen.server")
 
-
-@dataclass(frozen=True)
-class SamplingParams:
-    """Per-request decoding settings. ``temperature == 0`` is greedy.
-
-    ``adjustments``: penalties and ``logit_bias``, applied before the mask. ``logprobs``: ``None``
-    reports none; ``k >= 0`` reports each token's log-probability and the ``k`` most likely
-    tokens (see :func:`~structgen.hf.steps.token_logprobs`). ``text_budget``: the most tokens of
-    a thinking block, after which the step writes its end string (the row's
-    :class:`~structgen.guides.cursor.Cursor`).
-    """
-
-    max_tokens: int
-    temperature: float = 0.0
-    top_p: float = 1.0
-    seed: int | None = None
-    stop: tuple[str, ...] = ()
-    adjustments: LogitAdjustments = LogitAdjustments()
-    logprobs: int | None = None
-    text_budget: TextBudget | None = None
-
-
-@dataclass
-class Event:
-    """What the engine reports to a request: new text, then exactly one finish or error."""
-
-    text: str = ""
-    token_id: int | None = None
-    finish_reason: str | None = None  # "stop" | "length" once finished
-    completion_tokens: int = 0
-    error: BaseException | None = None
-    #: with ``SamplingParams.logprobs``: one entry per token of ``text``, with its offset in the output
-    logprobs: tuple[tuple[TokenLogprob, int], ...] = ()
-
-    @property
-    def is_last(self) -> bool:
-        """Whether this event ends the request."""
-        return self.finish_reason is not None or self.error is not None
-
-
-class EngineRequest:
-    """A submitted request: iterate it (``async for``) for its events; :meth:`cancel` frees its slot."""
-
-    _ids = itertools.count()
-
-    def __init__(self, prompt_ids: list[int], guide: Guide | None, params: SamplingParams,
-                 loop: asyncio.AbstractEventLoop) -> None:
-        self.id = next(self._ids)
-        self.prompt_ids = prompt_ids
-        self.guide = guide
-        self.params = params
-        self.cancelled = False
-        self.submitted_at = time.perf_counter()
-        self._loop = loop
-        self._events: asyncio.Queue[Event] = asyncio.Queue()
-
-    def cancel(self) -> None:
-        """Stop generating for this request at the next step (safe from any thread)."""
-        self.cancelled = True
-
-    def _emit(self, event: Event) -> None:
-        try:
-            self._loop.call_soon_threadsafe(self._events.put_nowait, event)
-        except RuntimeError:  # the event loop is gone: nobody is listening
-            self.cancelled = True
-
-    async def __aiter__(self) -> AsyncIterator[Event]:
-        while True:
-            event = await self._events.get()
-            yield event
-            if event.is_last:
-                return
+#: How many decoding steps ``Engine.batch_log`` remembers.
+BATCH_LOG_STEPS = 4096
 
 
 class _Row:
@@ -206,12 +135,16 @@ class Engine:
         self.forced_tokens = 0
         self._eos = frozenset(vocabulary.eos_token_ids)
         self._eos_list = sorted(self._eos)
-        self._inbox: queue.Queue[EngineRequest | None] = queue.Queue()
+        self._inbox: queue.Queue[EngineRequest | Abort | None] = queue.Queue()
         self._waiting: deque[EngineRequest] = deque()
         self._batch = _Batch()
         self._thread: threading.Thread | None = None
         self.steps = 0
         self.max_rows_seen = 0
+        #: requests submitted since start
+        self.submitted = 0
+        #: (step, rows in the batch) of the last decoding steps, oldest first
+        self.batch_log: deque[tuple[int, int]] = deque(maxlen=BATCH_LOG_STEPS)
         #: totals since start (read by /metrics): prompt tokens prefilled, tokens generated
         self.prompt_tokens = 0
         self.generated_tokens = 0
@@ -225,11 +158,16 @@ class Engine:
             self._thread.start()
 
     def stop(self) -> None:
-        """Ask the worker to finish; running requests get an error event."""
+        """Ask the worker to finish; running and waiting requests get a :class:`ShuttingDown` event."""
         self._inbox.put(None)
         if self._thread is not None:
             self._thread.join(timeout=30)
             self._thread = None
+
+    def abort_all(self, reason: str) -> None:
+        """Fail every request in the engine now (running, waiting or queued) with
+        :class:`ShuttingDown` (``reason``); the engine goes on serving new requests."""
+        self._inbox.put(Abort(ShuttingDown(reason)))
 
     @property
     def num_running(self) -> int:
@@ -247,9 +185,12 @@ class Engine:
         With ``budget_aware``, raises :class:`UnsatisfiableConstraint` when the guide's shortest
         output is longer than the request's budget.
         """
+        if not prompt_ids:
+            raise ValueError("a request needs at least one prompt token")
         if guide is not None and self.budget_aware:
             guide.check_budget(self._budget(len(prompt_ids), params))
-        req = EngineRequest(prompt_ids, guide, params, asyncio.get_running_loop())
+        req = EngineRequest(prompt_ids, guide, params, asyncio.get_running_loop(), clock=lambda: self.steps)
+        self.submitted += 1
         self._inbox.put(req)
         return req
 
@@ -278,11 +219,35 @@ class Engine:
                         if not row.done:
                             self._fail(row, e)
                     self._batch = _Batch()
+        self._fail_all(ShuttingDown("the server is shutting down; the request was not finished"))
+
+    def _fail_all(self, error: BaseException) -> None:
+        """Every request in the engine (the batch, the waiting ones, the inbox) ends with ``error``."""
         for row in self._batch.rows:
-            row.req._emit(Event(error=StructgenError("the server is shutting down; the request was not finished")))
+            if not row.done:
+                row.done = True
+                row.req.left_at_step = self.steps
+                row.req._emit(Event(error=error))
+        self._batch = _Batch()
+        waiting = list(self._waiting)
+        self._waiting.clear()
+        stop = False
+        while True:
+            try:
+                item = self._inbox.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, EngineRequest):
+                waiting.append(item)
+            stop = stop or item is None
+        if stop:  # (a stop that came meanwhile still stops the worker)
+            self._inbox.put(None)
+        for req in waiting:
+            req._emit(Event(error=error))
 
     def _collect(self) -> bool:
-        """Move new requests into ``_waiting``; block when there is nothing to do. False = stop."""
+        """Move new requests into ``_waiting``; block when there is nothing to do. False = stop.
+        An abort message fails every request there is (:meth:`abort_all`)."""
         idle = not self._batch.rows and not self._waiting
         try:
             item = self._inbox.get() if idle else self._inbox.get_nowait()
@@ -290,6 +255,9 @@ class Engine:
             return True
         if item is None:
             return False
+        if isinstance(item, Abort):
+            self._fail_all(item.error)
+            return True
         self._waiting.append(item)
         if idle and self.batch_timeout > 0:
             deadline = time.perf_counter() + self.batch_timeout
@@ -303,6 +271,9 @@ class Engine:
                     break
                 if item is None:
                     return False
+                if isinstance(item, Abort):
+                    self._fail_all(item.error)
+                    return True
                 self._waiting.append(item)
         while True:
             try:
@@ -311,6 +282,9 @@ class Engine:
                 return True
             if item is None:
                 return False
+            if isinstance(item, Abort):
+                self._fail_all(item.error)
+                return True
             self._waiting.append(item)
 
     def _drop_cancelled(self) -> None:
@@ -320,6 +294,7 @@ class Engine:
             for row in self._batch.rows:
                 if row.req.cancelled:
                     row.done = True
+                    row.req.left_at_step = self.steps
             self._remove_done()
 
     def _prefill(self, joiners: list[_Row]) -> None:
@@ -385,6 +360,7 @@ class Engine:
             return
         b.positions = b.positions + count
         self.steps += 1
+        self.batch_log.append((self.steps, len(b.rows)))
         self._sample_and_advance(b.rows, out.logits[:, -1, :].float())
         self._remove_done()
 
@@ -436,7 +412,14 @@ class Engine:
                 self._fail(row, e)
         cursors = [rows[i].cursor for i in ok]
         bitmask = Matcher.allocate_token_bitmask(len(ok), width)
-        fill_next_token_bitmasks(cursors, bitmask)
+        try:
+            fill_next_token_bitmasks(cursors, bitmask)
+        except Exception:  # noqa: BLE001 - a guide's bug: row by row, so that it fails its own row only
+            for k, cursor in enumerate(cursors):
+                try:
+                    fill_next_token_bitmasks([cursor], bitmask, [k])
+                except Exception as e:  # noqa: BLE001
+                    self._fail(rows[ok[k]], e)
         for i, cursor in zip(ok, cursors):
             if cursor is not None and cursor.error is not None:  # (failed closed: the client gets the error)
                 self._fail(rows[i], cursor.error)
@@ -453,7 +436,7 @@ class Engine:
         chosen = logits.argmax(-1).tolist()  # greedy rows, in one call for the batch
         for i, row in enumerate(rows):
             p = row.req.params
-            if p.temperature > 0:
+            if p.temperature > GREEDY_BELOW:
                 chosen[i] = sample_token(logits[i], temperature=p.temperature, top_p=p.top_p, generator=row.generator)
             if p.logprobs is not None:
                 row.logprob = token_logprobs(logits[i], int(chosen[i]), p.logprobs)

@@ -7,10 +7,16 @@ falls in one of three sets:
 - honoured: ``model``, ``messages`` / ``prompt``, ``max_tokens``, ``max_completion_tokens``,
   ``temperature``, ``top_p``, ``n``, ``seed``, ``stop``, ``stream``, ``stream_options``,
   ``frequency_penalty``, ``presence_penalty``, ``logit_bias``, ``logprobs``, ``top_logprobs``,
-  ``response_format``, ``echo``, and on chat completions ``tools``, ``tool_choice``,
-  ``parallel_tool_calls`` (enforced: see :mod:`structgen.compose.tools`); extensions: vLLM's
-  ``repetition_penalty``, and ``reasoning`` / ``max_reasoning_tokens`` (think first, the
-  thinking returned as ``reasoning_content``: :class:`ReasoningOptions`);
+  ``response_format``, ``echo``, and on chat completions ``tools`` (function tools and custom
+  tools, whose input is free text or follows a ``lark`` / ``regex`` grammar: :class:`CustomToolSpec`),
+  ``tool_choice``, ``parallel_tool_calls`` (enforced: see :mod:`structgen.compose.tools` and
+  :mod:`structgen.server.calls`); extensions: structgen's ``response_format`` of type ``grammar``
+  (:class:`GrammarFormat`) and ``regex``, vLLM's
+  ``repetition_penalty``, ``structured_outputs`` and the older ``guided_json`` /
+  ``guided_regex`` / ``guided_choice`` / ``guided_grammar`` / ``guided_whitespace_pattern``
+  (:mod:`structgen.server.vllm_fields`; ``guided_decoding_backend`` is accepted and ignored),
+  and ``reasoning`` / ``max_reasoning_tokens`` (think first, the thinking returned as
+  ``reasoning_content``: :class:`ReasoningOptions`);
 - accepted and ignored, as OpenAI itself lets them change nothing in the output: ``user``,
   ``safety_identifier``, ``prompt_cache_key``, ``metadata``, ``service_tier``, ``store: false``,
   ``modalities: ["text"]``, ``best_of`` equal to ``n``, ``reasoning_content`` on a message sent
@@ -27,16 +33,18 @@ instructor, LangChain) parse them unchanged; every error, whatever raised it, is
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union
+from typing import Annotated, Any, Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, field_validator, model_validator
 
 __all__ = [
     "ChatCompletionRequest",
     "ChatMessage",
-    "FunctionSpec",
     "CompletionRequest",
+    "CustomToolSpec",
+    "FunctionSpec",
     "GenerateRequest",
+    "GrammarFormat",
     "HTTPProblem",
     "JsonObjectFormat",
     "JsonSchemaFormat",
@@ -44,6 +52,7 @@ __all__ = [
     "ReasoningOptions",
     "RegexFormat",
     "ResponseFormat",
+    "StructuredOutputs",
     "TextFormat",
     "ToolSpec",
 ]
@@ -75,6 +84,15 @@ class HTTPProblem(Exception):
 
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
+
+
+def _by_type(*known: str) -> Any:
+    """A discriminator on ``type`` whose tags read ``type=...`` (error locations leave them out)."""
+    def kind(value: Any) -> str | None:
+        t = value.get("type") if isinstance(value, dict) else getattr(value, "type", None)
+        return f"type={t}" if t in known else None
+    expected = " or ".join(repr(k) for k in known)
+    return Discriminator(kind, custom_error_type="type_invalid", custom_error_message=f"expected type {expected}")
 
 
 class TextFormat(_Strict):
@@ -121,7 +139,19 @@ class RegexFormat(_Strict):
     pattern: str
 
 
-ResponseFormat = Union[TextFormat, JsonObjectFormat, JsonSchemaFormat, RegexFormat]
+class GrammarFormat(_Strict):
+    """structgen extension: ``{"type": "grammar", "grammar": "...", "syntax": "lark" | "gbnf" |
+    "ebnf" | null}``: the whole output is a string of the context-free grammar (``syntax: null``:
+    GBNF when a line holds ``::=``, else Lark; ``start``: another start rule). See
+    :class:`structgen.formats.Grammar` and ``docs/grammars.md``."""
+
+    type: Literal["grammar"]
+    grammar: str
+    syntax: Optional[Literal["lark", "gbnf", "ebnf"]] = None
+    start: Optional[str] = None
+
+
+ResponseFormat = Union[TextFormat, JsonObjectFormat, JsonSchemaFormat, RegexFormat, GrammarFormat]
 
 
 class _TextPart(_Strict):
@@ -134,12 +164,25 @@ class _CalledFunction(_Strict):
     arguments: str = "{}"
 
 
+class _CalledCustom(_Strict):
+    name: str
+    input: str = ""
+
+
 class _ToolCallIn(_Strict):
-    """A call in an assistant message sent back (OpenAI's ``tool_calls`` item)."""
+    """A call in an assistant message sent back (OpenAI's ``tool_calls`` item): a function's
+    (``function``) or a custom tool's (``type: "custom"``, ``custom``)."""
 
     id: str | None = None
-    type: Literal["function"] = "function"
-    function: _CalledFunction
+    type: Literal["function", "custom"] = "function"
+    function: _CalledFunction | None = None
+    custom: _CalledCustom | None = None
+
+    @model_validator(mode="after")
+    def _one_call(self) -> "_ToolCallIn":
+        if (self.function is None) == (self.custom is None) or (self.custom is not None) != (self.type == "custom"):
+            raise ValueError("a tool call has 'function' (type 'function') or 'custom' (type 'custom')")
+        return self
 
 
 class ChatMessage(_Strict):
@@ -180,6 +223,52 @@ class ToolSpec(_Strict):
     function: FunctionSpec
 
 
+class CustomFormatText(_Strict):
+    """A custom tool's ``format`` ``{"type": "text"}``: free-text input."""
+
+    type: Literal["text"]
+
+
+class CustomGrammar(_Strict):
+    """A custom tool's grammar: OpenAI's ``lark`` and ``regex``; structgen's ``gbnf`` / ``ebnf``."""
+
+    syntax: Literal["lark", "regex", "gbnf", "ebnf"]
+    definition: str
+
+
+class CustomFormatGrammar(_Strict):
+    """A custom tool's ``format`` ``{"type": "grammar", "grammar": {"syntax", "definition"}}``."""
+
+    type: Literal["grammar"]
+    grammar: CustomGrammar
+
+
+class CustomSpec(_Strict):
+    """A custom tool's ``custom``: its name, description and the ``format`` of its input (free
+    text when absent)."""
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.\-]+$")
+    description: str | None = None
+    format: Optional[Annotated[Union[Annotated[CustomFormatText, Tag("type=text")],
+                                     Annotated[CustomFormatGrammar, Tag("type=grammar")]],
+                               _by_type("text", "grammar")]] = None
+
+    def input_format(self) -> dict[str, Any] | None:
+        """The format in the Responses API's flat form (``None``: free text)."""
+        if isinstance(self.format, CustomFormatGrammar):
+            return {"type": "grammar", **self.format.grammar.model_dump()}
+        return None
+
+
+class CustomToolSpec(_Strict):
+    """One of ``tools``: ``{"type": "custom", "custom": {"name", "description", "format"}}``, a
+    tool whose input is free text or a string of a grammar (called as ``tool_calls`` items of
+    type ``custom``)."""
+
+    type: Literal["custom"]
+    custom: CustomSpec
+
+
 class ReasoningOptions(_Strict):
     """structgen's ``reasoning`` extension: the model thinks between ``start`` and ``end``
     (``start: ""`` when the chat template already opened the thinking) for at most
@@ -217,6 +306,25 @@ _REFUSED: dict[str, str] = {
 }
 
 
+class StructuredOutputs(_Strict):
+    """vLLM's ``structured_outputs``: one constraint (``json``, ``regex``, ``choice``,
+    ``grammar``, ``json_object``; ``structural_tag`` is refused) and the JSON whitespace options.
+    ``disable_additional_properties`` is accepted: structgen never writes a key the schema does
+    not declare (``SchemaOptions.extra_properties`` is off), which is what it asks for."""
+
+    json_: Union[dict[str, Any], bool, str, None] = Field(default=None, alias="json")
+    regex: str | None = None
+    choice: list[str] | None = None
+    grammar: str | None = None
+    json_object: bool | None = None
+    structural_tag: Union[str, dict[str, Any], None] = None
+    disable_any_whitespace: bool = False
+    disable_additional_properties: bool = False
+    whitespace_pattern: str | None = None
+    #: accepted and ignored (vLLM's backend fallback: structgen has one backend)
+    disable_fallback: bool | None = None
+
+
 class _Sampling(_Strict):
     """Options shared by the OpenAI endpoints (see the module docstring for the three sets)."""
 
@@ -234,8 +342,9 @@ class _Sampling(_Strict):
     presence_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
     #: token id (as a string, OpenAI's form) -> bias added to its logit, -100 to 100
     logit_bias: dict[str, float] | None = None
-    #: vLLM's extension: > 1 discourages tokens already in the prompt or the output
-    repetition_penalty: float = Field(default=1.0, gt=0.0, le=10.0)
+    #: vLLM's extension: > 1 discourages tokens already in the prompt or the output (at least
+    #: 0.01: a logit divided by 1e-184 is inf, and sampling from it fails; the HTTP fuzz found it)
+    repetition_penalty: float = Field(default=1.0, ge=0.01, le=10.0)
     # accepted and ignored (OpenAI lets them change nothing in the output)
     user: str | None = None
     safety_identifier: str | None = None
@@ -244,13 +353,23 @@ class _Sampling(_Strict):
     service_tier: str | None = None
     store: bool | None = None
     # chat completions only (see unsupported())
-    tools: list[ToolSpec] | None = None
+    tools: list[Annotated[Union[Annotated[ToolSpec, Tag("type=function")], Annotated[CustomToolSpec, Tag("type=custom")]],
+                          _by_type("function", "custom")]] | None = None
     tool_choice: Union[Literal["none", "auto", "required"], dict[str, Any], None] = None
     parallel_tool_calls: bool | None = None
     #: structgen's extension: think first (true: the defaults of ReasoningOptions)
     reasoning: Union[bool, ReasoningOptions, None] = None
     #: shorthand for reasoning: {"max_tokens": N}
     max_reasoning_tokens: int | None = Field(default=None, ge=0)
+    # vLLM's constraint fields (structgen.server.vllm_fields): one constraint per request
+    structured_outputs: StructuredOutputs | None = None
+    guided_json: Union[dict[str, Any], bool, str, None] = None
+    guided_regex: str | None = None
+    guided_choice: list[str] | None = None
+    guided_grammar: str | None = None
+    guided_whitespace_pattern: str | None = None
+    #: accepted and ignored, as vLLM itself now asks clients to drop it (structgen has one backend)
+    guided_decoding_backend: str | None = None
     # refused (see unsupported())
     functions: list[Any] | None = None
     function_call: Union[str, dict[str, Any], None] = None
@@ -362,4 +481,4 @@ class GenerateRequest(_Strict):
     seed: int | None = None
     stop: list[str] | None = None
     frequency_penalty: float = Field(default=0.0, ge=-2.0, le=2.0)
-    repetition_penalty: float = Field(default=1.0, gt=0.0, le=10.0)
+    repetition_penalty: float = Field(default=1.0, ge=0.01, le=10.0)

@@ -27,18 +27,23 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Union
 
 from ..compiler import compile, is_cached
 from ..compose.reasoning import Reasoning
-from ..compose.tools import HERMES, Tool, ToolCallFormat, tool_calls_format
+from ..compose.tools import HERMES, Tool, ToolCallFormat
 from ..errors import ConstraintError, PayloadTooLarge
-from ..formats import Choice, Format, JsonSchema, Regex
+from ..formats import Choice, Format, Grammar, JsonSchema, Literal, Regex
 from ..guides.base import Guide
 from ..guides.text_budget import TextBudget
 from ..json_schema.loading import format_annotations, load_2020_12
 from ..vocab.vocabulary import Vocabulary
-from .protocol import JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
+from .calls import CustomTool, calls_format
+from .protocol import GrammarFormat, JsonObjectFormat, JsonSchemaFormat, RegexFormat, ResponseFormat, TextFormat
+
+#: What constrains an answer: a ``response_format`` (or the Responses API's ``text.format``), or
+#: a format value built from another field (vLLM's ``structured_outputs`` / ``guided_*``).
+Answer = Union[ResponseFormat, Format, None]
 
 # PayloadTooLarge lives in structgen.errors; it is re-exported here, where it was first defined.
 __all__ = ["ANY_OBJECT_SCHEMA", "ChatConstraint", "Compiled", "GuideCompiler", "PayloadTooLarge", "ToolsProblem",
@@ -65,6 +70,7 @@ class Compiled:
     tools: tuple[Tool, ...] = ()
     reasoning: Reasoning | None = None
     text_budget: TextBudget | None = None
+    custom_tools: tuple[CustomTool, ...] = ()
 
 
 class ToolsProblem(ConstraintError):
@@ -81,10 +87,12 @@ class ChatConstraint:
     parallel: bool = True
     reasoning: Reasoning | None = None
     call_format: ToolCallFormat = HERMES
+    #: custom tools (the Responses API's ``{"type": "custom"}``), called beside ``tools``
+    custom_tools: tuple[CustomTool, ...] = ()
 
     @property
     def is_plain(self) -> bool:
-        return not self.tools and self.reasoning is None
+        return not self.tools and not self.custom_tools and self.reasoning is None
 
 
 @functools.lru_cache(maxsize=_WARNINGS_KEPT)
@@ -122,6 +130,10 @@ class GuideCompiler:
         self.observe = observe
         self.hits = 0
         self.misses = 0
+        #: compiles whose client went away before they ended (see ``Serving.submit``)
+        self.abandoned = 0
+        #: compiles running in the pool now
+        self.running = 0
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="structgen-compile")
         self._lock = threading.Lock()
 
@@ -129,13 +141,13 @@ class GuideCompiler:
         """Stop the compile threads (running compiles finish)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    async def compile(self, fmt: ResponseFormat | None) -> Compiled:
+    async def compile(self, fmt: Answer) -> Compiled:
         """The guide for ``fmt`` and its warnings (no guide for plain text).
 
         Raises ``ConstraintError``, ``PayloadTooLarge``."""
         return await self.compile_chat(fmt, ChatConstraint())
 
-    async def compile_chat(self, fmt: ResponseFormat | None, chat: ChatConstraint) -> Compiled:
+    async def compile_chat(self, fmt: Answer, chat: ChatConstraint) -> Compiled:
         """The guide of a chat answer under ``fmt`` and ``chat`` (tools, thinking): one format.
         Raises :class:`ToolsProblem` naming a tool whose schema fails, ``ConstraintError``,
         ``PayloadTooLarge``."""
@@ -144,7 +156,7 @@ class GuideCompiler:
         reasoning = chat.reasoning
         budget = reasoning.budget() if reasoning is not None else None
         if body is None:
-            return Compiled(None, (), tools, reasoning, budget)
+            return Compiled(None, (), tools, reasoning, budget, chat.custom_tools)
         if is_cached(body, self.vocabulary):
             guide = self._compile(body)
             with self._lock:
@@ -159,18 +171,30 @@ class GuideCompiler:
         # (after the compile, which names a tool whose schema is invalid: ToolsProblem)
         warnings = schema_warnings(schema) if schema is not None else ()
         for t in tools:
-            warnings += tuple(f"tool {t.name!r}: {w}" for w in schema_warnings(t.schema()))
-        return Compiled(guide, warnings, tools, reasoning, budget)
+            try:
+                found = schema_warnings(t.schema())
+            except ConstraintError as e:  # (a cached guide skips the compile that would have named it)
+                raise ToolsProblem(f"tool {t.name!r}: {e}") from e
+            warnings += tuple(f"tool {t.name!r}: {w}" for w in found)
+        return Compiled(guide, warnings, tools, reasoning, budget, chat.custom_tools)
 
     def _compile(self, body: Format) -> Guide:
+        with self._lock:
+            self.running += 1
         try:
-            return compile(body, self.vocabulary, warm=True)
+            return self._through_the_door(body)
         except ConstraintError as e:
             if e.region is not None:  # (a tool's schema: named regions are the tools')
                 raise ToolsProblem(str(e)) from e
             raise
+        finally:
+            with self._lock:
+                self.running -= 1
 
-    def format_of(self, fmt: ResponseFormat | None, chat: ChatConstraint,
+    def _through_the_door(self, body: Format) -> Guide:
+        return compile(body, self.vocabulary, warm=True)
+
+    def format_of(self, fmt: Answer, chat: ChatConstraint,
                   tools: tuple[Tool, ...]) -> tuple[Format | None, Any]:
         """The format of an answer under ``fmt`` and ``chat`` (``None``: free text) and the
         ``response_format``'s schema (for its warnings). Raises :class:`PayloadTooLarge`."""
@@ -178,25 +202,42 @@ class GuideCompiler:
         self._check_size(b" " * size, "tools' schemas")
         answer, schema = self._answer(fmt, size)
         body: Format | None = answer
-        if tools:
-            choice = chat.tool_choice
-            calls = tool_calls_format(tools, choice, parallel=chat.parallel, call_format=chat.call_format)
+        if tools or chat.custom_tools:
+            choice, custom = chat.tool_choice, chat.custom_tools
+            calls = calls_format(tools, custom, choice, parallel=chat.parallel, call_format=chat.call_format)
             if choice == "none":
                 body = answer if answer is not None else calls
             elif choice == "auto" and answer is not None:  # an answer under response_format, or calls
-                body = Choice(answer, tool_calls_format(tools, "required", parallel=chat.parallel,
-                                                        call_format=chat.call_format))
+                body = Choice(answer, calls_format(tools, custom, "required", parallel=chat.parallel,
+                                                   call_format=chat.call_format))
             else:
                 body = calls
         if chat.reasoning is not None:
             body = chat.reasoning.format(body)
         return body, schema
 
-    def _answer(self, fmt: ResponseFormat | None, used: int) -> tuple[Format | None, Any]:
+    def _answer(self, fmt: Answer, used: int) -> tuple[Format | None, Any]:
         """``response_format`` as a format (``None``: free text) and its schema."""
+        if isinstance(fmt, Format):  # (built from another field: its size is checked here)
+            if isinstance(fmt, JsonSchema):
+                data = fmt.schema_text().encode("utf-8")
+                self._check_size(data, "JSON Schema")
+                self._check_documents(list(fmt.extract_from) if fmt.extract_from else None, len(data) + used)
+                return fmt, fmt.schema
+            if isinstance(fmt, Regex):
+                self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
+            elif isinstance(fmt, Grammar):
+                self._check_size(fmt.text.encode("utf-8"), "grammar")
+            elif isinstance(fmt, Choice):
+                size = sum(len(p.text.encode("utf-8")) for p in fmt.parts if isinstance(p, Literal))
+                self._check_size(b" " * size, "choice")
+            return fmt, None
         if isinstance(fmt, RegexFormat):
             self._check_size(fmt.pattern.encode("utf-8"), "regex pattern")
             return Regex(fmt.pattern), None
+        if isinstance(fmt, GrammarFormat):
+            self._check_size(fmt.grammar.encode("utf-8"), "grammar")
+            return Grammar(fmt.grammar, syntax=fmt.syntax, start=fmt.start), None
         if isinstance(fmt, (JsonSchemaFormat, JsonObjectFormat)):
             schema = fmt.json_schema.schema_ if isinstance(fmt, JsonSchemaFormat) else fmt.schema_
             if schema is None:

@@ -26,16 +26,18 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response, StreamingResponse
 
 from ..compose.tools import template_renders_tools, tool_messages
-from ..errors import ConstraintError
+from ..errors import CompileBudgetExceeded, ConstraintError, PayloadTooLarge
 from ..hf.steps import LogitAdjustments
-from .chat import ChatDeltas, chat_constraint, chat_messages, finish_reason, message
-from .engine import Engine, EngineRequest, Event, SamplingParams
+from .calls import custom_tools_prompt
+from .chat import ChatDeltas, chat_constraint, chat_messages, custom_tools, finish_reason, function_tools, message
+from .engine import Engine, EngineRequest, Event, SamplingParams, ShuttingDown
 from .logprobs import TokenNames, chat_logprobs, completion_logprobs
 from .metrics import Metrics
-from .protocol import ChatCompletionRequest, CompletionRequest, GenerateRequest, HTTPProblem, ResponseFormat
-from .response_format import ChatConstraint, Compiled, GuideCompiler, ToolsProblem
+from .protocol import ChatCompletionRequest, CompletionRequest, CustomToolSpec, GenerateRequest, HTTPProblem
+from .response_format import Answer, ChatConstraint, Compiled, GuideCompiler, ToolsProblem
+from .vllm_fields import requested_answer
 
-__all__ = ["Serving", "router"]
+__all__ = ["Served", "Serving", "collect", "disconnected", "failed", "merged", "router", "sse", "streaming"]
 
 router = APIRouter()
 
@@ -92,29 +94,54 @@ class Serving:
         return SamplingParams(max_tokens=1, temperature=req.temperature, top_p=req.top_p, seed=req.seed, stop=stop,
                               adjustments=adjustments, logprobs=logprobs)
 
-    async def tokenize(self, text: str, *, special: bool) -> list[int]:
-        """``text``'s token ids (in a thread); 413 over the prompt limit."""
+    async def tokenize(self, text: str, *, special: bool, field: str = "messages") -> list[int]:
+        """``text``'s token ids (in a thread); 413 over the prompt limit, 400 for no tokens at
+        all (a model needs one to start from), naming ``field``."""
         ids: list[int] = await asyncio.to_thread(
             lambda: self.tokenizer(text, add_special_tokens=special)["input_ids"])
         if len(ids) > self.max_prompt_tokens:
             raise HTTPProblem(413, f"the prompt is {len(ids)} tokens, over this server's limit of "
-                                   f"{self.max_prompt_tokens}", param="messages")
+                                   f"{self.max_prompt_tokens}", param=field)
+        if not ids:
+            raise HTTPProblem(400, f"{field}: the prompt is empty (no tokens); give the model some text to start "
+                                   "from", param=field)
         return ids
 
-    async def chat_prompt(self, req: ChatCompletionRequest) -> list[int]:
+    async def chat_prompt(self, req: ChatCompletionRequest, chat: ChatConstraint | None = None) -> list[int]:
         """The messages through the chat template (joined by newlines without one), tokenized.
-        Tools go through the template when it renders them, else into the system message in
-        the default format (:func:`structgen.compose.tools.tool_messages`)."""
+        Function tools go through the template when it renders them, else into the system
+        message in the default format (:func:`structgen.compose.tools.tool_messages`); custom
+        tools (``chat``'s) into the system message (:func:`~.calls.custom_tools_prompt`)."""
+        custom = chat.custom_tools if chat is not None and chat.tool_choice != "none" else ()
+        note = custom_tools_prompt(custom) if custom else ""
+        return await self.messages_prompt(chat_messages(req), function_tools(req), note=note)
+
+    async def messages_prompt(self, chat: list[dict[str, Any]], tools: list[dict[str, Any]], *,
+                              note: str = "", field: str = "messages") -> list[int]:
+        """OpenAI chat messages (dicts) and function tools as the prompt, tokenized; ``note`` is
+        added to the system message (one is made when there is none). No messages, or messages
+        the chat template refuses, are a 400 naming ``field``."""
+        if not chat:
+            raise HTTPProblem(400, f"{field}: give at least one message", param=field)
         template = getattr(self.tokenizer, "chat_template", None)
         native = template_renders_tools(template)
-        tools = [t.model_dump(exclude_none=True) for t in req.tools or ()]
-        messages = tool_messages(chat_messages(req), tools, native=native)
+        messages = tool_messages(chat, tools, native=native)
+        if note:
+            if messages and messages[0]["role"] == "system":
+                first = messages[0]["content"]
+                messages[0] = {**messages[0], "content": f"{first}\n\n{note}" if first else note}
+            else:
+                messages.insert(0, {"role": "system", "content": note})
         if template:
             extra = {"tools": tools} if native and tools else {}
-            text = await asyncio.to_thread(lambda: self.tokenizer.apply_chat_template(
-                messages, tokenize=False, add_generation_prompt=True, **extra))
-            return await self.tokenize(text, special=False)
-        return await self.tokenize("\n".join(m["content"] for m in messages), special=True)
+            try:
+                text = await asyncio.to_thread(lambda: self.tokenizer.apply_chat_template(
+                    messages, tokenize=False, add_generation_prompt=True, **extra))
+            except Exception as e:  # noqa: BLE001 - a template's own refusal (jinja's raise_exception, ...)
+                raise HTTPProblem(400, f"{field}: the model's chat template cannot render these messages: {e}",
+                                  param=field) from e
+            return await self.tokenize(text, special=False, field=field)
+        return await self.tokenize("\n".join(m["content"] for m in messages), special=True, field=field)
 
     def budget(self, prompt_ids: list[int], max_tokens: int | None, *, field: str = "max_tokens") -> int:
         """The tokens a request may generate: ``max_tokens``, or the server's default within the
@@ -127,21 +154,37 @@ class Serving:
                               param=field, code="context_length_exceeded")
         return max_tokens if max_tokens is not None else min(self.default_max_tokens, context - prompt)
 
-    async def submit(self, prompt_ids: list[int], fmt: ResponseFormat | None, params: SamplingParams, *, n: int,
-                     max_tokens: int | None, field: str = "max_tokens",
-                     chat: ChatConstraint | None = None) -> tuple[list[EngineRequest], Compiled]:
+    async def submit(self, prompt_ids: list[int], fmt: Answer, params: SamplingParams, *, n: int,
+                     max_tokens: int | None, field: str = "max_tokens", chat: ChatConstraint | None = None,
+                     request: Request | None = None,
+                     constraint: str = "response_format") -> tuple[list[EngineRequest], Compiled]:
         """Compile ``fmt`` (with ``chat``'s tools and thinking) and queue ``n`` generations
-        (seeds ``seed``, ``seed + 1``, ...). A tool whose schema fails is a 400 naming it."""
+        (seeds ``seed``, ``seed + 1``, ...). A tool whose schema fails is a 400 naming it; a
+        constraint that fails, a 400 naming ``constraint`` (the field it came from).
+
+        With ``request``, a client that goes away while its constraint compiles is answered 499
+        and nothing is queued: a compile not started yet is dropped, one running finishes in its
+        thread (and is cached for the next request that sends the same constraint)."""
         budget = self.budget(prompt_ids, max_tokens, field=field)
-        if chat is None or chat.is_plain:
-            compiled = await self.compiler.compile(fmt)
-        else:
+        compiling = asyncio.ensure_future(self.compiler.compile_chat(fmt, chat or ChatConstraint()))
+        if request is not None:
+            watch = asyncio.ensure_future(disconnected(request))
             try:
-                compiled = await self.compiler.compile_chat(fmt, chat)
-            except ToolsProblem as e:
-                raise HTTPProblem(400, f"tools: {e}", param="tools") from e
-            except ConstraintError as e:
-                raise HTTPProblem(400, f"response_format: {e}", param="response_format") from e
+                await asyncio.wait((compiling, watch), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                watch.cancel()
+            if not compiling.done():
+                compiling.cancel()
+                self.compiler.abandoned += 1
+                raise HTTPProblem(499, "client disconnected while its constraint compiled")
+        try:
+            compiled = await compiling
+        except ToolsProblem as e:
+            raise HTTPProblem(400, f"tools: {e}", param="tools") from e
+        except (ConstraintError, CompileBudgetExceeded) as e:  # (a grammar's rules over the term budget, ...)
+            raise HTTPProblem(400, f"{constraint}: {e}", param=constraint) from e
+        except PayloadTooLarge as e:
+            raise HTTPProblem(413, str(e), param=constraint, code="payload_too_large") from e
         params = dataclasses.replace(params, text_budget=compiled.text_budget)
         handles = [self.engine.submit(prompt_ids, compiled.guide, dataclasses.replace(
             params, max_tokens=budget, seed=None if params.seed is None else params.seed + i)) for i in range(n)]
@@ -173,12 +216,8 @@ async def collect(request: Request, handles: list[EngineRequest]) -> list[tuple[
         assert last is not None, "the engine ends every request with an event"
         return "".join(text), last, entries
 
-    async def disconnected() -> None:
-        while (await request.receive())["type"] != "http.disconnect":
-            pass
-
     work: asyncio.Future[list[tuple[str, Event, list[Any]]]] = asyncio.ensure_future(asyncio.gather(*(one(h) for h in handles)))
-    watch: asyncio.Future[Any] = asyncio.ensure_future(disconnected())
+    watch: asyncio.Future[Any] = asyncio.ensure_future(disconnected(request))
     try:
         await asyncio.wait((work, watch), return_when=asyncio.FIRST_COMPLETED)
         if not work.done():
@@ -191,8 +230,14 @@ async def collect(request: Request, handles: list[EngineRequest]) -> list[tuple[
             h.cancel()
     for _, event, _ in results:
         if event.error is not None:
-            raise _failed(event.error)
+            raise failed(event.error)
     return results
+
+
+async def disconnected(request: Request) -> None:
+    """Returns when the client of ``request`` goes away (its body already read)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
 async def merged(handles: list[EngineRequest]) -> AsyncIterator[tuple[int, Event]]:
@@ -219,7 +264,10 @@ async def merged(handles: list[EngineRequest]) -> AsyncIterator[tuple[int, Event
             t.cancel()
 
 
-def _failed(error: BaseException) -> HTTPProblem:
+def failed(error: BaseException) -> HTTPProblem:
+    """The error a request that failed in the engine is answered with (503 at shutdown)."""
+    if isinstance(error, ShuttingDown):
+        return HTTPProblem(503, str(error), type_="server_error", code="server_shutting_down")
     return HTTPProblem(500, f"generation failed: {error}", type_="server_error")
 
 
@@ -263,11 +311,15 @@ def _with_warnings(body: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
 async def chat_completions(req: ChatCompletionRequest, request: Request, serving: Served) -> Any:
     serving.check(req)
     params = serving.params(req, logprobs=req.logprobs_top())
-    chat = chat_constraint(req)
-    prompt = await serving.chat_prompt(req)
+    custom = await asyncio.to_thread(custom_tools, req) if any(
+        isinstance(t, CustomToolSpec) for t in req.tools or ()) else ()
+    chat = chat_constraint(req, custom)
+    constraint, answer = requested_answer(req)
+    prompt = await serving.chat_prompt(req, chat)
     field = "max_completion_tokens" if req.max_completion_tokens else "max_tokens"
-    handles, compiled = await serving.submit(prompt, req.response_format, params, n=req.n, field=field,
-                                             max_tokens=req.max_completion_tokens or req.max_tokens, chat=chat)
+    handles, compiled = await serving.submit(prompt, answer, params, n=req.n, field=field,
+                                             max_tokens=req.max_completion_tokens or req.max_tokens, chat=chat,
+                                             request=request, constraint=constraint)
     head = {"id": f"chatcmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": serving.model_name}
     names = serving.names if params.logprobs is not None else None
     if not req.stream:
@@ -296,7 +348,7 @@ async def _chat_chunks(head: dict[str, Any], handles: list[EngineRequest], promp
     readers = [ChatDeltas(compiled) for _ in handles]
     async for i, ev in merged(handles):
         if ev.error is not None:
-            yield sse(_failed(ev.error).body)
+            yield sse(failed(ev.error).body)
             return
         deltas = readers[i].feed(ev.text, final=ev.finish_reason is not None)
         for k, delta in enumerate(deltas):  # (the event's logprobs ride on its first delta)
@@ -315,18 +367,20 @@ async def _chat_chunks(head: dict[str, Any], handles: list[EngineRequest], promp
 async def completions(req: CompletionRequest, request: Request, serving: Served) -> Any:
     serving.check(req)
     params = serving.params(req, logprobs=req.logprobs_top())
+    constraint, answer = requested_answer(req)
     prompts = [req.prompt] if isinstance(req.prompt, str) else req.prompt
     if not prompts:
         raise HTTPProblem(400, "prompt: give at least one prompt", param="prompt")
     if req.stream and len(prompts) > 1:
         raise HTTPProblem(400, "stream with several prompts is not supported; send one prompt", param="prompt")
-    encoded = [await serving.tokenize(p, special=True) for p in prompts]
+    encoded = [await serving.tokenize(p, special=True, field="prompt") for p in prompts]
     for ids in encoded:  # every prompt's budget is checked before any is queued
         serving.budget(ids, req.max_tokens)
     handles: list[EngineRequest] = []
     compiled = Compiled(None)
     for ids in encoded:
-        more, compiled = await serving.submit(ids, req.response_format, params, n=req.n, max_tokens=req.max_tokens)
+        more, compiled = await serving.submit(ids, answer, params, n=req.n, max_tokens=req.max_tokens,
+                                              request=request, constraint=constraint)
         handles += more
     head = {"id": f"cmpl-{uuid.uuid4().hex}", "created": int(time.time()), "model": serving.model_name}
     prompt_tokens = sum(len(ids) for ids in encoded)
@@ -357,7 +411,7 @@ async def _completion_chunks(head: dict[str, Any], handles: list[EngineRequest],
     total = 0
     async for i, ev in merged(handles):
         if ev.error is not None:
-            yield sse(_failed(ev.error).body)
+            yield sse(failed(ev.error).body)
             return
         if ev.text or ev.finish_reason is not None:
             yield sse(chunk(i, ev.text, ev.finish_reason, ev))
@@ -378,25 +432,26 @@ async def models(serving: Served) -> Any:
 # -- simple endpoints --------------------------------------------------------------------------------
 
 
-async def _generate_handles(serving: Serving, req: GenerateRequest) -> tuple[list[int], list[EngineRequest], Compiled]:
+async def _generate_handles(serving: Serving, req: GenerateRequest,
+                            request: Request) -> tuple[list[int], list[EngineRequest], Compiled]:
     params = serving.params(req)
-    ids = await serving.tokenize(req.text, special=True)
+    ids = await serving.tokenize(req.text, special=True, field="text")
     handles, compiled = await serving.submit(ids, req.response_format, params, n=1, max_tokens=req.max_new_tokens,
-                                             field="max_new_tokens")
+                                             field="max_new_tokens", request=request)
     return ids, handles, compiled
 
 
 @router.post("/generate")
 async def generate(req: GenerateRequest, request: Request, serving: Served) -> Any:
-    ids, handles, compiled = await _generate_handles(serving, req)
+    ids, handles, compiled = await _generate_handles(serving, req, request)
     [(text, ev, _)] = await collect(request, handles)
     return _with_warnings({"generated_text": text, "finish_reason": ev.finish_reason,
                            "details": {"prompt_tokens": len(ids), "generated_tokens": ev.completion_tokens}}, compiled)
 
 
 @router.post("/generate_stream")
-async def generate_stream(req: GenerateRequest, serving: Served) -> Any:
-    ids, handles, compiled = await _generate_handles(serving, req)
+async def generate_stream(req: GenerateRequest, request: Request, serving: Served) -> Any:
+    ids, handles, compiled = await _generate_handles(serving, req, request)
     return streaming(_generate_events(handles, len(ids), compiled), handles)
 
 

@@ -129,7 +129,7 @@ def test_a_field_the_server_cannot_honour_is_refused_by_name(client: Any, extra:
         ("/v1/chat/completions", {**CHAT, "top_logprobs": 2}, "top_logprobs", "needs logprobs: true"),
         ("/v1/chat/completions", {**CHAT, "logprobs": True, "top_logprobs": 21}, "top_logprobs", "less than or equal to 20"),
         ("/v1/chat/completions", {**CHAT, "frequency_penalty": 2.5}, "frequency_penalty", "less than or equal to 2"),
-        ("/v1/chat/completions", {**CHAT, "repetition_penalty": 0}, "repetition_penalty", "greater than 0"),
+        ("/v1/chat/completions", {**CHAT, "repetition_penalty": 0}, "repetition_penalty", "greater than or equal to 0.01"),
         ("/v1/chat/completions", {**CHAT, "logit_bias": {"x": 1}}, "logit_bias", "keys are token ids, got 'x'"),
         ("/v1/chat/completions", {**CHAT, "logit_bias": {"5": 101}}, "logit_bias", "outside [-100, 100]"),
         ("/v1/chat/completions", {**CHAT, "logit_bias": {"99999999": 1}}, "logit_bias", "not in this model's vocabulary"),

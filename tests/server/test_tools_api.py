@@ -142,7 +142,7 @@ def test_a_bad_tool_schema_is_a_400_naming_the_tool_and_the_pointer_and_spares_t
     [
         ({"tool_choice": {"type": "function", "function": {"name": "nope"}}}, "tool_choice", "not among the tools"),
         ({"tools": None, "tool_choice": "required"}, "tool_choice", "needs tools"),
-        ({"tools": [{"type": "function", "function": {"name": "a b"}}]}, "tools.0.function.name", "pattern"),
+        ({"tools": [{"type": "function", "function": {"name": "a b"}}]}, "tools[0].function.name", "pattern"),
     ],
 )
 def test_bad_tool_options_are_400s(client: Any, extra: dict[str, Any], param: str, needle: str) -> None:
