@@ -27,7 +27,7 @@ from typing import Any
 from ..compose.reasoning import Reasoning, ReasoningSplitter, split_reasoning
 from ..compose.tools import ToolCallStream, parse_tool_calls
 from .calls import CallReader, CustomTool, write_custom_call
-from .grammar_formats import custom_tool_input
+from .grammar_formats import custom_tool_input, definition_size
 from .protocol import ChatCompletionRequest, CustomToolSpec, HTTPProblem, ToolSpec
 from .response_format import ChatConstraint, Compiled
 
@@ -40,19 +40,23 @@ def function_tools(req: ChatCompletionRequest) -> list[dict[str, Any]]:
     return [t.model_dump(exclude_none=True) for t in req.tools or () if isinstance(t, ToolSpec)]
 
 
-def custom_tools(req: ChatCompletionRequest) -> tuple[CustomTool, ...]:
+def custom_tools(req: ChatCompletionRequest, max_bytes: int) -> tuple[CustomTool, ...]:
     """The request's custom tools, their input formats checked (a 400 naming
-    ``tools[i].custom.format.grammar.definition`` for one that does not compile). Compiles
+    ``tools[i].custom.format.grammar.definition`` for one that does not compile, a 413 for one
+    over ``max_bytes``, the server's constraint limit, all custom tools together). Compiles
     grammars (over single bytes): call it off the event loop."""
     out = []
     seen = {t.function.name for t in req.tools or () if isinstance(t, ToolSpec)}
+    used = 0  # (bytes of the custom tools' definitions so far)
     for i, t in enumerate(req.tools or ()):
         if isinstance(t, CustomToolSpec):
             spec = t.custom
             if spec.name in seen:
                 raise HTTPProblem(400, f"tools[{i}]: two tools are named {spec.name!r}", param=f"tools[{i}].custom.name")
             seen.add(spec.name)
-            fmt = custom_tool_input(spec.input_format(), field=f"tools[{i}].custom.format.grammar")
+            fmt = custom_tool_input(spec.input_format(), field=f"tools[{i}].custom.format.grammar",
+                                    max_bytes=max_bytes, used=used)
+            used += definition_size(fmt)
             out.append(CustomTool(spec.name, fmt, spec.description or "", t.model_dump(exclude_none=True)))
     return tuple(out)
 

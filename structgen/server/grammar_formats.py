@@ -36,17 +36,20 @@ from ..guides.base import Guide
 from ..vocab.vocabulary import Vocabulary
 from .protocol import HTTPProblem
 
-__all__ = ["TOOL_SYNTAXES", "custom_tool_input", "grammar_format", "input_matches"]
+__all__ = ["TOOL_SYNTAXES", "custom_tool_input", "definition_size", "grammar_format", "input_matches"]
 
 #: The syntaxes of a custom tool's grammar: OpenAI's ``lark`` and ``regex``, and structgen's
 #: ``gbnf`` / ``ebnf`` (llama.cpp's GBNF, which XGrammar calls EBNF).
 TOOL_SYNTAXES = ("lark", "regex", "gbnf", "ebnf")
 
 
-def custom_tool_input(spec: Mapping[str, Any] | None, *, field: str) -> Format:
+def custom_tool_input(spec: Mapping[str, Any] | None, *, field: str, max_bytes: int, used: int = 0) -> Format:
     """The format of a custom tool's input: ``spec`` is the tool's ``format`` in the Responses
     API's flat form (``None``: free text). A 400 naming ``field`` for a regex or grammar that
-    does not compile. Compiles a grammar (over single bytes): call it off the event loop."""
+    does not compile, a 413 for a definition that takes the request's custom tools (``used``
+    bytes before it) over ``max_bytes``, the server's constraint limit (checked before anything
+    compiles). Compiles a grammar (over single bytes): call it off the
+    event loop."""
     if spec is None or spec.get("type") == "text":
         return Text()
     syntax, definition = spec.get("syntax"), spec.get("definition")
@@ -54,6 +57,11 @@ def custom_tool_input(spec: Mapping[str, Any] | None, *, field: str) -> Format:
         raise HTTPProblem(400, f"{field}: expected {{\"type\": \"grammar\", \"syntax\": \"lark\" | \"regex\", "
                                "\"definition\": \"...\"}} or {\"type\": \"text\"}", param=field)
     where = f"{field}.definition"
+    size = len(definition.encode("utf-8", "surrogatepass"))
+    if used + size > max_bytes:
+        together = f" (the custom tools' together: {used + size})" if used else ""
+        raise HTTPProblem(413, f"{where}: the {syntax} definition is {size} bytes{together}, over this server's "
+                               f"limit of {max_bytes}", param=where, code="payload_too_large")
     try:
         if syntax == "regex":
             _dfa(definition)  # (a regex the server cannot enforce is refused here, naming the tool)
@@ -63,6 +71,13 @@ def custom_tool_input(spec: Mapping[str, Any] | None, *, field: str) -> Format:
         return grammar
     except (ConstraintError, StructgenError) as e:
         raise HTTPProblem(400, f"{where}: {e}", param=where) from e
+
+
+def definition_size(fmt: Format) -> int:
+    """The bytes of a custom tool's regex or grammar (0 for free text): what counts against the
+    server's constraint limit."""
+    text = fmt.pattern if isinstance(fmt, Regex) else fmt.text if isinstance(fmt, Grammar) else ""
+    return len(text.encode("utf-8", "surrogatepass"))
 
 
 def grammar_format(definition: Any, *, field: str) -> Format:

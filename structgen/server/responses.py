@@ -31,7 +31,7 @@ from ..compose.reasoning import Reasoning
 from ..errors import ConstraintError
 from .calls import CustomTool, custom_tools_prompt, write_custom_call
 from .engine import EngineRequest, Event, SamplingParams
-from .grammar_formats import custom_tool_input
+from .grammar_formats import custom_tool_input, definition_size
 from .protocol import GrammarFormat, HTTPProblem, JsonSchemaFormat, JsonSchemaSpec, ResponseFormat, TextFormat
 from .response_format import ChatConstraint, Compiled
 from .responses_output import OutputWriter, usage
@@ -100,11 +100,13 @@ def _text_field(req: ResponsesRequest) -> str:
     return "text.format.grammar" if isinstance(fmt, GrammarFormat) else "text.format"
 
 
-def _tools(req: ResponsesRequest) -> tuple[list[dict[str, Any]], list[CustomTool]]:
-    """The function tools (in the chat form) and the custom tools; 400 for two of one name."""
+def _tools(req: ResponsesRequest, max_bytes: int) -> tuple[list[dict[str, Any]], list[CustomTool]]:
+    """The function tools (in the chat form) and the custom tools; 400 for two of one name, 413
+    for custom tools' definitions over ``max_bytes`` together (the server's constraint limit)."""
     functions: list[dict[str, Any]] = []
     custom: list[CustomTool] = []
     seen: set[str] = set()
+    used = 0  # (bytes of the custom tools' definitions so far)
     for i, tool in enumerate(req.tools or ()):
         name = getattr(tool, "name", "")
         if name in seen:
@@ -116,7 +118,8 @@ def _tools(req: ResponsesRequest) -> tuple[list[dict[str, Any]], list[CustomTool
             functions.append({"type": "function", "function": {k: v for k, v in fn.items() if v is not None}})
         elif isinstance(tool, CustomToolSpec):
             spec = tool.format.model_dump() if tool.format is not None else None
-            fmt = custom_tool_input(spec, field=f"tools[{i}].format")
+            fmt = custom_tool_input(spec, field=f"tools[{i}].format", max_bytes=max_bytes, used=used)
+            used += definition_size(fmt)
             custom.append(CustomTool(tool.name, fmt, tool.description or "", tool.model_dump(exclude_none=True)))
     return functions, custom
 
@@ -204,7 +207,7 @@ async def create_response(req: ResponsesRequest, request: Request, serving: Serv
         field, why = refused
         raise HTTPProblem(400, f"{field} is not supported by this server: {why}", param=field,
                           code="unsupported_parameter")
-    functions, custom = await asyncio.to_thread(_tools, req)  # (a custom tool's grammar compiles)
+    functions, custom = await asyncio.to_thread(_tools, req, serving.compiler.max_constraint_bytes)  # (a custom tool's grammar compiles)
     choice, functions, custom = _tool_choice(req, functions, custom)
     if req.wants_logprobs and (req.tools or (req.reasoning and req.reasoning.effort != "none")):
         raise HTTPProblem(400, "include: message.output_text.logprobs is supported without tools and reasoning only",

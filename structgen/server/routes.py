@@ -311,7 +311,7 @@ def _with_warnings(body: dict[str, Any], compiled: Compiled) -> dict[str, Any]:
 async def chat_completions(req: ChatCompletionRequest, request: Request, serving: Served) -> Any:
     serving.check(req)
     params = serving.params(req, logprobs=req.logprobs_top())
-    custom = await asyncio.to_thread(custom_tools, req) if any(
+    custom = await asyncio.to_thread(custom_tools, req, serving.compiler.max_constraint_bytes) if any(
         isinstance(t, CustomToolSpec) for t in req.tools or ()) else ()
     chat = chat_constraint(req, custom)
     constraint, answer = requested_answer(req)

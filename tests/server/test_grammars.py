@@ -213,3 +213,27 @@ def test_a_grammar_over_the_compile_budget_is_a_400_not_a_500(client: Any, monke
     assert r.status_code == 400, r.text
     err = r.json()["error"]
     assert err["param"] == "response_format.grammar" and "compile budget exceeded" in err["message"], err
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/responses"])
+def test_custom_tools_over_the_constraint_limit_are_a_413_before_anything_compiles(
+        client: Any, monkeypatch: Any, path: str) -> None:
+    from structgen.server import grammar_formats
+
+    compiled: list[Any] = []
+    monkeypatch.setattr(grammar_formats, "_byte_guide", lambda fmt: compiled.append(fmt))
+    limit = client.app.state.serving.compiler.max_constraint_bytes
+    half = 'start: "' + "a" * (limit // 2) + '"'  # (each under the limit, both together over it)
+    if path.endswith("chat/completions"):
+        tools = [{"type": "custom", "custom": {"name": f"t{i}", "format": {
+            "type": "grammar", "grammar": {"syntax": "lark", "definition": half}}}} for i in range(2)]
+        body, param = {**CHAT, "tools": tools}, "tools[1].custom.format.grammar.definition"
+    else:
+        tools = [{"type": "custom", "name": f"t{i}", "format": {"type": "grammar", "syntax": "lark", "definition": half}}
+                 for i in range(2)]
+        body, param = {"model": "tiny", "input": "Query the users", "tools": tools}, "tools[1].format.definition"
+    r = client.post(path, json=body)
+    assert r.status_code == 413, r.text
+    err = r.json()["error"]
+    assert err["param"] == param and err["code"] == "payload_too_large" and str(limit) in err["message"], err
+    assert len(compiled) == 1  # (the first tool, within the limit, is checked; the second is refused unread)
