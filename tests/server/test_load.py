@@ -3,7 +3,7 @@ constraint of its own (chat completions with a JSON Schema, a regex or a tool to
 API requests with a schema or a tool; half of them streamed): every answer comes back, valid under
 its own constraint, which names its client (an answer delivered to the wrong client fails), and
 the batch never holds more rows than ``--max-batch-size``. The workload is the benchmark's
-(``benchmarks/server_load.py``, which reports its throughput and latency)."""
+(``tests/support/mixed_load.py``; ``benchmarks/server_load.py`` reports its throughput and latency)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import asyncio
 
 import pytest
 
-from benchmarks.server_load import run_mixed
+from ..support.mixed_load import run_mixed
 
 from ..support.serving import serve_process
 
