@@ -27,11 +27,12 @@ for name in modules:
 heavy = [m for m in ("torch", "transformers", "fastapi", "vllm") if m in sys.modules]
 assert not heavy, f"importing the core loaded {heavy}"
 
-from structgen.named_grammars import list_grammars, read_grammar  # noqa: E402
+from structgen.named_grammars import list_grammars, named_format  # noqa: E402
 
 grammars = list_grammars()
 assert "date" in grammars and all("site-packages" in p.parts for p in grammars.values()), grammars
-kind, date = read_grammar("date")
+date = named_format("date")
+assert isinstance(date, structgen.formats.Regex), date
 
 vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [b"2024", b'{"', None], eos_token_ids=[258])
 
@@ -45,7 +46,8 @@ def walk(guide: structgen.Guide, text: bytes) -> None:
     assert guide.is_final(s) and guide.token_mask(s)[258]
 
 
-walk(structgen.compile_regex(date, vocab), b"2024-02-29")
+walk(structgen.compile(date, vocab), b"2024-02-29")
+walk(structgen.compile(named_format("arithmetic"), vocab), b"(1+2)*3")
 schema = {"type": "object", "properties": {"n": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}}},
           "required": ["n"]}
 walk(structgen.compile_json_schema(schema, vocab), json.dumps({"n": 3, "tags": ["a"]}).encode())

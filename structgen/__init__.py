@@ -18,11 +18,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import formats
-from .compiler import clear_cache, compile, compile_composed, compile_extract, compile_json_schema, compile_regex
+from .compiler import (clear_cache, compile, compile_composed, compile_extract, compile_grammar, compile_json_schema,
+                       compile_regex)
 from .errors import (
     AnnotationWarning,
     CompileBudgetExceeded,
     ConstraintError,
+    GrammarNotSupported,
+    GrammarSyntaxError,
     IncompleteGeneration,
     PayloadTooLarge,
     RegexNotSupported,
@@ -44,6 +47,7 @@ __version__ = "0.1.0"
 # Names served lazily so that `import structgen` does not import torch or transformers.
 _LAZY = {
     "LogitsProcessor": "structgen.hf.logits_processor",
+    "generate_grammar": "structgen.hf.generation",
     "generate_json": "structgen.hf.generation",
     "generate_pydantic": "structgen.hf.generation",
     "generate_regex": "structgen.hf.generation",
@@ -55,6 +59,8 @@ __all__ = [
     "AnnotationWarning",
     "CompileBudgetExceeded",
     "ConstraintError",
+    "GrammarNotSupported",
+    "GrammarSyntaxError",
     "Guide",
     "IncompleteGeneration",
     "LogitsProcessor",
@@ -75,9 +81,11 @@ __all__ = [
     "compile",
     "compile_composed",
     "compile_extract",
+    "compile_grammar",
     "compile_json_schema",
     "compile_regex",
     "formats",
+    "generate_grammar",
     "generate_json",
     "generate_pydantic",
     "generate_regex",

@@ -1,7 +1,7 @@
 """The ``structgen`` command line.
 
 ```
-structgen generate "PROMPT" (--regex R | --schema FILE_OR_JSON | --grammar NAME)
+structgen generate "PROMPT" (--regex R | --schema FILE_OR_JSON | --lark FILE | --gbnf FILE | --grammar NAME)
                    [--model DIR_OR_GGUF] [--max-new-tokens N] [--sample [--seed S]] [--no-chat]
 structgen grammars
 structgen serve [--model DIR_OR_GGUF] [--host H] [--port P] [--max-batch-size N]
@@ -15,8 +15,10 @@ constraint's shortest output (that check needs the tokenizer only). A generation
 tokens exits with 1. ``generate`` and ``serve`` need an extra (``transformers``, ``server``):
 without it they say which, in one line, and exit with 2.
 
-Named grammars are ``NAME.regex`` / ``NAME.schema.json`` files (see
-:mod:`structgen.named_grammars`, whose lookup functions this module re-exports).
+The constraint becomes a format value (:mod:`structgen.formats`) compiled through the door
+(:func:`structgen.compile`). Named grammars are ``NAME.regex``, ``NAME.schema.json``, ``NAME.lark``
+and ``NAME.gbnf`` files (see :mod:`structgen.named_grammars`, whose lookup functions this module
+re-exports).
 
 ``serve`` runs the HTTP server (``structgen.server``; needs the ``server`` extra) on
 127.0.0.1:8000 by default.
@@ -31,9 +33,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .errors import ConstraintError, StructgenError
-from .named_grammars import REGEX_SUFFIX, grammar_dirs, list_grammars, read_grammar
+from .formats import Format, Grammar, JsonSchema, Regex
+from .named_grammars import grammar_dirs, kind_of, list_grammars, named_format
 
-__all__ = ["grammar_dirs", "list_grammars", "main", "read_grammar"]
+__all__ = ["grammar_dirs", "list_grammars", "main", "named_format"]
 
 
 class CliError(ValueError):
@@ -64,19 +67,21 @@ def _schema_arg(value: str) -> Any:
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="structgen",
-        description="Structured generation: language-model output that follows a regex or a JSON Schema.",
+        description="Structured generation: language-model output that follows a regex, a JSON Schema or a grammar.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     gen = sub.add_parser(
         "generate",
-        help="print a model's answer constrained to a regex, a JSON Schema or a named grammar",
+        help="print a model's answer constrained to a regex, a JSON Schema, a grammar or a named one",
         description="Print the model's answer to PROMPT, constrained by construction.",
     )
     gen.add_argument("prompt", metavar="PROMPT")
     what = gen.add_mutually_exclusive_group(required=True)
     what.add_argument("--regex", metavar="R", help="a regex the whole answer must match")
     what.add_argument("--schema", metavar="FILE_OR_JSON", help="a JSON Schema: a file or inline JSON")
+    what.add_argument("--lark", metavar="FILE", help="a Lark grammar file (start rule: start)")
+    what.add_argument("--gbnf", metavar="FILE", help="a GBNF / EBNF grammar file (start rule: root)")
     what.add_argument("--grammar", metavar="NAME", help="a ready-made grammar (see `structgen grammars`)")
     gen.add_argument(
         "--model",
@@ -84,7 +89,7 @@ def _build_parser() -> argparse.ArgumentParser:
         help="a local transformers folder or .gguf file (default: the embedded SmolLM2-135M-Instruct)",
     )
     gen.add_argument("--max-new-tokens", type=int, default=None, metavar="N",
-                     help="token budget (default: 64 for a regex, 256 for a schema)")
+                     help="token budget (default: 64 for a regex, 256 otherwise)")
     gen.add_argument("--sample", action="store_true", help="sample instead of greedy decoding")
     gen.add_argument("--seed", type=int, default=None, metavar="S", help="random seed for --sample")
     gen.add_argument("--no-chat", action="store_true",
@@ -124,18 +129,33 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _check_constraint(kind: str, constraint: Any) -> None:
-    """Compile against a byte vocabulary, so that errors show up before the model loads.
+def _check_constraint(fmt: Format) -> None:
+    """Compile ``fmt`` over a byte vocabulary, so that errors show up before the model loads.
 
-    The byte-level automaton is cached, so the real compile reuses the work.
-    """
-    from . import Vocabulary, compile_json_schema, compile_regex
+    The door caches the automata, so the real compile reuses the work."""
+    from . import Vocabulary, compile
 
-    vocab = Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
-    if kind == "regex":
-        compile_regex(constraint, vocab)
-    else:
-        compile_json_schema(constraint, vocab)
+    compile(fmt, Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256]))
+
+
+def _grammar_file(value: str, flag: str, syntax: str) -> Grammar:
+    path = Path(value).expanduser()
+    if not path.is_file():
+        raise CliError(f"{flag} {value!r}: no such file")
+    return Grammar(path.read_text(encoding="utf-8"), syntax=syntax)
+
+
+def _format_arg(args: argparse.Namespace) -> Format:
+    """The constraint the flags name, as a format value."""
+    if args.regex is not None:
+        return Regex(args.regex)
+    if args.schema is not None:
+        return JsonSchema(_schema_arg(args.schema))
+    if args.lark is not None:
+        return _grammar_file(args.lark, "--lark", "lark")
+    if args.gbnf is not None:
+        return _grammar_file(args.gbnf, "--gbnf", "gbnf")
+    return named_format(args.grammar)
 
 
 def _quiet(transformers: Any) -> None:
@@ -151,19 +171,14 @@ def _missing_extra(command: str, extra: str, error: ImportError) -> CliError:
 
 
 def _cmd_generate(args: argparse.Namespace) -> int:
-    if args.regex is not None:
-        kind, constraint = "regex", args.regex
-    elif args.schema is not None:
-        kind, constraint = "schema", _schema_arg(args.schema)
-    else:
-        kind, constraint = read_grammar(args.grammar)
+    fmt = _format_arg(args)
     if args.max_new_tokens is not None and args.max_new_tokens < 1:
         raise CliError("--max-new-tokens must be at least 1")
     if args.seed is not None and not args.sample:
         raise CliError("--seed only matters with --sample")
     if args.model and not Path(args.model).expanduser().exists():
         raise CliError(f"--model {args.model!r}: no such folder or file")
-    _check_constraint(kind, constraint)
+    _check_constraint(fmt)
 
     # Heavy imports only now: `structgen grammars` and constraint errors stay fast.
     try:
@@ -173,13 +188,13 @@ def _cmd_generate(args: argparse.Namespace) -> int:
         from .hf.models import load_default_model, load_model, load_tokenizer, vocabulary_for
     except ImportError as e:
         raise _missing_extra("generate", "transformers", e) from e
-    from .compiler import compile_json_schema, compile_regex
+    from .compiler import compile
 
     def compile_for(vocab: Any) -> Any:
-        return compile_regex(constraint, vocab) if kind == "regex" else compile_json_schema(constraint, vocab)
+        return compile(fmt, vocab)
 
     _quiet(transformers)
-    budget = args.max_new_tokens or (64 if kind == "regex" else 256)
+    budget = args.max_new_tokens or (64 if isinstance(fmt, Regex) else 256)
     if not args.no_budget_aware:  # the budget is checked on the tokenizer, before the model loads
         compile_for(vocabulary_for(load_tokenizer(args.model or None))).check_budget(budget)
     if args.model:
@@ -205,8 +220,7 @@ def _cmd_grammars(args: argparse.Namespace) -> int:
         raise CliError("no grammars folder found next to the package")
     width = max(len(name) for name in grammars)
     for name, path in grammars.items():
-        kind = "regex" if path.name.endswith(REGEX_SUFFIX) else "schema"
-        print(f"{name:<{width}}  {kind:<6}  {path}")
+        print(f"{name:<{width}}  {kind_of(path):<6}  {path}")
     return 0
 
 

@@ -5,9 +5,10 @@ public ``compile_*`` functions, the ``generate_*`` helpers, the server, the vLLM
 Compiling has two halves, each cached in a bounded LRU keyed by the format's
 :meth:`~structgen.formats.Format.key`:
 
-1. the format → automata, independent of the tokenizer (:data:`Automata`): the regex, JSON Schema
-   and spans front ends, and :func:`structgen.compose.build.build_network` for composed formats,
-   whose JSON Schema regions go through this same cache (a schema compiles once, alone or as a
+1. the format → automata, independent of the tokenizer (:data:`Automata`): the regex, JSON Schema,
+   grammar (:mod:`structgen.cfg`) and spans front ends, and
+   :func:`structgen.compose.build.build_network` for composed formats, whose JSON Schema and
+   grammar regions (and a grammar's ``%json`` schemas) go through this same cache (a schema compiles once, alone or as a
    region, and a composed format with no region of its own is the same guide as its leaf);
 2. the automata → a guide, in one cache per vocabulary (it dies with the vocabulary), and the
    checks after compile: an empty language, or bytes no token spells, is an
@@ -50,15 +51,15 @@ from .automata.regex_emptiness import why_no_match
 from .automata.spans import Documents, extract_dfa
 from .compose.build import Automata, build_network
 from .errors import ConstraintError, UnsatisfiableConstraint, VocabularyError
-from .formats import DEFAULT_WHITESPACE, Extract, Format, JsonSchema, Regex, SchemaOptions
+from .formats import DEFAULT_WHITESPACE, Extract, Format, Grammar, JsonSchema, Regex, SchemaOptions
 from .guides.base import Guide
 from .guides.dfa_guide import DfaGuide
 from .guides.pushdown import PushdownGuide
 from .vocab.vocabulary import Vocabulary
 
 __all__ = [
-    "DEFAULT_WHITESPACE", "clear_cache", "compile", "compile_composed", "compile_extract", "compile_json_schema",
-    "compile_regex", "set_cache_limits", "warm_up",
+    "DEFAULT_WHITESPACE", "clear_cache", "compile", "compile_composed", "compile_extract", "compile_grammar",
+    "compile_json_schema", "compile_regex", "set_cache_limits", "warm_up",
 ]
 
 _CACHE_SIZE = 128
@@ -340,12 +341,20 @@ def _front_end(fmt: Format) -> _Compiled:
         return _Compiled(dfa)
     given: list[Warning] = []
 
-    def region(schema: JsonSchema) -> Automata:
-        compiled = _automata(schema)
+    def region(part: Format) -> Automata:
+        compiled = _automata(part)
         given.extend(compiled.warnings)
         return compiled.automata
 
-    network = build_network(fmt, region)
+    if isinstance(fmt, Grammar):
+        from .cfg import grammar_network  # (on first use: import structgen does not pay for it)
+
+        limits = {} if fmt.max_terms is None else {"max_terms": fmt.max_terms}
+        network = grammar_network(fmt.text, syntax=fmt.syntax, start=fmt.start, max_states=fmt.max_states,
+                                  schema_options=fmt.schema_options, **limits,
+                                  compile_schema=lambda schema, options: region(JsonSchema(schema, options)))
+    else:
+        network = build_network(fmt, region)
     return _Compiled(network, tuple(given))
 
 
@@ -451,6 +460,31 @@ def compile_extract(
         >>> guide = compile_extract(document, vocab, min_length=1)   # doctest: +SKIP
     """
     return compile(Extract(document, min_length, max_length, pattern, max_states), vocabulary)
+
+
+def compile_grammar(text: str, vocabulary: Vocabulary, *, syntax: str | None = None, start: str | None = None,
+                    **options: Any) -> Guide:
+    """A guide whose outputs are exactly the strings the context-free grammar ``text`` derives:
+    ``compile(Grammar(text, syntax, start, **options), vocabulary)``.
+
+    ``syntax`` is ``"lark"`` or ``"gbnf"`` (``"ebnf"``); ``None`` reads GBNF when a line holds
+    ``::=``, else Lark. Left recursion and ambiguity are fine; the language is the grammar's,
+    exactly (``docs/grammars.md`` says how it departs from greedy lexers and LALR parsers).
+    ``options``: ``max_states``, ``max_terms``, ``schema_options`` (Lark's ``%json``).
+    Raises :class:`GrammarSyntaxError` (with ``.line``, ``.column``, ``.rule``),
+    :class:`GrammarNotSupported` for a construct structgen cannot enforce exactly,
+    :class:`CompileBudgetExceeded` naming the rule whose expansion is over budget, and
+    :class:`UnsatisfiableConstraint`.
+
+    Example:
+        >>> import structgen
+        >>> vocab = structgen.Vocabulary.from_bytes([b"1", b"+", b"2", None], eos_token_ids=[3])
+        >>> guide = compile_grammar('root ::= expr\\nexpr ::= expr "+" [0-9] | [0-9]', vocab)
+        >>> state = guide.advance(guide.initial_state, [0, 1, 2])  # "1+2"
+        >>> guide.is_final(state), guide.allowed_token_ids(state).tolist()
+        (True, [1, 3])
+    """
+    return compile(Grammar(text, syntax, start, **options), vocabulary)
 
 
 def compile_composed(fmt: Format, vocabulary: Vocabulary) -> Guide:

@@ -7,6 +7,9 @@ StructgenError(Exception)
 │   ├── RegexNotSupported                         a construct we cannot enforce exactly (.construct, .position)
 │   ├── SchemaError                               not a valid JSON Schema (.path, a JSON pointer)
 │   ├── SchemaNotSupported                        a keyword we do not enforce exactly (.keyword, .path)
+│   ├── GrammarSyntaxError                        not a grammar in its syntax (.syntax, .line, .column, .rule)
+│   ├── GrammarNotSupported                       a grammar construct we cannot enforce exactly
+│   │                                             (.construct, .syntax, .line, .rule)
 │   └── UnsatisfiableConstraint                   nothing can match (minItems > maxItems, ...)
 ├── VocabularyError(StructgenError, ValueError)   a token's bytes cannot be recovered, no EOS, a guide
 │                                                 built for another tokenizer than the model's
@@ -32,6 +35,8 @@ __all__ = [
     "AnnotationWarning",
     "CompileBudgetExceeded",
     "ConstraintError",
+    "GrammarNotSupported",
+    "GrammarSyntaxError",
     "IncompleteGeneration",
     "PayloadTooLarge",
     "RegexNotSupported",
@@ -128,6 +133,59 @@ class SchemaNotSupported(ConstraintError):
             f"JSON Schema keyword {keyword!r} at {path or '/'} is not supported{extra}; "
             "structgen refuses rather than ignore a constraint"
         )
+
+
+def _where(line: int | None, column: int | None, rule: str | None) -> str:
+    parts = []
+    if line is not None:
+        parts.append(f"line {line}" + (f", column {column}" if column is not None else ""))
+    if rule is not None:
+        parts.append(f"rule {rule!r}")
+    return f" at {' in '.join(parts)}" if parts else ""
+
+
+class GrammarSyntaxError(ConstraintError):
+    """The text is not a grammar in its syntax (``.syntax``: ``"gbnf"`` or ``"lark"``): a token
+    out of place, a rule used but never defined, a rule defined twice. ``.line`` and ``.column``
+    (1-based) say where, ``.rule`` in which rule (``None`` where unknown), ``.reason`` what.
+
+    >>> raise GrammarSyntaxError("gbnf", "expected '::='", line=3, column=6, rule="value")
+    Traceback (most recent call last):
+    structgen.errors.GrammarSyntaxError: invalid gbnf grammar at line 3, column 6 in rule 'value': expected '::='
+    """
+
+    def __init__(self, syntax: str, reason: str, *, line: int | None = None, column: int | None = None,
+                 rule: str | None = None) -> None:
+        self.syntax = syntax
+        self.reason = reason
+        self.line = line
+        self.column = column
+        self.rule = rule
+        super().__init__(f"invalid {syntax} grammar{_where(line, column, rule)}: {reason}")
+
+
+class GrammarNotSupported(ConstraintError):
+    """The grammar uses a construct that structgen does not enforce exactly (``.construct``), so
+    it refuses the grammar rather than ignore it: Lark's ``%declare`` (terminals a postlexer
+    makes), token references (``<[128000]>``, ``<|eot_id|>``), XGrammar's look-ahead assertions,
+    a terminal mixing lazy and greedy repetitions, ... ``.syntax``, ``.line``, ``.rule`` as in
+    :class:`GrammarSyntaxError`; ``.hint`` how to do without it.
+
+    >>> raise GrammarNotSupported("lark", "%declare", line=2, hint="define the terminal instead")
+    Traceback (most recent call last):
+    structgen.errors.GrammarNotSupported: lark grammar uses %declare at line 2, which structgen cannot enforce exactly; define the terminal instead
+    """
+
+    def __init__(self, syntax: str, construct: str, *, line: int | None = None, rule: str | None = None,
+                 hint: str = "rewrite the grammar without it") -> None:
+        self.syntax = syntax
+        self.construct = construct
+        self.line = line
+        self.column = None
+        self.rule = rule
+        self.hint = hint
+        super().__init__(f"{syntax} grammar uses {construct}{_where(line, None, rule)}, which structgen cannot "
+                         f"enforce exactly; {hint}")
 
 
 class UnsatisfiableConstraint(ConstraintError):

@@ -1,8 +1,9 @@
 """What a constraint is: a *format* value. Every constraint structgen compiles is one, and one
 function compiles them all (:func:`structgen.compile`).
 
-Leaves: :class:`Regex`, :class:`JsonSchema` (with one :class:`SchemaOptions`), :class:`Extract`
-(verbatim spans of documents), :class:`Literal` and free :class:`Text`. Combinators:
+Leaves: :class:`Regex`, :class:`JsonSchema` (with one :class:`SchemaOptions`), :class:`Grammar`
+(Lark or GBNF), :class:`Extract` (verbatim spans of documents), :class:`Literal` and free
+:class:`Text`. Combinators:
 :class:`Sequence`, :class:`Choice`, :class:`Repeat`, :class:`Tag` and :class:`Triggered` (free text
 in which a trigger starts a tag: tool calls). A format is immutable and hashable by
 :meth:`Format.key`, the compile cache's key; its options are checked when it is made, so a format
@@ -44,8 +45,8 @@ from .errors import ConstraintError
 from .json_schema.options import DEFAULT_WHITESPACE, SchemaOptions
 
 __all__ = [
-    "DEFAULT_WHITESPACE", "Choice", "Extract", "Format", "JsonSchema", "Literal", "Regex", "Repeat", "SchemaOptions",
-    "Sequence", "Tag", "Text", "Triggered", "option_names",
+    "DEFAULT_WHITESPACE", "Choice", "Extract", "Format", "Grammar", "JsonSchema", "Literal", "Regex", "Repeat",
+    "SchemaOptions", "Sequence", "Tag", "Text", "Triggered", "option_names",
 ]
 
 
@@ -142,7 +143,9 @@ def option_names(kind: str) -> tuple[str, ...]:
         return Regex.OPTIONS
     if kind == "extract":
         return Extract.OPTIONS
-    raise ValueError(f"no format kind {kind!r} (regex, json_schema, extract)")
+    if kind == "grammar":
+        return Grammar.OPTIONS
+    raise ValueError(f"no format kind {kind!r} (regex, json_schema, extract, grammar)")
 
 
 # -- leaves ------------------------------------------------------------------------------------------
@@ -284,6 +287,58 @@ class JsonSchema(Format):
     def describe(self) -> str:
         title = self.schema.get("title") if isinstance(self.schema, dict) else None
         return f"JSON Schema {_short(title if isinstance(title, str) else self.schema_text())!r}"
+
+
+#: The grammar syntaxes :class:`Grammar` reads (``"ebnf"`` is read as GBNF).
+GRAMMAR_SYNTAXES = ("lark", "gbnf", "ebnf")
+
+
+@dataclass(frozen=True)
+class Grammar(Format):
+    """The strings a context-free grammar derives: ``text`` in Lark (``start`` is the start rule)
+    or GBNF / EBNF (``root``) syntax; ``syntax=None`` reads GBNF when a line holds ``::=`` (as
+    vLLM decides), else Lark. ``start`` names another start rule. ``max_states`` bounds every
+    automaton built eagerly (a Lark terminal with look-arounds), ``max_terms`` what removing
+    recursion may build (``None``: the front end's default), ``schema_options`` how Lark's
+    ``%json {...}`` schemas compile. See ``docs/grammars.md`` and :mod:`structgen.cfg`.
+
+    >>> print(Grammar('root ::= "a"+').describe())
+    grammar 'root ::= "a"+'
+    """
+
+    text: str
+    syntax: str | None = None
+    start: str | None = None
+    max_states: int = DEFAULT_MAX_STATES
+    max_terms: int | None = None
+    schema_options: SchemaOptions = field(default_factory=SchemaOptions)
+
+    OPTIONS: ClassVar[tuple[str, ...]] = ("syntax", "start", "max_states", "max_terms")
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"a grammar is a str, not {type(self.text).__name__}")
+        if self.syntax is not None and self.syntax not in GRAMMAR_SYNTAXES:
+            raise ConstraintError(f"grammar syntax must be one of {', '.join(GRAMMAR_SYNTAXES)} (or None to detect it), "
+                                  f"not {self.syntax!r}")
+        _check_max_states(self.max_states)
+        if self.max_terms is not None:
+            _check_max_states(self.max_terms)
+        if not isinstance(self.schema_options, SchemaOptions):
+            raise TypeError(f"schema_options must be a SchemaOptions, not {type(self.schema_options).__name__}")
+
+    @classmethod
+    def from_options(cls, text: str, options: Mapping[str, Any]) -> "Grammar":
+        """The format with ``options`` given by name (unknown ones are a :class:`ConstraintError`)."""
+        values = _checked_options(cls, cls.OPTIONS, options, "grammar")
+        return _named_errors(lambda: cls(text, **values))
+
+    def key(self) -> Hashable:
+        return ("grammar", self.text, self.syntax, self.start, self.max_states, self.max_terms,
+                self.schema_options.cache_key(), self.schema_options.unknown_keywords)
+
+    def describe(self) -> str:
+        return f"grammar {_short(self.text.strip())!r}"
 
 
 @dataclass(frozen=True)

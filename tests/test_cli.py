@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from structgen.cli import list_grammars, main, read_grammar
+from structgen.cli import list_grammars, main, named_format
+from structgen.formats import Grammar, JsonSchema, Regex
 
 GRAMMARS = Path(__file__).resolve().parent.parent / "grammars"
 
@@ -33,22 +34,23 @@ def test_grammars_lists_the_repository_folder(capsys: pytest.CaptureFixture[str]
     assert main(["grammars"]) == 0
     out = capsys.readouterr().out.splitlines()
     names = [line.split()[0] for line in out]
-    expected = sorted(
-        p.name.removesuffix(".regex").removesuffix(".schema.json")
-        for p in GRAMMARS.iterdir()
-        if p.name.endswith((".regex", ".schema.json"))
-    )
-    assert names == expected and "date" in names and "city" in names
+    suffixes = (".regex", ".schema.json", ".lark", ".gbnf")
+    expected = sorted(next(p.name[: -len(s)] for s in suffixes if p.name.endswith(s))
+                      for p in GRAMMARS.iterdir() if p.name.endswith(suffixes))
+    assert names == expected and "date" in names and "city" in names and "arithmetic" in names
     assert any(line.split()[:2] == ["city", "schema"] for line in out)
     assert any(line.split()[:2] == ["date", "regex"] for line in out)
+    assert any(line.split()[:2] == ["sql-select", "lark"] for line in out)
+    assert any(line.split()[:2] == ["arithmetic", "gbnf"] for line in out)
 
 
-def test_read_grammar() -> None:
-    kind, pattern = read_grammar("date")
-    assert kind == "regex" and pattern == (GRAMMARS / "date.regex").read_text().strip()
-    kind, schema = read_grammar("city")
-    assert kind == "schema" and schema["title"] == "City"
-    assert set(list_grammars()) >= {"date", "city", "yes-no"}
+def test_named_grammars_are_formats() -> None:
+    assert named_format("date") == Regex((GRAMMARS / "date.regex").read_text().strip())
+    city = named_format("city")
+    assert isinstance(city, JsonSchema) and city.schema["title"] == "City"
+    sql = named_format("sql-select")
+    assert isinstance(sql, Grammar) and sql.syntax == "lark" and sql.text == (GRAMMARS / "sql-select.lark").read_text()
+    assert set(list_grammars()) >= {"date", "city", "yes-no", "arithmetic", "json"}
 
 
 @pytest.mark.parametrize(
@@ -59,6 +61,8 @@ def test_read_grammar() -> None:
         (["--grammar", "no-such-grammar"], "no grammar named 'no-such-grammar' .*known: .*date"),
         (["--schema", "does-not-exist.json"], "no such file"),
         (["--schema", "{not json"], "--schema is not valid JSON"),
+        (["--lark", "no-such.lark"], "--lark 'no-such.lark': no such file"),
+        (["--gbnf", str(GRAMMARS / "sql-select.lark")], r"invalid gbnf grammar at line \d+"),
         (["--regex", "a", "--seed", "3"], "--seed only matters with --sample"),
         (["--regex", "a", "--max-new-tokens", "0"], "at least 1"),
         (["--regex", "a", "--model", "/no/such/model"], "--model '/no/such/model': no such folder or file"),
@@ -89,7 +93,7 @@ def test_usage_errors_come_from_argparse() -> None:
     result = _run("generate", "prompt", "--regex", "a", "--grammar", "date")
     assert result.returncode == 2 and "not allowed with argument" in result.stderr
     result = _run("generate", "prompt")
-    assert result.returncode == 2 and "one of the arguments --regex --schema --grammar is required" in result.stderr
+    assert result.returncode == 2 and "one of the arguments --regex --schema --lark --gbnf --grammar is required" in result.stderr
 
 
 def test_cli_module_does_not_import_torch() -> None:
@@ -117,6 +121,18 @@ def test_generate_grammar_as_a_subprocess(smollm2: Any) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert re.fullmatch(pattern, result.stdout.rstrip("\n"))
+
+
+@pytest.mark.model
+def test_generate_from_a_grammar_file(smollm2: Any, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    import lark
+
+    path = tmp_path / "sum.lark"
+    path.write_text('start: NUMBER ("+" NUMBER)*\nNUMBER: /[0-9]{1,3}/\n%ignore " "\n')
+    assert main(["generate", "What is 2 plus 3? Write it as a sum.", "--lark", str(path), "--max-new-tokens", "12"]) == 0
+    out = capsys.readouterr().out.rstrip("\n")
+    lark.Lark(path.read_text(), parser="earley", lexer="dynamic_complete").parse(out)
+    assert main(["generate", "1+1?", "--grammar", "arithmetic", "--max-new-tokens", "12"]) == 0
 
 
 @pytest.mark.model

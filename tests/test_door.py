@@ -14,7 +14,7 @@ import pytest
 import structgen
 from structgen import compiler
 from structgen.errors import ConstraintError, SchemaError, UnsatisfiableConstraint
-from structgen.formats import (Choice, Extract, JsonSchema, Literal, Regex, SchemaOptions, Sequence, Tag, Text,
+from structgen.formats import (Choice, Extract, Grammar, JsonSchema, Literal, Regex, SchemaOptions, Sequence, Tag, Text,
                                Triggered, option_names)
 from structgen.guides.dfa_guide import DfaGuide
 from structgen.guides.pushdown import PushdownGuide
@@ -210,3 +210,32 @@ def test_warm_computes_the_first_masks() -> None:
     assert isinstance(small, DfaGuide) and len(small._masks) == small.num_states  # every state's mask
     big = structgen.compile(JsonSchema(SCHEMA), v, warm=True)
     assert big.initial_state in big._masks
+
+
+def test_a_grammar_is_one_more_format_through_the_door(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = count_front_end(monkeypatch)
+    v = vocab()
+    text = 'root ::= expr\nexpr ::= expr "-" term | term\nterm ::= [0-9] | "[" expr "]"'
+    guide = structgen.compile_grammar(text, v)
+    assert guide is structgen.compile(Grammar(text), v) and guide.description.startswith("grammar ")
+    assert guide.accepts_bytes(b"[1-2]-3") and not guide.accepts_bytes(b"1-") and not guide.accepts_bytes(b"[1")
+    # a region of a composed format: the grammar's automata compiled once, its root inlined
+    composed = structgen.compile(Sequence(Literal("<"), Grammar(text), Literal(">")), v)
+    assert composed.accepts_bytes(b"<1-[2]>") and not composed.accepts_bytes(b"<>")
+    assert seen.count("Grammar") == 1
+    # a grammar that derives the empty string, inlined where a call could not be
+    empty_ok = structgen.compile(Sequence(Literal("<"), Grammar('start: "a"*'), Literal(">")), v)
+    assert empty_ok.accepts_bytes(b"<>") and empty_ok.accepts_bytes(b"<aa>")
+
+
+def test_a_grammars_json_goes_through_the_door(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = count_front_end(monkeypatch)
+    text = 'start: "x:" value\nvalue: %json {"type": "string", "format": "no-such-format"}'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        guide = structgen.compile(Grammar(text), vocab())
+    assert guide.accepts_bytes(b'x:"a"') and not guide.accepts_bytes(b"x:1")
+    assert seen == ["Grammar", "JsonSchema"]  # (the %json schema through the door's cache)
+    assert [type(w.message).__name__ for w in caught] == ["AnnotationWarning"] and caught[0].filename == __file__
+    with pytest.raises(ConstraintError, match="grammar syntax must be one of"):
+        Grammar("start: 'a'", syntax="peg")

@@ -1,9 +1,9 @@
 """Checks for the ready-made constraints in ``grammars/``.
 
 Every grammar ``NAME`` is either ``NAME.regex`` (one line, full-match semantics,
-the subset of Python ``re`` syntax that ``interegular`` parses) or
-``NAME.schema.json`` (JSON Schema draft 2020-12), with ``NAME.valid.jsonl`` and
-``NAME.invalid.jsonl`` beside it.  The tests are parametrized over the folder,
+the subset of Python ``re`` syntax that ``interegular`` parses),
+``NAME.schema.json`` (JSON Schema draft 2020-12) or a context-free grammar ``NAME.lark`` /
+``NAME.gbnf``, with ``NAME.valid.jsonl`` and ``NAME.invalid.jsonl`` beside it.  The tests are parametrized over the folder,
 so a new grammar is picked up without touching this file.
 """
 
@@ -23,6 +23,7 @@ MIN_SAMPLES = 8
 
 REGEX_SUFFIX = ".regex"
 SCHEMA_SUFFIX = ".schema.json"
+CFG_SUFFIXES = (".lark", ".gbnf")
 
 # Constructs our engine does not support (see grammars/README.md).  Checked on
 # the raw pattern text; the escape-aware check is in _forbidden_constructs.
@@ -44,7 +45,12 @@ def _names(suffix: str) -> list[str]:
 
 REGEX_NAMES = _names(REGEX_SUFFIX)
 SCHEMA_NAMES = _names(SCHEMA_SUFFIX)
-ALL_NAMES = sorted(REGEX_NAMES + SCHEMA_NAMES)
+CFG_NAMES = sorted(_names(".lark") + _names(".gbnf"))
+ALL_NAMES = sorted(REGEX_NAMES + SCHEMA_NAMES + CFG_NAMES)
+
+
+def _cfg_file(name: str) -> Path:
+    return next(GRAMMARS_DIR / (name + suffix) for suffix in CFG_SUFFIXES if (GRAMMARS_DIR / (name + suffix)).is_file())
 
 
 def _read_regex(name: str) -> str:
@@ -126,6 +132,8 @@ def test_folder_has_grammars():
 
 def test_names_are_unique_and_well_formed():
     assert not set(REGEX_NAMES) & set(SCHEMA_NAMES), "a name is both a regex and a schema"
+    assert len(ALL_NAMES) == len(set(ALL_NAMES)), "a name is two kinds of grammar"
+    assert {"arithmetic", "json", "sql-select", "python-call"} <= set(CFG_NAMES)
     for name in ALL_NAMES:
         assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", name), name
 
@@ -133,8 +141,8 @@ def test_names_are_unique_and_well_formed():
 def test_no_orphan_files():
     allowed = {"README.md"}
     for name in ALL_NAMES:
-        suffix = REGEX_SUFFIX if name in REGEX_NAMES else SCHEMA_SUFFIX
-        allowed |= {name + suffix, f"{name}.valid.jsonl", f"{name}.invalid.jsonl"}
+        main = _cfg_file(name).name if name in CFG_NAMES else name + (REGEX_SUFFIX if name in REGEX_NAMES else SCHEMA_SUFFIX)
+        allowed |= {main, f"{name}.valid.jsonl", f"{name}.invalid.jsonl"}
     extra = sorted(p.name for p in GRAMMARS_DIR.iterdir() if p.name not in allowed)
     assert not extra, f"files in grammars/ that belong to no grammar: {extra}"
 
@@ -264,6 +272,43 @@ def test_schema_invalid_samples_do_not_validate(name):
 
 
 
+# --------------------------------------------------------------------------
+# Context-free grammars
+# --------------------------------------------------------------------------
+
+
+def _cfg_reference(name: str):
+    path = _cfg_file(name)
+    text = path.read_text(encoding="utf-8")
+    if path.suffix == ".gbnf":
+        from .support.earley import GbnfReference
+
+        return GbnfReference(text).accepts
+    import lark
+
+    parser = lark.Lark(text, parser="earley", lexer="dynamic_complete")
+
+    def accepted(s: str) -> bool:
+        try:
+            parser.parse(s)
+        except lark.exceptions.LarkError:
+            return False
+        return True
+
+    return accepted
+
+
+@pytest.mark.parametrize("name", CFG_NAMES)
+def test_cfg_samples_follow_the_reference(name):
+    """Valid samples are in the grammar's language and invalid ones are not, as the reference
+    reads the grammar (Lark's Earley parser; the Earley reference for GBNF)."""
+    accepted = _cfg_reference(name)
+    for s in _read_samples(name, "valid"):
+        assert isinstance(s, str) and accepted(s), s
+    for s in _read_samples(name, "invalid"):
+        assert isinstance(s, str) and not accepted(s), s
+
+
 # ---------------------------------------------------------------------------------------------
 # Token level: every sample walked token by token through a guide over a real tokenizer.
 
@@ -274,8 +319,13 @@ def test_samples_walk_through_the_guide(name, smollm2_tokenizer, smollm2_vocabul
 
     from .support.json_order import in_schema_order
 
-    if name in REGEX_NAMES:
-        guide = structgen.compile_regex(_read_regex(name), smollm2_vocabulary)
+    if name in REGEX_NAMES or name in CFG_NAMES:
+        if name in REGEX_NAMES:
+            guide = structgen.compile_regex(_read_regex(name), smollm2_vocabulary)
+        else:
+            from structgen.cfg import compile_grammar
+
+            guide = compile_grammar(_cfg_file(name).read_text(encoding="utf-8"), smollm2_vocabulary)
         texts = {kind: [[s] for s in _read_samples(name, kind)] for kind in ("valid", "invalid")}
     else:
         guide = structgen.compile_json_schema(_read_schema(name), smollm2_vocabulary)

@@ -7,7 +7,7 @@ Floors, bottom up (docs/architecture.md draws them)::
     1 automata          text -> byte automata
     2 vocab             one per tokenizer
     3 guides | json_schema   (siblings: neither imports the other)
-    4 formats           what a constraint is (the format values)
+    4 formats | cfg     what a constraint is (the format values) | grammars (Lark, GBNF) -> networks
     5 compose           composed formats -> one network; reasoning, tool calls
     6 compiler          the door: compile(format, vocabulary) and its caches
     7 the structgen facade (__init__: the public API; torch names served lazily)
@@ -40,6 +40,7 @@ FLOORS = {
     "structgen.guides": 3,
     "structgen.json_schema": 3,
     "structgen.formats": 4,
+    "structgen.cfg": 4,
     "structgen.compose": 5,
     "structgen.compiler": 6,
     "structgen": 7,

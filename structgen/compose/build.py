@@ -1,10 +1,11 @@
 """A composed format (:mod:`structgen.formats`) as ONE network of automata.
 
 Everything is an expression of one :class:`~structgen.automata.expr.ExprPool`: literals and regexes
-are built in it directly; a JSON Schema region is compiled by the door's cached front end (the
-``schema`` callback :func:`structgen.compiler.compile` passes, so a schema compiles once whether it
-arrives alone or as a region) and its automata copied in (a schema that calls automata of its own
-keeps them as automata of the composed network, their calls renumbered); spans of documents are
+are built in it directly; a JSON Schema or a grammar region is compiled by the door's cached front
+end (the ``region`` callback :func:`structgen.compiler.compile` passes, so a schema compiles once
+whether it arrives alone or as a region) and its automata copied in (a region that calls automata
+of its own keeps them as automata of the composed network, their calls renumbered; a JSON value is
+called, a grammar's root inlined, since it may derive the empty string); spans of documents are
 embedded automata.
 
 Free text is an *automaton of its own* that the root calls: "text up to the first ``end``" is
@@ -38,7 +39,8 @@ from ..automata.network import Network
 from ..automata.regex import regex_to_expr
 from ..automata.spans import extract_dfa
 from ..errors import ConstraintError, UnsatisfiableConstraint
-from ..formats import Choice, Extract, Format, JsonSchema, Literal, Regex, Repeat, Sequence, Tag, Text, Triggered
+from ..formats import (Choice, Extract, Format, Grammar, JsonSchema, Literal, Regex, Repeat, Sequence, Tag, Text,
+                       Triggered)
 
 __all__ = ["Automata", "build_network"]
 
@@ -50,9 +52,9 @@ Automata = Union[ByteDFA, Network, tuple[ExprPool, int]]
 class _Builder:
     """Builds the root expression and the called automata of one composed network."""
 
-    def __init__(self, schema: Callable[[JsonSchema], Automata]) -> None:
+    def __init__(self, region: Callable[[Format], Automata]) -> None:
         self.pool = ExprPool()
-        self.compile_schema = schema
+        self.compile_region = region
         self.exprs: list[int] = [NOTHING]  # automaton 0 (the root) is set last
         self.required: dict[int, int] = {}
         self.unique_items: dict[int, tuple[int, ...]] = {}
@@ -110,7 +112,9 @@ class _Builder:
         if isinstance(fmt, Regex):
             return regex_to_expr(fmt.pattern, pool, max_states=fmt.max_states)
         if isinstance(fmt, JsonSchema):  # (a call: a witness search passes it in one step)
-            return self.call(fmt.key(), lambda: self.schema(fmt))
+            return self.call(fmt.key(), lambda: self.region(fmt))
+        if isinstance(fmt, Grammar):  # (inline: a grammar may derive the empty string)
+            return self.region(fmt)
         if isinstance(fmt, Extract):
             dfa = extract_dfa(fmt.documents, min_length=fmt.min_length, max_length=fmt.max_length,
                               pattern=fmt.pattern, max_states=fmt.max_states)
@@ -155,10 +159,10 @@ class _Builder:
             return pool.seq(begin, self.text_up_to((tag.end,), tag.end, tag.content.exclude))
         return pool.concat([begin, self.build(tag.content), pool.literal(tag.end.encode("utf-8"))])
 
-    # -- JSON Schema -------------------------------------------------------------------------------
+    # -- regions compiled by the door: JSON Schemas, grammars ---------------------------------------
 
-    def schema(self, fmt: JsonSchema) -> int:
-        compiled = self.compile_schema(fmt)
+    def region(self, fmt: Format) -> int:
+        compiled = self.compile_region(fmt)
         pool = self.pool
         if isinstance(compiled, ByteDFA):
             return pool.embed(compiled)
@@ -177,12 +181,12 @@ class _Builder:
         return copy_term(pool, src, e)
 
 
-def build_network(fmt: Format, schema: Callable[[JsonSchema], Automata]) -> Network:
-    """The network of ``fmt``: automaton 0 (the root) calls the others. ``schema`` compiles a
-    JSON Schema region (:func:`structgen.compiler.compile` passes its cached front end)."""
+def build_network(fmt: Format, region: Callable[[Format], Automata]) -> Network:
+    """The network of ``fmt``: automaton 0 (the root) calls the others. ``region`` compiles a
+    JSON Schema or a grammar region (:func:`structgen.compiler.compile` passes its cached front end)."""
     if not isinstance(fmt, Format):
         raise TypeError(f"a composed constraint is a format (structgen.formats.Text, Tag, ...), not {type(fmt).__name__}")
-    b = _Builder(schema)
+    b = _Builder(region)
     root = b.build(fmt)
     if root == NOTHING:
         raise UnsatisfiableConstraint(f"no output matches {fmt.describe()}")

@@ -40,7 +40,7 @@ from transformers import LogitsProcessorList
 from ..compiler import compile
 from ..compose.reasoning import Reasoning, split_reasoning
 from ..errors import IncompleteGeneration, StructgenError, TokenRejected
-from ..formats import Format, JsonSchema, Regex, option_names
+from ..formats import Format, Grammar, JsonSchema, Regex, option_names
 from ..guides.base import Guide
 from ..guides.text_budget import TextBudget
 from ..vocab.vocabulary import Vocabulary
@@ -51,6 +51,7 @@ from .models import eos_token_ids, vocabulary_for
 # IncompleteGeneration lives in structgen.errors; it is re-exported here, where it was first defined.
 __all__ = [
     "IncompleteGeneration",
+    "generate_grammar",
     "generate_json",
     "generate_pydantic",
     "generate_regex",
@@ -107,6 +108,39 @@ def generate_regex(
     """
     fmt = Regex(pattern, **_compile_options("regex", generate_kwargs))
     guide = compile(fmt, model_vocabulary(model, tokenizer))
+    return generate_text(
+        model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
+        budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs
+    )
+
+
+def generate_grammar(
+    model: Any,
+    tokenizer: Any,
+    prompt: str | Sequence[dict[str, str]],
+    grammar: str,
+    *,
+    syntax: str | None = None,
+    max_new_tokens: int = 256,
+    chat: bool | None = None,
+    budget_aware: bool = True,
+    fast_forward: bool = True,
+    **generate_kwargs: Any,
+) -> str:
+    """The model's answer to ``prompt``, a string the context-free ``grammar`` derives.
+
+    ``grammar`` is Lark or GBNF text (``syntax``: ``"lark"``, ``"gbnf"``, or ``None`` to read
+    GBNF when a line holds ``::=``); the options of :class:`~structgen.formats.Grammar`
+    (``start``, ``max_states``, ``max_terms``, ``schema_options``) go to the compile, the other
+    keyword arguments are generation options, as in :func:`generate_regex`.
+
+    Example:
+        >>> generate_grammar(model, tokenizer, "2 + 2 * 3?", 'root ::= [0-9]+ (" " [+*] " " [0-9]+)*')  # doctest: +SKIP
+        '2 + 2 * 3'
+    """
+    options = {name: generate_kwargs.pop(name) for name in list(generate_kwargs)
+               if name in ("start", "max_states", "max_terms", "schema_options")}
+    guide = compile(Grammar(grammar, syntax, **options), model_vocabulary(model, tokenizer))
     return generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
         budget_aware=budget_aware, fast_forward=fast_forward, **generate_kwargs

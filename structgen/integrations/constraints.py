@@ -10,13 +10,15 @@ key                       value (a string; ``structgen_extract`` may also be a l
 ========================  ========================================================================
 ``structgen_json_schema`` a JSON Schema, as JSON text
 ``structgen_regex``       a regular expression (Python syntax, full match)
-``structgen_grammar``     the name of a ready-made constraint in ``grammars/`` (``structgen grammars``)
+``structgen_grammar``     a Lark or GBNF grammar (its text), or the name of a ready-made constraint
+                          in ``grammars/`` (``structgen grammars``: regexes, schemas, grammars)
 ``structgen_extract``     source text: string values (or, alone, the whole output) are verbatim spans
                           of it; with ``structgen_regex`` the span must also match the regex
 ``structgen_options``     a JSON object of options: the options of the constraint's format
                           (:func:`structgen.formats.option_names`: those of ``SchemaOptions`` for a
                           schema, ``max_states`` for a regex, ``min_length``, ``max_length`` and
-                          ``max_states`` for spans) and ``budget_aware`` (default ``true``)
+                          ``max_states`` for spans, ``syntax``, ``start``, ``max_states`` and
+                          ``max_terms`` for a grammar) and ``budget_aware`` (default ``true``)
 ========================  ========================================================================
 
 At most one of ``structgen_json_schema``, ``structgen_regex``, ``structgen_grammar``. A request
@@ -37,20 +39,23 @@ Example:
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Hashable, Mapping
 
 from ..compiler import compile, is_cached, warm_up
 from ..errors import ConstraintError, PayloadTooLarge
-from ..formats import Extract, Format, JsonSchema, Regex
+from ..formats import Extract, Format, Grammar, JsonSchema, Regex
 from ..guides.base import Guide
-from ..named_grammars import read_grammar
+from ..named_grammars import named_format
 from ..vocab.vocabulary import Vocabulary
 
 __all__ = ["KEYS", "RequestConstraint", "byte_vocabulary", "check_request", "parse_request", "warm_up"]
 
 PREFIX = "structgen_"
+#: A ``structgen_grammar`` value that names a ready-made constraint (anything else is grammar text).
+_NAME = re.compile(r"[A-Za-z0-9_.-]+")
 KEYS = ("structgen_json_schema", "structgen_regex", "structgen_grammar", "structgen_extract", "structgen_options")
 #: The largest constraint accepted (schema, pattern and documents together), in bytes.
 DEFAULT_MAX_CONSTRAINT_BYTES = 1 << 20
@@ -134,21 +139,36 @@ def parse_request(extra_args: Mapping[str, Any] | None, *,
         raise ConstraintError(f"structgen_options alone constrains nothing: add one of {', '.join(KEYS[:4])}")
     source = ""
     schema_value: Any = schema
+    grammar_text: str | None = None
+    grammar_syntax: str | None = None  # (a named grammar's: its file's)
     if grammar is not None:
-        kind, value = read_grammar(grammar)
-        source = f"grammar {grammar!r}"
-        if kind == "regex":
-            regex = value
+        if _NAME.fullmatch(grammar):  # a name: of a ready-made regex, schema or grammar
+            ready = named_format(grammar)
+            source = f"grammar {grammar!r}"
+            if isinstance(ready, Regex):
+                regex = ready.pattern
+            elif isinstance(ready, JsonSchema):
+                schema_value = ready.schema
+            else:
+                assert isinstance(ready, Grammar)
+                grammar_text, grammar_syntax = ready.text, ready.syntax
         else:
-            schema_value = value
+            grammar_text = grammar
+    if grammar_text is not None and documents is not None:
+        raise ConstraintError("structgen_extract goes with structgen_json_schema or structgen_regex, not a grammar")
     size = sum(len(d.encode("utf-8", "surrogatepass")) for d in documents or ())
-    size += len((schema if schema is not None else regex or "").encode("utf-8", "surrogatepass"))
+    size += len((schema if schema is not None else grammar_text if grammar_text is not None else regex or "")
+                .encode("utf-8", "surrogatepass"))
     if size > max_bytes:
         raise PayloadTooLarge(f"the structgen constraint is {size} bytes, over the limit of {max_bytes}")
     options, budget_aware = _options(_text(extra_args, "structgen_options"))
     try:
         fmt: Format
-        if schema_value is not None:
+        if grammar_text is not None:
+            if grammar_syntax is not None and "syntax" not in options:
+                options = {**options, "syntax": grammar_syntax}
+            fmt = Grammar.from_options(grammar_text, options)
+        elif schema_value is not None:
             if isinstance(schema_value, str):
                 try:
                     schema_value = json.loads(schema_value)

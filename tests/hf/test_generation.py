@@ -286,3 +286,14 @@ def test_gguf_conversion_into_a_fresh_cache(tmp_path: Path) -> None:
     # Second load: from the cache, no new folder, no leftovers from the atomic rename.
     load_model(gguf, cache_dir=tmp_path)
     assert [p.name for p in tmp_path.iterdir()] == [converted.name]
+
+
+def test_generate_grammar_gives_a_string_of_the_grammar(tiny_llama: Any) -> None:
+    lark = pytest.importorskip("lark")
+    model, tokenizer = tiny_llama
+    grammar = 'start: expr\nexpr: expr "+" term | term\nterm: NUMBER | "(" expr ")"\nNUMBER: /[0-9]{1,2}/\n'
+    for extra in ({}, {"num_beams": 2}):  # our decode loop, then model.generate with the processor
+        text = structgen.generate_grammar(model, tokenizer, "Sum?", grammar, max_new_tokens=24, start="start", **extra)
+        lark.Lark(grammar, parser="earley", lexer="dynamic_complete").parse(text)
+    gbnf = 'root ::= "(" [a-c]* ")"'
+    assert re.fullmatch(r"\([a-c]*\)", structgen.generate_grammar(model, tokenizer, "?", gbnf, max_new_tokens=16))

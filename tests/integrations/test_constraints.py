@@ -11,7 +11,7 @@ import pytest
 
 import structgen
 from structgen.errors import CompileBudgetExceeded, ConstraintError, PayloadTooLarge, SchemaError
-from structgen.formats import Extract, JsonSchema, Regex, SchemaOptions
+from structgen.formats import Extract, Grammar, JsonSchema, Regex, SchemaOptions
 from structgen.integrations.constraints import byte_vocabulary, check_request, parse_request, warm_up
 
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -152,3 +152,16 @@ def test_a_warm_up_thread_and_a_first_request_import_the_front_end_at_once() -> 
         out = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr[-2000:]
         assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_structgen_grammar_takes_a_name_or_a_grammar() -> None:
+    c = parse_request({"structgen_grammar": "arithmetic"})
+    assert c is not None and isinstance(c.format, Grammar) and c.format.syntax == "gbnf" and c.source == "grammar 'arithmetic'"
+    c = parse_request({"structgen_grammar": 'start: "a"+', "structgen_options": '{"max_terms": 5000}'})
+    assert c is not None and c.format == Grammar('start: "a"+', max_terms=5000)
+    checked = check_request({"structgen_grammar": 'root ::= [0-9]+ "!"'})
+    assert checked is not None and checked.compile(byte_vocabulary()).accepts_bytes(b"42!")
+    with pytest.raises(ConstraintError, match="structgen_extract goes with structgen_json_schema or structgen_regex"):
+        parse_request({"structgen_grammar": 'start: "a"', "structgen_extract": "doc"})
+    with pytest.raises(structgen.GrammarSyntaxError, match="line 1"):
+        check_request({"structgen_grammar": "start: ("})

@@ -507,26 +507,25 @@ def test_an_over_approximation_is_intersected_once_and_not_searched_part_by_part
     """An object's over-approximation is one intersection of its parts (a part per property),
     left for the subtraction that uses it to search: searching it after each part cost a
     liveness search per property (3.9 -> 1.0 s of liveness searches over the real-world sample)."""
-    from structgen.automata.expr import KINDS
-    from structgen.automata.liveness import Liveness
+    from structgen.automata.expr import KINDS, ExprPool
 
     names = [f"p{i}" for i in range(8)]
     negated = {"properties": {n: {"type": "integer"} for n in names}, "required": names[:3]}
     schema = {"type": "object", "not": negated}
     widest = []
-    original = Liveness.liveness
+    original = ExprPool.liveness
 
     def counting(self, e, limit=20_000):  # type: ignore[no-untyped-def]
-        node = self.pool.node(e)
+        node = self.node(e)
         widest.append(len(node[1]) if node[0] == KINDS["and"] else 1)
         return original(self, e, limit)
 
     vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(32, 127)] + [None], eos_token_ids=[95])
-    Liveness.liveness = counting  # type: ignore[method-assign]
+    ExprPool.liveness = counting  # type: ignore[method-assign]
     try:
         guide = structgen.compile_json_schema(schema, vocab, whitespace="", **ANY)
     finally:
-        Liveness.liveness = original  # type: ignore[method-assign]
+        ExprPool.liveness = original  # type: ignore[method-assign]
     assert widest and max(widest) <= 4, sorted(widest)[-5:]  # (before: a search after each part, up to 10 parts)
     validator = jsonschema.Draft202012Validator(schema)
     for value in ({"p0": 1, "p1": 2, "p2": 3}, {"p0": 1, "p1": 2}, {"p0": 1, "p1": 2, "p2": "x"}, {}, {"p0": 1, "p1": 2, "p2": 3, "q": 1}):
