@@ -112,7 +112,7 @@ class DfaGuide(Guide):
     def next_state(self, state: int, token_id: int) -> int:
         """The state after ``token_id``, or -1 if the token is not allowed in ``state`` (one native
         call: the token's bytes stepped through the automaton, its rows built as needed)."""
-        return self._core.next_state(state, token_id)  # type: ignore[no-any-return]
+        return self._core.next_state(state, token_id)
 
     def accepts_bytes(self, data: bytes) -> bool:
         """Whether ``data`` (as a whole) is in the constraint's language."""
@@ -197,12 +197,12 @@ class DfaGuide(Guide):
 
     def _packed(self, state: int) -> np.ndarray | None:
         self._check_state(state)
-        return self._core.packed(state)  # type: ignore[no-any-return]
+        return self._core.packed(state)
 
     def _walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """``(token ids, next states)`` of every token allowed from ``state`` (one native walk of
         the trie)."""
-        return self._core.walk_tokens(state)  # type: ignore[no-any-return]
+        return self._core.walk_tokens(state)
 
     def _budget_token_set(self, state: int, budget: int) -> np.ndarray:
         ids, ends = self._walk(state)
@@ -212,7 +212,7 @@ class DfaGuide(Guide):
         return mask
 
     def _token_set(self, state: int) -> np.ndarray:
-        mask = self.token_mask(state).copy()
+        mask: np.ndarray = self.token_mask(state).copy()
         mask[self._eos] = False
         return mask
 

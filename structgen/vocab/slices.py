@@ -156,7 +156,7 @@ def ends_along(length_starts: np.ndarray, chain: Sequence[int], count: int, rest
 def char_successor(auto: LazyAutomaton, q: int, k: int = 0) -> int:
     """Where every character of ``SLICES[k]`` leads from state ``q`` of ``auto`` (one state), -1 if
     every one dies, or ``MIXED`` (-2) if they disagree."""
-    return auto.char_successor(q, k)  # type: ignore[no-any-return]
+    return auto.char_successor(q, k)
 
 
 def uniform_successor(pool: ExprPool, e: int, k: int = 0) -> int:
@@ -164,14 +164,14 @@ def uniform_successor(pool: ExprPool, e: int, k: int = 0) -> int:
     dies, or ``MIXED``: the slice's one-character automaton (acyclic) walked in topological order,
     carrying the expression reached so far; an edge keeps one expression only if all its bytes
     agree there (read off the expression's byte classes). Memoised in the pool."""
-    return pool.uniform_successor(e, k)  # type: ignore[no-any-return]
+    return pool.uniform_successor(e, k)
 
 
 def counted_body(pool: ExprPool, e: int, k: int) -> tuple[int, int, int, int] | None:
     """``(x, lo, hi, rest)`` where ``e`` is ``x{lo,hi}·rest`` with every character of
     ``SLICES[k]`` read by ``x`` as a whole (to the empty string) and by ``rest`` not at all (a
     string body under a length bound); ``None`` for any other form. ``hi`` is -1 when unbounded."""
-    return pool.counted_body(e, k)  # type: ignore[no-any-return]
+    return pool.counted_body(e, k)
 
 
 def counted_run(auto: LazyAutomaton, q: int, k: int, longest: int) -> tuple[int, bool] | None:
@@ -180,7 +180,7 @@ def counted_run(auto: LazyAutomaton, q: int, k: int, longest: int) -> tuple[int,
     any number does), ``branches`` whether a state after one of them may return or call (where
     the repetition may end: the term after it is final or starts with a symbol). ``None`` where
     ``q``'s expression is not a counted body (then see :func:`slice_chain`)."""
-    return auto.counted_run(q, k, longest)  # type: ignore[no-any-return]
+    return auto.counted_run(q, k, longest)
 
 
 def slice_chain(auto: LazyAutomaton, q: int, k: int, longest: int) -> list[int] | None:
@@ -190,4 +190,4 @@ def slice_chain(auto: LazyAutomaton, q: int, k: int, longest: int) -> list[int] 
     walked, however long the string may be. The chain stops where slice characters die; it ends
     with its last state twice when every further length leads there. ``None`` when the expression
     has another form (then :func:`char_successor` steps one character at a time)."""
-    return auto.slice_chain(q, k, longest)  # type: ignore[no-any-return]
+    return auto.slice_chain(q, k, longest)

@@ -61,31 +61,31 @@ class TokenTrie:
 
     @cached_property
     def byte(self) -> np.ndarray:
-        return self.native.byte  # type: ignore[no-any-return]
+        return self.native.byte
 
     @cached_property
     def first_child(self) -> np.ndarray:
-        return self.native.first_child  # type: ignore[no-any-return]
+        return self.native.first_child
 
     @cached_property
     def num_children(self) -> np.ndarray:
-        return self.native.num_children  # type: ignore[no-any-return]
+        return self.native.num_children
 
     @cached_property
     def parent(self) -> np.ndarray:
-        return self.native.parent  # type: ignore[no-any-return]
+        return self.native.parent
 
     @cached_property
     def token_ids(self) -> np.ndarray:
-        return self.native.token_ids  # type: ignore[no-any-return]
+        return self.native.token_ids
 
     @cached_property
     def token_nodes(self) -> np.ndarray:
-        return self.native.token_nodes  # type: ignore[no-any-return]
+        return self.native.token_nodes
 
     @cached_property
     def origin(self) -> np.ndarray | None:
-        return self.native.origin  # type: ignore[no-any-return]
+        return self.native.origin
 
     @cached_property
     def lookup(self) -> TrieLookup:
@@ -96,23 +96,23 @@ class TokenTrie:
 
     def bytes_between(self, top: int, node: int) -> bytes:
         """The bytes from node ``top`` down to ``node`` (``top`` is ``node`` or above it)."""
-        return self.native.bytes_between(top, node)  # type: ignore[no-any-return]
+        return self.native.bytes_between(top, node)
 
     def child(self, node: int, b: int) -> int:
         """The child of ``node`` by byte ``b`` (-1: none, or ``node`` is -1)."""
-        return self.native.child(node, b)  # type: ignore[no-any-return]
+        return self.native.child(node, b)
 
     def node_of(self, data: bytes) -> int:
         """The node of prefix ``data`` (-1: no token starts with it)."""
-        return self.native.node_of(data)  # type: ignore[no-any-return]
+        return self.native.node_of(data)
 
     @cached_property
     def node_token(self) -> np.ndarray | None:
         """The token id ending at each node (-1: none), or None where some node ends several."""
-        return self.native.node_token  # type: ignore[no-any-return]
+        return self.native.node_token
 
     @cached_property
-    def first_key(self) -> array:
+    def first_key(self) -> "array[int]":
         """Where each node's children begin in :attr:`lookup`'s keys (``first_child - 1``), as an
         int array (read per node by the plain-Python walks, instead of a search of the keys)."""
         return array("q", (self.first_child.astype(np.int64) - 1).tobytes())
@@ -139,7 +139,7 @@ class TokenTrie:
         >>> TokenTrie.from_tokens([b"ab", b"abcd", b"x"]).height.tolist()  # (root, a, x, ab, abc, abcd)
         [4, 3, 0, 2, 1, 0]
         """
-        return self.native.height  # type: ignore[no-any-return]
+        return self.native.height
 
     @classmethod
     def build(cls, vocab: Vocabulary, ids: list[int] | None = None) -> "TokenTrie":
@@ -182,7 +182,7 @@ def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int | Sequence[int], s
     without the bound, shared by every position, instead of a new state per position and byte.
     Which tokens are read is exact; the states below such a node read alike only the bytes of
     the tokens there (what a plain frame's mask needs, not a distance)."""
-    return _engine.walk_trie(auto, trie.native, node if isinstance(node, int) else list(node), state, clamp)  # type: ignore[no-any-return]
+    return _engine.walk_trie(auto, trie.native, node if isinstance(node, int) else list(node), state, clamp)
 
 
 def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:
@@ -199,7 +199,7 @@ def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:
 def walk_tokens(auto: LazyAutomaton, trie: TokenTrie, state: int) -> tuple[np.ndarray, np.ndarray]:
     """``(token ids, next states)`` of every token of ``trie`` that ``auto`` reads from
     ``state``: the tokens that end at the nodes :func:`walk_trie` reaches (one native call)."""
-    return _engine.walk_tokens(auto, trie.native, 0, state)  # type: ignore[no-any-return]
+    return _engine.walk_tokens(auto, trie.native, 0, state)
 
 
 def tokens_at(trie: TokenTrie, nodes: np.ndarray, states: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
