@@ -28,6 +28,21 @@ struct PyDfaGuide {
     }
 };
 
+// one byte per token (0 or 1) from packed words: a word at a time, its 32 bits independent (the
+// compiler vectorises the inner loop; a bit at a time through has_bit took 240 us on 128k tokens)
+Array<uint8_t> unpacked(const uint32_t* words, size_t v) {
+    std::vector<uint8_t> out(v);
+    uint8_t* o = out.data();
+    const size_t full = v / 32;
+    for (size_t w = 0; w < full; ++w) {
+        const uint32_t x = words[w];
+        if (!x) continue;  // (already zero)
+        for (int j = 0; j < 32; ++j) o[w * 32 + j] = static_cast<uint8_t>((x >> j) & 1u);
+    }
+    for (size_t t = full * 32; t < v; ++t) o[t] = static_cast<uint8_t>((words[full] >> (t - full * 32)) & 1u);
+    return owned(std::move(out));
+}
+
 }  // namespace
 
 void bind_guide(nb::module_& m) {
@@ -50,20 +65,14 @@ void bind_guide(nb::module_& m) {
         .def("bools",
              [](PyDfaGuide& g, int64_t q) {
                  auto bits = g.core.mask(g.state(q));
-                 const size_t v = g.core.index().size();
-                 std::vector<uint8_t> out(v);
-                 for (size_t t = 0; t < v; ++t) out[t] = has_bit(bits->data(), static_cast<int64_t>(t));
-                 return owned(std::move(out));
+                 return unpacked(bits->data(), g.core.index().size());
              },
              "the tokens allowed in state q as one byte per token (a new array)")
         .def("slice_mask",
              [](PyDfaGuide& g, int64_t q) -> nb::object {
                  Bits bits(g.core.index().words(), 0);
                  if (!g.core.slice_only(g.state(q), bits)) return nb::none();
-                 const size_t v = g.core.index().size();
-                 std::vector<uint8_t> out(v);
-                 for (size_t t = 0; t < v; ++t) out[t] = has_bit(bits.data(), static_cast<int64_t>(t));
-                 return nb::cast(owned(std::move(out)));
+                 return nb::cast(unpacked(bits.data(), g.core.index().size()));
              },
              "the slice part of q's mask (one byte per token, EOS left out), or None where no slice applies")
         .def("is_cached", [](PyDfaGuide& g, int64_t q) { return g.core.cached(g.state(q)) != nullptr; })
