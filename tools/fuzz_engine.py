@@ -1,5 +1,6 @@
 """Fuzz the native engine's Python API for a while: the property tests of
-tests/automata/test_native_safety.py (random terms, bytes, ids, counters and lazy walks; every
+tests/automata/test_native_safety.py and tests/vocab/test_native_vocab_safety.py (random terms, bytes, ids,
+counters, lazy walks, token tries, trie walks, slices and the DFA guide's core; every
 failure must be a named exception, never a crash) and the oracle tests (the lazy automata of
 random patterns against the ``regex`` module), under the ``explore`` Hypothesis profile (fresh
 draws, ten times the examples), round after round until the time is up.
@@ -28,7 +29,8 @@ def main() -> int:
         rounds += 1
         got = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--hypothesis-profile", "explore",
-             "tests/automata/test_native_safety.py", "tests/automata/test_native_oracle.py"],
+             "tests/automata/test_native_safety.py", "tests/vocab/test_native_vocab_safety.py",
+             "tests/automata/test_native_oracle.py"],
             check=False,
         )
         if got.returncode:

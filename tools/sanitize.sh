@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Build the native engine with AddressSanitizer + UndefinedBehaviorSanitizer (CMakePresets.json:
 # asan) and run a fast test subset under it: the native engine's own tests (the fuzz target
-# included), the pool's and string lengths' tests and the guides over regexes. The extension
+# included), the pool's and string lengths' tests, the guides over regexes, and the token tries,
+# walks and slices against their Python references. The extension
 # that Python loads is swapped for the sanitized one for the run and put back after (whatever
 # the install: editable or a wheel). A Python host needs the ASan runtime preloaded.
 #
@@ -21,7 +22,9 @@ cp "$built" "$target"
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
     tests=(tests/automata/test_native_safety.py tests/automata/test_native_oracle.py tests/automata/test_expr.py
-           tests/automata/test_string_length.py tests/automata/test_native_differential.py tests/guides/test_guides.py)
+           tests/automata/test_string_length.py tests/automata/test_native_differential.py tests/guides/test_guides.py
+           tests/vocab/test_native_vocab_safety.py tests/vocab/test_native_vocab.py tests/vocab/test_trie_walk.py
+           tests/vocab/test_slices.py)
 fi
 # (Python itself leaks by design: leak checks off; a UBSan finding stops the run. libstdc++ is
 # preloaded after the ASan runtime: python does not link it, and ASan's interceptor of C++ throws

@@ -2,24 +2,19 @@
 // the live views of its rows (flat), finals and expressions that grow in place as it is built.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/vector.h>
 
 #include "../engine/lazy.h"
+#include "../engine/slices.h"
 #include "casters.h"
+#include "py_lazy.h"
 #include "py_pool.h"
 
 namespace structgen::py {
 
 namespace {
-
-struct PyLazy {
-    nb::object pool_obj;  // the Python pool (kept alive while the automaton lives)
-    LazyAutomaton core;
-    PyLazy(nb::object pool, PyPool& p, Id root) : pool_obj(std::move(pool)), core(p, root) {}
-    int32_t state(int64_t q) const {
-        core.check(q);
-        return static_cast<int32_t>(q);
-    }
-};
 
 // a live view of one of the automaton's per-state arrays: indexing reads it as it is now
 template <int Which>
@@ -167,6 +162,27 @@ void bind_lazy(nb::module_& m) {
             PyLazy& a = nb::cast<PyLazy&>(self);
             size_t shape[2] = {static_cast<size_t>(a.core.capacity()), 256};
             return nb::ndarray<nb::numpy, int32_t, nb::ndim<2>>(const_cast<int32_t*>(a.core.table()), 2, shape, self);
+        })
+        // the clamps (counters cut to what a token can tell apart)
+        .def("clamped", [](PyLazy& a, int64_t q, int64_t n) { return a.core.clamped(a.state(q), n); })
+        .def("clamped_head", [](PyLazy& a, int64_t q, int64_t n, bool rounded) {
+            return a.core.clamped_head(a.state(q), n, rounded);
+        }, nb::arg("q"), nb::arg("n"), nb::arg("rounded") = false)
+        .def("clamped_below", [](PyLazy& a, int64_t q, std::vector<int64_t> lengths) {
+            return a.core.clamped_below(a.state(q), lengths);
+        })
+        .def("head_cut", [](PyLazy& a, int64_t q, std::vector<int64_t> lengths) {
+            return a.core.head_cut(a.state(q), lengths);
+        })
+        .def("in_bounded_string", [](PyLazy& a, int64_t q) { return a.core.in_bounded_string(a.state(q)); })
+        // the string slices, per state
+        .def("char_successor", [](PyLazy& a, int64_t q, int k) { return char_successor(a.core, a.state(q), k); },
+             nb::arg("q"), nb::arg("k") = 0)
+        .def("counted_run", [](PyLazy& a, int64_t q, int k, int64_t longest) {
+            return counted_run(a.core, a.state(q), k, longest);
+        })
+        .def("slice_chain", [](PyLazy& a, int64_t q, int k, int64_t longest) {
+            return slice_chain(a.core, a.state(q), k, longest);
         })
         .def("table_for", [](nb::handle self, nb::handle states) {
             PyLazy& a = nb::cast<PyLazy&>(self);

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 
+#include "../engine/clamp.h"
 #include "../engine/liveness.h"
+#include "../engine/slices.h"
 #include "../engine/min_length.h"
 #include "../engine/string_length.h"
 #include "casters.h"
@@ -329,7 +331,22 @@ void bind_pool(nb::module_& m) {
             auto got = p.string_lengths().fewest_units(p.id(s), p.id(u));
             return got ? nb::cast(*got) : nb::none();
         })
-        .def("min_length", [](PyPool& p, int64_t e) { return p.string_lengths().min_length().of(p.id(e)); });
+        .def("min_length", [](PyPool& p, int64_t e) { return p.string_lengths().min_length().of(p.id(e)); })
+        // the clamps and the slices' per-term questions (memoised in the pool)
+        .def("clamp", [](PyPool& p, int64_t e, int64_t n) { return p.clamps().clamp(p.id(e), n); })
+        .def("longest_shortest", [](PyPool& p, int64_t e) { return p.clamps().longest_shortest(p.id(e)); })
+        .def("clampable_string", [](PyPool& p, nb::handle members, int64_t n) {
+            auto ms = p.ids(members);
+            return p.clamps().clampable_string(ms, n);
+        })
+        .def("in_length_bounded_string", [](PyPool& p, int64_t e) { return p.clamps().in_length_bounded_string(p.id(e)); })
+        .def("uniform_successor", [](PyPool& p, int64_t e, int k) { return p.slices().uniform_successor(p.id(e), k); },
+             nb::arg("e"), nb::arg("k") = 0)
+        .def("counted_body", [](PyPool& p, int64_t e, int k) -> nb::object {
+            auto got = p.slices().counted_body(p.id(e), k);
+            if (!got) return nb::none();
+            return nb::make_tuple(got->x, got->lo, got->hi, got->rest);
+        });
 
     nb::class_<MinLength>(m, "MinLength",
                           "The fewest bytes of a string of each term of a pool, a symbol k weighing weights.get(k, 0).")

@@ -11,9 +11,12 @@
 namespace structgen::py {
 void bind_pool(nb::module_& m);
 void bind_lazy(nb::module_& m);
+void bind_vocab(nb::module_& m);
+void bind_guide(nb::module_& m);
 
 void register_errors(nb::module_& m) {
     static nb::object budget = nb::module_::import_("structgen.errors").attr("CompileBudgetExceeded");
+    static nb::object vocabulary = nb::module_::import_("structgen.errors").attr("VocabularyError");
     (void)m;
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {
@@ -21,6 +24,8 @@ void register_errors(nb::module_& m) {
         } catch (const BudgetExceeded& e) {
             nb::object err = budget(e.what_, e.limit);
             PyErr_SetObject(budget.ptr(), err.ptr());
+        } catch (const DeadEnd& e) {
+            PyErr_SetString(vocabulary.ptr(), e.what());
         } catch (const InvalidArgument& e) {
             PyErr_SetString(PyExc_ValueError, e.what());
         } catch (const OutOfRange& e) {
@@ -35,10 +40,12 @@ void register_errors(nb::module_& m) {
 }  // namespace structgen::py
 
 NB_MODULE(_core, m) {
-    m.doc() = "structgen's native engine: the expression pool and lazy automata (see docs/engine.md)";
+    m.doc() = "structgen's native engine: the expression pool, lazy automata, token tries and guides (see docs/engine.md)";
     structgen::py::register_errors(m);
     structgen::py::bind_pool(m);
     structgen::py::bind_lazy(m);
+    structgen::py::bind_vocab(m);
+    structgen::py::bind_guide(m);
     m.attr("NOTHING") = structgen::NOTHING;
     m.attr("EPSILON") = structgen::EPSILON;
     m.attr("INF") = structgen::INF;

@@ -24,6 +24,11 @@ struct InvalidArgument : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
 };
 
+// A state from which no token of the vocabulary can continue (maps to VocabularyError).
+struct DeadEnd : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
 // A term, state or automaton that does not exist (maps to IndexError).
 struct OutOfRange : std::out_of_range {
     using std::out_of_range::out_of_range;

@@ -1,8 +1,10 @@
 #include "lazy.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
+#include "clamp.h"
 #include "liveness.h"
 
 namespace structgen {
@@ -96,7 +98,63 @@ const std::vector<std::pair<int64_t, int32_t>>& LazyAutomaton::symbols_of(int32_
 }
 
 size_t LazyAutomaton::memory_bytes() const {
-    return sizeof(int32_t) * capacity_ * 256 + retired_bytes_ + exprs_.size() * (4 + 1 + 1 + 40 + 16);
+    return sizeof(int32_t) * capacity_ * 256 + retired_bytes_ + exprs_.size() * (4 + 1 + 1 + 40 + 16) + clamped_.bytes() +
+           heads_.bytes();
 }
+
+namespace {
+constexpr int64_t KEYED = int64_t(1) << 24;  // clamps for more bytes than this are not memoised
+}
+
+int32_t LazyAutomaton::clamped(int32_t q, int64_t n) {
+    const Id e = exprs_[q];
+    if (pool_.counter(e) <= n) return q;  // (no counter to cut)
+    const uint64_t key = (uint64_t(q) << 24) | uint64_t(n);
+    if (n < KEYED)
+        if (const int32_t* got = clamped_.find(key)) return *got;
+    const int32_t got = state_of(pool_.clamps().clamp(e, n));
+    if (n < KEYED) clamped_.put(key, got);
+    return got;
+}
+
+int32_t LazyAutomaton::clamped_head(int32_t q, int64_t n, bool rounded) {
+    const Id e = exprs_[q];
+    if (pool_.counter(e) <= n) return q;
+    const Node node = pool_.node(e);
+    const Id head = node.kind == Kind::Seq ? node.a : e;
+    if (pool_.counter(head) <= n || pool_.symbols_id(head) != 0) return q;
+    if (rounded) n = n <= 1 ? 1 : int64_t(1) << std::bit_width(static_cast<uint64_t>(n - 1));
+    const uint64_t key = (uint64_t(q) << 24) | uint64_t(n);
+    if (n < KEYED)
+        if (const int32_t* got = heads_.find(key)) return *got;
+    const Id cut = pool_.clamps().clamp(head, n);
+    const int32_t got = cut == head ? q : state_of(node.kind == Kind::Seq ? pool_.seq(cut, node.b) : cut);
+    if (n < KEYED) heads_.put(key, got);
+    return got;
+}
+
+namespace {
+template <class Cut>
+std::pair<int64_t, int32_t> first_cut(int32_t q, std::span<const int64_t> lengths, Cut&& cut) {
+    // (a cut for fewer bytes cuts at least as much: where the shortest does not, none does)
+    if (lengths.empty() || cut(q, lengths.back()) == q) return {0, q};
+    for (int64_t n : lengths) {
+        const int32_t got = cut(q, n);
+        if (got != q) return {n, got};
+    }
+    return {0, q};
+}
+}  // namespace
+
+std::pair<int64_t, int32_t> LazyAutomaton::clamped_below(int32_t q, std::span<const int64_t> lengths) {
+    if (!in_bounded_string(q)) return {0, q};
+    return first_cut(q, lengths, [&](int32_t s, int64_t n) { return clamped(s, n); });
+}
+
+std::pair<int64_t, int32_t> LazyAutomaton::head_cut(int32_t q, std::span<const int64_t> lengths) {
+    return first_cut(q, lengths, [&](int32_t s, int64_t n) { return clamped_head(s, n); });
+}
+
+bool LazyAutomaton::in_bounded_string(int32_t q) { return pool_.clamps().in_length_bounded_string(exprs_[q]); }
 
 }  // namespace structgen

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "flat_map.h"
@@ -54,6 +56,19 @@ public:
     // ((symbol, next state), ...) that may come first from q (sorted by symbol)
     const std::vector<std::pair<int64_t, int32_t>>& symbols_of(int32_t q);
 
+    // -- clamps (counters cut to what a token can tell apart: clamp.h) --------------------------
+    // q's term with its counters cut for n bytes: tokens of at most n bytes read both alike
+    int32_t clamped(int32_t q, int64_t n);
+    // q with only the term it reads first (the head of its chain) clamped for n bytes, where that
+    // head holds a counter over n and no symbol; rounded: n rounded up to a power of two first
+    int32_t clamped_head(int32_t q, int64_t n, bool rounded = false);
+    // (n, state): the first n of lengths (longest first) for which clamped (clamped_below: only
+    // inside a string under a length) or clamped_head changes q; (0, q) where none does
+    std::pair<int64_t, int32_t> clamped_below(int32_t q, std::span<const int64_t> lengths);
+    std::pair<int64_t, int32_t> head_cut(int32_t q, std::span<const int64_t> lengths);
+    // whether q reads on inside a string under its length
+    bool in_bounded_string(int32_t q);
+
     const int32_t* table() const { return table_; }
     int64_t capacity() const { return capacity_; }
     size_t memory_bytes() const;
@@ -66,6 +81,7 @@ private:
     std::vector<uint8_t> finals_, built_;
     std::vector<std::optional<std::vector<std::pair<int64_t, int32_t>>>> symbols_;
     FlatMap<int32_t> ids_;
+    FlatMap<int32_t> clamped_, heads_;  // q << 24 | n
     std::unique_ptr<int32_t[]> storage_;
     int32_t* table_ = nullptr;
     int64_t capacity_ = 0;

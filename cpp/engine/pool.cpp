@@ -4,12 +4,18 @@
 #include <algorithm>
 #include <cstring>
 
+#include "clamp.h"
 #include "liveness.h"
+#include "slices.h"
 #include "string_length.h"
 
 namespace structgen {
 
-Pool::Pool() : search_(std::make_unique<Liveness>(*this)), lengths_(std::make_unique<StringLengths>(*this)) {
+Pool::Pool()
+    : search_(std::make_unique<Liveness>(*this)),
+      lengths_(std::make_unique<StringLengths>(*this)),
+      clamps_(std::make_unique<Clamps>(*this)),
+      slices_(std::make_unique<SliceMemo>(*this)) {
     one_byte_.fill(-1);
     table_.assign(1024, 0);
     find_or_add(Node{Kind::Nothing}, nullptr, {}, false, false);
@@ -45,6 +51,8 @@ void Pool::fork_from(const Pool& t) {
     by_byte_.clear();
     search_ = std::make_unique<Liveness>(*this);
     lengths_ = std::make_unique<StringLengths>(*this);
+    clamps_ = std::make_unique<Clamps>(*this);
+    slices_ = std::make_unique<SliceMemo>(*this);
 }
 
 // -- interning -------------------------------------------------------------------------------------

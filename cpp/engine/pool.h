@@ -49,6 +49,8 @@ struct Node {
 
 class Liveness;
 class StringLengths;
+class Clamps;
+class SliceMemo;
 
 inline int64_t sat_add(int64_t a, int64_t b, int64_t cap) { return a >= cap - b ? cap : a + b; }
 inline int64_t sat_mul(int64_t a, int64_t b, int64_t cap) {
@@ -132,6 +134,9 @@ public:
     Liveness& search() { return *search_; }
     bool is_live(Id e);
     StringLengths& string_lengths() { return *lengths_; }
+    // the rewrites' memo tables (clamp.h, slices.h)
+    Clamps& clamps() { return *clamps_; }
+    SliceMemo& slices() { return *slices_; }
 
     size_t memory_bytes() const;
 
@@ -179,6 +184,8 @@ private:
 
     std::unique_ptr<Liveness> search_;
     std::unique_ptr<StringLengths> lengths_;
+    std::unique_ptr<Clamps> clamps_;
+    std::unique_ptr<SliceMemo> slices_;
 };
 
 }  // namespace structgen

@@ -1,5 +1,5 @@
 """Building terms from terms (:mod:`.expr`): what a vocabulary can spell (:func:`restrict`),
-counters cut to what a token can tell apart (:func:`clamp`), concatenations of long chains
+counters cut to what a token can tell apart (:func:`clamp`, native), concatenations of long chains
 (:func:`concat_all`), substitution of sub-terms (:func:`substitute`: a call symbol by the callee's
 term) and copies between pools (:func:`copy_from`: a template pool's terms, built once per process,
 shared by every compile). The maps are memoised in the pool; substitution and copies walk a term
@@ -23,14 +23,14 @@ Example:
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from .embedded import EmbeddedDfa
 from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
 from .markers import GUARD_FIRST
-from .string_length import clampable_string, note_restricted
+from .string_length import note_restricted
 
 __all__ = ["clamp", "concat_all", "copy_from", "copy_term", "factored", "readable_bytes", "restrict", "substitute"]
 
@@ -179,82 +179,15 @@ def _restricted_dfa(pool: ExprPool, index: int, allowed: int, dead: frozenset[in
     return got
 
 
-def largest_counter(pool: ExprPool, e: int) -> int:
-    """The largest repetition counter in ``e`` (lower or upper), or a huge number where ``e``
-    holds an intersection (which :func:`clamp` may rewrite whatever the counters): kept by the
-    pool as terms are built (:meth:`.ExprPool.largest_counter`)."""
-    return pool.largest_counter(e)
-
-
 def clamp(pool: ExprPool, e: int, n: int) -> int:
     """``e`` with every repetition's counters cut to what ``n`` bytes can tell apart: for every
     string ``w`` of at most ``n`` bytes, ``w`` leads somewhere in ``e`` iff it does in the result,
     and to a final state iff it does there. States that differ only in large counters then share
     one token mask (a token of at most ``n`` bytes cannot see the difference). An intersection or
     a complement is left whole (whether it can still be completed may depend on any counter),
-    but for a string's length far from its bound (:func:`.string_length.clampable_string`)."""
-    table = pool.memo.clamped
-    key = (e, n)
-    got = table.get(key)
-    if got is not None:
-        return got
-    node = pool.node(e)
-    if node[0] == _REP and pool.largest_counter(node[1]) <= n:  # (a string body alone, directly)
-        got = table[key] = _cut_repeat(pool, node[1], node[2], node[3], n)
-        return got
-    if node[0] == _SEQ and pool.largest_counter(node[2]) <= n:
-        head = pool.node(node[1])
-        if head[0] == _REP and pool.largest_counter(head[1]) <= n:  # (a string body x{lo,hi}"...: the common case, directly)
-            got = table[key] = pool.seq(_cut_repeat(pool, head[1], head[2], head[3], n), node[2])
-            return got
-    strings: dict[int, Optional[int]] = {}
-
-    def string_of(x: int) -> Optional[int]:  # (an intersection's string far from its length bound)
-        if x not in strings:
-            strings[x] = clampable_string(pool, pool.node(x)[1], n)
-        return strings[x]
-
-    def key_of(x: int) -> tuple[int, int]:
-        return (x, n)
-
-    def parts_of(x: int) -> Sequence[int]:
-        if largest_counter(pool, x) <= n:
-            return ()
-        node = pool.node(x)
-        kind = node[0]
-        if kind == _AND:
-            string = string_of(x)
-            return () if string is None else (string,)
-        return node[1:3] if kind == _SEQ else node[1] if kind == _ALT else node[1:2] if kind == _REP else ()
-
-    def make(x: int) -> int:
-        if largest_counter(pool, x) <= n:
-            return x  # (nothing to cut: the same term, not rebuilt part by part)
-        node = pool.node(x)
-        kind = node[0]
-
-        def done(p: int) -> int:
-            return table[key_of(p)]
-
-        if kind == _SEQ:
-            return pool.seq(done(node[1]), done(node[2]))
-        if kind == _ALT:
-            return pool.alt([done(p) for p in node[1]])
-        if kind == _REP:
-            return _cut_repeat(pool, done(node[1]), node[2], node[3], n)
-        if kind == _AND:
-            string = string_of(x)
-            return x if string is None else done(string)
-        return x
-
-    return _children_first(table, e, key_of, parts_of, make)
-
-
-def _cut_repeat(pool: ExprPool, x: int, lo: int, hi: int, n: int) -> int:
-    """``x{lo,hi}`` (``hi`` -1: unbounded) as :func:`clamp` cuts it for ``n`` bytes: within ``n``
-    bytes at most ``n`` repetitions complete, so a lower bound above ``n + 1`` and an upper bound
-    above ``n`` are indistinguishable from ``n + 1`` and "unbounded"."""
-    return pool.repeat(x, min(lo, n + 1), None if hi < 0 or hi > n else hi)
+    but for a string's length far from its bound (:func:`.string_length.clampable_string`).
+    Native (``cpp/engine/clamp.cpp``), memoised in the pool."""
+    return pool.clamp(e, n)  # type: ignore[no-any-return]
 
 
 def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:

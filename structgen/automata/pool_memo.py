@@ -1,8 +1,8 @@
 """The memo tables that Python modules keep beside a pool's terms, typed: one field per table,
 each named by what it maps (the untyped ``facts`` bag they replace). The native engine keeps its
 own (derivatives, byte classes, liveness, string lengths, shortest lengths); these are the
-rewrites that still build terms in Python (:mod:`.expr_rewrite`, :mod:`.string_length`,
-:mod:`structgen.vocab.slices`)."""
+rewrites that still build terms in Python (:mod:`.expr_rewrite`: restrict, readable bytes,
+concatenations; the clamps and the slices' successors are native)."""
 
 from __future__ import annotations
 
@@ -21,14 +21,8 @@ class PoolMemo:
     restricted: dict[tuple[int, int, frozenset[int]], int] = field(default_factory=dict)
     #: (embedded automaton, allowed bytes, dead symbols) -> the index of its restriction
     restricted_dfa: dict[tuple[int, int, frozenset[int]], int] = field(default_factory=dict)
-    #: (term, n) -> the term with its counters cut for n bytes (:func:`.expr_rewrite.clamp`)
-    clamped: dict[tuple[int, int], int] = field(default_factory=dict)
     #: parts -> their concatenation (:func:`.expr_rewrite.concat_all`)
     concatenated: dict[tuple[int, ...], int] = field(default_factory=dict)
-    #: term -> a bound on the shortest completion of every term it leads to (:mod:`.string_length`)
-    longest_shortest: dict[int, int] = field(default_factory=dict)
-    #: (term, slice) -> where every character of the slice leads (:func:`structgen.vocab.slices.uniform_successor`)
-    slice_successor: dict[tuple[int, int], int] = field(default_factory=dict)
 
     @property
     def entries(self) -> int:

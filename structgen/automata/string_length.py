@@ -12,8 +12,8 @@ decoded character, an escape included) and marks the pool (:func:`mark_string_le
   would differ at every position (:func:`string_length_verdict`, which the native liveness search
   asks before it searches).
 
-The marks, the verdict and :func:`fewest_units` are native (``cpp/engine/string_length.cpp``);
-the clamp's bounds are read here.
+The marks, the verdict, :func:`fewest_units` and the clamp's bounds are native
+(``cpp/engine/string_length.cpp``, ``cpp/engine/clamp.cpp``).
 
 Example:
     >>> from structgen.automata.expr import ExprPool
@@ -30,15 +30,12 @@ from __future__ import annotations
 
 from typing import Optional
 
-from .expr import KINDS, ExprPool
+from .expr import ExprPool
 
 __all__ = [
-    "clampable_string", "fewest_units", "in_length_bounded_string", "mark_string_length", "note_restricted",
-    "string_length_verdict",
+    "clampable_string", "fewest_units", "in_length_bounded_string", "longest_shortest", "mark_string_length",
+    "note_restricted", "string_length_verdict",
 ]
-
-_SEQ, _ALT, _REP, _DFA, _AND, _NOT, _SYM = (KINDS[k] for k in ("seq", "alt", "rep", "dfa", "and", "not", "sym"))
-_INF = 1 << 60
 
 
 def mark_string_length(pool: ExprPool, unit: int, quote: int) -> None:
@@ -71,57 +68,20 @@ def fewest_units(pool: ExprPool, string: int, unit: int) -> Optional[int]:
 def clampable_string(pool: ExprPool, members: tuple[int, ...], n: int) -> Optional[int]:
     """The string of an intersection with its length ``unit{0,hi}"`` (the minimum reached),
     ``hi`` at least ``n`` plus the longest shortest completion of any term the string leads to
-    (:func:`_longest_shortest`): for a token of at most ``n`` bytes the length cannot be what kills the
+    (:func:`longest_shortest`): for a token of at most ``n`` bytes the length cannot be what kills the
     string, so its tokens, and whether they end it, are the string's own. Else ``None``."""
-    found = pool.string_with_length(members)
-    if found is None:
-        return None
-    string, _, hi = found
-    return string if hi < 0 or hi >= n + _longest_shortest(pool, string) else None  # type: ignore[no-any-return]
+    return pool.clampable_string(members, n)  # type: ignore[no-any-return]
 
 
 def in_length_bounded_string(pool: ExprPool, e: int) -> bool:
     """Whether ``e`` reads on inside a string under its length: its first part (down a chain of
     concatenations) is a string term intersected with its length term, the minimum reached."""
-    node = pool.node(e)
-    while node[0] == _SEQ:
-        node = pool.node(node[1])
-    return node[0] == _AND and pool.string_with_length(node[1]) is not None
+    return pool.in_length_bounded_string(e)  # type: ignore[no-any-return]
 
 
-def _longest_shortest(pool: ExprPool, e: int) -> int:
+def longest_shortest(pool: ExprPool, e: int) -> int:
     """An upper bound on the shortest completion (bytes) of every term ``e`` leads to, from its
     structure: a concatenation's is its first part's plus the second's shortest string (or the
     second's own), a repetition's one more pass than it still needs, an embedded automaton's its
-    farthest state's. Terms with algebra or symbols: :data:`_INF`. Memoised in the pool."""
-    memo = pool.memo.longest_shortest
-    got = memo.get(e)
-    if got is not None:
-        return got
-    shortest = pool.min_length
-    node = pool.node(e)
-    kind = node[0]
-    if kind == _SEQ:  # (a chain of concatenations is read in a loop: a long literal is a deep one)
-        parts, rest = [], e
-        while pool.node(rest)[0] == _SEQ:
-            parts.append(pool.node(rest)[1])
-            rest = pool.node(rest)[2]
-        got = _longest_shortest(pool, rest)
-        after = shortest(rest)
-        for p in reversed(parts):
-            got = max(got, _longest_shortest(pool, p) + after)
-            after = min(_INF, after + shortest(p))
-    elif kind == _ALT:
-        got = max(_longest_shortest(pool, p) for p in node[1])
-    elif kind == _REP:
-        x, lo = node[1], node[2]
-        got = max(lo * shortest(x), _longest_shortest(pool, x) + max(lo - 1, 0) * shortest(x))
-    elif kind == _DFA:
-        got = max((n for n in pool.embedded(node[1]).min_lengths({}) if n < _INF), default=0)
-    elif kind in (_AND, _NOT, _SYM):
-        got = _INF
-    else:  # (bytes, the empty string, nothing)
-        got = min(1, shortest(e))
-    got = min(got, _INF)
-    memo[e] = got
-    return got
+    farthest state's. Terms with algebra or symbols: ``1 << 60``. Memoised in the pool."""
+    return pool.longest_shortest(e)  # type: ignore[no-any-return]

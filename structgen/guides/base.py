@@ -177,6 +177,12 @@ class Guide(ABC):
     def _eager_states(self) -> Iterable[int]:
         """The states :meth:`precompute` computes by default (after any eager set-up)."""
 
+    def _packed(self, state: int) -> np.ndarray | None:
+        """The plain mask of ``state`` as packed int32 words (``ceil(V / 32)``, EOS included; a
+        new array), where the guide makes it natively; ``None`` else (the matcher packs
+        :meth:`token_mask`)."""
+        return None
+
     def _dead_end(self) -> str:
         """Why a non-final state may allow no token (the end of the error message)."""
         return "the vocabulary cannot spell the bytes the constraint needs next"

@@ -35,11 +35,12 @@ from typing import Callable
 
 import numpy as np
 
+from .. import _engine
 from ..automata.expr_text import MaxObligation, MinLength
 from ..automata.lazy import LazyAutomaton
 from ..automata.expr import NOTHING
 from ..automata.expr_rewrite import readable_bytes
-from ..automata.markers import CLOSE_GUARD
+from ..automata.markers import CLOSE_GUARD, GUARD_FIRST
 from ..errors import VocabularyError
 from ..vocab.index import VocabularyIndex
 from ..vocab.trie import TokenTrie, walk_nodes
@@ -55,107 +56,24 @@ INF = 1 << 40
 #: Most states the exact search builds (an automaton must be built whole to be searched).
 EXACT_STATES = 20_000
 
-Calls = Callable[[int], "tuple[tuple[int, int], ...]"]
-
-
-def _no_calls(q: int) -> tuple[tuple[int, int], ...]:
-    return ()
-
-
-class SpelledDistances:
+class SpelledDistances(_engine.SpelledDistances):
     """Tokens to finish from each state of one automaton, along one shortest byte path (see the
-    module docstring); memoised per state.
+    module docstring); memoised per state (native: ``cpp/engine/distances.cpp``).
 
-    ``calls(q)`` lists the calls of state ``q``; a call of ``k`` weighs ``byte_weights[k]`` bytes
-    and ``token_weights[k]`` tokens (the callee's shortest string). ``trie`` is the vocabulary's
-    token trie (which byte strings are tokens, or prefixes of one).
+    ``calls``: whether the automaton's calls (symbols below
+    :data:`~structgen.automata.markers.GUARD_FIRST`) are followed; a call of ``k`` weighs
+    ``byte_weights[k]`` bytes and ``token_weights[k]`` tokens (the callee's shortest string).
+    ``trie`` is the vocabulary's token trie (which byte strings are tokens, or prefixes of one).
+    Methods: ``bytes_to_end(q)``, ``tokens_to_end(q)`` (``D(q)``).
     """
-
-    __slots__ = ("auto", "calls", "byte_weights", "token_weights", "trie", "_minlen", "_tokens", "_steps")
 
     def __init__(
         self, auto: LazyAutomaton, trie: TokenTrie, *,
-        calls: Calls = _no_calls, byte_weights: dict[int, int] | None = None, token_weights: dict[int, int] | None = None,
+        calls: bool | Callable[[int], tuple[tuple[int, int], ...]] = False,
+        byte_weights: dict[int, int] | None = None, token_weights: dict[int, int] | None = None,
     ) -> None:
-        self.auto = auto
-        self.calls = calls
-        self.byte_weights = byte_weights or {}
-        self.token_weights = token_weights or {}
-        self.trie = trie
-        self._minlen = MinLength(auto.pool, self.byte_weights)
-        self._tokens: dict[int, int] = {}
-        self._steps: dict[int, tuple[int, int] | tuple[None, int, int]] = {}
-
-    def bytes_to_end(self, q: int) -> int:
-        """The fewest bytes from ``q`` to a final state (a call weighing its callee's)."""
-        return min(INF, self._minlen.of(self.auto.exprs[q]))
-
-    def _step(self, q: int) -> tuple[int, int] | tuple[None, int, int]:
-        """The first step of ``q``'s shortest path: ``(byte, next)``, or ``(None, callee, return)``."""
-        got = self._steps.get(q)
-        if got is not None:
-            return got
-        here = self.bytes_to_end(q)
-        auto = self.auto
-        seen: set[int] = set()
-        for b, t in enumerate(auto.row(q)):
-            if t >= 0 and t not in seen:
-                seen.add(t)
-                if self.bytes_to_end(t) == here - 1:
-                    got = (b, t)
-                    break
-        if got is None:
-            for k, r in self.calls(q):
-                if self.byte_weights.get(k, INF) + self.bytes_to_end(r) == here:
-                    got = (None, k, r)
-                    break
-        assert got is not None, f"no shortest step from state {q}"
-        self._steps[q] = got
-        return got
-
-    def tokens_to_end(self, q: int) -> int:
-        """``D(q)``: tokens that surely take ``q`` to a final state."""
-        got = self._tokens.get(q)
-        if got is not None:
-            return got
-        auto, memo = self.auto, self._tokens
-        if self.bytes_to_end(q) >= INF:
-            return INF
-        # the path from q up to a state already known, a final state, or a call
-        path = [q]
-        while True:
-            s = path[-1]
-            if s in memo and s != q:
-                break
-            if auto.finals[s]:
-                memo[s] = 0
-                break
-            step = self._step(s)
-            if step[0] is None:
-                _, k, r = step
-                memo[s] = min(INF, self.token_weights.get(k, INF) + self.tokens_to_end(r))
-                break
-            path.append(step[1])
-        trie = self.trie
-        ends_token = trie.lookup.tok_count
-        for i in range(len(path) - 2, -1, -1):
-            s = path[i]
-            if s in memo:
-                continue
-            b, t = self._step(s)  # type: ignore[misc]
-            best = 1 + memo[t]
-            spelled = trie.child(0, b)  # (the trie node of the bytes spelled from s on)
-            j = i + 1
-            while j + 1 < len(path):
-                b2, t2 = self._step(path[j])  # type: ignore[misc]
-                spelled = trie.child(spelled, b2)
-                if spelled < 0:
-                    break
-                if ends_token[spelled] and 1 + memo[t2] < best:
-                    best = 1 + memo[t2]
-                j += 1
-            memo[s] = best
-        return memo[q]
+        super().__init__(auto, trie.native, calls=bool(calls), byte_weights=byte_weights or {},
+                         token_weights=token_weights or {}, guard_first=GUARD_FIRST)
 
 
 def exact_token_distances(auto: LazyAutomaton, index: VocabularyIndex, description: str) -> dict[int, int]:

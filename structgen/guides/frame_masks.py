@@ -14,7 +14,7 @@ caller's frame tokens from that node (a token like ``"},`` returns twice): :meth
 
 A frame's tokens come from a walk of the token trie inside one automaton
 (:class:`~.token_walks.TokenWalk`): through a string slice where every slice character leads one
-way, else depth-first through the trie (a compiled loop, :mod:`structgen.vocab.trie_walk`).
+way, else depth-first through the trie (one native walk, :func:`structgen.vocab.trie.walk_trie`).
 """
 
 from __future__ import annotations
@@ -146,8 +146,8 @@ class FrameMasks:
 
     def trie_walk(self, auto: AutomatonView, q: int, node: int | tuple[int, ...], trie: TokenTrie | None = None,
                   clamp: bool = False) -> TokenWalk:
-        """Depth-first from ``node`` in state ``q`` (:func:`~structgen.vocab.trie_walk.walk_trie`,
-        compiled); ``node`` may be several nodes, none below another. ``trie``: the
+        """Depth-first from ``node`` in state ``q`` (:func:`~structgen.vocab.trie.walk_trie`,
+        native); ``node`` may be several nodes, none below another. ``trie``: the
         vocabulary's, or a trie cut out of it (its nodes, not the vocabulary's, are in the
         branches). ``clamp``: a walk of long tokens, not exact (see
         :func:`~structgen.vocab.trie.walk_trie`)."""

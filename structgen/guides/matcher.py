@@ -166,6 +166,16 @@ class Matcher:
             if packed is not None:
                 self._packed.move_to_end(key)
                 return packed
+        native = self.guide._packed(state) if tight is None and self.vocab_size >= self.guide.vocabulary.size else None
+        if native is not None:  # (packed by the engine: padded to the logits' width)
+            packed = native if native.size == self.words else np.concatenate(
+                [native, np.zeros(self.words - native.size, dtype=np.int32)])
+            packed.flags.writeable = False
+            with self._lock:
+                self._packed[key] = packed
+                while len(self._packed) > self._cache_size:
+                    self._packed.popitem(last=False)
+            return packed
         allowed = self.guide.token_mask(state) if tight is None else self.guide.token_mask(state, budget=tight)
         if len(allowed) > self.vocab_size:
             if allowed[self.vocab_size:].any():

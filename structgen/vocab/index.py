@@ -27,16 +27,18 @@ from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-from .slices import SLICES, StringSlice, slice_automaton
+from .. import _engine
+from ..automata.byte_masks import bytes_of_mask
+from .slices import SLICES, StringSlice
 from .trie import TokenTrie
-from .trie_walk import warm_kernel
 from .vocabulary import Vocabulary
 
 __all__ = ["SHORT_TOKEN_CUTS", "VocabularyIndex", "index_of", "prepare_vocabulary", "string_slice", "token_trie"]
 
 #: Where masks may split a vocabulary into short and long tokens (bytes, longest first): a state
 #: that clamps for tokens of ``n`` bytes takes their mask from its clamped state and walks only
-#: the longer tokens (:meth:`VocabularyIndex.long_tokens`) itself.
+#: the longer tokens (:meth:`VocabularyIndex.long_tokens`) itself. (The native index keeps the
+#: same list: ``cpp/engine/vocab.cpp``.)
 SHORT_TOKEN_CUTS = (96, 64, 48, 32, 24, 16)
 
 _T = TypeVar("_T")
@@ -44,16 +46,19 @@ _T = TypeVar("_T")
 
 class VocabularyIndex:
     """The per-tokenizer data of one vocabulary, built lazily and thread-safely (see the module
-    docstring). Get it with :func:`index_of`. It keeps the vocabulary's token tuple, not the
-    vocabulary, so that the one cache of indexes (keyed weakly by vocabulary) never keeps a
-    vocabulary alive. (:attr:`.Vocabulary.missing_bytes` is the vocabulary's own, computed once.)"""
+    docstring): the Python face of the native index (``cpp/engine/vocab.h``), which guides share.
+    Get it with :func:`index_of`. It keeps the vocabulary's token tuple, not the vocabulary, so
+    that the one cache of indexes (keyed weakly by vocabulary) never keeps a vocabulary alive.
+    (:attr:`.Vocabulary.missing_bytes` is the vocabulary's own, computed once.)"""
 
-    __slots__ = ("tokens", "_name", "_lock", "_built", "_slices")
+    __slots__ = ("tokens", "native", "_name", "_lock", "_built", "_slices")
 
     def __init__(self, vocabulary: Vocabulary) -> None:
         self.tokens = vocabulary.tokens
+        #: the native index (token bytes, EOS, the trie, the slices, the long-token tries)
+        self.native = _engine.TokenIndex(vocabulary.tokens, sorted(vocabulary.eos_token_ids))
         self._name = vocabulary.name or "unnamed"
-        self._lock = threading.RLock()  # (re-entrant: a slice is cut out of the trie)
+        self._lock = threading.RLock()
         self._built: dict[str, Any] = {}
         self._slices: dict[int, StringSlice] = {}
 
@@ -61,45 +66,46 @@ class VocabularyIndex:
         built = ", ".join(sorted(self._built)) or "nothing built yet"
         return f"<VocabularyIndex of {self._name} ({len(self.tokens)} tokens): {built}>"
 
-    def _once(self, name: str, build: Callable[[tuple[bytes | None, ...]], _T]) -> _T:
+    def _once(self, name: str, build: Callable[[], _T]) -> _T:
         got = self._built.get(name)
         if got is None:
             with self._lock:
                 got = self._built.get(name)
                 if got is None:
-                    got = self._built[name] = build(self.tokens)
+                    got = self._built[name] = build()
         return got
 
     @property
     def trie(self) -> TokenTrie:
         """The breadth-first trie of every token with bytes."""
-        return self._once("trie", TokenTrie.from_tokens)
+        return self._once("trie", lambda: TokenTrie(self.native.trie))
 
     def string_slice(self, k: int = 0) -> StringSlice:
-        """The :class:`~.slices.StringSlice` of ``SLICES[k]`` (about a second for 128k tokens,
-        most of it the rest trie)."""
+        """The :class:`~.slices.StringSlice` of ``SLICES[k]``."""
         got = self._slices.get(k)
         if got is None:
+            if not 0 <= k < len(SLICES):
+                raise IndexError(f"no slice {k}: there are {len(SLICES)}")
             with self._lock:
                 got = self._slices.get(k)
                 if got is None:
-                    got = self._slices[k] = StringSlice.build(self.tokens, self.trie, SLICES[k])
+                    got = self._slices[k] = StringSlice(self.native.slice(k))
         return got
 
     @property
     def single_bytes(self) -> frozenset[int]:
         """The bytes that are a token on their own."""
-        return self._once("single_bytes", lambda tokens: frozenset(t[0] for t in tokens if t is not None and len(t) == 1))
+        return self._once("single_bytes", lambda: frozenset(bytes_of_mask(self.native.single_bytes)))
 
     @property
     def longest_token(self) -> int:
         """The most bytes in one token."""
-        return self._once("longest_token", lambda tokens: max((len(t) for t in tokens if t), default=0))
+        return self._once("longest_token", lambda: int(self.native.longest_token))
 
     @property
     def token_lengths(self) -> np.ndarray:
-        """The bytes of each token (int64, 0 for a token without bytes)."""
-        return self._once("token_lengths", lambda tokens: np.array([len(t) if t else 0 for t in tokens], dtype=np.int64))
+        """The bytes of each token (int64, 0 for a token without bytes; read-only)."""
+        return self._once("token_lengths", lambda: self.native.token_lengths)
 
     @property
     def short_token_cuts(self) -> tuple[int, ...]:
@@ -108,25 +114,27 @@ class VocabularyIndex:
 
     def long_tokens(self, n: int) -> TokenTrie:
         """The trie of the tokens of more than ``n`` bytes, cut out of :attr:`trie`."""
-        return self._once(f"long_tokens {n}", lambda tokens: self.trie.restrict(np.flatnonzero(self.token_lengths > n)))
+        return self._once(f"long_tokens {n}", lambda: TokenTrie(self.native.long_tokens(n)))
+
+    @property
+    def memory_bytes(self) -> int:
+        """Approximate bytes held by the native index (tokens, tries, slices, per-length masks)."""
+        return int(self.native.memory_bytes)
 
     def prepare(self) -> "VocabularyIndex":
-        """Build every part now (about 3 s for Llama-3's 128k tokens); returns ``self``."""
+        """Build every part now (natively, the GIL released: well under a second for Llama-3's
+        128k tokens); returns ``self``."""
+        self.native.prepare()
         trie = self.trie
-        trie.lookup, trie.num_children_list, trie.first_key, trie.depth_starts, trie.node_token  # noqa: B018  (derived on first use)
+        trie.lookup, trie.num_children_list, trie.first_key, trie.depth_starts, trie.node_token  # noqa: B018  (the plain-Python walks' lookups)
         self.single_bytes, self.longest_token, self.token_lengths  # noqa: B018
         for n in self.short_token_cuts:
-            self.long_tokens(n).lookup, self.long_tokens(n).node_token  # noqa: B018  (the tokens at each node, for walks of it)
-        trie.height  # noqa: B018
+            self.long_tokens(n)
         for k in range(len(SLICES)):
             sl = self.string_slice(k)
-            sl.rest.lookup, sl.rest.node_token, sl.rest.height, sl.length_starts  # noqa: B018
             if sl.cuttable:
                 for n in sl.cuts(self.short_token_cuts):
-                    for part in sl.rest_cut(n):
-                        part.lookup, part.node_token, part.height  # noqa: B018
-            slice_automaton(k)  # (per process: the slice's one-character automaton)
-        warm_kernel()  # (per process: the compiled trie walk, loaded from numba's disk cache)
+                    sl.rest_cut(n)
         return self
 
 

@@ -129,7 +129,7 @@ def test_the_bound_on_shortest_completions_holds_everywhere(pattern: str) -> Non
     """The clamp's structural bound is at least the shortest completion of every term a string
     leads to (checked on every derivative reached, breadth first)."""
     from structgen.automata.expr_text import MinLength
-    from structgen.automata.string_length import _longest_shortest
+    from structgen.automata.string_length import longest_shortest as _longest_shortest
 
     guide = structgen.compile_json_schema({"type": "string", "pattern": pattern}, VOCAB)
     pool = guide.automaton.pool

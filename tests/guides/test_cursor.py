@@ -179,6 +179,9 @@ def test_a_guide_that_raises_fails_its_row_closed_and_only_it() -> None:
         def token_mask(self, state: int, *, budget: int | None = None) -> np.ndarray:
             raise RuntimeError("broken guide")
 
+        def _packed(self, state: int) -> np.ndarray | None:  # (the matcher's way to the native mask)
+            raise RuntimeError("broken guide")
+
     bad = Broken(good.automaton, vocab)
     rows = [Cursor(Matcher.of(good)), Cursor(Matcher(bad))]
     bitmask = np.zeros((2, 1), dtype=np.int32)

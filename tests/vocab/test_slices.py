@@ -17,7 +17,7 @@ from structgen.vocab.index import string_slice
 from structgen.automata.expr import ExprPool
 from structgen.automata.lazy import LazyAutomaton
 from structgen.automata.regex import regex_to_expr
-from structgen.vocab.slices import MIXED, SLICES, StringSlice, char_successor
+from structgen.vocab.slices import MIXED, SLICES, char_successor, ends_along
 
 from ..support.reference import paired_states, reference_mask, restricted
 
@@ -159,7 +159,12 @@ def test_guide_memory_is_reported_and_bounded() -> None:
     guide = DfaGuide(dfa, vocab, mask_cache_bytes=20 * vocab.size)
     guide.precompute()
     assert len(guide._masks) == 20
-    assert guide.memory_bytes == guide.automaton.memory_bytes + 20 * vocab.size
+    assert guide.memory_bytes == guide.automaton.memory_bytes + guide._core.memory_bytes + 20 * vocab.size
+    # (the native masks, packed: 12 bytes each here, within the same bound)
+    assert guide._core.max_masks == 20 * vocab.size // 12 and guide._core.num_masks <= guide._core.max_masks
+    small = DfaGuide(dfa, vocab, mask_cache_bytes=0)
+    small.precompute()
+    assert small._core.num_masks == small._core.max_masks == 16  # (the least kept)
     assert (guide.token_mask(0) == reference_mask(dfa, vocab, 0)).all()  # recomputed after eviction
 
 
@@ -223,10 +228,10 @@ def test_ends_along_a_chain_are_each_token_s_state(lengths: list[int], chain: li
     """The state each slice token (sorted by length) ends in along a chain: ``chain[length]``, the
     chain's last state for longer tokens, then the rest tokens' states."""
     lengths_arr = np.array(sorted(lengths), dtype=np.int64)
-    sl = StringSlice(np.zeros(len(lengths), dtype=bool), np.arange(len(lengths)), lengths_arr, None)  # type: ignore[arg-type]  (no rest trie needed)
+    starts = np.searchsorted(lengths_arr, np.arange(int(lengths_arr.max(initial=0)) + 2), side="left")
     count = data.draw(st.integers(0, len(lengths)))
     rest = np.array(data.draw(st.lists(st.integers(0, 9), max_size=4)), dtype=np.int32)
-    got = sl.ends_along(chain, count, rest)
+    got = ends_along(starts, chain, count, rest)
     want = [chain[min(n, len(chain) - 1)] for n in sorted(lengths)[:count]] + rest.tolist()
     assert got.dtype == np.int32 and got.tolist() == want
 

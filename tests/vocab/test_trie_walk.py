@@ -1,12 +1,7 @@
-"""The compiled trie walk (:mod:`structgen.vocab.trie_walk`): jitted and as plain Python, against
-each token walked on its own through a lazily built automaton."""
+"""The native trie walk (:func:`structgen.vocab.trie.walk_trie`) against each token walked on its
+own through a lazily built automaton."""
 
 from __future__ import annotations
-
-import os
-import subprocess
-import sys
-import textwrap
 
 import pytest
 from hypothesis import given, settings
@@ -15,9 +10,7 @@ from hypothesis import strategies as st
 from structgen.automata.expr import ExprPool
 from structgen.automata.lazy import LazyAutomaton
 from structgen.automata.regex import regex_to_expr
-from structgen.vocab import trie_walk
 from structgen.vocab.trie import TokenTrie, walk_nodes, walk_tokens, walk_trie
-from structgen.vocab.trie_walk import compiled_kernel, walk_kernel
 
 ALPHABET = "ab-\"é"
 patterns = st.sampled_from([
@@ -43,26 +36,19 @@ def fresh(pattern: str) -> LazyAutomaton:
 
 @settings(max_examples=150, deadline=None)
 @given(patterns, tokens, st.text(ALPHABET, max_size=3))
-def test_the_walk_reaches_what_each_prefix_reads_jitted_and_as_plain_python(pattern: str, toks: list[bytes], before: str) -> None:
-    """From the state after ``before`` (rows met unbuilt on the way: the walk resumes after
-    building each), with the compiled kernel and with the plain function."""
+def test_the_walk_reaches_what_each_prefix_reads(pattern: str, toks: list[bytes], before: str) -> None:
+    """From the state after ``before`` (rows met unbuilt on the way are built as the walk goes)."""
     trie = TokenTrie.from_tokens(toks)
     reference = fresh(pattern)
     start = reference.walk(0, before.encode())
     if start < 0:
         return
     expected = set(expected_walk(reference, trie, start))
-    for kernel in (compiled_kernel(), walk_kernel):
-        auto = fresh(pattern)
-        q = auto.walk(0, before.encode())
-        saved = trie_walk._KERNEL
-        trie_walk._KERNEL = kernel
-        try:
-            nodes, states = walk_trie(auto, trie, 0, q)
-        finally:
-            trie_walk._KERNEL = saved
-        assert len(set(nodes.tolist())) == nodes.size and set(nodes.tolist()) == expected
-        assert all(auto.walk(q, trie.bytes_between(0, n)) == t for n, t in zip(nodes.tolist(), states.tolist()))
+    auto = fresh(pattern)
+    q = auto.walk(0, before.encode())
+    nodes, states = walk_trie(auto, trie, 0, q)
+    assert len(set(nodes.tolist())) == nodes.size and set(nodes.tolist()) == expected
+    assert all(auto.walk(q, trie.bytes_between(0, n)) == t for n, t in zip(nodes.tolist(), states.tolist()))
 
 
 def test_a_walk_below_a_node_and_the_tokens_it_reaches() -> None:
@@ -99,49 +85,12 @@ def test_a_walk_builds_only_the_byte_classes_its_trie_nodes_need() -> None:
     assert auto.is_built(q)
 
 
-def test_the_kernel_is_compiled_where_numba_is_installed() -> None:
-    pytest.importorskip("numba")
-    if os.environ.get("NUMBA_DISABLE_JIT", "0") not in ("", "0"):
-        pytest.skip("NUMBA_DISABLE_JIT is set")
-    assert compiled_kernel() is not walk_kernel
-    assert compiled_kernel().signatures  # (warmed: prepare_vocabulary and the walks above ran it)
-
-
-def test_the_same_walk_runs_with_the_jit_disabled() -> None:
-    """``NUMBA_DISABLE_JIT=1``: the kernel is the plain function, and walks the same."""
-    script = textwrap.dedent("""
-        from structgen.automata.expr import ExprPool
-        from structgen.automata.lazy import LazyAutomaton
-        from structgen.automata.regex import regex_to_expr
-        from structgen.vocab.trie import TokenTrie, walk_tokens
-        from structgen.vocab.trie_walk import compiled_kernel, walk_kernel
-        assert compiled_kernel() is walk_kernel or compiled_kernel().py_func is walk_kernel
-        pool = ExprPool()
-        auto = LazyAutomaton(pool, regex_to_expr("[ab]{1,3}-", pool))
-        toks = [b"a", b"ab", b"abb-", b"-", b"b-", b"abab"]
-        ids, _ = walk_tokens(auto, TokenTrie.from_tokens(toks), 0)
-        print(sorted(toks[i].decode() for i in ids.tolist()))
-    """)
-    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
-    out = subprocess.run([sys.executable, "-c", script], check=False, env=env, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "['a', 'ab', 'abb-', 'b-']"
-
-
-def test_a_kernel_that_does_not_compile_falls_back_to_the_plain_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    numba = pytest.importorskip("numba")
-
-    def broken(*args: object, **kwargs: object) -> object:
-        def decorate(f: object) -> object:
-            def fails(*a: object) -> None:
-                raise RuntimeError("no LLVM here")
-            return fails
-        return decorate
-
-    monkeypatch.setattr(numba, "njit", broken)
-    monkeypatch.setattr(trie_walk, "_KERNEL", None)
-    with pytest.warns(RuntimeWarning, match="compiled trie walk is unavailable"):
-        assert compiled_kernel() is walk_kernel
-    toks = [b"ab", b"b"]
-    ids, _ = walk_tokens(fresh("ab"), TokenTrie.from_tokens(toks), 0)
-    assert ids.tolist() == [0]
+def test_bad_arguments_are_named_errors() -> None:
+    trie = TokenTrie.from_tokens([b"ab", b"b"])
+    auto = fresh("ab")
+    with pytest.raises(IndexError, match="no state"):
+        walk_trie(auto, trie, 0, 5)
+    with pytest.raises(IndexError, match="no trie node"):
+        walk_trie(auto, trie, 99, 0)
+    with pytest.raises(IndexError, match="no trie node"):
+        walk_trie(auto, trie, [1, -3], 0)

@@ -1,0 +1,112 @@
+"""No input crashes the process: the native token tries, trie walks, slices, clamps, distances and
+the DFA guide's core (issue 39, slice 2) driven by random tokens, ids, nodes, states, bytes and
+counts (hypothesis as the fuzzer, as in ``tests/automata/test_native_safety.py``; ``tools/fuzz_engine.py``
+runs both for longer and ``tools/sanitize.sh`` under AddressSanitizer and UndefinedBehaviorSanitizer).
+Every failure is a named exception."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from structgen import _engine
+from structgen.automata.expr import ExprPool
+from structgen.automata.lazy import LazyAutomaton
+from structgen.errors import CompileBudgetExceeded, VocabularyError
+
+#: what the native API may raise (anything else, or a crash, is a bug)
+EXPECTED = (IndexError, ValueError, TypeError, OverflowError, CompileBudgetExceeded, VocabularyError)
+
+ints = st.one_of(st.integers(-3, 40), st.integers(-(1 << 70), 1 << 70),
+                 st.sampled_from([255, 256, (1 << 31) - 1, 1 << 31, 1 << 62, (1 << 63) - 1]))
+TOKENS = st.lists(st.one_of(st.none(), st.binary(max_size=5), st.sampled_from([b"a", b"ab", b'"', b"\\", b"\xc3\xa9", b"\xff"])),
+                  min_size=1, max_size=24)
+OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_tokens", "walk_many", "slice_characters",
+       "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
+       "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
+       "slice_chain"]
+
+
+def _term(pool: ExprPool, which: int) -> int:
+    """A few shapes the slices and clamps look for: a string body under a length, a counted digit run,
+    a literal, an alternation."""
+    body = pool.seq(pool.literal(b'"'), pool.seq(pool.repeat(pool.byte_range(97, 122), 2, 40), pool.literal(b'"')))
+    shapes = [body, pool.repeat(pool.byte_range(48, 57), 0, 1000), pool.literal(b"ab"),
+              pool.alt([pool.literal(b"a"), pool.star(pool.byte_range(0, 255))])]
+    return shapes[which % len(shapes)]
+
+
+def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> None:
+    pool = ExprPool()
+    auto = LazyAutomaton(pool, _term(pool, c))
+    ids = [i for i, t in enumerate(tokens) if t]
+    trie = _engine.TokenTrie.build(tokens, ids)
+    index = _engine.TokenIndex(tokens + [None], [len(tokens)])
+    _engine.walk_tokens(auto, trie, 0, 0)  # (a few states built, so small state numbers exist)
+    auto.walk(0, data)
+    if op == "restrict":
+        trie.restrict([a, b])
+    elif op == "child":
+        trie.child(a, b)
+    elif op == "node_of":
+        trie.node_of(data)
+    elif op == "bytes_between":
+        trie.bytes_between(a, b)
+    elif op == "walk_trie":
+        _engine.walk_trie(auto, trie, a, b, c % 2 == 0)
+    elif op == "walk_tokens":
+        _engine.walk_tokens(auto, trie, a, b, c % 2 == 0)
+    elif op == "walk_many":
+        _engine.walk_trie(auto, trie, [a, b, c], 0)
+    elif op == "slice_characters":
+        _engine.slice_characters(a, data)
+    elif op == "slice":
+        index.slice(a)
+    elif op == "long_tokens":
+        index.long_tokens(a)
+    elif op == "distances":
+        d = _engine.SpelledDistances(auto, trie)
+        d.bytes_to_end(a)
+        d.tokens_to_end(b)
+    elif op == "clamp":
+        pool.clamp(auto.root, a)
+    elif op == "uniform_successor":
+        pool.uniform_successor(auto.root, a)
+    elif op == "counted_body":
+        pool.counted_body(auto.root, a)
+    elif op == "clamped":
+        auto.clamped(a, b)
+    elif op == "clamped_head":
+        auto.clamped_head(a, b, c % 2 == 0)
+    elif op == "char_successor":
+        auto.char_successor(a, b)
+    elif op == "counted_run":
+        auto.counted_run(a, b, c)
+    elif op == "slice_chain":
+        auto.slice_chain(a, b, c % 2000)
+    else:
+        core = _engine.DfaGuideCore(auto, index, 1 << 16, "fuzz", "vocab")
+        if op == "packed":
+            core.packed(a)
+        elif op == "bools":
+            core.bools(a)
+        elif op == "next_state":
+            core.next_state(a, b)
+        elif op == "forced":
+            core.forced_bytes(a)
+        elif op == "guide_walk":
+            core.walk_tokens(a)
+        elif op == "slice_mask":
+            core.slice_mask(a)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(TOKENS, st.lists(st.tuples(st.sampled_from(OPS), ints, ints, ints, st.binary(max_size=6)), min_size=1, max_size=12))
+def test_random_calls_raise_named_errors_or_succeed(tokens: list[Any], steps: list[tuple[str, int, int, int, bytes]]) -> None:
+    for op, a, b, c, data in steps:
+        try:
+            _run(op, tokens, a, b, c, data)
+        except EXPECTED:
+            pass
