@@ -12,6 +12,7 @@
 
 #include "../engine/clamp.h"
 #include "../engine/distances.h"
+#include "../engine/frame_walk.h"
 #include "../engine/slices.h"
 #include "../engine/vocab.h"
 #include "../engine/walk.h"
@@ -193,6 +194,21 @@ void bind_vocab(nb::module_& m) {
           },
           nb::arg("automaton"), nb::arg("trie"), nb::arg("node"), nb::arg("state"), nb::arg("clamp") = false,
           "(token ids, states): the tokens that end at the nodes walk_trie reaches, each with its node's state");
+    m.def("walk_frame",
+          [](PyLazy& a, std::shared_ptr<TokenTrie> trie, nb::handle node, int64_t state, bool clamp,
+             nb::handle full) {
+              const int32_t q = a.state(state);
+              auto roots = roots_of(*trie, node);
+              const TokenTrie* whole = full.is_none() ? nullptr : &nb::cast<TokenTrie&>(full);
+              FrameWalk out;
+              walk_frame(a.core, *trie, roots, q, clamp, whole, scratch, out);
+              return nb::make_tuple(owned(std::move(out.ids)), owned(std::move(out.ends)), owned(std::move(out.branch_nodes)),
+                                    owned(std::move(out.branch_states)));
+          },
+          nb::arg("automaton"), nb::arg("trie"), nb::arg("node"), nb::arg("state"), nb::arg("clamp") = false,
+          nb::arg("full").none() = nb::none(),
+          "(token ids, states, branch nodes, branch states): the tokens walk_tokens reads and the nodes reached that "
+          "have children and whose state may return, call or pass a guard (full: t's nodes as full's, through its origin)");
     m.def("slice_characters", [](int k, nb::bytes token) { return slice_characters(k, {token.c_str(), token.size()}); });
     m.attr("MIXED") = MIXED;
     m.attr("NUM_SLICES") = NUM_SLICES;

@@ -9,11 +9,11 @@ and :mod:`structgen.guides` (``DfaGuide``, ``SpelledDistances``). See ``docs/eng
 from ._core import (  # noqa: F401
     EPSILON, INF, MIXED, NOTHING, NUM_SLICES, UNBUILT, DfaGuideCore, EmbeddedDfa, ExprsView, FinalsView, FlatView,
     LazyAutomaton, MinLength, Pool, SpelledDistances, StringSlice, TokenIndex, TokenTrie, slice_characters,
-    walk_tokens, walk_trie,
+    walk_frame, walk_tokens, walk_trie,
 )
 
 __all__ = [
     "EPSILON", "INF", "MIXED", "NOTHING", "NUM_SLICES", "UNBUILT", "DfaGuideCore", "EmbeddedDfa", "ExprsView",
     "FinalsView", "FlatView", "LazyAutomaton", "MinLength", "Pool", "SpelledDistances", "StringSlice", "TokenIndex",
-    "TokenTrie", "slice_characters", "walk_tokens", "walk_trie",
+    "TokenTrie", "slice_characters", "walk_frame", "walk_tokens", "walk_trie",
 ]

@@ -414,6 +414,11 @@ def walk_tokens(automaton: LazyAutomaton, trie: TokenTrie, node: int | Sequence[
     (token ids, states): the tokens that end at the nodes walk_trie reaches, each with its node's state
     """
 
+def walk_frame(automaton: LazyAutomaton, trie: TokenTrie, node: int | Sequence[int], state: int, clamp: bool = False, full: TokenTrie | None = None) -> tuple[NDArray[numpy.int64], NDArray[numpy.int32], NDArray[numpy.int64], NDArray[numpy.int32]]:
+    """
+    (token ids, states, branch nodes, branch states): the tokens walk_tokens reads and the nodes reached that have children and whose state may return, call or pass a guard (full: t's nodes as full's, through its origin)
+    """
+
 def slice_characters(arg0: int, arg1: bytes, /) -> int | None: ...
 
 MIXED: int = -2

@@ -14,7 +14,7 @@ caller's frame tokens from that node (a token like ``"},`` returns twice): :meth
 
 A frame's tokens come from a walk of the token trie inside one automaton
 (:class:`~.token_walks.TokenWalk`): through a string slice where every slice character leads one
-way, else depth-first through the trie (one native walk, :func:`structgen.vocab.trie.walk_trie`).
+way, else depth-first through the trie (one native walk, :func:`structgen.vocab.trie.walk_frame`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ import numpy as np
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
-from ..vocab.trie import TokenTrie, tokens_at, walk_trie
+from ..vocab.trie import TokenTrie, walk_frame
 from .distances import NetworkDistances
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
-from .token_walks import TokenWalk, branch_points, stepped_chain
+from .token_walks import TokenWalk, stepped_chain
 
 __all__ = ["FrameMasks", "FrameTokens"]
 
@@ -146,20 +146,16 @@ class FrameMasks:
 
     def trie_walk(self, auto: AutomatonView, q: int, node: int | tuple[int, ...], trie: TokenTrie | None = None,
                   clamp: bool = False) -> TokenWalk:
-        """Depth-first from ``node`` in state ``q`` (:func:`~structgen.vocab.trie.walk_trie`,
+        """Depth-first from ``node`` in state ``q`` (:func:`~structgen.vocab.trie.walk_frame`,
         native); ``node`` may be several nodes, none below another. ``trie``: the
         vocabulary's, or a trie cut out of it (its nodes, not the vocabulary's, are in the
         branches). ``clamp``: a walk of long tokens, not exact (see
         :func:`~structgen.vocab.trie.walk_trie`)."""
         trie = trie or self.trie
-        nodes, states = walk_trie(auto.auto, trie, node, q, clamp)
+        ids, ends, inner = walk_frame(auto.auto, trie, node, q, clamp)
         roots = [node] if isinstance(node, int) else node
         branches = [(m, q) for m in roots if trie.num_children[m]] if auto.branching(q) else []
-        branches += branch_points(auto, nodes, states, trie.num_children)
-        if not nodes.size:
-            return TokenWalk(_EMPTY_IDS, np.empty(0, dtype=np.int32), branches)
-        ids, ends = tokens_at(trie, nodes, states)
-        return TokenWalk(ids, ends, branches)
+        return TokenWalk(ids, ends, branches + inner if branches else inner)
 
     def sliced_walk(self, a: int, auto: AutomatonView, q: int, exact: bool = True) -> TokenWalk | None:
         """A root walk from a state where every character of a slice leads one way (a string
@@ -225,11 +221,9 @@ class FrameMasks:
         got = self._walks.get(key)
         if got is None:
             assert trie.origin is not None  # (the rest trie is cut out of the full one)
-            nodes, states = walk_trie(auto.auto, trie, 0, q, cut < 0 and not exact)
-            ids, ends = tokens_at(trie, nodes, states)
+            ids, ends, inner = walk_frame(auto.auto, trie, 0, q, cut < 0 and not exact, self.trie)
             branches = [(0, q)] if auto.branching(q) and not cut else []
-            branches += branch_points(auto, nodes, states, self.trie.num_children, trie.origin)
-            got = TokenWalk(ids, ends, branches)
+            got = TokenWalk(ids, ends, branches + inner if branches else inner)
             self._keep_walk(key, got)
         return got
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..vocab.slices import MIXED
 from .network_view import AutomatonView
 
-__all__ = ["Branches", "TokenWalk", "branch_points", "stepped_chain"]
+__all__ = ["Branches", "TokenWalk", "stepped_chain"]
 
 
 class TokenWalk:
@@ -101,31 +101,3 @@ def stepped_chain(auto: AutomatonView, q: int, k: int, longest: int) -> list[int
         if nxt == chain[-2]:  # a loop: every length leads here
             break
     return chain
-
-
-def branch_points(auto: AutomatonView, nodes: np.ndarray, states: np.ndarray, num_children: np.ndarray,
-              origin: np.ndarray | None = None) -> list[tuple[int, int]]:
-    """``(node, state)`` of the walk's ``nodes`` (reached in ``states``) that have children
-    (``num_children``, over the vocabulary's trie: ``origin`` maps a cut-out trie's nodes to it)
-    and whose state may branch off (call, guard or return). The states are checked first, each
-    once (a string's walk reaches 200,000 nodes in a handful of states, and most walks have no
-    state that branches: then no node is read)."""
-    if states.size == 0:
-        return []
-    if states.size <= 4096:  # (a small walk: its states read directly, not through arrays over every state)
-        branching = [q for q in set(states.tolist()) if auto.branching(q)]
-        if not branching:
-            return []
-        at = np.flatnonzero(np.isin(states, branching))
-    else:
-        present = np.zeros(auto.num_states, dtype=bool)
-        present[states] = True
-        branching = [q for q in np.flatnonzero(present).tolist() if auto.branching(q)]
-        if not branching:
-            return []
-        flags = np.zeros(auto.num_states, dtype=bool)
-        flags[branching] = True
-        at = np.flatnonzero(flags[states])
-    real = nodes[at] if origin is None else origin[nodes[at]]
-    inner = num_children[real] > 0
-    return list(zip(real[inner].tolist(), states[at[inner]].tolist()))

@@ -21,7 +21,7 @@ from .. import _engine
 from ..automata.lazy import LazyAutomaton
 from .vocabulary import Vocabulary
 
-__all__ = ["TokenTrie", "TrieLookup", "expand_ranges", "tokens_at", "walk_nodes", "walk_tokens", "walk_trie"]
+__all__ = ["TokenTrie", "TrieLookup", "expand_ranges", "tokens_at", "walk_frame", "walk_nodes", "walk_tokens", "walk_trie"]
 
 
 class TrieLookup(NamedTuple):
@@ -183,6 +183,20 @@ def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int | Sequence[int], s
     Which tokens are read is exact; the states below such a node read alike only the bytes of
     the tokens there (what a plain frame's mask needs, not a distance)."""
     return _engine.walk_trie(auto, trie.native, node if isinstance(node, int) else list(node), state, clamp)
+
+
+def walk_frame(auto: LazyAutomaton, trie: TokenTrie, node: int | Sequence[int], state: int, clamp: bool = False,
+               full: TokenTrie | None = None) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
+    """``(token ids, states, branch points)``: the tokens of ``trie`` below ``node`` that ``auto``
+    reads from ``state`` with the state each ends in (as :func:`walk_tokens`), and the ``(node,
+    state)`` reached, in walk order, that have children and whose state may branch off (a final
+    state, or a call or a guard may come first): where a pushdown frame goes on in other frames.
+    One native walk (``cpp/engine/frame_walk.h``): the nodes it passes are never gathered.
+    ``full``: ``trie`` was cut out of ``full`` (:meth:`TokenTrie.restrict`), and the branch points
+    are ``full``'s nodes, their children counted there."""
+    ids, ends, bnodes, bstates = _engine.walk_frame(
+        auto, trie.native, node if isinstance(node, int) else list(node), state, clamp, None if full is None else full.native)
+    return ids, ends, list(zip(bnodes.tolist(), bstates.tolist()))
 
 
 def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:

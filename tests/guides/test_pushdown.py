@@ -426,7 +426,7 @@ def test_branch_points_are_the_reached_nodes_with_children_whose_state_branches(
     """A walk's branch points, found from its states (each checked once), are exactly the nodes
     it reached that have children and whose state may call, guard or return, in walk order; a
     cut-out trie's nodes are read through its origin."""
-    from structgen.guides.token_walks import branch_points as _branches
+    from .reference.token_walks import branch_points as _branches
 
     class View:
         num_states = 8

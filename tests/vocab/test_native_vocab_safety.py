@@ -1,5 +1,5 @@
 """No input crashes the process: the native token tries, trie walks, slices, clamps, distances and
-the DFA guide's core (issue 39, slice 2) driven by random tokens, ids, nodes, states, bytes and
+the DFA guide's core (issue 39, slice 2), the frame walks (slice 3) driven by random tokens, ids, nodes, states, bytes and
 counts (hypothesis as the fuzzer, as in ``tests/automata/test_native_safety.py``; ``tools/fuzz_engine.py``
 runs both for longer and ``tools/sanitize.sh`` under AddressSanitizer and UndefinedBehaviorSanitizer).
 Every failure is a named exception."""
@@ -26,7 +26,7 @@ TOKENS = st.lists(st.one_of(st.none(), st.binary(max_size=5), st.sampled_from([b
 OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_tokens", "walk_many", "slice_characters",
        "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
-       "slice_chain"]
+       "slice_chain", "walk_frame", "walk_frame_cut"]
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -58,6 +58,11 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         _engine.walk_trie(auto, trie, a, b, c % 2 == 0)
     elif op == "walk_tokens":
         _engine.walk_tokens(auto, trie, a, b, c % 2 == 0)
+    elif op == "walk_frame":
+        _engine.walk_frame(auto, trie, a, b, c % 2 == 0)
+    elif op == "walk_frame_cut":  # (a cut trie's branch points as nodes of the trie, or of one it was not cut from)
+        cut = trie.restrict(ids[: max(a, 0) % 4])
+        _engine.walk_frame(auto, cut, 0, b, c % 2 == 0, trie if c % 3 else cut)
     elif op == "walk_many":
         _engine.walk_trie(auto, trie, [a, b, c], 0)
     elif op == "slice_characters":

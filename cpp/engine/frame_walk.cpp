@@ -1,0 +1,40 @@
+#include "frame_walk.h"
+
+#include <algorithm>
+
+#include "errors.h"
+
+namespace structgen {
+
+void walk_frame(LazyAutomaton& a, const TokenTrie& t, std::span<const int32_t> roots, int32_t state, bool clamp,
+                const TokenTrie* full, WalkStack& stack, FrameWalk& out) {
+    if (full && t.origin.size() != t.byte.size()) throw InvalidArgument("walk_frame: the trie is not cut out of full");
+    const TokenTrie& kids = full ? *full : t;
+    const int64_t num_kids = kids.num_nodes();
+    std::vector<int8_t> branching;  // per state: -1 not read yet, 0, 1 (states may be made during the walk)
+    auto branches = [&](int32_t s) {
+        const size_t i = static_cast<size_t>(s);
+        if (i >= branching.size()) branching.resize(std::max(i + 1, branching.size() * 2), int8_t(-1));
+        if (branching[i] < 0) branching[i] = may_branch(a, s) ? 1 : 0;
+        return branching[i] == 1;
+    };
+    const int64_t* tok_first = t.tok_first.data();
+    const int64_t* tok_count = t.tok_count.data();
+    const int64_t* tok_ids = t.tok_ids.data();
+    walk_trie(a, t, roots, state, clamp, stack, [&](int32_t n, int32_t s) {
+        const int64_t c = tok_count[n];
+        for (int64_t j = 0; j < c; ++j) {
+            out.ids.push_back(tok_ids[tok_first[n] + j]);
+            out.ends.push_back(s);
+        }
+        if (!branches(s)) return;
+        const int64_t real = full ? t.origin[n] : n;
+        if (real < 0 || real >= num_kids) throw InvalidArgument("walk_frame: the trie is not cut out of full");
+        if (kids.num_children[real] > 0) {
+            out.branch_nodes.push_back(real);
+            out.branch_states.push_back(s);
+        }
+    });
+}
+
+}  // namespace structgen
