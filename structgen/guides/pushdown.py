@@ -182,13 +182,11 @@ class PushdownGuide(Guide):
     def _token_set(self, state: int) -> np.ndarray:
         with self._busy:
             parts: list[FrameTokens] = []
-            seen: set[tuple[int, int]] = set()
-            deep = False
+            stacks = self._stacks.configs[state]
+            self._frames.collect_state(stacks, parts)
+            # (one token pushes far fewer than max_depth // 2 frames: each push reads an opening byte)
             depths = self._stacks.depths
-            for sid in self._stacks.configs[state]:
-                self._frames.collect(sid, 0, parts, seen)
-                # (one token pushes far fewer than max_depth // 2 frames: each push reads an opening byte)
-                deep = deep or depths[sid] > self.max_depth // 2
+            deep = any(depths[sid] > self.max_depth // 2 for sid in stacks)
             mask = np.zeros(self.vocabulary.size, dtype=bool)
             for frame in parts:
                 frame.add_to(mask)

@@ -2,10 +2,13 @@
 (``tests/guides/reference/``): the frame walk (tokens, end states and branch points in one native
 pass) against the trie walk, the tokens at its nodes and the branch points found with numpy, on
 random vocabularies and networks whose automata call one another, from the root, from several
-nodes and through tries cut out of the vocabulary's."""
+nodes and through tries cut out of the vocabulary's; and the masks of states whose frames return
+at many trie nodes, the callers' walks grouped by trie depth, against one walk per node."""
 
 from __future__ import annotations
 
+import json
+import random
 from typing import Any
 
 import numpy as np
@@ -13,11 +16,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import structgen
 from structgen.automata.markers import call_marker as C
 from structgen.automata.network import Network
+from structgen.cfg import grammar_network
+from structgen.guides import frame_masks
 from structgen.guides.network_view import NetworkView
+from structgen.guides.pushdown import PushdownGuide
 from structgen.vocab.trie import TokenTrie, tokens_at, walk_frame, walk_trie
 
+from ..support.paths import ROOT
 from .reference.token_walks import branch_points
 
 NETWORKS = [
@@ -74,3 +82,55 @@ def test_a_frame_walk_through_a_trie_not_cut_from_full_is_refused() -> None:
     with pytest.raises(ValueError, match="not cut out of full"):
         walk_frame(a.auto, trie, 0, 0, False, trie)
 
+
+def _pieces_vocab(samples: list[str], seed: int) -> structgen.Vocabulary:
+    """Every printable byte, and pieces of the samples of 2 to 7 bytes (tokens that cross rules)."""
+    rng = random.Random(seed)
+    pieces = {bytes([b]) for b in range(32, 127)} | {bytes([b]) for text in samples for b in text.encode()}
+    for text in samples:
+        data = text.encode()
+        for _ in range(4 * len(data)):
+            i = rng.randrange(len(data))
+            pieces.add(data[i:i + rng.randint(2, 7)])
+    tokens = sorted(pieces) + [b""]
+    return structgen.Vocabulary.from_bytes(tokens, eos_token_ids=[len(tokens) - 1])
+
+
+def _greedy(vocab: structgen.Vocabulary, data: bytes) -> list[int]:
+    ids = {t: i for i, t in enumerate(vocab.tokens) if t}
+    out, i = [], 0
+    while i < len(data):
+        n = max(k for k in range(1, 8) if data[i:i + k] in ids)
+        out.append(ids[data[i:i + n]])
+        i += n
+    return out
+
+
+@pytest.mark.parametrize("returns_from", [2, frame_masks.RETURNS_FROM])
+@pytest.mark.parametrize("name", ["sql-select.lark", "python-call.lark", "arithmetic.gbnf", "json.gbnf"])
+def test_callers_grouped_by_depth_give_the_masks_of_frame_by_frame(name: str, returns_from: int,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A state's callers walked once per trie depth from the return nodes of all the frames above
+    them (FrameMasks.collect_state): the same masks as frame by frame, at every step of the
+    grammar's samples, and on the first steps the tokens that a token-by-token run accepts (with
+    groups walked at once from 2 nodes on too: a small vocabulary's return nodes are few)."""
+    monkeypatch.setattr(frame_masks, "RETURNS_FROM", returns_from)
+    text = (ROOT / "grammars" / name).read_text(encoding="utf-8")
+    samples = [json.loads(line) for line in (ROOT / "grammars" / (name.rsplit(".", 1)[0] + ".valid.jsonl")).read_text(
+        encoding="utf-8").splitlines() if line.strip()][:4]
+    vocab = _pieces_vocab(samples, seed=len(name))
+    grouped = PushdownGuide(grammar_network(text), vocab)
+    plain = PushdownGuide(grammar_network(text), vocab)
+    for k, sample in enumerate(samples):
+        sg, sp = grouped.initial_state, plain.initial_state
+        for step, t in enumerate(_greedy(vocab, sample.encode())):
+            monkeypatch.setattr(frame_masks, "GROUP_CALLERS", True)
+            got = grouped.token_mask(sg)
+            monkeypatch.setattr(frame_masks, "GROUP_CALLERS", False)
+            want = plain.token_mask(sp)
+            assert np.array_equal(got, want), (sample, step)
+            if k == 0 and step < 6:
+                assert np.flatnonzero(got).tolist() == [u for u in range(vocab.size) if grouped.next_state(sg, u) >= 0], (sample, step)
+            assert got[t], (sample, step)
+            sg, sp = grouped.next_state(sg, t), plain.next_state(sp, t)
+        assert grouped.is_final(sg) and plain.is_final(sp)
