@@ -61,11 +61,18 @@ class TokenWalk:
             calls: list[tuple[int, int, int]] = []
             guards: list[tuple[int, int, int]] = []
             finals = auto.finals
-            for m, p in self._branches:
-                if finals[p]:
+            kinds: dict[int, tuple[bool, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]] = {}
+            for m, p in self._branches:  # (millions on a grammar's walks, in a handful of states: each read once)
+                kind = kinds.get(p)
+                if kind is None:
+                    kind = kinds[p] = (bool(finals[p]), auto.calls(p), auto.guards(p))
+                final, cs, gs = kind
+                if final:
                     pops.append(m)
-                calls.extend((m, k, r) for k, r in auto.calls(p))
-                guards.extend((m, g, r) for g, r in auto.guards(p))
+                if cs:
+                    calls.extend((m, k, r) for k, r in cs)
+                if gs:
+                    guards.extend((m, g, r) for g, r in gs)
             for part in self._parts:
                 more = part.split(auto)
                 pops += more.pops
