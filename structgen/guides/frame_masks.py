@@ -43,7 +43,7 @@ FRAME_CACHE = 200_000
 RETURNS_FROM = 8
 #: Whether a state's callers are walked once per trie depth from the return nodes of every frame
 #: above them (see :meth:`FrameMasks.collect_state`; off: frame by frame, for the differential tests).
-GROUP_CALLERS = True
+GROUP_CALLERS = False
 #: Frames with this many tokens keep them as a bool array too.
 BOOLS_FROM = 2048
 
