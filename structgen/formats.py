@@ -132,7 +132,8 @@ def _named_errors(make: typing.Callable[[], F]) -> F:
 
 
 def option_names(kind: str) -> tuple[str, ...]:
-    """The options a format of ``kind`` (``"regex"``, ``"json_schema"``, ``"extract"``) takes by name.
+    """The options a format of ``kind`` (``"regex"``, ``"json_schema"``, ``"extract"``,
+    ``"grammar"``) takes by name.
 
     >>> option_names("extract")
     ('min_length', 'max_length', 'max_states')

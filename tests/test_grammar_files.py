@@ -284,18 +284,9 @@ def _cfg_reference(name: str):
         from .support.earley import GbnfReference
 
         return GbnfReference(text).accepts
-    import lark
+    from .cfg.helpers import lark_reference
 
-    parser = lark.Lark(text, parser="earley", lexer="dynamic_complete")
-
-    def accepted(s: str) -> bool:
-        try:
-            parser.parse(s)
-        except lark.exceptions.LarkError:
-            return False
-        return True
-
-    return accepted
+    return lark_reference(text)
 
 
 @pytest.mark.parametrize("name", CFG_NAMES)

@@ -41,6 +41,7 @@ from typing import Optional
 
 from ..errors import RegexNotSupported, RegexSyntaxError
 from .unicode_props import property_set
+from .utf8 import merge_intervals, subtract_intervals
 
 __all__ = ["POSIX_CLASSES", "Spelled", "plain_syntax"]
 
@@ -400,18 +401,8 @@ def _class_text(ranges: Ranges, negated: bool) -> str:
 
 
 def _minus(a: Ranges, b: Ranges) -> Ranges:
-    out = []
-    for lo, hi in a:
-        cur = lo
-        for blo, bhi in b:
-            if bhi < cur or blo > hi:
-                continue
-            if blo > cur:
-                out.append((cur, blo - 1))
-            cur = max(cur, bhi + 1)
-        if cur <= hi:
-            out.append((cur, hi))
-    return tuple(out)
+    """``a`` without ``b`` (either in any order, overlapping or not)."""
+    return tuple(subtract_intervals(merge_intervals(a), merge_intervals(b)))
 
 
 def _intersect(a: Ranges, b: Ranges) -> Ranges:

@@ -29,6 +29,7 @@ import warnings
 from typing import Optional
 
 from ..errors import SchemaNotSupported
+from .utf8 import subtract_intervals
 
 __all__ = ["expand_properties", "load_tables", "property_set", "spelled_dotall"]
 
@@ -84,21 +85,7 @@ def _union(sets: list[Ranges]) -> Ranges:
 
 
 def _minus(a: Ranges, b: Ranges) -> Ranges:
-    out = []
-    j = 0
-    for lo, hi in a:
-        cur = lo
-        while j < len(b) and b[j][1] < cur:
-            j += 1
-        k = j
-        while k < len(b) and b[k][0] <= hi:
-            if b[k][0] > cur:
-                out.append((cur, b[k][0] - 1))
-            cur = max(cur, b[k][1] + 1)
-            k += 1
-        if cur <= hi:
-            out.append((cur, hi))
-    return tuple(out)
+    return tuple(subtract_intervals(a, b))
 
 
 @functools.lru_cache(maxsize=None)

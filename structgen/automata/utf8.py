@@ -15,7 +15,7 @@ from ..errors import CompileBudgetExceeded
 __all__ = [
     "MAX_CODE_POINT", "CodePointMap", "TermBuilder", "Utf8Writer", "code_points_expr", "code_points_rows", "complement_intervals",
     "intervals_of",
-    "merge_intervals", "utf8_sequences",
+    "merge_intervals", "subtract_intervals", "utf8_sequences",
 ]
 
 MAX_CODE_POINT = 0x10FFFF
@@ -36,6 +36,29 @@ def merge_intervals(intervals: Iterable[tuple[int, int]]) -> list[tuple[int, int
             out[-1] = (out[-1][0], max(out[-1][1], hi))
         else:
             out.append((lo, hi))
+    return out
+
+
+def subtract_intervals(a: Iterable[tuple[int, int]], b: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The points of ``a`` not in ``b`` (inclusive ranges, each sorted and disjoint).
+
+    >>> subtract_intervals([(0, 9), (20, 29)], [(3, 4), (8, 21)])
+    [(0, 2), (5, 7), (22, 29)]
+    """
+    holes = list(b)
+    out: list[tuple[int, int]] = []
+    j = 0
+    for lo, hi in a:
+        while j < len(holes) and holes[j][1] < lo:
+            j += 1
+        cur, k = lo, j
+        while k < len(holes) and holes[k][0] <= hi:
+            if holes[k][0] > cur:
+                out.append((cur, holes[k][0] - 1))
+            cur = max(cur, holes[k][1] + 1)
+            k += 1
+        if cur <= hi:
+            out.append((cur, hi))
     return out
 
 

@@ -47,7 +47,7 @@ from typing import Any, Callable
 from ..automata.dfa import DEFAULT_MAX_STATES
 from ..automata.expr import ExprPool
 from ..automata.regex import regex_to_expr
-from ..automata.utf8 import complement_intervals, merge_intervals
+from ..automata.utf8 import complement_intervals, merge_intervals, subtract_intervals
 from ..errors import RegexNotSupported, RegexSyntaxError
 
 try:  # Python >= 3.11
@@ -357,24 +357,5 @@ def _class_ranges(items: tuple[tuple[Any, Any], ...], flags: int) -> Ranges:
     cased = _cased()
     matched = [cp for cp in cased if compiled.fullmatch(chr(cp))]
     cased_ranges = merge_intervals((cp, cp) for cp in cased)
-    uncased_plain = _subtract(plain, cased_ranges)
+    uncased_plain = subtract_intervals(plain, cased_ranges)
     return tuple(merge_intervals(list(uncased_plain) + [(cp, cp) for cp in matched]))
-
-
-def _subtract(a: Ranges, b: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The code points of ``a`` not in ``b`` (both sorted, disjoint, inclusive)."""
-    out = []
-    j = 0
-    for lo, hi in a:
-        while j < len(b) and b[j][1] < lo:
-            j += 1
-        k = j
-        cur = lo
-        while k < len(b) and b[k][0] <= hi:
-            if b[k][0] > cur:
-                out.append((cur, b[k][0] - 1))
-            cur = max(cur, b[k][1] + 1)
-            k += 1
-        if cur <= hi:
-            out.append((cur, hi))
-    return out

@@ -138,8 +138,9 @@ def generate_grammar(
         >>> generate_grammar(model, tokenizer, "2 + 2 * 3?", 'root ::= [0-9]+ (" " [+*] " " [0-9]+)*')  # doctest: +SKIP
         '2 + 2 * 3'
     """
-    options = {name: generate_kwargs.pop(name) for name in list(generate_kwargs)
-               if name in ("start", "max_states", "max_terms", "schema_options")}
+    options = _compile_options("grammar", generate_kwargs)
+    if "schema_options" in generate_kwargs:  # (Lark's %json: an object, not an option by name)
+        options["schema_options"] = generate_kwargs.pop("schema_options")
     guide = compile(Grammar(grammar, syntax, **options), model_vocabulary(model, tokenizer))
     return generate_text(
         model, tokenizer, prompt, guide, max_new_tokens=max_new_tokens, chat=chat,
