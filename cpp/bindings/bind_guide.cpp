@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "../engine/dfa_guide.h"
+#include "../engine/token_bits.h"
 #include "casters.h"
 #include "numpy.h"
 #include "py_lazy.h"
@@ -43,9 +44,37 @@ Array<uint8_t> unpacked(const uint32_t* words, size_t v) {
     return owned(std::move(out));
 }
 
+// a packed mask Python hands over (int32 words, written in place) and token ids
+using Words = nb::ndarray<int32_t, nb::numpy, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using ConstWords = nb::ndarray<const int32_t, nb::numpy, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+using Ids = nb::ndarray<const int64_t, nb::numpy, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+std::span<uint32_t> bits_of(Words& w) { return {reinterpret_cast<uint32_t*>(w.data()), w.shape(0)}; }
+std::span<const uint32_t> bits_of(const ConstWords& w) { return {reinterpret_cast<const uint32_t*>(w.data()), w.shape(0)}; }
+
 }  // namespace
 
 void bind_guide(nb::module_& m) {
+    m.def("set_token_bits",
+          [](Words words, Ids ids) {
+              nb::gil_scoped_release quiet;
+              set_token_bits(bits_of(words), {ids.data(), ids.shape(0)});
+          },
+          nb::arg("words"), nb::arg("ids"),
+          "Set the bits of token ids in a packed mask (int32 words, bit t % 32 of word t // 32), in place; "
+          "an id outside the mask is IndexError and nothing is written");
+    m.def("or_token_bits",
+          [](Words words, ConstWords other) {
+              if (words.shape(0) != other.shape(0))
+                  throw InvalidArgument("or_token_bits: masks of " + std::to_string(words.shape(0)) + " and " +
+                                        std::to_string(other.shape(0)) + " words");
+              nb::gil_scoped_release quiet;
+              or_token_bits(bits_of(words), bits_of(other));
+          },
+          nb::arg("words"), nb::arg("other"), "words |= other, in place (two packed masks of one width)");
+    m.def("count_token_bits", [](ConstWords words) { return count_token_bits(bits_of(words)); }, nb::arg("words"),
+          "The tokens a packed mask allows");
+
     nb::class_<PyDfaGuide>(m, "DfaGuideCore", "The native core of a DfaGuide (see structgen.guides.dfa_guide).")
         .def("__init__",
              [](PyDfaGuide* self, nb::object automaton, std::shared_ptr<TokenIndex> index, int64_t cache_bytes,

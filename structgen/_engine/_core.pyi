@@ -472,3 +472,18 @@ class DfaGuideCore:
     @property
     def memory_bytes(self) -> int: ...
 
+
+def set_token_bits(words: NDArray[numpy.int32], ids: NDArray[numpy.int64]) -> None:
+    """
+    Set the bits of token ids in a packed mask (int32 words, bit t % 32 of word t // 32), in place; an id outside the mask is IndexError and nothing is written
+    """
+
+def or_token_bits(words: NDArray[numpy.int32], other: NDArray[numpy.int32]) -> None:
+    """
+    words |= other, in place (two packed masks of one width)
+    """
+
+def count_token_bits(words: NDArray[numpy.int32]) -> int:
+    """
+    The tokens a packed mask allows
+    """

@@ -187,6 +187,11 @@ class Guide(ABC):
         """Why a non-final state may allow no token (the end of the error message)."""
         return "the vocabulary cannot spell the bytes the constraint needs next"
 
+    def _dead_end_error(self, state: int) -> VocabularyError:
+        """The error of a non-final ``state`` that allows no token."""
+        return VocabularyError(
+            f"no token of {self.vocabulary!r} can continue from state {state} of {self!r}: {self._dead_end()}")
+
     # -- the shared API ------------------------------------------------------------------------
 
     def _check_state(self, state: int) -> None:
@@ -402,9 +407,7 @@ class Guide(ABC):
         if self.is_final(state):
             mask[self._eos] = True
         elif not mask.any():
-            raise VocabularyError(
-                f"no token of {self.vocabulary!r} can continue from state {state} of {self!r}: {self._dead_end()}"
-            )
+            raise self._dead_end_error(state)
         mask.flags.writeable = False
         with self._lock:
             if len(self._masks) >= self._max_masks:

@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .._engine._core import or_token_bits, set_token_bits
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
@@ -53,13 +54,28 @@ _EMPTY_IDS = np.empty(0, dtype=np.int64)
 class FrameTokens:
     """The tokens of a frame from a trie node (see the module docstring)."""
 
-    __slots__ = ("ids", "pops", "umax", "_bools")
+    __slots__ = ("ids", "pops", "umax", "_bools", "_words")
 
     def __init__(self, ids: np.ndarray, pops: tuple[int, ...], umax: int, bools: Callable[[], np.ndarray] | None = None) -> None:
         self.ids = ids
         self.pops = pops  # trie nodes where the frame may return with bytes left
         self.umax = umax  # an upper bound on the distance (within the frame) after any of ids
         self._bools: np.ndarray | Callable[[], np.ndarray] | None = bools
+        self._words: np.ndarray | None = None  # (a large set, packed: see or_into)
+
+    def or_into(self, words: np.ndarray) -> None:
+        """Set this frame's tokens in the packed mask ``words`` (int32, bit ``t % 32`` of word
+        ``t // 32``; native): a large set is packed once and OR-ed a word at a time."""
+        if self.ids.size < BOOLS_FROM:
+            set_token_bits(words, self.ids)
+            return
+        packed = self._words
+        if packed is None:
+            packed = np.zeros(words.size, dtype=np.int32)
+            set_token_bits(packed, self.ids)
+            packed.flags.writeable = False
+            self._words = packed
+        or_token_bits(words, packed)
 
     def add_to(self, mask: np.ndarray) -> None:
         """Set this frame's tokens in ``mask`` (a large set is kept as a bool array: OR-ing

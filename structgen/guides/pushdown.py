@@ -25,6 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from .._engine._core import count_token_bits, set_token_bits
 from ..automata.lazy import UNBUILT
 from ..automata.network import Network
 from ..errors import VocabularyError
@@ -179,14 +180,23 @@ class PushdownGuide(Guide):
             f"would nest deeper than max_depth={self.max_depth}"
         )
 
+    def _frames_of(self, state: int) -> tuple[list[FrameTokens], bool]:
+        """The frames whose tokens make up ``state``'s mask, and whether a stack is near the
+        nesting bound (its frames' tokens may push past it, so each must be checked). Callers
+        hold ``_busy``."""
+        parts: list[FrameTokens] = []
+        seen: set[tuple[int, int]] = set()
+        deep = False
+        depths = self._stacks.depths
+        for sid in self._stacks.configs[state]:
+            self._frames.collect(sid, 0, parts, seen)
+            # (one token pushes far fewer than max_depth // 2 frames: each push reads an opening byte)
+            deep = deep or depths[sid] > self.max_depth // 2
+        return parts, deep
+
     def _token_set(self, state: int) -> np.ndarray:
         with self._busy:
-            parts: list[FrameTokens] = []
-            stacks = self._stacks.configs[state]
-            self._frames.collect_state(stacks, parts)
-            # (one token pushes far fewer than max_depth // 2 frames: each push reads an opening byte)
-            depths = self._stacks.depths
-            deep = any(depths[sid] > self.max_depth // 2 for sid in stacks)
+            parts, deep = self._frames_of(state)
             mask = np.zeros(self.vocabulary.size, dtype=bool)
             for frame in parts:
                 frame.add_to(mask)
@@ -199,6 +209,29 @@ class PushdownGuide(Guide):
                     if mask[t] and self.next_state(state, t) < 0:
                         mask[t] = False
             return mask
+
+    def _packed(self, state: int) -> np.ndarray | None:
+        """The plain mask packed natively: the frames' token sets OR-ed into int32 words (no bool
+        array over the vocabulary; the matcher caches the words). ``None`` near the nesting bound
+        (each token is checked there: :meth:`_token_set`)."""
+        self._check_state(state)
+        with self._busy:
+            parts, deep = self._frames_of(state)
+            if deep:
+                return None
+            words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
+            for frame in parts:
+                frame.or_into(words)
+            if self._stacks.nested:  # (as in _token_set)
+                bits = words.view(np.uint32)
+                for t in self._frames.tokens_in_danger(self._stacks.configs[state]):
+                    if bits[t >> 5] >> (t & 31) & 1 and self.next_state(state, t) < 0:
+                        bits[t >> 5] &= ~np.uint32(1 << (t & 31))
+        if self.is_final(state):
+            set_token_bits(words, self._eos)
+        elif not count_token_bits(words):
+            raise self._dead_end_error(state)
+        return words
 
     def _eager_states(self) -> Iterable[int]:
         return (self.initial_state,)

@@ -134,3 +134,61 @@ def test_callers_grouped_by_depth_give_the_masks_of_frame_by_frame(name: str, re
             assert got[t], (sample, step)
             sg, sp = grouped.next_state(sg, t), plain.next_state(sp, t)
         assert grouped.is_final(sg) and plain.is_final(sp)
+
+
+def _packed_of_bools(guide: PushdownGuide, state: int) -> list[int]:
+    from structgen.guides.matcher import pack_mask
+    return pack_mask(guide.token_mask(state), (guide.vocabulary.size + 31) // 32).tolist()
+
+
+@pytest.mark.parametrize("name", ["sql-select.lark", "python-call.lark", "arithmetic.gbnf", "json.gbnf"])
+def test_packed_masks_are_the_bool_masks_packed(name: str) -> None:
+    """The pushdown guide's packed mask (frames' token sets OR-ed natively into int32 words) is
+    the bool mask packed, at every step of the grammar's samples, EOS where final included."""
+    text = (ROOT / "grammars" / name).read_text(encoding="utf-8")
+    samples = [json.loads(line) for line in (ROOT / "grammars" / (name.rsplit(".", 1)[0] + ".valid.jsonl")).read_text(
+        encoding="utf-8").splitlines() if line.strip()][:4]
+    vocab = _pieces_vocab(samples, seed=len(name))
+    packed = PushdownGuide(grammar_network(text), vocab)
+    bools = PushdownGuide(grammar_network(text), vocab)
+    finals = 0
+    for sample in samples:
+        sp, sb = packed.initial_state, bools.initial_state
+        for t in _greedy(vocab, sample.encode()):
+            got = packed._packed(sp)
+            assert got is not None and got.dtype == np.int32
+            assert got.tolist() == _packed_of_bools(bools, sb), sample
+            sp, sb = packed.next_state(sp, t), bools.next_state(sb, t)
+        finals += packed.is_final(sp)
+        assert packed._packed(sp).tolist() == _packed_of_bools(bools, sb)  # type: ignore[union-attr]
+    assert finals == len(samples)
+
+
+def test_packed_masks_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any) -> None:
+    """The same on the corpus's schemas (unique items, guards, recursion) over Llama-3, along
+    each schema's first valid instance, through the matcher a server uses; the bool masks from a
+    second guide of the same network (a pickled copy: caches of its own)."""
+    import pickle
+
+    from structgen.guides.matcher import Matcher
+
+    from ..support.json_order import in_schema_order
+    checked = 0
+    for path in sorted((ROOT / "benchmarks" / "corpus").glob("*.json")):
+        case = json.loads(path.read_text(encoding="utf-8"))
+        if not case.get("valid"):
+            continue
+        guide = structgen.compile_json_schema(case["schema"], llama3_vocabulary)
+        if not isinstance(guide, PushdownGuide):
+            continue
+        other = pickle.loads(pickle.dumps(guide))
+        text = json.dumps(in_schema_order(case["valid"][0], case["schema"]))
+        s = o = guide.initial_state
+        for t in llama3_tokenizer.encode(text, add_special_tokens=False)[:40]:
+            got = Matcher(guide).packed_mask(s)
+            assert got.tolist() == _packed_of_bools(other, o), path.name
+            s, o = guide.next_state(s, t), other.next_state(o, t)
+            if s < 0:
+                break
+        checked += 1
+    assert checked >= 10
