@@ -172,10 +172,10 @@ class FrameMasks:
         branches). ``clamp``: a walk of long tokens, not exact (see
         :func:`~structgen.vocab.trie.walk_trie`)."""
         trie = trie or self.trie
-        ids, ends, inner = walk_frame(auto.auto, trie, node, q, clamp)
+        ids, ends, bnodes, bstates = walk_frame(auto.auto, trie, node, q, clamp)
         roots = [node] if isinstance(node, int) else node
         branches = [(m, q) for m in roots if trie.num_children[m]] if auto.branching(q) else []
-        return TokenWalk(ids, ends, branches + inner if branches else inner)
+        return TokenWalk(ids, ends, branches, inner=(bnodes, bstates))
 
     def sliced_walk(self, a: int, auto: AutomatonView, q: int, exact: bool = True) -> TokenWalk | None:
         """A root walk from a state where every character of a slice leads one way (a string
@@ -241,9 +241,9 @@ class FrameMasks:
         got = self._walks.get(key)
         if got is None:
             assert trie.origin is not None  # (the rest trie is cut out of the full one)
-            ids, ends, inner = walk_frame(auto.auto, trie, 0, q, cut < 0 and not exact, self.trie)
+            ids, ends, bnodes, bstates = walk_frame(auto.auto, trie, 0, q, cut < 0 and not exact, self.trie)
             branches = [(0, q)] if auto.branching(q) and not cut else []
-            got = TokenWalk(ids, ends, branches + inner if branches else inner)
+            got = TokenWalk(ids, ends, branches, inner=(bnodes, bstates))
             self._keep_walk(key, got)
         return got
 

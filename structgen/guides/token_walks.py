@@ -24,20 +24,28 @@ __all__ = ["Branches", "TokenWalk", "stepped_chain"]
 class TokenWalk:
     """Tokens below a trie node read inside one automaton from one state."""
 
-    __slots__ = ("ids", "_ends", "_branches", "_split", "_parts", "bools")
+    __slots__ = ("ids", "_ends", "_branches", "_inner", "_split", "_parts", "bools")
 
     def __init__(self, ids: np.ndarray, ends: np.ndarray | Callable[[], np.ndarray], branches: list[tuple[int, int]],
-                 parts: tuple["TokenWalk", ...] = (), bools: Callable[[], np.ndarray] | None = None) -> None:
+                 parts: tuple["TokenWalk", ...] = (), bools: Callable[[], np.ndarray] | None = None,
+                 inner: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.ids = ids  # token ids accepted (their bytes all read by the automaton's own edges)
         self.bools = bools  # (or None) makes :attr:`ids` as a bool array over the vocabulary, faster than from the ids
         self._ends = ends  # (or how to compute them: only frames with guards or budgets read them)
         self._branches = branches  # (trie node, state) where a call or a return may start
+        # (or None) more branch points, after ``branches``, as (nodes, states) arrays from a native
+        # walk: a grammar's walk has hundreds of thousands, sorted out without a tuple each (split)
+        self._inner = inner
         self._split: Branches | None = None
         self._parts = parts  # (walks whose branches, after ``branches``, are this one's too)
 
     @property
     def branches(self) -> list[tuple[int, int]]:
         """``(trie node, state)`` where a call or a return may start: the walk's own, then its parts'."""
+        if self._inner is not None:
+            nodes, states = self._inner
+            self._branches = self._branches + list(zip(nodes.tolist(), states.tolist()))
+            self._inner = None
         if not self._parts:
             return self._branches
         got = self._branches + [b for part in self._parts for b in part.branches]
@@ -62,7 +70,7 @@ class TokenWalk:
             guards: list[tuple[int, int, int]] = []
             finals = auto.finals
             kinds: dict[int, tuple[bool, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]] = {}
-            for m, p in self._branches:  # (millions on a grammar's walks, in a handful of states: each read once)
+            for m, p in self._branches:  # (a few: the roots'; the rest come as arrays)
                 kind = kinds.get(p)
                 if kind is None:
                     kind = kinds[p] = (bool(finals[p]), auto.calls(p), auto.guards(p))
@@ -73,6 +81,25 @@ class TokenWalk:
                     calls.extend((m, k, r) for k, r in cs)
                 if gs:
                     guards.extend((m, g, r) for g, r in gs)
+            if self._inner is not None and self._inner[0].size:
+                # (hundreds of thousands on a grammar's walks, in a handful of states: each state
+                # read once, the nodes sorted out by array; every list stays in walk order)
+                nodes, states = self._inner
+                seen, inverse = np.unique(states, return_inverse=True)
+                for p in seen.tolist():
+                    if p not in kinds:
+                        kinds[p] = (bool(finals[p]), auto.calls(p), auto.guards(p))
+                of = [kinds[p] for p in seen.tolist()]
+                final = np.array([k[0] for k in of], dtype=bool)
+                if final.any():
+                    pops += nodes[final[inverse]].tolist()
+                symbolic = np.array([bool(k[1] or k[2]) for k in of], dtype=bool)
+                if symbolic.any():
+                    at = np.flatnonzero(symbolic[inverse])
+                    for m, p in zip(nodes[at].tolist(), states[at].tolist()):
+                        _, cs, gs = kinds[p]
+                        calls.extend((m, k, r) for k, r in cs)
+                        guards.extend((m, g, r) for g, r in gs)
             for part in self._parts:
                 more = part.split(auto)
                 pops += more.pops

@@ -186,17 +186,16 @@ def walk_trie(auto: LazyAutomaton, trie: TokenTrie, node: int | Sequence[int], s
 
 
 def walk_frame(auto: LazyAutomaton, trie: TokenTrie, node: int | Sequence[int], state: int, clamp: bool = False,
-               full: TokenTrie | None = None) -> tuple[np.ndarray, np.ndarray, list[tuple[int, int]]]:
-    """``(token ids, states, branch points)``: the tokens of ``trie`` below ``node`` that ``auto``
-    reads from ``state`` with the state each ends in (as :func:`walk_tokens`), and the ``(node,
-    state)`` reached, in walk order, that have children and whose state may branch off (a final
-    state, or a call or a guard may come first): where a pushdown frame goes on in other frames.
-    One native walk (``cpp/engine/frame_walk.h``): the nodes it passes are never gathered.
-    ``full``: ``trie`` was cut out of ``full`` (:meth:`TokenTrie.restrict`), and the branch points
-    are ``full``'s nodes, their children counted there."""
-    ids, ends, bnodes, bstates = _engine.walk_frame(
+               full: TokenTrie | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(token ids, states, branch nodes, branch states)``: the tokens of ``trie`` below ``node``
+    that ``auto`` reads from ``state`` with the state each ends in (as :func:`walk_tokens`), and
+    the nodes reached, in walk order, that have children and whose state may branch off (a final
+    state, or a call or a guard may come first), with the state at each: where a pushdown frame
+    goes on in other frames. One native walk (``cpp/engine/frame_walk.h``): the nodes it passes
+    are never gathered. ``full``: ``trie`` was cut out of ``full`` (:meth:`TokenTrie.restrict`),
+    and the branch points are ``full``'s nodes, their children counted there."""
+    return _engine.walk_frame(  # type: ignore[no-any-return]
         auto, trie.native, node if isinstance(node, int) else list(node), state, clamp, None if full is None else full.native)
-    return ids, ends, list(zip(bnodes.tolist(), bstates.tolist()))
 
 
 def walk_nodes(auto: LazyAutomaton, trie: TokenTrie, state: int) -> np.ndarray:

@@ -23,6 +23,7 @@ from structgen.cfg import grammar_network
 from structgen.guides import frame_masks
 from structgen.guides.network_view import NetworkView
 from structgen.guides.pushdown import PushdownGuide
+from structgen.guides.token_walks import TokenWalk
 from structgen.vocab.trie import TokenTrie, tokens_at, walk_frame, walk_trie
 
 from ..support.paths import ROOT
@@ -59,21 +60,30 @@ def test_frame_walks_are_the_python_walks(which: int, k: int, tokens: list[bytes
     if inner and data.draw(st.booleans()):  # (several nodes, none below another: one depth)
         depth = trie.depth_of(np.array([data.draw(st.sampled_from(inner))]))[0]
         roots = [n for n in inner if trie.depth_of(np.array([n]))[0] == depth]
-    ids, ends, branches = walk_frame(a.auto, trie, roots, q, clamp)
+    ids, ends, bnodes, bstates = walk_frame(a.auto, trie, roots, q, clamp)
+    branches = list(zip(bnodes.tolist(), bstates.tolist()))
     nodes, states = walk_trie(b.auto, trie, roots, q, clamp)
     want_ids, want_ends = tokens_at(trie, nodes, states)
     assert ids.tolist() == want_ids.tolist() and ends.tolist() == want_ends.tolist()
     assert ids.dtype == np.int64 and ends.dtype == np.int32
     assert branches == branch_points(b, nodes, states, trie.num_children)
     assert a.num_states == b.num_states
+    first = (ids, ends, bnodes, bstates, branches)
     sub = data.draw(st.lists(st.sampled_from(trie.token_ids.tolist()), unique=True))
     if sub:  # (a trie cut out of the vocabulary's: its branch points as the vocabulary's nodes)
         cut = trie.restrict(np.array(sub, dtype=np.int64))
-        ids, ends, branches = walk_frame(a.auto, cut, 0, q, clamp, trie)
+        ids, ends, bnodes, bstates = walk_frame(a.auto, cut, 0, q, clamp, trie)
+        branches = list(zip(bnodes.tolist(), bstates.tolist()))
         nodes, states = walk_trie(b.auto, cut, 0, q, clamp)
         want_ids, want_ends = tokens_at(cut, nodes, states)
         assert ids.tolist() == want_ids.tolist() and ends.tolist() == want_ends.tolist()
         assert branches == branch_points(b, nodes, states, trie.num_children, cut.origin)
+    # the branch points sorted out from the arrays as from the tuples, in walk order (last: this
+    # reads the states' symbols, which may number new states in a alone)
+    ids, ends, bnodes, bstates, branches = first
+    root = [(0, q)] if a.branching(q) else []
+    assert TokenWalk(ids, ends, root, inner=(bnodes, bstates)).split(a) == TokenWalk(ids, ends, root + branches).split(a)
+    assert TokenWalk(ids, ends, root, inner=(bnodes, bstates)).branches == root + branches
 
 
 def test_a_frame_walk_through_a_trie_not_cut_from_full_is_refused() -> None:
