@@ -487,3 +487,16 @@ def count_token_bits(words: NDArray[numpy.int32]) -> int:
     """
     The tokens a packed mask allows
     """
+
+GUARD_FIRST: int
+
+class FrameSolver:
+    """The frames below the root of a pushdown guide whose network needs no frame data (see structgen.guides.frame_masks)"""
+
+    def __init__(self, automata: list[object], trie: TokenTrie, vocab_size: int, longest_token: int, max_entries: int) -> None: ...
+    def frame(self, automaton: int, state: int, node: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
+        """(token ids, return nodes) of the frame of automaton in state from trie node (> 0)"""
+    @property
+    def memory_bytes(self) -> int: ...
+    @property
+    def num_frames(self) -> int: ...

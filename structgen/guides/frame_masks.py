@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .._engine._core import or_token_bits, set_token_bits
+from .._engine._core import FrameSolver, or_token_bits, set_token_bits
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
@@ -99,6 +99,7 @@ class FrameMasks:
 
     __slots__ = (
         "view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes", "_returns",
+        "_solver", "_native",
     )
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex) -> None:
@@ -112,11 +113,46 @@ class FrameMasks:
         self._active: set[tuple[int, int, int, int, bool]] = set()
         self._returns: dict[tuple[int, tuple[int, ...]], FrameTokens] = {}  # see returns()
         self._walk_bytes = self._frame_bytes = 0  # (kept as they are cached: a compile cache reads them often)
+        # the native frames below the root (made on first use; False: the network needs frame data)
+        self._solver: FrameSolver | bool | None = None
+        self._native: dict[tuple[int, int, int], FrameTokens] = {}
 
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held by the cached frames and walks."""
-        return self._frame_bytes + self._walk_bytes
+        solver = self._solver
+        native = solver.memory_bytes if isinstance(solver, FrameSolver) else 0
+        return self._frame_bytes + self._walk_bytes + native
+
+    def _native_frame(self, a: int, q: int, node: int) -> FrameTokens | None:
+        """The plain frame ``(a, q)`` from ``node`` (> 0) made natively (cached), or ``None`` where
+        the network needs frame data (unique items, key guards): see ``cpp/engine/frames.h``."""
+        solver = self._solver
+        if solver is None:
+            solver = self._solver = self._make_solver()
+        if not isinstance(solver, FrameSolver):
+            return None
+        key = (a, q, node)
+        got = self._native.get(key)
+        if got is None:
+            ids, pops = solver.frame(a, q, node)
+            got = FrameTokens(ids, tuple(pops.tolist()), 0)
+            if len(self._native) >= FRAME_CACHE:
+                self._native.clear()
+            self._native[key] = got
+        return got
+
+    def _make_solver(self) -> FrameSolver | bool:
+        view = self.view
+        if view.unique is not None:
+            return False
+        autos: list[object] = [None] * len(view.network)
+        for k in view.reachable():
+            auto = view.auto(k)
+            if auto.has_guards:
+                return False
+            autos[k] = auto.auto
+        return FrameSolver(autos, self.trie.native, len(self.index.tokens), self.index.longest_token, FRAME_CACHE)
 
     def _keep_walk(self, key: tuple[int, ...], got: TokenWalk | None) -> None:
         if len(self._walks) >= FRAME_CACHE:
@@ -296,6 +332,10 @@ class FrameMasks:
         for ``q`` itself; only budgets near their end need one (see :meth:`farthest`). ``node``
         may be several nodes, none below another (not for a bounded frame): the frame's tokens
         from each of them, walked at once."""
+        if not (bounded or data) and type(node) is int and node > 0 and self._solver is not False:
+            native = self._native_frame(a, q, node)
+            if native is not None:
+                return native
         if a in self.view.recording:  # (an item's text changes where it may return; its tokens, only in danger)
             data = self.view.unique.mask_key(data)  # type: ignore[union-attr]
         if not bounded and not data:

@@ -20,6 +20,7 @@ import structgen
 from structgen.automata.markers import call_marker as C
 from structgen.automata.network import Network
 from structgen.cfg import grammar_network
+from structgen._engine._core import FrameSolver
 from structgen.guides import frame_masks
 from structgen.guides.network_view import NetworkView
 from structgen.guides.pushdown import PushdownGuide
@@ -202,3 +203,76 @@ def test_packed_masks_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.V
                 break
         checked += 1
     assert checked >= 10
+
+
+def _python_frames(guide: PushdownGuide) -> PushdownGuide:
+    """``guide`` with every frame made by the Python frames (the native solver switched off)."""
+    guide._frames._solver = False
+    return guide
+
+
+@pytest.mark.parametrize("name", ["sql-select.lark", "python-call.lark", "arithmetic.gbnf", "json.gbnf"])
+def test_native_frames_give_the_python_frames_masks(name: str) -> None:
+    """The frames below the root made natively (cpp/engine/frames.h) give the masks the Python
+    frames give, at every step of the grammar's samples."""
+    text = (ROOT / "grammars" / name).read_text(encoding="utf-8")
+    samples = [json.loads(line) for line in (ROOT / "grammars" / (name.rsplit(".", 1)[0] + ".valid.jsonl")).read_text(
+        encoding="utf-8").splitlines() if line.strip()][:6]
+    vocab = _pieces_vocab(samples, seed=len(name) + 1)
+    native = PushdownGuide(grammar_network(text), vocab)
+    python = _python_frames(PushdownGuide(grammar_network(text), vocab))
+    for sample in samples:
+        sn = sp = native.initial_state
+        for t in _greedy(vocab, sample.encode()):
+            assert np.array_equal(native.token_mask(sn), python.token_mask(sp)), sample
+            sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+        assert native.is_final(sn) and python.is_final(sp)
+    assert isinstance(native._frames._solver, FrameSolver) and native._frames._solver.num_frames > 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, len(NETWORKS) - 1), TOKENS, st.lists(st.integers(0, 40), max_size=12))
+def test_native_frames_on_random_vocabularies(which: int, tokens: list[bytes], picks: list[int]) -> None:
+    """The same on the test networks over random vocabularies, along walks of allowed tokens."""
+    tokens = list(dict.fromkeys(tokens)) + [b""]
+    vocab = structgen.Vocabulary.from_bytes(tokens, eos_token_ids=[len(tokens) - 1])
+    native = PushdownGuide(Network(NETWORKS[which], []), vocab)
+    python = _python_frames(PushdownGuide(Network(NETWORKS[which], []), vocab))
+    sn = sp = native.initial_state
+    for pick in picks:
+        try:
+            got = native.token_mask(sn)
+        except structgen.errors.VocabularyError:
+            with pytest.raises(structgen.errors.VocabularyError):
+                python.token_mask(sp)
+            return
+        assert np.array_equal(got, python.token_mask(sp))
+        allowed = [t for t in np.flatnonzero(got).tolist() if vocab.tokens[t]]
+        if not allowed:
+            return
+        t = allowed[pick % len(allowed)]
+        sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+
+
+def test_native_frames_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any) -> None:
+    """The same on the corpus's schemas whose networks need no frame data, over Llama-3."""
+    import pickle
+
+    from ..support.json_order import in_schema_order
+    checked = 0
+    for path in sorted((ROOT / "benchmarks" / "corpus").glob("*.json")):
+        case = json.loads(path.read_text(encoding="utf-8"))
+        guide = structgen.compile_json_schema(case["schema"], llama3_vocabulary)
+        if not isinstance(guide, PushdownGuide) or not case.get("valid"):
+            continue
+        native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+        python = _python_frames(pickle.loads(pickle.dumps(guide)))
+        text = json.dumps(in_schema_order(case["valid"][0], case["schema"]))
+        sn = sp = native.initial_state
+        for t in llama3_tokenizer.encode(text, add_special_tokens=False)[:60]:
+            assert np.array_equal(native.token_mask(sn), python.token_mask(sp)), path.name
+            sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+            if sn < 0:
+                break
+        checked += isinstance(native._frames._solver, FrameSolver)
+    assert checked >= 5

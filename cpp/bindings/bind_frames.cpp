@@ -1,0 +1,56 @@
+// The pushdown guide's native frames (structgen.guides.frame_masks.FrameMasks hands them the
+// frames below the root of a network without frame data): see cpp/engine/frames.h.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
+
+#include "../engine/frames.h"
+#include "casters.h"
+#include "numpy.h"
+#include "py_lazy.h"
+
+namespace structgen::py {
+
+namespace {
+
+struct PyFrameSolver {
+    std::vector<nb::object> autos;  // the Python automata (kept alive while the solver lives)
+    FrameSolver core;
+    PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, std::shared_ptr<const TokenTrie> trie,
+                  int64_t vocab_size, int64_t longest, size_t max_entries)
+        : autos(std::move(objs)), core(std::move(ptrs), std::move(trie), vocab_size, longest, max_entries) {}
+};
+
+}  // namespace
+
+void bind_frames(nb::module_& m) {
+    m.attr("GUARD_FIRST") = GUARD_FIRST;
+    nb::class_<PyFrameSolver>(m, "FrameSolver",
+                              "The frames below the root of a pushdown guide whose network needs no frame data (see "
+                              "structgen.guides.frame_masks)")
+        .def("__init__",
+             [](PyFrameSolver* self, nb::list automata, std::shared_ptr<TokenTrie> trie, int64_t vocab_size,
+                int64_t longest_token, int64_t max_entries) {
+                 std::vector<nb::object> objs;
+                 std::vector<LazyAutomaton*> ptrs;
+                 for (nb::handle h : automata) {
+                     objs.push_back(nb::borrow(h));
+                     ptrs.push_back(h.is_none() ? nullptr : &nb::cast<PyLazy&>(h).core);
+                 }
+                 if (max_entries < 1) throw InvalidArgument("FrameSolver: max_entries must be at least 1");
+                 new (self) PyFrameSolver(std::move(objs), std::move(ptrs), std::move(trie), vocab_size, longest_token,
+                                          static_cast<size_t>(max_entries));
+             },
+             nb::arg("automata"), nb::arg("trie"), nb::arg("vocab_size"), nb::arg("longest_token"), nb::arg("max_entries"))
+        .def("frame",
+             [](PyFrameSolver& s, int64_t a, int64_t q, int64_t node) {
+                 std::shared_ptr<const Frame> f = s.core.frame(a, q, node);
+                 return nb::make_tuple(owned(std::vector<int64_t>(f->ids)), owned(std::vector<int64_t>(f->pops)));
+             },
+             nb::arg("automaton"), nb::arg("state"), nb::arg("node"),
+             "(token ids, return nodes) of the frame of automaton in state from trie node (> 0)")
+        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes(); })
+        .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
+}
+
+}  // namespace structgen::py

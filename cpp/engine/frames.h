@@ -1,0 +1,90 @@
+// A pushdown guide's frames, natively, where they need no frame data: the tokens a frame (a, q)
+// accepts from trie node n without leaving automaton a (read by a's own byte edges, or entering
+// callees and returning on the way), and the trie nodes where a may return to its caller with
+// bytes of the token still unread. (Python face: structgen/guides/frame_masks.py's
+// FrameMasks.frame, which hands the frames below the root of a network without frame data, key
+// guards or unique items to this solver; the frames at the root read string slices and stay there.)
+//
+// The same algorithm as the Python frames it replaces, step for step (the differential tests
+// compare them): a frame's state is first clamped to what the longest token can tell apart; its
+// walk starts from the state clamped to the node's height; a callee is entered at its start state
+// at the node of the call; a call cycle that reads no byte adds nothing (the frame under
+// computation answers empty); frames and walks are cached, and the caches are cleared whole when
+// they pass max_entries.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "lazy.h"
+#include "trie.h"
+#include "walk.h"
+
+namespace structgen {
+
+// The first symbol of a guard (structgen.automata.markers.GUARD_FIRST): symbols below it are calls.
+constexpr int64_t GUARD_FIRST = 0x3C0;
+
+struct Frame {
+    std::vector<int64_t> ids;   // the tokens (sorted where made of several parts; a walk's order where of one)
+    std::vector<int64_t> pops;  // the trie nodes where the frame may return (first seen first)
+};
+
+class FrameSolver {
+public:
+    // autos[k]: automaton k of the network (null where the root does not reach it); vocab_size:
+    // token ids are below it; longest_token: the most bytes of one token.
+    FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<const TokenTrie> trie, int64_t vocab_size,
+                int64_t longest_token, size_t max_entries);
+
+    // The frame of automaton a in state q from trie node node (> 0: the root's frames read slices).
+    // Throws OutOfRange for an automaton, state or node that does not exist, InvalidArgument where
+    // an automaton may pass a guard (its frames need frame data).
+    std::shared_ptr<const Frame> frame(int64_t a, int64_t q, int64_t node);
+
+    size_t memory_bytes() const { return bytes_; }
+    size_t num_frames() const { return frames_.size(); }
+
+private:
+    struct Call {
+        int64_t node, callee;
+        int32_t ret;
+    };
+    struct Walk {
+        std::vector<int64_t> ids, pops;
+        std::vector<Call> calls;
+    };
+    struct Key {
+        int64_t a, q, node;
+        bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+        size_t operator()(const Key& k) const noexcept;
+    };
+
+    LazyAutomaton& automaton(int64_t a) const;
+    std::shared_ptr<const Walk> walk(int64_t a, int32_t q, int32_t node);
+    std::shared_ptr<const Frame> solve(int64_t a, int32_t q, int32_t node);
+    void unite(std::span<const std::shared_ptr<const Frame>> parts, const Walk& own, std::vector<int64_t>& out);
+    void keep(size_t bytes);
+
+    std::vector<LazyAutomaton*> autos_;
+    std::shared_ptr<const TokenTrie> trie_;
+    int64_t vocab_size_, longest_;
+    size_t max_entries_;
+    std::unordered_map<Key, std::shared_ptr<const Frame>, KeyHash> frames_;
+    std::unordered_map<Key, std::shared_ptr<const Walk>, KeyHash> walks_;
+    std::unordered_set<Key, KeyHash> active_;
+    std::shared_ptr<const Frame> empty_ = std::make_shared<Frame>();
+    WalkStack stack_;
+    std::vector<uint64_t> seen_tokens_;  // (a bitmap over token ids, cleared after each union)
+    std::vector<uint32_t> seen_nodes_;   // (a stamp per trie node: pops seen in this frame)
+    uint32_t stamp_ = 0;
+    size_t bytes_ = 0;
+    int depth_ = 0;
+};
+
+}  // namespace structgen
