@@ -54,25 +54,39 @@ _EMPTY_IDS = np.empty(0, dtype=np.int64)
 class FrameTokens:
     """The tokens of a frame from a trie node (see the module docstring)."""
 
-    __slots__ = ("ids", "pops", "umax", "_bools", "_words")
+    __slots__ = ("_ids", "size", "pops", "umax", "_bools", "_words")
 
-    def __init__(self, ids: np.ndarray, pops: tuple[int, ...], umax: int, bools: Callable[[], np.ndarray] | None = None) -> None:
-        self.ids = ids
+    def __init__(self, ids: np.ndarray | Callable[[], np.ndarray], pops: tuple[int, ...], umax: int,
+                 bools: Callable[[], np.ndarray] | None = None, *, size: int | None = None,
+                 words: Callable[[], np.ndarray] | None = None) -> None:
+        self._ids = ids  # (or how to make them, with their number as ``size``: a slice's tokens are made only if read)
+        self.size: int = ids.size if size is None else size  # type: ignore[union-attr]
         self.pops = pops  # trie nodes where the frame may return with bytes left
         self.umax = umax  # an upper bound on the distance (within the frame) after any of ids
         self._bools: np.ndarray | Callable[[], np.ndarray] | None = bools
-        self._words: np.ndarray | None = None  # (a large set, packed: see or_into)
+        self._words: np.ndarray | Callable[[], np.ndarray] | None = words  # (a large set, packed: see or_into)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The token ids."""
+        ids = self._ids
+        if callable(ids):
+            ids = self._ids = ids()
+        return ids
 
     def or_into(self, words: np.ndarray) -> None:
         """Set this frame's tokens in the packed mask ``words`` (int32, bit ``t % 32`` of word
         ``t // 32``; native): a large set is packed once and OR-ed a word at a time."""
-        if self.ids.size < BOOLS_FROM:
+        if self.size < BOOLS_FROM:
             set_token_bits(words, self.ids)
             return
         packed = self._words
         if packed is None:
             packed = np.zeros(words.size, dtype=np.int32)
             set_token_bits(packed, self.ids)
+        elif callable(packed):
+            packed = packed()
+        if packed.flags.writeable:
             packed.flags.writeable = False
             self._words = packed
         or_token_bits(words, packed)
@@ -80,7 +94,7 @@ class FrameTokens:
     def add_to(self, mask: np.ndarray) -> None:
         """Set this frame's tokens in ``mask`` (a large set is kept as a bool array: OR-ing
         128k bools beats scattering 100k ids)."""
-        if self.ids.size < BOOLS_FROM:
+        if self.size < BOOLS_FROM:
             mask[self.ids] = True
             return
         bools = self._bools
@@ -99,7 +113,7 @@ class FrameMasks:
 
     __slots__ = (
         "view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes", "_returns",
-        "_solver", "_native",
+        "_solver", "_native", "_native_bytes",
     )
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex) -> None:
@@ -116,13 +130,14 @@ class FrameMasks:
         # the native frames below the root (made on first use; False: the network needs frame data)
         self._solver: FrameSolver | bool | None = None
         self._native: dict[tuple[int, int, int], FrameTokens] = {}
+        self._native_bytes = 0  # (the Python copies of native frames)
 
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held by the cached frames and walks."""
         solver = self._solver
         native = solver.memory_bytes if isinstance(solver, FrameSolver) else 0
-        return self._frame_bytes + self._walk_bytes + native
+        return self._frame_bytes + self._walk_bytes + native + self._native_bytes
 
     def _native_frame(self, a: int, q: int, node: int) -> FrameTokens | None:
         """The plain frame ``(a, q)`` from ``node`` (> 0) made natively (cached), or ``None`` where
@@ -139,6 +154,8 @@ class FrameMasks:
             got = FrameTokens(ids, tuple(pops.tolist()), 0)
             if len(self._native) >= FRAME_CACHE:
                 self._native.clear()
+                self._native_bytes = 0
+            self._native_bytes += got.size * 8 + 16 * len(got.pops) + 64
             self._native[key] = got
         return got
 
@@ -159,7 +176,7 @@ class FrameMasks:
             self._walks.clear()
             self._walk_bytes = 0
         if got is not None and key not in self._walks:
-            self._walk_bytes += got.ids.nbytes * 2 + 64
+            self._walk_bytes += got.size * 16 + 64
         self._walks[key] = got
 
     @property
@@ -247,12 +264,20 @@ class FrameMasks:
             def ends(sl: StringSlice = sl, count: int = count, rest: TokenWalk = rest) -> np.ndarray:
                 return sl.ends_along(chain_of(), count, rest.ends)
 
+            def ids(sl: StringSlice = sl, count: int = count, rest: TokenWalk = rest) -> np.ndarray:
+                return np.concatenate([sl.by_length[:count], rest.ids])
+
             def bools(sl: StringSlice = sl, m: int = m, rest: TokenWalk = rest) -> np.ndarray:
                 out = sl.up_to(m).copy()
                 out[rest.ids] = True
                 return out
 
-            return TokenWalk(np.concatenate([sl.by_length[:count], rest.ids]), ends, [], (rest,), bools)
+            def words(sl: StringSlice = sl, m: int = m, rest: TokenWalk = rest) -> np.ndarray:
+                out = sl.packed_up_to(m).copy()
+                set_token_bits(out, rest.ids)
+                return out
+
+            return TokenWalk(ids, ends, [], (rest,), bools, size=count + rest.size, words=words)
         return None
 
     def rest_walk(self, a: int, auto: AutomatonView, q: int, k: int, exact: bool, cut: int = 0) -> TokenWalk:
@@ -355,7 +380,7 @@ class FrameMasks:
             self._frames.clear()
             self._frame_bytes = 0
         if key not in self._frames:
-            self._frame_bytes += got.ids.nbytes + 64
+            self._frame_bytes += got.size * 8 + 64
         self._frames[key] = got
         return got
 
@@ -368,11 +393,11 @@ class FrameMasks:
         else:
             walk = (not (node or data or bounded) and self.clamped_walk(a, q)) or self.walk(a, q, node, exact=bounded)
         auto = view.auto(a)
-        ids = walk.ids
+        ids: np.ndarray | None = None  # (the walk's tokens, read only where some are dropped: a slice's are many)
         array = a in view.arrays
-        if (auto.has_guards or array and data) and ids.size:
+        if (auto.has_guards or array and data) and walk.size:
             # (a token may not end where only written keys, or only items written before, go on)
-            ends = walk.ends
+            ids, ends = walk.ids, walk.ends
             unique, inverse = np.unique(ends, return_inverse=True)
             dead = np.array([self.no_item_left(a, e, data) if array else view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
             if dead.any():
@@ -380,7 +405,7 @@ class FrameMasks:
                 ids, ends = ids[keep], ends[keep]
         else:
             ends = walk.ends if bounded else None
-        parts = [ids]
+        parts: list[np.ndarray] = []
         umax = int(dist.dists(a, data, ends).max(initial=0)) if bounded else 0
         split = walk.split(auto)
         pops: list[int] = list(split.pops)
@@ -388,14 +413,14 @@ class FrameMasks:
             callee = self.frame(k, 0, m, view.callee_data(a, data) if array else 0, bounded)
             parts.append(callee.ids)
             back = dist.dist(a, r, data) if bounded else 0
-            umax = max(umax, callee.umax + back) if callee.ids.size else umax
+            umax = max(umax, callee.umax + back) if callee.size else umax
             for m2 in callee.pops:
                 after = view.unique.after_item(data, self.trie.bytes_between(m, m2)) if array else data  # type: ignore[union-attr]
                 if after < 0:
                     continue
                 rest = self.frame(a, r, m2, after, bounded)
                 parts.append(rest.ids)
-                if rest.ids.size:
+                if rest.size:
                     umax = max(umax, rest.umax)
                 pops.extend(rest.pops)
         for m, g, r in split.guards:
@@ -403,12 +428,12 @@ class FrameMasks:
             if passed is not None:  # (zero-width: the same frame goes on with new data)
                 rest = self.frame(a, r, m, passed, bounded)
                 parts.append(rest.ids)
-                if rest.ids.size:
+                if rest.size:
                     umax = max(umax, rest.umax)
                 pops.extend(rest.pops)
-        if len(parts) == 1 and parts[0] is walk.ids and walk.bools is not None:
-            return FrameTokens(walk.ids, tuple(dict.fromkeys(pops)), umax, walk.bools)
-        return FrameTokens(self._union(parts), tuple(dict.fromkeys(pops)), umax)
+        if not parts and ids is None and (walk.bools is not None or walk.words is not None):
+            return FrameTokens(lambda: walk.ids, tuple(dict.fromkeys(pops)), umax, walk.bools, size=walk.size, words=walk.words)
+        return FrameTokens(self._union([walk.ids if ids is None else ids, *parts]), tuple(dict.fromkeys(pops)), umax)
 
     def _union(self, parts: list[np.ndarray]) -> np.ndarray:
         """The token ids of every one of ``parts``, each once: through a bool array over the
@@ -628,7 +653,7 @@ class FrameMasks:
         a, q, parent, data = self.stacks.stacks[sid]
         frame = self.frame(a, q, node, data, bounded=True)
         below = 0 if parent < 0 else self.distances.tail(parent)
-        out = frame.umax + below if frame.ids.size else 0
+        out = frame.umax + below if frame.size else 0
         if parent >= 0:
             for m in frame.pops:
                 caller = self.caller(sid, node, m)

@@ -24,13 +24,18 @@ __all__ = ["Branches", "TokenWalk", "stepped_chain"]
 class TokenWalk:
     """Tokens below a trie node read inside one automaton from one state."""
 
-    __slots__ = ("ids", "_ends", "_branches", "_inner", "_split", "_parts", "bools")
+    __slots__ = ("_ids", "size", "_ends", "_branches", "_inner", "_split", "_parts", "bools", "words")
 
-    def __init__(self, ids: np.ndarray, ends: np.ndarray | Callable[[], np.ndarray], branches: list[tuple[int, int]],
-                 parts: tuple["TokenWalk", ...] = (), bools: Callable[[], np.ndarray] | None = None,
-                 inner: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-        self.ids = ids  # token ids accepted (their bytes all read by the automaton's own edges)
+    def __init__(self, ids: np.ndarray | Callable[[], np.ndarray], ends: np.ndarray | Callable[[], np.ndarray],
+                 branches: list[tuple[int, int]], parts: tuple["TokenWalk", ...] = (),
+                 bools: Callable[[], np.ndarray] | None = None, inner: tuple[np.ndarray, np.ndarray] | None = None, *,
+                 size: int | None = None, words: Callable[[], np.ndarray] | None = None) -> None:
+        # token ids accepted (their bytes all read by the automaton's own edges), or how to make them
+        # (with their number as ``size``: a slice's hundred thousand tokens are made only if read)
+        self._ids = ids
+        self.size: int = ids.size if size is None else size  # type: ignore[union-attr]
         self.bools = bools  # (or None) makes :attr:`ids` as a bool array over the vocabulary, faster than from the ids
+        self.words = words  # (or None) makes :attr:`ids` as packed int32 words over the vocabulary
         self._ends = ends  # (or how to compute them: only frames with guards or budgets read them)
         self._branches = branches  # (trie node, state) where a call or a return may start
         # (or None) more branch points, after ``branches``, as (nodes, states) arrays from a native
@@ -38,6 +43,14 @@ class TokenWalk:
         self._inner = inner
         self._split: Branches | None = None
         self._parts = parts  # (walks whose branches, after ``branches``, are this one's too)
+
+    @property
+    def ids(self) -> np.ndarray:
+        """The token ids (int64)."""
+        ids = self._ids
+        if callable(ids):
+            ids = self._ids = ids()
+        return ids
 
     @property
     def branches(self) -> list[tuple[int, int]]:

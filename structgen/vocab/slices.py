@@ -71,7 +71,7 @@ class StringSlice:
     """The slice tokens of one vocabulary (see the module docstring): a view of the native
     slice, which the vocabulary's :class:`~.index.VocabularyIndex` owns."""
 
-    __slots__ = ("native", "is_slice", "by_length", "lengths", "rest", "length_starts", "_up_to", "_cuts", "_lock")
+    __slots__ = ("native", "is_slice", "by_length", "lengths", "rest", "length_starts", "_up_to", "_packed_up_to", "_cuts", "_lock")
 
     def __init__(self, native: _engine.StringSlice) -> None:
         self.native = native
@@ -86,6 +86,7 @@ class StringSlice:
         #: ``[L]``: how many slice tokens have fewer than ``L`` characters (``L`` up to :attr:`longest` + 1)
         self.length_starts: np.ndarray = native.length_starts
         self._up_to: dict[int, np.ndarray] = {}
+        self._packed_up_to: dict[int, np.ndarray] = {}
         self._cuts: dict[int, tuple[TokenTrie, TokenTrie]] = {}
         self._lock = threading.Lock()
 
@@ -108,6 +109,23 @@ class StringSlice:
                     self._up_to.clear()
                 self._up_to[m] = mask
         return mask
+
+    def packed_up_to(self, m: int) -> np.ndarray:
+        """:meth:`up_to` as packed int32 words (bit ``t % 32`` of word ``t // 32``, ``ceil(V /
+        32)`` words; read-only, cached)."""
+        words = self._packed_up_to.get(m)
+        if words is None:
+            size = (self.is_slice.size + 31) // 32
+            packed = np.zeros(size * 4, dtype=np.uint8)
+            bits = np.packbits(self.up_to(m), bitorder="little")
+            packed[: bits.size] = bits
+            words = packed.view("<i4").astype(np.int32, copy=False)
+            words.flags.writeable = False
+            with self._lock:
+                if len(self._packed_up_to) > 256:  # bounded as up_to
+                    self._packed_up_to.clear()
+                self._packed_up_to[m] = words
+        return words
 
     @property
     def cuttable(self) -> bool:

@@ -205,6 +205,7 @@ def test_random_walks_validate(smollm2_vocabulary: Any) -> None:
 def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabulary: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The frame caches keep their byte counts as they go (a compile cache reads them on every
     insert): the counts equal a recount, through the caches' clearing when full too."""
+    from structgen._engine._core import FrameSolver
     from structgen.guides import frame_masks
 
     monkeypatch.setattr(frame_masks, "FRAME_CACHE", 7)
@@ -218,8 +219,10 @@ def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabula
         if not ids:
             break
         state = guide.next_state(state, rng.choice(ids))
-        recount = sum(f.ids.nbytes + 64 for f in frames._frames.values())
-        recount += sum(w.ids.nbytes * 2 + 64 for w in frames._walks.values() if w is not None)
+        recount = sum(f.size * 8 + 64 for f in frames._frames.values())
+        recount += sum(w.size * 16 + 64 for w in frames._walks.values() if w is not None)
+        recount += sum(f.size * 8 + 16 * len(f.pops) + 64 for f in frames._native.values())
+        recount += frames._solver.memory_bytes if isinstance(frames._solver, FrameSolver) else 0
         assert frames.memory_bytes == recount > 0
     assert len(made) > 2 * 7  # (so the caches were full and cleared on the way)
 
