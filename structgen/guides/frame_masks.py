@@ -20,8 +20,7 @@ way, else depth-first through the trie (one native walk, :func:`structgen.vocab.
 from __future__ import annotations
 
 from bisect import bisect_right
-from heapq import heappop, heappush
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 
@@ -42,9 +41,6 @@ FRAME_CACHE = 200_000
 #: A frame that may return at this many trie nodes or more has its caller's tokens from all of
 #: them cached as one (see :meth:`FrameMasks.returns`).
 RETURNS_FROM = 8
-#: Whether a state's callers are walked once per trie depth from the return nodes of every frame
-#: above them (see :meth:`FrameMasks.collect_state`; off: frame by frame, for the differential tests).
-GROUP_CALLERS = False
 #: Frames with this many tokens keep them as a bool array too.
 BOOLS_FROM = 2048
 
@@ -498,58 +494,6 @@ class FrameMasks:
         if not dead and umax == plain.umax:
             return plain
         return FrameTokens(plain.ids[~np.isin(plain.ids, dead)] if dead else plain.ids, plain.pops, umax)
-
-    def collect_state(self, stacks: Sequence[int], parts: list[FrameTokens]) -> None:
-        """Add to ``parts`` the frames whose tokens make up the mask of a state of ``stacks``:
-        each stack's top frame from the root, and each caller's frame from every trie node where
-        a frame above it may return, the callers' walks grouped (:data:`GROUP_CALLERS`).
-
-        A stack's caller frame is read from the return nodes of *every* frame above it, of every
-        stack of the state (an ambiguous grammar's state holds many stacks over one caller), so
-        they are gathered first: stacks deepest first (a caller only learns its nodes from the
-        frames one level up), and a caller's nodes walked at once per trie depth (nodes of one
-        depth are never below one another), where one walk per frame's nodes, each repeating most
-        of the others' trie, made the SQL grammar's cold masks take seconds. A group of fewer than
-        :data:`RETURNS_FROM` nodes is read node by node (those frames are cached and shared by the
-        states). Frames whose caller depends on the bytes a token reads before it returns (an item
-        of a unique array, and stacks with items below others) are collected one by one
-        (:meth:`collect`)."""
-        table = self.stacks
-        if not GROUP_CALLERS or table.nested or self.view.unique is not None:
-            seen: set[tuple[int, int]] = set()
-            for sid in stacks:
-                self.collect(sid, 0, parts, seen)
-            return
-        depths, starts = table.depths, self.trie.depth_starts
-        pending: dict[int, set[int]] = {}
-        order: list[tuple[int, int]] = []
-        for sid in stacks:
-            if sid not in pending:
-                pending[sid] = {0}
-                heappush(order, (-depths[sid], sid))
-        while order:
-            _, sid = heappop(order)
-            nodes = pending.pop(sid)
-            a, q, parent, data = table.stacks[sid]
-            groups: dict[int, list[int]] = {}
-            for m in nodes:
-                groups.setdefault(bisect_right(starts, m) - 1, []).append(m)
-            for group in groups.values():
-                if len(group) < RETURNS_FROM:
-                    frames = [self.frame(a, q, m, data) for m in group]
-                else:
-                    group.sort()
-                    frames = [self.frame(a, q, tuple(group), data)]
-                parts.extend(frames)
-                if parent < 0:
-                    continue
-                for frame in frames:
-                    if frame.pops:
-                        got = pending.get(parent)
-                        if got is None:
-                            got = pending[parent] = set()
-                            heappush(order, (-depths[parent], parent))
-                        got.update(frame.pops)
 
     def collect(self, sid: int, node: int, parts: list[FrameTokens], seen: set[tuple[int, int]]) -> None:
         """Add to ``parts`` the frames whose tokens make up stack ``sid``'s mask from ``node``:

@@ -194,7 +194,7 @@ def walk_frame(auto: LazyAutomaton, trie: TokenTrie, node: int | Sequence[int], 
     goes on in other frames. One native walk (``cpp/engine/frame_walk.h``): the nodes it passes
     are never gathered. ``full``: ``trie`` was cut out of ``full`` (:meth:`TokenTrie.restrict`),
     and the branch points are ``full``'s nodes, their children counted there."""
-    return _engine.walk_frame(  # type: ignore[no-any-return]
+    return _engine.walk_frame(
         auto, trie.native, node if isinstance(node, int) else list(node), state, clamp, None if full is None else full.native)
 
 

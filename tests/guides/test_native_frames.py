@@ -2,8 +2,10 @@
 (``tests/guides/reference/``): the frame walk (tokens, end states and branch points in one native
 pass) against the trie walk, the tokens at its nodes and the branch points found with numpy, on
 random vocabularies and networks whose automata call one another, from the root, from several
-nodes and through tries cut out of the vocabulary's; and the masks of states whose frames return
-at many trie nodes, the callers' walks grouped by trie depth, against one walk per node."""
+nodes and through tries cut out of the vocabulary's; the branch points sorted out from arrays;
+the masks packed natively against the bool masks; the native frames below the root
+(``cpp/engine/frames.h``) against the Python frames (the solver switched off) on grammars, random
+vocabularies and the corpus; and grammar masks against a token-by-token run."""
 
 from __future__ import annotations
 
@@ -119,32 +121,26 @@ def _greedy(vocab: structgen.Vocabulary, data: bytes) -> list[int]:
 
 @pytest.mark.parametrize("returns_from", [2, frame_masks.RETURNS_FROM])
 @pytest.mark.parametrize("name", ["sql-select.lark", "python-call.lark", "arithmetic.gbnf", "json.gbnf"])
-def test_callers_grouped_by_depth_give_the_masks_of_frame_by_frame(name: str, returns_from: int,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    """A state's callers walked once per trie depth from the return nodes of all the frames above
-    them (FrameMasks.collect_state): the same masks as frame by frame, at every step of the
-    grammar's samples, and on the first steps the tokens that a token-by-token run accepts (with
-    groups walked at once from 2 nodes on too: a small vocabulary's return nodes are few)."""
+def test_grammar_masks_are_the_tokens_a_token_by_token_run_accepts(name: str, returns_from: int,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Along the grammar's samples, each step's mask holds the sample's next token, and on the
+    first steps exactly the tokens a token-by-token run accepts; callers read from all their
+    return nodes at once from 2 nodes on as from 8 (a small vocabulary's return nodes are few)."""
     monkeypatch.setattr(frame_masks, "RETURNS_FROM", returns_from)
     text = (ROOT / "grammars" / name).read_text(encoding="utf-8")
     samples = [json.loads(line) for line in (ROOT / "grammars" / (name.rsplit(".", 1)[0] + ".valid.jsonl")).read_text(
         encoding="utf-8").splitlines() if line.strip()][:4]
     vocab = _pieces_vocab(samples, seed=len(name))
-    grouped = PushdownGuide(grammar_network(text), vocab)
-    plain = PushdownGuide(grammar_network(text), vocab)
+    guide = PushdownGuide(grammar_network(text), vocab)
     for k, sample in enumerate(samples):
-        sg, sp = grouped.initial_state, plain.initial_state
+        s = guide.initial_state
         for step, t in enumerate(_greedy(vocab, sample.encode())):
-            monkeypatch.setattr(frame_masks, "GROUP_CALLERS", True)
-            got = grouped.token_mask(sg)
-            monkeypatch.setattr(frame_masks, "GROUP_CALLERS", False)
-            want = plain.token_mask(sp)
-            assert np.array_equal(got, want), (sample, step)
+            got = guide.token_mask(s)
             if k == 0 and step < 6:
-                assert np.flatnonzero(got).tolist() == [u for u in range(vocab.size) if grouped.next_state(sg, u) >= 0], (sample, step)
+                assert np.flatnonzero(got).tolist() == [u for u in range(vocab.size) if guide.next_state(s, u) >= 0], (sample, step)
             assert got[t], (sample, step)
-            sg, sp = grouped.next_state(sg, t), plain.next_state(sp, t)
-        assert grouped.is_final(sg) and plain.is_final(sp)
+            s = guide.next_state(s, t)
+        assert guide.is_final(s)
 
 
 def _packed_of_bools(guide: PushdownGuide, state: int) -> list[int]:
