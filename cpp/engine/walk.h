@@ -45,11 +45,12 @@ void walk_trie(LazyAutomaton& a, const TokenTrie& t, std::span<const int32_t> ro
         const int32_t c0 = first[node], c1 = c0 + count[node];
         const int32_t* row = a.table() + static_cast<size_t>(s) * 256;
         bool unbuilt = false;
-        for (int32_t j = c0; j < c1; ++j)
-            if (row[byte[j]] == UNBUILT) {
-                unbuilt = true;
-                break;
-            }
+        if (!a.is_built(s))  // (a whole row built: no child can need a transition)
+            for (int32_t j = c0; j < c1; ++j)
+                if (row[byte[j]] == UNBUILT) {
+                    unbuilt = true;
+                    break;
+                }
         if (unbuilt) {
             if (clamp) {
                 const int32_t cut = a.clamped_head(s, t.height[node], true);
