@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/vector.h>
 
 #include "../engine/frames.h"
 #include "casters.h"
@@ -49,6 +50,23 @@ void bind_frames(nb::module_& m) {
              },
              nb::arg("automaton"), nb::arg("state"), nb::arg("node"),
              "(token ids, return nodes) of the frame of automaton in state from trie node (> 0)")
+        .def("expand",
+             [](PyFrameSolver& s, int64_t a, const std::vector<int64_t>& pops, const std::vector<int64_t>& nodes,
+                const std::vector<int64_t>& callees, const std::vector<int64_t>& rets) {
+                 if (nodes.size() != callees.size() || nodes.size() != rets.size())
+                     throw InvalidArgument("FrameSolver.expand: nodes, callees and rets of different lengths");
+                 std::vector<FrameSolver::Call> calls;
+                 calls.reserve(nodes.size());
+                 for (size_t i = 0; i < nodes.size(); ++i) {
+                     if (rets[i] < 0 || rets[i] > INT32_MAX) throw OutOfRange("FrameSolver.expand: no state " + std::to_string(rets[i]));
+                     calls.push_back({nodes[i], callees[i], static_cast<int32_t>(rets[i])});
+                 }
+                 Frame f = s.core.expand(a, pops, calls);
+                 return nb::make_tuple(owned(std::move(f.ids)), owned(std::move(f.pops)));
+             },
+             nb::arg("automaton"), nb::arg("pops"), nb::arg("nodes"), nb::arg("callees"), nb::arg("rets"),
+             "(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of "
+             "their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)")
         .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes(); })
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
 }

@@ -88,9 +88,33 @@ std::shared_ptr<const Frame> FrameSolver::solve(int64_t a, int32_t q, int32_t no
     } leave{active_, key};
 
     const std::shared_ptr<const Walk> own = walk(a, q, node);
+    auto out = std::make_shared<Frame>();
+    gather(a, own->ids, own->pops, own->calls, *out);
+    keep(out->ids.size() * 8 + out->pops.size() * 8 + 64);
+    frames_.emplace(key, out);
+    return out;
+}
+
+Frame FrameSolver::expand(int64_t a, std::span<const int64_t> pops, std::span<const Call> calls) {
+    automaton(a);
+    const int64_t num_nodes = trie_->num_nodes();
+    for (const int64_t m : pops)
+        if (m < 0 || m >= num_nodes) throw OutOfRange("FrameSolver: no trie node " + std::to_string(m));
+    for (const Call& c : calls) {
+        if (c.node <= 0 || c.node >= num_nodes) throw OutOfRange("FrameSolver: a call at no trie node below the root (" + std::to_string(c.node) + ")");
+        automaton(c.callee);
+        automaton(a).check(c.ret);
+    }
+    Frame out;
+    gather(a, {}, pops, calls, out);
+    return out;
+}
+
+void FrameSolver::gather(int64_t a, std::span<const int64_t> ids, std::span<const int64_t> own_pops, std::span<const Call> calls,
+                         Frame& out) {
     std::vector<std::shared_ptr<const Frame>> parts;
-    std::vector<int64_t> pops(own->pops);
-    for (const Call& c : own->calls) {
+    std::vector<int64_t> pops(own_pops.begin(), own_pops.end());
+    for (const Call& c : calls) {
         std::shared_ptr<const Frame> callee = solve(c.callee, 0, static_cast<int32_t>(c.node));
         parts.push_back(callee);
         for (const int64_t m2 : callee->pops) {
@@ -99,8 +123,7 @@ std::shared_ptr<const Frame> FrameSolver::solve(int64_t a, int32_t q, int32_t no
             parts.push_back(std::move(rest));
         }
     }
-    auto out = std::make_shared<Frame>();
-    unite(parts, *own, out->ids);
+    unite(parts, ids, out.ids);
     // the pops, each once, first seen first
     if (seen_nodes_.size() != static_cast<size_t>(trie_->num_nodes())) seen_nodes_.assign(static_cast<size_t>(trie_->num_nodes()), 0);
     if (++stamp_ == 0) {
@@ -109,26 +132,24 @@ std::shared_ptr<const Frame> FrameSolver::solve(int64_t a, int32_t q, int32_t no
     }
     for (const int64_t m : pops) {
         uint32_t& s = seen_nodes_[static_cast<size_t>(m)];
-        if (s != stamp_) s = stamp_, out->pops.push_back(m);
+        if (s != stamp_) s = stamp_, out.pops.push_back(m);
     }
-    keep(out->ids.size() * 8 + out->pops.size() * 8 + 64);
-    frames_.emplace(key, out);
-    return out;
 }
 
-void FrameSolver::unite(std::span<const std::shared_ptr<const Frame>> parts, const Walk& own, std::vector<int64_t>& out) {
-    size_t nonempty = own.ids.empty() ? 0 : 1, total = own.ids.size();
-    const std::vector<int64_t>* only = own.ids.empty() ? nullptr : &own.ids;
+void FrameSolver::unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own,
+                        std::vector<int64_t>& out) {
+    size_t nonempty = own.empty() ? 0 : 1, total = own.size();
+    std::span<const int64_t> only = own;
     for (const auto& p : parts)
-        if (!p->ids.empty()) ++nonempty, total += p->ids.size(), only = &p->ids;
+        if (!p->ids.empty()) ++nonempty, total += p->ids.size(), only = p->ids;
     if (nonempty == 0) return;
     if (nonempty == 1) {  // (one part: as it is)
-        out = *only;
+        out.assign(only.begin(), only.end());
         return;
     }
     out.reserve(total);
     if (total < UNION_BY_BITMAP) {
-        out.insert(out.end(), own.ids.begin(), own.ids.end());
+        out.insert(out.end(), own.begin(), own.end());
         for (const auto& p : parts) out.insert(out.end(), p->ids.begin(), p->ids.end());
         std::sort(out.begin(), out.end());
         out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -139,7 +160,7 @@ void FrameSolver::unite(std::span<const std::shared_ptr<const Frame>> parts, con
     auto mark = [&](const std::vector<int64_t>& ids) {
         for (const int64_t t : ids) seen_tokens_[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
     };
-    mark(own.ids);
+    for (const int64_t t : own) seen_tokens_[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
     for (const auto& p : parts) mark(p->ids);
     for (size_t w = 0; w < words; ++w) {
         uint64_t x = seen_tokens_[w];

@@ -35,6 +35,11 @@ struct Frame {
 
 class FrameSolver {
 public:
+    struct Call {
+        int64_t node, callee;
+        int32_t ret;
+    };
+
     // autos[k]: automaton k of the network (null where the root does not reach it); vocab_size:
     // token ids are below it; longest_token: the most bytes of one token.
     FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<const TokenTrie> trie, int64_t vocab_size,
@@ -45,14 +50,16 @@ public:
     // an automaton may pass a guard (its frames need frame data).
     std::shared_ptr<const Frame> frame(int64_t a, int64_t q, int64_t node);
 
+    // The part of a frame of automaton a whose own walk was made elsewhere (a frame at the root, whose
+    // walk reads string slices: Python): for each call (node > 0, callee, return state), the callee's
+    // frame at the node and a's frame after each of the callee's returns. ids: their union (the own
+    // walk's tokens not included); pops: the own pops, then theirs, each once, first seen first.
+    Frame expand(int64_t a, std::span<const int64_t> pops, std::span<const Call> calls);
+
     size_t memory_bytes() const { return bytes_; }
     size_t num_frames() const { return frames_.size(); }
 
 private:
-    struct Call {
-        int64_t node, callee;
-        int32_t ret;
-    };
     struct Walk {
         std::vector<int64_t> ids, pops;
         std::vector<Call> calls;
@@ -68,7 +75,9 @@ private:
     LazyAutomaton& automaton(int64_t a) const;
     std::shared_ptr<const Walk> walk(int64_t a, int32_t q, int32_t node);
     std::shared_ptr<const Frame> solve(int64_t a, int32_t q, int32_t node);
-    void unite(std::span<const std::shared_ptr<const Frame>> parts, const Walk& own, std::vector<int64_t>& out);
+    void gather(int64_t a, std::span<const int64_t> ids, std::span<const int64_t> own_pops, std::span<const Call> calls,
+                Frame& out);
+    void unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own, std::vector<int64_t>& out);
     void keep(size_t bytes);
 
     std::vector<LazyAutomaton*> autos_;

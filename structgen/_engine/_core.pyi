@@ -496,6 +496,8 @@ class FrameSolver:
     def __init__(self, automata: list[object], trie: TokenTrie, vocab_size: int, longest_token: int, max_entries: int) -> None: ...
     def frame(self, automaton: int, state: int, node: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
         """(token ids, return nodes) of the frame of automaton in state from trie node (> 0)"""
+    def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
+        """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)"""
     @property
     def memory_bytes(self) -> int: ...
     @property

@@ -24,7 +24,7 @@ from typing import Callable
 
 import numpy as np
 
-from .._engine._core import FrameSolver, or_token_bits, set_token_bits
+from .._engine import FrameSolver, or_token_bits, set_token_bits
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
@@ -138,10 +138,8 @@ class FrameMasks:
     def _native_frame(self, a: int, q: int, node: int) -> FrameTokens | None:
         """The plain frame ``(a, q)`` from ``node`` (> 0) made natively (cached), or ``None`` where
         the network needs frame data (unique items, key guards): see ``cpp/engine/frames.h``."""
-        solver = self._solver
+        solver = self.solver
         if solver is None:
-            solver = self._solver = self._make_solver()
-        if not isinstance(solver, FrameSolver):
             return None
         key = (a, q, node)
         got = self._native.get(key)
@@ -154,6 +152,15 @@ class FrameMasks:
             self._native_bytes += got.size * 8 + 16 * len(got.pops) + 64
             self._native[key] = got
         return got
+
+    @property
+    def solver(self) -> FrameSolver | None:
+        """The native frames below the root (made on first use), or ``None`` where the network
+        needs frame data (unique items, key guards)."""
+        solver = self._solver
+        if solver is None:
+            solver = self._solver = self._make_solver()
+        return solver if isinstance(solver, FrameSolver) else None
 
     def _make_solver(self) -> FrameSolver | bool:
         view = self.view
@@ -405,7 +412,19 @@ class FrameMasks:
         umax = int(dist.dists(a, data, ends).max(initial=0)) if bounded else 0
         split = walk.split(auto)
         pops: list[int] = list(split.pops)
-        for m, k, r in split.calls:
+        calls = split.calls
+        solver = None if bounded or data or array or split.guards else self.solver
+        if solver is not None and calls:
+            # (the callees below the root and the returns after them, natively: a grammar's root
+            # walk calls at thousands of nodes; the pops come back each once)
+            deep = [c for c in calls if c[0] > 0]
+            if deep:
+                more, pops_once = solver.expand(a, pops, [m for m, _, _ in deep], [k for _, k, _ in deep], [r for _, _, r in deep])
+                if more.size:
+                    parts.append(more)
+                pops = pops_once.tolist()
+                calls = [c for c in calls if c[0] <= 0]
+        for m, k, r in calls:
             callee = self.frame(k, 0, m, view.callee_data(a, data) if array else 0, bounded)
             parts.append(callee.ids)
             back = dist.dist(a, r, data) if bounded else 0

@@ -25,7 +25,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from .._engine._core import count_token_bits, set_token_bits
+from .._engine import count_token_bits, set_token_bits
 from ..automata.lazy import UNBUILT
 from ..automata.network import Network
 from ..errors import VocabularyError

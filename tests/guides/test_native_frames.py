@@ -22,7 +22,7 @@ import structgen
 from structgen.automata.markers import call_marker as C
 from structgen.automata.network import Network
 from structgen.cfg import grammar_network
-from structgen._engine._core import FrameSolver
+from structgen._engine import FrameSolver
 from structgen.guides import frame_masks
 from structgen.guides.network_view import NetworkView
 from structgen.guides.pushdown import PushdownGuide
@@ -272,3 +272,10 @@ def test_native_frames_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.
                 break
         checked += isinstance(native._frames._solver, FrameSolver)
     assert checked >= 5
+
+
+def test_the_engine_reads_guards_where_the_front_ends_write_them() -> None:
+    """The solver tells calls from guards by the symbol the front ends give the first guard."""
+    from structgen import _engine
+    from structgen.automata.markers import GUARD_FIRST
+    assert _engine.GUARD_FIRST == GUARD_FIRST

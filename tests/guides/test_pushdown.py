@@ -205,7 +205,7 @@ def test_random_walks_validate(smollm2_vocabulary: Any) -> None:
 def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabulary: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The frame caches keep their byte counts as they go (a compile cache reads them on every
     insert): the counts equal a recount, through the caches' clearing when full too."""
-    from structgen._engine._core import FrameSolver
+    from structgen._engine import FrameSolver
     from structgen.guides import frame_masks
 
     monkeypatch.setattr(frame_masks, "FRAME_CACHE", 7)

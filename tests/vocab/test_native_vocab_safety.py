@@ -1,5 +1,5 @@
 """No input crashes the process: the native token tries, trie walks, slices, clamps, distances and
-the DFA guide's core (issue 39, slice 2), the frame walks (slice 3) driven by random tokens, ids, nodes, states, bytes and
+the DFA guide's core (issue 39, slice 2), the frame walks, the frame solver and the packed token bits (slice 3) driven by random tokens, ids, nodes, states, bytes and
 counts (hypothesis as the fuzzer, as in ``tests/automata/test_native_safety.py``; ``tools/fuzz_engine.py``
 runs both for longer and ``tools/sanitize.sh`` under AddressSanitizer and UndefinedBehaviorSanitizer).
 Every failure is a named exception."""
@@ -26,7 +26,7 @@ TOKENS = st.lists(st.one_of(st.none(), st.binary(max_size=5), st.sampled_from([b
 OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_tokens", "walk_many", "slice_characters",
        "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
-       "slice_chain", "walk_frame", "walk_frame_cut"]
+       "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits"]
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -91,6 +91,20 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         auto.counted_run(a, b, c)
     elif op == "slice_chain":
         auto.slice_chain(a, b, c % 2000)
+    elif op in ("frame", "expand"):  # (automata by index, None where the root reaches none; any vocabulary size)
+        solver = _engine.FrameSolver([auto, None, auto], trie, len(tokens) - 1 + c % 3, a % 50, 1 + abs(b) % 5)
+        if op == "frame":
+            solver.frame(a, b, c)
+        else:
+            solver.expand(a, [b, c], [c, a], [a % 4, b], [b, 0])
+    elif op in ("set_token_bits", "or_token_bits"):  # (ids past the words, negative, huge; widths that differ)
+        import numpy as np
+        words = np.zeros((len(tokens) + 31) // 32, dtype=np.int32)
+        if op == "set_token_bits":
+            _engine.set_token_bits(words, np.array([a % (1 << 62), b % (1 << 62) - (1 << 61)], dtype=np.int64))
+        else:
+            _engine.or_token_bits(words, np.full(max(c % 4, 0), -1, dtype=np.int32))
+        assert _engine.count_token_bits(words) >= 0
     else:
         core = _engine.DfaGuideCore(auto, index, 1 << 16, "fuzz", "vocab")
         if op == "packed":
