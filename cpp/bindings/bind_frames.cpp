@@ -5,6 +5,8 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstring>
+
 #include "../engine/frames.h"
 #include "casters.h"
 #include "numpy.h"
@@ -17,9 +19,9 @@ namespace {
 struct PyFrameSolver {
     std::vector<nb::object> autos;  // the Python automata (kept alive while the solver lives)
     FrameSolver core;
-    PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, std::shared_ptr<const TokenTrie> trie,
-                  int64_t vocab_size, int64_t longest, size_t max_entries)
-        : autos(std::move(objs)), core(std::move(ptrs), std::move(trie), vocab_size, longest, max_entries) {}
+    PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, std::shared_ptr<TokenIndex> index,
+                  size_t max_entries)
+        : autos(std::move(objs)), core(std::move(ptrs), std::move(index), max_entries) {}
 };
 
 }  // namespace
@@ -30,8 +32,7 @@ void bind_frames(nb::module_& m) {
                               "The frames below the root of a pushdown guide whose network needs no frame data (see "
                               "structgen.guides.frame_masks)")
         .def("__init__",
-             [](PyFrameSolver* self, nb::list automata, std::shared_ptr<TokenTrie> trie, int64_t vocab_size,
-                int64_t longest_token, int64_t max_entries) {
+             [](PyFrameSolver* self, nb::list automata, std::shared_ptr<TokenIndex> index, int64_t max_entries) {
                  std::vector<nb::object> objs;
                  std::vector<LazyAutomaton*> ptrs;
                  for (nb::handle h : automata) {
@@ -39,17 +40,24 @@ void bind_frames(nb::module_& m) {
                      ptrs.push_back(h.is_none() ? nullptr : &nb::cast<PyLazy&>(h).core);
                  }
                  if (max_entries < 1) throw InvalidArgument("FrameSolver: max_entries must be at least 1");
-                 new (self) PyFrameSolver(std::move(objs), std::move(ptrs), std::move(trie), vocab_size, longest_token,
-                                          static_cast<size_t>(max_entries));
+                 new (self) PyFrameSolver(std::move(objs), std::move(ptrs), std::move(index), static_cast<size_t>(max_entries));
              },
-             nb::arg("automata"), nb::arg("trie"), nb::arg("vocab_size"), nb::arg("longest_token"), nb::arg("max_entries"))
+             nb::arg("automata"), nb::arg("index"), nb::arg("max_entries"))
         .def("frame",
              [](PyFrameSolver& s, int64_t a, int64_t q, int64_t node) {
                  std::shared_ptr<const Frame> f = s.core.frame(a, q, node);
-                 return nb::make_tuple(owned(std::vector<int64_t>(f->ids)), owned(std::vector<int64_t>(f->pops)));
+                 nb::object words = nb::none();
+                 if (f->bits) {
+                     std::vector<int32_t> w(f->bits->size());
+                     std::memcpy(w.data(), f->bits->data(), w.size() * sizeof(int32_t));
+                     words = nb::cast(owned(std::move(w)));
+                 }
+                 return nb::make_tuple(owned(std::vector<int64_t>(f->ids)), owned(std::vector<int64_t>(f->pops)), words,
+                                       f->size());
              },
              nb::arg("automaton"), nb::arg("state"), nb::arg("node"),
-             "(token ids, return nodes) of the frame of automaton in state from trie node (> 0)")
+             "(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the "
+             "frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None")
         .def("expand",
              [](PyFrameSolver& s, int64_t a, const std::vector<int64_t>& pops, const std::vector<int64_t>& nodes,
                 const std::vector<int64_t>& callees, const std::vector<int64_t>& rets) {

@@ -6,24 +6,33 @@
 #include "errors.h"
 #include "flat_map.h"
 #include "frame_walk.h"
+#include "slices.h"
+#include "token_bits.h"
 
 namespace structgen {
 
 // a union of this many ids or more goes through a bitmap over the vocabulary, not a sort
 constexpr size_t UNION_BY_BITMAP = 2048;
+// a state that may read more first bytes than this may be a string's body (a slice may apply)
+constexpr int WIDE_FROM = 17;
+
+int64_t Frame::size() const {
+    if (!bits) return static_cast<int64_t>(ids.size());
+    int64_t n = 0;
+    for (const uint32_t w : *bits) n += __builtin_popcount(w);
+    return n;
+}
 
 size_t FrameSolver::KeyHash::operator()(const Key& k) const noexcept {
     return static_cast<size_t>(mix64(static_cast<uint64_t>(k.a) * 0x9E3779B97F4A7C15ull ^ mix64(static_cast<uint64_t>(k.q) << 32 ^ static_cast<uint64_t>(k.node))));
 }
 
-FrameSolver::FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<const TokenTrie> trie, int64_t vocab_size,
-                         int64_t longest_token, size_t max_entries)
-    : autos_(std::move(autos)), trie_(std::move(trie)), vocab_size_(vocab_size), longest_(longest_token),
-      max_entries_(std::max<size_t>(max_entries, 1)) {
-    if (!trie_) throw InvalidArgument("FrameSolver: no trie");
-    if (vocab_size_ < 0) throw InvalidArgument("FrameSolver: a negative vocabulary size");
-    for (int64_t id : trie_->token_ids)
-        if (id < 0 || id >= vocab_size_) throw InvalidArgument("FrameSolver: a token id of the trie is outside the vocabulary");
+FrameSolver::FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<TokenIndex> index, size_t max_entries)
+    : autos_(std::move(autos)), index_(std::move(index)), max_entries_(std::max<size_t>(max_entries, 1)) {
+    if (!index_) throw InvalidArgument("FrameSolver: no token index");
+    trie_ = index_->trie_ptr();
+    vocab_size_ = static_cast<int64_t>(index_->size());
+    longest_ = index_->longest_token();
 }
 
 LazyAutomaton& FrameSolver::automaton(int64_t a) const {
@@ -35,7 +44,7 @@ LazyAutomaton& FrameSolver::automaton(int64_t a) const {
 std::shared_ptr<const Frame> FrameSolver::frame(int64_t a, int64_t q, int64_t node) {
     LazyAutomaton& auto_ = automaton(a);
     auto_.check(q);
-    if (node <= 0 || node >= trie_->num_nodes()) throw OutOfRange("FrameSolver: no trie node " + std::to_string(node) + " below the root");
+    if (node < 0 || node >= trie_->num_nodes()) throw OutOfRange("FrameSolver: no trie node " + std::to_string(node));
     return solve(a, static_cast<int32_t>(q), static_cast<int32_t>(node));
 }
 
@@ -48,27 +57,62 @@ void FrameSolver::keep(size_t bytes) {
     bytes_ += bytes;
 }
 
+void FrameSolver::sort_out(int64_t a, LazyAutomaton& auto_, const FrameWalk& raw, int64_t root, int32_t q, Walk& out) {
+    // the branch points: the root's (where its state may branch off), then the walk's, in walk order
+    auto one = [&](int64_t m, int32_t p) {
+        if (auto_.is_final(p)) out.pops.push_back(m);
+        for (const auto& [k, r] : auto_.symbols_of(p)) {
+            if (k >= GUARD_FIRST) throw InvalidArgument("FrameSolver: automaton " + std::to_string(a) + " passes a guard (its frames need frame data)");
+            out.calls.push_back({m, k, r});
+        }
+    };
+    if (root >= 0 && trie_->num_children[static_cast<size_t>(root)] > 0 && may_branch(auto_, q)) one(root, q);
+    for (size_t i = 0; i < raw.branch_nodes.size(); ++i) one(raw.branch_nodes[i], raw.branch_states[i]);
+}
+
+int64_t FrameSolver::slice_run(LazyAutomaton& a, int32_t q, int k) {
+    const int64_t first = char_successor(a, q, k);
+    if (first == MIXED || first < 0) return -1;
+    const int64_t longest = index_->slice(k).longest();
+    if (auto run = counted_run(a, q, k, longest)) return run->second ? -1 : run->first;  // (a string body: its counters)
+    // one character at a time: every slice character must lead one way, and no state on the way may branch off
+    std::vector<int32_t> chain{q};
+    while (static_cast<int64_t>(chain.size()) <= longest) {
+        const int64_t next = char_successor(a, chain.back(), k);
+        if (next == MIXED) return -1;
+        if (next < 0) break;
+        if (may_branch(a, static_cast<int32_t>(next))) return -1;
+        chain.push_back(static_cast<int32_t>(next));
+        if (chain.back() == chain[chain.size() - 2]) break;  // a loop: every length leads here
+    }
+    const size_t n = chain.size();
+    return n > 1 && chain[n - 1] == chain[n - 2] ? longest : static_cast<int64_t>(n) - 1;
+}
+
 std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q, int32_t node) {
     LazyAutomaton& auto_ = automaton(a);
     const TokenTrie& t = *trie_;
-    q = auto_.clamped_head(q, t.height[static_cast<size_t>(node)]);
+    if (node) q = auto_.clamped_head(q, t.height[static_cast<size_t>(node)]);
     const Key key{a, q, node};
     if (auto found = walks_.find(key); found != walks_.end()) return found->second;
+    auto out = std::make_shared<Walk>();
     FrameWalk raw;
     const int32_t roots[1] = {node};
-    walk_frame(auto_, t, roots, q, false, nullptr, stack_, raw);
-    auto out = std::make_shared<Walk>();
-    out->ids = std::move(raw.ids);
-    // the branch points: the root's (where its state may branch off), then the walk's, in walk order
-    auto sort_out = [&](int64_t m, int32_t p) {
-        if (auto_.is_final(p)) out->pops.push_back(m);
-        for (const auto& [k, r] : auto_.symbols_of(p)) {
-            if (k >= GUARD_FIRST) throw InvalidArgument("FrameSolver: automaton " + std::to_string(a) + " passes a guard (its frames need frame data)");
-            out->calls.push_back({m, k, r});
+    bool sliced = false;
+    if (!node && auto_.pool().first_bytes(auto_.expr(q)).count() >= WIDE_FROM) {
+        // a string body: the slice tokens from the vocabulary's slice, the rest walked in its own trie
+        for (int k = 0; k < NUM_SLICES && !sliced; ++k) {
+            const int64_t m = slice_run(auto_, q, k);
+            if (m < 0) continue;
+            StringSlice& sl = index_->slice(k);
+            if (sl.count_up_to(m) > 0) out->bits = sl.up_to_bits(m, index_->words());
+            walk_frame(auto_, *sl.rest, roots, q, false, &t, stack_, raw);
+            sliced = true;
         }
-    };
-    if (t.num_children[static_cast<size_t>(node)] > 0 && may_branch(auto_, q)) sort_out(node, q);
-    for (size_t i = 0; i < raw.branch_nodes.size(); ++i) sort_out(raw.branch_nodes[i], raw.branch_states[i]);
+    }
+    if (!sliced) walk_frame(auto_, t, roots, q, false, nullptr, stack_, raw);
+    out->ids = std::move(raw.ids);
+    sort_out(a, auto_, raw, node, q, *out);
     keep(out->ids.size() * 8 + out->pops.size() * 8 + out->calls.size() * sizeof(Call) + 64);
     walks_.emplace(key, out);
     return out;
@@ -89,8 +133,8 @@ std::shared_ptr<const Frame> FrameSolver::solve(int64_t a, int32_t q, int32_t no
 
     const std::shared_ptr<const Walk> own = walk(a, q, node);
     auto out = std::make_shared<Frame>();
-    gather(a, own->ids, own->pops, own->calls, *out);
-    keep(out->ids.size() * 8 + out->pops.size() * 8 + 64);
+    gather(a, own->ids, own->bits, own->pops, own->calls, *out);
+    keep(out->ids.size() * 8 + out->pops.size() * 8 + (out->bits ? out->bits->size() * 4 : 0) + 64);
     frames_.emplace(key, out);
     return out;
 }
@@ -101,17 +145,17 @@ Frame FrameSolver::expand(int64_t a, std::span<const int64_t> pops, std::span<co
     for (const int64_t m : pops)
         if (m < 0 || m >= num_nodes) throw OutOfRange("FrameSolver: no trie node " + std::to_string(m));
     for (const Call& c : calls) {
-        if (c.node <= 0 || c.node >= num_nodes) throw OutOfRange("FrameSolver: a call at no trie node below the root (" + std::to_string(c.node) + ")");
+        if (c.node < 0 || c.node >= num_nodes) throw OutOfRange("FrameSolver: a call at no trie node (" + std::to_string(c.node) + ")");
         automaton(c.callee);
         automaton(a).check(c.ret);
     }
     Frame out;
-    gather(a, {}, pops, calls, out);
+    gather(a, {}, nullptr, pops, calls, out);
     return out;
 }
 
-void FrameSolver::gather(int64_t a, std::span<const int64_t> ids, std::span<const int64_t> own_pops, std::span<const Call> calls,
-                         Frame& out) {
+void FrameSolver::gather(int64_t a, std::span<const int64_t> ids, const std::shared_ptr<const std::vector<uint32_t>>& bits,
+                         std::span<const int64_t> own_pops, std::span<const Call> calls, Frame& out) {
     std::vector<std::shared_ptr<const Frame>> parts;
     std::vector<int64_t> pops(own_pops.begin(), own_pops.end());
     for (const Call& c : calls) {
@@ -123,7 +167,7 @@ void FrameSolver::gather(int64_t a, std::span<const int64_t> ids, std::span<cons
             parts.push_back(std::move(rest));
         }
     }
-    unite(parts, ids, out.ids);
+    unite(parts, ids, bits, out);
     // the pops, each once, first seen first
     if (seen_nodes_.size() != static_cast<size_t>(trie_->num_nodes())) seen_nodes_.assign(static_cast<size_t>(trie_->num_nodes()), 0);
     if (++stamp_ == 0) {
@@ -137,37 +181,50 @@ void FrameSolver::gather(int64_t a, std::span<const int64_t> ids, std::span<cons
 }
 
 void FrameSolver::unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own,
-                        std::vector<int64_t>& out) {
+                        const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out) {
+    bool packed = own_bits != nullptr;
+    for (const auto& p : parts) packed = packed || p->bits != nullptr;
+    if (packed) {  // (a slice's tokens among them: the union as a packed mask)
+        auto bits = std::make_shared<std::vector<uint32_t>>(index_->words(), 0);
+        auto add = [&](std::span<const int64_t> ids, const std::shared_ptr<const std::vector<uint32_t>>& b) {
+            for (const int64_t t : ids) (*bits)[static_cast<size_t>(t) >> 5] |= uint32_t{1} << (t & 31);
+            if (b) or_token_bits(*bits, *b);
+        };
+        add(own, own_bits);
+        for (const auto& p : parts) add(p->ids, p->bits);
+        out.bits = std::move(bits);
+        return;
+    }
     size_t nonempty = own.empty() ? 0 : 1, total = own.size();
     std::span<const int64_t> only = own;
     for (const auto& p : parts)
         if (!p->ids.empty()) ++nonempty, total += p->ids.size(), only = p->ids;
     if (nonempty == 0) return;
     if (nonempty == 1) {  // (one part: as it is)
-        out.assign(only.begin(), only.end());
+        out.ids.assign(only.begin(), only.end());
         return;
     }
-    out.reserve(total);
+    out.ids.reserve(total);
     if (total < UNION_BY_BITMAP) {
-        out.insert(out.end(), own.begin(), own.end());
-        for (const auto& p : parts) out.insert(out.end(), p->ids.begin(), p->ids.end());
-        std::sort(out.begin(), out.end());
-        out.erase(std::unique(out.begin(), out.end()), out.end());
+        out.ids.insert(out.ids.end(), own.begin(), own.end());
+        for (const auto& p : parts) out.ids.insert(out.ids.end(), p->ids.begin(), p->ids.end());
+        std::sort(out.ids.begin(), out.ids.end());
+        out.ids.erase(std::unique(out.ids.begin(), out.ids.end()), out.ids.end());
         return;
     }
     const size_t words = static_cast<size_t>((vocab_size_ + 63) / 64);
     if (seen_tokens_.size() != words) seen_tokens_.assign(words, 0);
-    auto mark = [&](const std::vector<int64_t>& ids) {
+    auto mark = [&](std::span<const int64_t> ids) {
         for (const int64_t t : ids) seen_tokens_[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
     };
-    for (const int64_t t : own) seen_tokens_[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
+    mark(own);
     for (const auto& p : parts) mark(p->ids);
     for (size_t w = 0; w < words; ++w) {
         uint64_t x = seen_tokens_[w];
         if (!x) continue;
         seen_tokens_[w] = 0;
         while (x) {
-            out.push_back(static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(x))));
+            out.ids.push_back(static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(x))));
             x &= x - 1;
         }
     }

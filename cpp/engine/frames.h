@@ -19,8 +19,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "frame_walk.h"
 #include "lazy.h"
 #include "trie.h"
+#include "vocab.h"
 #include "walk.h"
 
 namespace structgen {
@@ -31,6 +33,10 @@ constexpr int64_t GUARD_FIRST = 0x3C0;
 struct Frame {
     std::vector<int64_t> ids;   // the tokens (sorted where made of several parts; a walk's order where of one)
     std::vector<int64_t> pops;  // the trie nodes where the frame may return (first seen first)
+    // (or null) the tokens as a packed mask instead: a frame at the root that reads a string slice
+    // (its hundred thousand slice tokens are never listed); ids is then empty
+    std::shared_ptr<const std::vector<uint32_t>> bits;
+    int64_t size() const;  // the number of tokens
 };
 
 class FrameSolver {
@@ -40,12 +46,12 @@ public:
         int32_t ret;
     };
 
-    // autos[k]: automaton k of the network (null where the root does not reach it); vocab_size:
-    // token ids are below it; longest_token: the most bytes of one token.
-    FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<const TokenTrie> trie, int64_t vocab_size,
-                int64_t longest_token, size_t max_entries);
+    // autos[k]: automaton k of the network (null where the root does not reach it); index: the
+    // vocabulary's tokens, trie and string slices.
+    FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<TokenIndex> index, size_t max_entries);
 
-    // The frame of automaton a in state q from trie node node (> 0: the root's frames read slices).
+    // The frame of automaton a in state q from trie node node (0: the root, where a string body's
+    // walk takes the slice tokens from the vocabulary's slice and walks only the rest).
     // Throws OutOfRange for an automaton, state or node that does not exist, InvalidArgument where
     // an automaton may pass a guard (its frames need frame data).
     std::shared_ptr<const Frame> frame(int64_t a, int64_t q, int64_t node);
@@ -63,6 +69,7 @@ private:
     struct Walk {
         std::vector<int64_t> ids, pops;
         std::vector<Call> calls;
+        std::shared_ptr<const std::vector<uint32_t>> bits;  // (a root walk through a slice: its slice tokens)
     };
     struct Key {
         int64_t a, q, node;
@@ -74,13 +81,20 @@ private:
 
     LazyAutomaton& automaton(int64_t a) const;
     std::shared_ptr<const Walk> walk(int64_t a, int32_t q, int32_t node);
+    // the slice tokens a root walk of q takes from slice k's precomputed ones (m: their most
+    // characters), or -1 where slice k does not apply (see structgen/vocab/slices.py)
+    int64_t slice_run(LazyAutomaton& a, int32_t q, int k);
+    void sort_out(int64_t a, LazyAutomaton& auto_, const FrameWalk& raw, int64_t root, int32_t q, Walk& out);
     std::shared_ptr<const Frame> solve(int64_t a, int32_t q, int32_t node);
-    void gather(int64_t a, std::span<const int64_t> ids, std::span<const int64_t> own_pops, std::span<const Call> calls,
+    void gather(int64_t a, std::span<const int64_t> ids, const std::shared_ptr<const std::vector<uint32_t>>& bits,
+                std::span<const int64_t> own_pops, std::span<const Call> calls,
                 Frame& out);
-    void unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own, std::vector<int64_t>& out);
+    void unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own,
+               const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out);
     void keep(size_t bytes);
 
     std::vector<LazyAutomaton*> autos_;
+    std::shared_ptr<TokenIndex> index_;
     std::shared_ptr<const TokenTrie> trie_;
     int64_t vocab_size_, longest_;
     size_t max_entries_;

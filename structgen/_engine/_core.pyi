@@ -493,9 +493,9 @@ GUARD_FIRST: int
 class FrameSolver:
     """The frames below the root of a pushdown guide whose network needs no frame data (see structgen.guides.frame_masks)"""
 
-    def __init__(self, automata: list[object], trie: TokenTrie, vocab_size: int, longest_token: int, max_entries: int) -> None: ...
-    def frame(self, automaton: int, state: int, node: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
-        """(token ids, return nodes) of the frame of automaton in state from trie node (> 0)"""
+    def __init__(self, automata: list[object], index: TokenIndex, max_entries: int) -> None: ...
+    def frame(self, automaton: int, state: int, node: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64], NDArray[numpy.int32] | None, int]:
+        """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None"""
     def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
         """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)"""
     @property

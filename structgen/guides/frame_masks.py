@@ -103,6 +103,12 @@ class FrameTokens:
         np.logical_or(mask, bools, out=mask)
 
 
+def _ids_of_words(words: np.ndarray, size: int) -> np.ndarray:
+    """The token ids set in packed ``words`` (ascending)."""
+    bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:size]
+    return np.flatnonzero(bits)
+
+
 class FrameMasks:
     """The walks and frame tokens of one pushdown guide, cached. Callers hold the guide's lock
     (``busy``): frames under computation are tracked to cut call cycles that read no byte."""
@@ -136,7 +142,7 @@ class FrameMasks:
         return self._frame_bytes + self._walk_bytes + native + self._native_bytes
 
     def _native_frame(self, a: int, q: int, node: int) -> FrameTokens | None:
-        """The plain frame ``(a, q)`` from ``node`` (> 0) made natively (cached), or ``None`` where
+        """The plain frame ``(a, q)`` from ``node`` made natively (cached), or ``None`` where
         the network needs frame data (unique items, key guards): see ``cpp/engine/frames.h``."""
         solver = self.solver
         if solver is None:
@@ -144,8 +150,13 @@ class FrameMasks:
         key = (a, q, node)
         got = self._native.get(key)
         if got is None:
-            ids, pops = solver.frame(a, q, node)
-            got = FrameTokens(ids, tuple(pops.tolist()), 0)
+            ids, pops, words, size = solver.frame(a, q, node)
+            if words is None:
+                got = FrameTokens(ids, tuple(pops.tolist()), 0)
+            else:  # (a string slice's tokens: packed, listed only if read)
+                words.flags.writeable = False
+                got = FrameTokens(lambda: _ids_of_words(words, len(self.index.tokens)), tuple(pops.tolist()), 0, size=size,
+                                  words=lambda: words)
             if len(self._native) >= FRAME_CACHE:
                 self._native.clear()
                 self._native_bytes = 0
@@ -172,7 +183,7 @@ class FrameMasks:
             if auto.has_guards:
                 return False
             autos[k] = auto.auto
-        return FrameSolver(autos, self.trie.native, len(self.index.tokens), self.index.longest_token, FRAME_CACHE)
+        return FrameSolver(autos, self.index.native, FRAME_CACHE)
 
     def _keep_walk(self, key: tuple[int, ...], got: TokenWalk | None) -> None:
         if len(self._walks) >= FRAME_CACHE:
@@ -360,7 +371,7 @@ class FrameMasks:
         for ``q`` itself; only budgets near their end need one (see :meth:`farthest`). ``node``
         may be several nodes, none below another (not for a bounded frame): the frame's tokens
         from each of them, walked at once."""
-        if not (bounded or data) and type(node) is int and node > 0 and self._solver is not False:
+        if not (bounded or data) and type(node) is int and self._solver is not False:
             native = self._native_frame(a, q, node)
             if native is not None:
                 return native

@@ -92,7 +92,7 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
     elif op == "slice_chain":
         auto.slice_chain(a, b, c % 2000)
     elif op in ("frame", "expand"):  # (automata by index, None where the root reaches none; any vocabulary size)
-        solver = _engine.FrameSolver([auto, None, auto], trie, len(tokens) - 1 + c % 3, a % 50, 1 + abs(b) % 5)
+        solver = _engine.FrameSolver([auto, None, auto], index, 1 + abs(b) % 5)
         if op == "frame":
             solver.frame(a, b, c)
         else:
