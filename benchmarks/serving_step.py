@@ -24,7 +24,7 @@ import json
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, Callable, Collection
 
 import numpy as np
 
@@ -32,17 +32,19 @@ from .corpora import load_corpus
 from .harness import THREAD_ENV, fmt_ms, instance_text, llama3_eos, llama3_tokenizer, markdown_table, percentile
 
 
-def _rows(tok: Any, count: int) -> list[tuple[Any, list[int]]]:
-    """``count`` (schema, token ids of a valid instance) pairs, cycling over the corpus."""
+def _rows(tok: Any, count: int, skip: Collection[str] = ()) -> list[tuple[Any, list[int]]]:
+    """``count`` (schema, token ids of a valid instance) pairs, cycling over the corpus (less the
+    cases named in ``skip``)."""
     pairs = []
     for case in load_corpus():
-        if case.instances:
+        if case.instances and case.name not in skip:
             text = instance_text(case.instances[0], case.schema)
             pairs.append((case.schema, tok.encode(text, add_special_tokens=False)))
     return [pairs[i % len(pairs)] for i in range(count)]
 
 
-def _run_structgen(tok: Any, rows: list[tuple[Any, list[int]]], threads: int) -> dict[str, Any]:
+def _run_structgen(tok: Any, rows: list[tuple[Any, list[int]]], threads: int, *,
+                  strict: bool = False) -> dict[str, Any]:
     import structgen
     from structgen.guides.cursor import Cursor, fill_next_token_bitmasks
     from structgen.vocab.index import prepare_vocabulary
@@ -62,10 +64,11 @@ def _run_structgen(tok: Any, rows: list[tuple[Any, list[int]]], threads: int) ->
     def commit(i: int, token: int) -> bool:
         return cursors[i].accept(token)
 
-    return _lock_step(rows, fill, commit, compile_s)
+    return _lock_step(rows, fill, commit, compile_s, strict="structgen" if strict else None)
 
 
-def _run_llguidance(tok: Any, rows: list[tuple[Any, list[int]]], threads: int) -> dict[str, Any]:
+def _run_llguidance(tok: Any, rows: list[tuple[Any, list[int]]], threads: int, *,
+                   strict: bool = False) -> dict[str, Any]:
     import llguidance
     import llguidance.hf
     import llguidance.numpy as lnp
@@ -88,10 +91,15 @@ def _run_llguidance(tok: Any, rows: list[tuple[Any, list[int]]], threads: int) -
     def commit(i: int, token: int) -> bool:
         return bool(matchers[i].consume_token(token)) and not matchers[i].is_error()
 
-    return _lock_step(rows, fill, commit, compile_s)
+    return _lock_step(rows, fill, commit, compile_s, strict="llguidance" if strict else None)
 
 
-def _lock_step(rows: list[tuple[Any, list[int]]], fill: Any, commit: Any, compile_s: float) -> dict[str, Any]:
+def _lock_step(rows: list[tuple[Any, list[int]]], fill: Callable[[list[int]], None],
+               commit: Callable[[int, int], bool], compile_s: float, *, strict: str | None = None) -> dict[str, Any]:
+    """Step the rows in lock-step: ``fill(live)`` (the live rows' masks into rows ``0..len(live)``),
+    then ``commit(i, token)`` for each live row; a row leaves once its tokens are spent. A refused
+    token is counted, or, with ``strict`` (the engine's name), raised as an error naming the row
+    and the step."""
     steps: list[float] = []
     refused = 0
     live = list(range(len(rows)))
@@ -101,6 +109,8 @@ def _lock_step(rows: list[tuple[Any, list[int]]], fill: Any, commit: Any, compil
         fill(live)
         for i in live:
             if not commit(i, rows[i][1][k]):
+                if strict:
+                    raise RuntimeError(f"{strict} refused token {rows[i][1][k]} of row {i} at step {k}")
                 refused += 1
         steps.append(time.perf_counter() - start)
         k += 1
