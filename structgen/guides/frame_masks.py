@@ -20,93 +20,28 @@ way, else depth-first through the trie (one native walk, :func:`structgen.vocab.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Callable
 
 import numpy as np
 
-from .._engine import FrameSolver, or_token_bits, set_token_bits
+from .._engine import FrameSolver, set_token_bits
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
 from ..vocab.trie import TokenTrie, walk_frame
 from .distances import NetworkDistances
+from .frame_tokens import BOOLS_FROM, FrameTokens, ids_of_words
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
 from .token_walks import TokenWalk, stepped_chain
 
-__all__ = ["FrameMasks", "FrameTokens"]
+__all__ = ["FrameMasks"]
 
 #: Cached walks and frame analyses per guide before the cache is cleared.
 FRAME_CACHE = 200_000
 #: A frame that may return at this many trie nodes or more has its caller's tokens from all of
 #: them cached as one (see :meth:`FrameMasks.returns`).
 RETURNS_FROM = 8
-#: Frames with this many tokens keep them as a bool array too.
-BOOLS_FROM = 2048
-
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
-
-
-class FrameTokens:
-    """The tokens of a frame from a trie node (see the module docstring)."""
-
-    __slots__ = ("_ids", "size", "pops", "umax", "_bools", "_words")
-
-    def __init__(self, ids: np.ndarray | Callable[[], np.ndarray], pops: tuple[int, ...], umax: int,
-                 bools: Callable[[], np.ndarray] | None = None, *, size: int | None = None,
-                 words: Callable[[], np.ndarray] | None = None) -> None:
-        self._ids = ids  # (or how to make them, with their number as ``size``: a slice's tokens are made only if read)
-        self.size: int = ids.size if size is None else size  # type: ignore[union-attr]
-        self.pops = pops  # trie nodes where the frame may return with bytes left
-        self.umax = umax  # an upper bound on the distance (within the frame) after any of ids
-        self._bools: np.ndarray | Callable[[], np.ndarray] | None = bools
-        self._words: np.ndarray | Callable[[], np.ndarray] | None = words  # (a large set, packed: see or_into)
-
-    @property
-    def ids(self) -> np.ndarray:
-        """The token ids."""
-        ids = self._ids
-        if callable(ids):
-            ids = self._ids = ids()
-        return ids
-
-    def or_into(self, words: np.ndarray) -> None:
-        """Set this frame's tokens in the packed mask ``words`` (int32, bit ``t % 32`` of word
-        ``t // 32``; native): a large set is packed once and OR-ed a word at a time."""
-        if self.size < BOOLS_FROM:
-            set_token_bits(words, self.ids)
-            return
-        packed = self._words
-        if packed is None:
-            packed = np.zeros(words.size, dtype=np.int32)
-            set_token_bits(packed, self.ids)
-        elif callable(packed):
-            packed = packed()
-        if packed.flags.writeable:
-            packed.flags.writeable = False
-            self._words = packed
-        or_token_bits(words, packed)
-
-    def add_to(self, mask: np.ndarray) -> None:
-        """Set this frame's tokens in ``mask`` (a large set is kept as a bool array: OR-ing
-        128k bools beats scattering 100k ids)."""
-        if self.size < BOOLS_FROM:
-            mask[self.ids] = True
-            return
-        bools = self._bools
-        if bools is None:
-            bools = np.zeros(mask.shape[0], dtype=bool)
-            bools[self.ids] = True
-            self._bools = bools
-        elif callable(bools):
-            bools = self._bools = bools()
-        np.logical_or(mask, bools, out=mask)
-
-
-def _ids_of_words(words: np.ndarray, size: int) -> np.ndarray:
-    """The token ids set in packed ``words`` (ascending)."""
-    bits = np.unpackbits(words.view(np.uint8), bitorder="little")[:size]
-    return np.flatnonzero(bits)
 
 
 class FrameMasks:
@@ -155,7 +90,7 @@ class FrameMasks:
                 got = FrameTokens(ids, tuple(pops.tolist()), 0)
             else:  # (a string slice's tokens: packed, listed only if read)
                 words.flags.writeable = False
-                got = FrameTokens(lambda: _ids_of_words(words, len(self.index.tokens)), tuple(pops.tolist()), 0, size=size,
+                got = FrameTokens(lambda: ids_of_words(words, len(self.index.tokens)), tuple(pops.tolist()), 0, size=size,
                                   words=lambda: words)
             if len(self._native) >= FRAME_CACHE:
                 self._native.clear()

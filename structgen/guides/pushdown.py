@@ -32,7 +32,8 @@ from ..errors import VocabularyError
 from ..vocab.vocabulary import Vocabulary
 from .base import DEFAULT_MASK_CACHE_BYTES, Guide
 from .distances import NetworkDistances
-from .frame_masks import FrameMasks, FrameTokens
+from .frame_masks import FrameMasks
+from .frame_tokens import FrameTokens
 from .network_view import NetworkView
 from .stacks import StackTable
 

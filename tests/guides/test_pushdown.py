@@ -202,9 +202,12 @@ def test_random_walks_validate(smollm2_vocabulary: Any) -> None:
         jsonschema.validate(json.loads(out), TREE)
 
 
-def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabulary: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("native", [False, True])
+def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabulary: Any, monkeypatch: pytest.MonkeyPatch,
+                                                               native: bool) -> None:
     """The frame caches keep their byte counts as they go (a compile cache reads them on every
-    insert): the counts equal a recount, through the caches' clearing when full too."""
+    insert): the counts equal a recount, through the caches' clearing when full too; the Python
+    frames' (the solver off) and the native frames' (their Python copies and the solver's bytes)."""
     from structgen._engine import FrameSolver
     from structgen.guides import frame_masks
 
@@ -214,6 +217,9 @@ def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabula
     monkeypatch.setattr(frame_masks.FrameMasks, "_frame", lambda self, *a: made.append(a) or compute(self, *a))
     guide = PushdownGuide(schema_to_network(TREE), smollm2_vocabulary)
     frames, rng, state = guide._frames, random.Random(5), guide.initial_state
+    if not native:
+        frames._solver = False
+    most = 0
     for _ in range(40):
         ids = np.flatnonzero(guide.token_mask(state)).tolist()
         if not ids:
@@ -222,9 +228,16 @@ def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabula
         recount = sum(f.size * 8 + 64 for f in frames._frames.values())
         recount += sum(w.size * 16 + 64 for w in frames._walks.values() if w is not None)
         recount += sum(f.size * 8 + 16 * len(f.pops) + 64 for f in frames._native.values())
-        recount += frames._solver.memory_bytes if isinstance(frames._solver, FrameSolver) else 0
+        solver = frames._solver
+        recount += solver.memory_bytes if isinstance(solver, FrameSolver) else 0
         assert frames.memory_bytes == recount > 0
-    assert len(made) > 2 * 7  # (so the caches were full and cleared on the way)
+        if isinstance(solver, FrameSolver):
+            assert solver.num_frames <= 7  # (its frames and walks together stay under FRAME_CACHE)
+            most = max(most, solver.num_frames)
+    if native:
+        assert isinstance(frames._solver, FrameSolver) and most > 0 and not made
+    else:
+        assert len(made) > 2 * 7  # (so the caches were full and cleared on the way)
 
 
 # -- the network and the flat automaton agree ---------------------------------------------------
