@@ -306,7 +306,10 @@ class FrameMasks:
         for ``q`` itself; only budgets near their end need one (see :meth:`farthest`). ``node``
         may be several nodes, none below another (not for a bounded frame): the frame's tokens
         from each of them, walked at once."""
-        if not (bounded or data) and type(node) is int and self._solver is not False:
+        if not (bounded or data) and type(node) is int and self._solver is not False and (
+                node or not self.view.auto(a).auto.in_bounded_string(q)):
+            # (a root frame inside a string under a length stays here: its positions share the
+            # walks of short tokens, clamped_walk and rest_walk, where the solver walks each exactly)
             native = self._native_frame(a, q, node)
             if native is not None:
                 return native
