@@ -24,6 +24,18 @@ struct PyFrameSolver {
         : autos(std::move(objs)), core(std::move(ptrs), std::move(index), max_entries) {}
 };
 
+// call f; an automaton the solver was not given yet is KeyError(its number)
+template <class F>
+auto asking(F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const MissingAutomaton& e) {
+        nb::object k = nb::int_(e.automaton);
+        PyErr_SetObject(PyExc_KeyError, k.ptr());
+        throw nb::python_error();
+    }
+}
+
 }  // namespace
 
 void bind_frames(nb::module_& m) {
@@ -45,7 +57,7 @@ void bind_frames(nb::module_& m) {
              nb::arg("automata"), nb::arg("index"), nb::arg("max_entries"))
         .def("frame",
              [](PyFrameSolver& s, int64_t a, int64_t q, int64_t node) {
-                 std::shared_ptr<const Frame> f = s.core.frame(a, q, node);
+                 std::shared_ptr<const Frame> f = asking([&] { return s.core.frame(a, q, node); });
                  nb::object words = nb::none();
                  if (f->bits) {
                      std::vector<int32_t> w(f->bits->size());
@@ -69,12 +81,20 @@ void bind_frames(nb::module_& m) {
                      if (rets[i] < 0 || rets[i] > INT32_MAX) throw OutOfRange("FrameSolver.expand: no state " + std::to_string(rets[i]));
                      calls.push_back({nodes[i], callees[i], static_cast<int32_t>(rets[i])});
                  }
-                 Frame f = s.core.expand(a, pops, calls);
+                 Frame f = asking([&] { return s.core.expand(a, pops, calls); });
                  return nb::make_tuple(owned(std::move(f.ids)), owned(std::move(f.pops)));
              },
              nb::arg("automaton"), nb::arg("pops"), nb::arg("nodes"), nb::arg("callees"), nb::arg("rets"),
              "(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of "
              "their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)")
+        .def("set_automaton",
+             [](PyFrameSolver& s, int64_t k, nb::object automaton) {
+                 PyLazy& lazy = nb::cast<PyLazy&>(automaton);
+                 s.core.set_automaton(k, &lazy.core);
+                 s.autos.push_back(std::move(automaton));
+             },
+             nb::arg("k"), nb::arg("automaton"),
+             "Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet)")
         .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes(); })
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
 }

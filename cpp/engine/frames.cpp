@@ -13,6 +13,18 @@ namespace structgen {
 
 // a union of this many ids or more goes through a bitmap over the vocabulary, not a sort
 constexpr size_t UNION_BY_BITMAP = 2048;
+
+namespace {
+
+// Scratch per thread, shared by every solver of the thread (sized by the largest trie and
+// vocabulary met): the walk's stack, a bitmap over token ids (all zero between unions), and a
+// stamp per trie node (a node is seen in this frame where its stamp is the current one).
+thread_local WalkStack scratch_stack;
+thread_local std::vector<uint64_t> scratch_tokens;
+thread_local std::vector<uint32_t> scratch_nodes;
+thread_local uint32_t scratch_stamp = 0;
+
+}  // namespace
 // a state that may read more first bytes than this may be a string's body (a slice may apply)
 constexpr int WIDE_FROM = 17;
 
@@ -36,9 +48,17 @@ FrameSolver::FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<Toke
 }
 
 LazyAutomaton& FrameSolver::automaton(int64_t a) const {
-    if (a < 0 || a >= static_cast<int64_t>(autos_.size()) || !autos_[static_cast<size_t>(a)])
-        throw OutOfRange("FrameSolver: no automaton " + std::to_string(a));
+    if (a < 0 || a >= static_cast<int64_t>(autos_.size())) throw OutOfRange("FrameSolver: no automaton " + std::to_string(a));
+    if (!autos_[static_cast<size_t>(a)]) throw MissingAutomaton(a);
     return *autos_[static_cast<size_t>(a)];
+}
+
+void FrameSolver::set_automaton(int64_t k, LazyAutomaton* a) {
+    if (k < 0 || k >= static_cast<int64_t>(autos_.size())) throw OutOfRange("FrameSolver: no automaton " + std::to_string(k));
+    if (!a) throw InvalidArgument("FrameSolver: no automaton given");
+    LazyAutomaton*& slot = autos_[static_cast<size_t>(k)];
+    if (slot && slot != a) throw InvalidArgument("FrameSolver: automaton " + std::to_string(k) + " was given already");
+    slot = a;
 }
 
 std::shared_ptr<const Frame> FrameSolver::frame(int64_t a, int64_t q, int64_t node) {
@@ -106,11 +126,11 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q,
             if (m < 0) continue;
             StringSlice& sl = index_->slice(k);
             if (sl.count_up_to(m) > 0) out->bits = sl.up_to_bits(m, index_->words());
-            walk_frame(auto_, *sl.rest, roots, q, false, &t, stack_, raw);
+            walk_frame(auto_, *sl.rest, roots, q, false, &t, scratch_stack, raw);
             sliced = true;
         }
     }
-    if (!sliced) walk_frame(auto_, t, roots, q, false, nullptr, stack_, raw);
+    if (!sliced) walk_frame(auto_, t, roots, q, false, nullptr, scratch_stack, raw);
     out->ids = std::move(raw.ids);
     sort_out(a, auto_, raw, node, q, *out);
     keep(out->ids.size() * 8 + out->pops.size() * 8 + out->calls.size() * sizeof(Call) + 64);
@@ -169,14 +189,20 @@ void FrameSolver::gather(int64_t a, std::span<const int64_t> ids, const std::sha
     }
     unite(parts, ids, bits, out);
     // the pops, each once, first seen first
-    if (seen_nodes_.size() != static_cast<size_t>(trie_->num_nodes())) seen_nodes_.assign(static_cast<size_t>(trie_->num_nodes()), 0);
-    if (++stamp_ == 0) {
-        std::fill(seen_nodes_.begin(), seen_nodes_.end(), 0);
-        stamp_ = 1;
+    if (pops.size() <= 1) {
+        out.pops = std::move(pops);
+        return;
     }
+    const size_t nodes = static_cast<size_t>(trie_->num_nodes());
+    if (scratch_nodes.size() < nodes) scratch_nodes.resize(nodes, 0);
+    if (++scratch_stamp == 0) {
+        std::fill(scratch_nodes.begin(), scratch_nodes.end(), 0);
+        scratch_stamp = 1;
+    }
+    const uint32_t stamp = scratch_stamp;
     for (const int64_t m : pops) {
-        uint32_t& s = seen_nodes_[static_cast<size_t>(m)];
-        if (s != stamp_) s = stamp_, out.pops.push_back(m);
+        uint32_t& s = scratch_nodes[static_cast<size_t>(m)];
+        if (s != stamp) s = stamp, out.pops.push_back(m);
     }
 }
 
@@ -213,16 +239,16 @@ void FrameSolver::unite(std::span<const std::shared_ptr<const Frame>> parts, std
         return;
     }
     const size_t words = static_cast<size_t>((vocab_size_ + 63) / 64);
-    if (seen_tokens_.size() != words) seen_tokens_.assign(words, 0);
+    if (scratch_tokens.size() < words) scratch_tokens.resize(words, 0);  // (all zero: every union clears what it set)
     auto mark = [&](std::span<const int64_t> ids) {
-        for (const int64_t t : ids) seen_tokens_[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
+        for (const int64_t t : ids) scratch_tokens[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
     };
     mark(own);
     for (const auto& p : parts) mark(p->ids);
     for (size_t w = 0; w < words; ++w) {
-        uint64_t x = seen_tokens_[w];
+        uint64_t x = scratch_tokens[w];
         if (!x) continue;
-        seen_tokens_[w] = 0;
+        scratch_tokens[w] = 0;
         while (x) {
             out.ids.push_back(static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(x))));
             x &= x - 1;

@@ -14,6 +14,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <span>
 #include <unordered_map>
 #include <unordered_set>
@@ -29,6 +30,13 @@ namespace structgen {
 
 // The first symbol of a guard (structgen.automata.markers.GUARD_FIRST): symbols below it are calls.
 constexpr int64_t GUARD_FIRST = 0x3C0;
+
+// An automaton the network reaches that the solver was not given yet (its caller makes it, hands
+// it over with set_automaton, and asks again: automata are made as frames reach them).
+struct MissingAutomaton : std::runtime_error {
+    int64_t automaton;
+    explicit MissingAutomaton(int64_t k) : std::runtime_error("FrameSolver: automaton not given yet"), automaton(k) {}
+};
 
 struct Frame {
     std::vector<int64_t> ids;   // the tokens (sorted where made of several parts; a walk's order where of one)
@@ -46,9 +54,11 @@ public:
         int32_t ret;
     };
 
-    // autos[k]: automaton k of the network (null where the root does not reach it); index: the
-    // vocabulary's tokens, trie and string slices.
+    // autos[k]: automaton k of the network (null: not made yet, MissingAutomaton where a frame needs
+    // it); index: the vocabulary's tokens, trie and string slices.
     FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<TokenIndex> index, size_t max_entries);
+    // Hand automaton k over (k must be one of the network's; an automaton given stays).
+    void set_automaton(int64_t k, LazyAutomaton* a);
 
     // The frame of automaton a in state q from trie node node (0: the root, where a string body's
     // walk takes the slice tokens from the vocabulary's slice and walks only the rest).
@@ -102,10 +112,8 @@ private:
     std::unordered_map<Key, std::shared_ptr<const Walk>, KeyHash> walks_;
     std::unordered_set<Key, KeyHash> active_;
     std::shared_ptr<const Frame> empty_ = std::make_shared<Frame>();
-    WalkStack stack_;
-    std::vector<uint64_t> seen_tokens_;  // (a bitmap over token ids, cleared after each union)
-    std::vector<uint32_t> seen_nodes_;   // (a stamp per trie node: pops seen in this frame)
-    uint32_t stamp_ = 0;
+    // (the walk's stack, the union's bitmap and the pops' stamps are per thread, shared by the
+    // solvers: a guide's first mask would otherwise allocate megabytes sized by the trie)
     size_t bytes_ = 0;
     int depth_ = 0;
 };

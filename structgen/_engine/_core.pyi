@@ -500,5 +500,7 @@ class FrameSolver:
         """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)"""
     @property
     def memory_bytes(self) -> int: ...
+    def set_automaton(self, k: int, automaton: LazyAutomaton) -> None:
+        """Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet)"""
     @property
     def num_frames(self) -> int: ...

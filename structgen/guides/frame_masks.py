@@ -20,16 +20,17 @@ way, else depth-first through the trie (one native walk, :func:`structgen.vocab.
 from __future__ import annotations
 
 from bisect import bisect_right
+from typing import Callable, TypeVar
 
 import numpy as np
 
-from .._engine import FrameSolver, set_token_bits
+from .._engine import GUARD_FIRST, FrameSolver, set_token_bits
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
 from ..vocab.trie import TokenTrie, walk_frame
 from .distances import NetworkDistances
-from .frame_tokens import BOOLS_FROM, FrameTokens, ids_of_words
+from .frame_tokens import PACKED_FROM, FrameTokens, ids_of_words
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
 from .token_walks import TokenWalk, stepped_chain
@@ -42,6 +43,7 @@ FRAME_CACHE = 200_000
 #: them cached as one (see :meth:`FrameMasks.returns`).
 RETURNS_FROM = 8
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
+_T = TypeVar("_T")
 
 
 class FrameMasks:
@@ -82,10 +84,11 @@ class FrameMasks:
         solver = self.solver
         if solver is None:
             return None
+        q = self.view.auto(a).auto.clamped(q, self.index.longest_token)  # (as the solver keys it: states alike share one copy)
         key = (a, q, node)
         got = self._native.get(key)
         if got is None:
-            ids, pops, words, size = solver.frame(a, q, node)
+            ids, pops, words, size = self._solved(solver, lambda: solver.frame(a, q, node))
             if words is None:
                 got = FrameTokens(ids, tuple(pops.tolist()), 0)
             else:  # (a string slice's tokens: packed, listed only if read)
@@ -112,13 +115,22 @@ class FrameMasks:
         view = self.view
         if view.unique is not None:
             return False
-        autos: list[object] = [None] * len(view.network)
-        for k in view.reachable():
-            auto = view.auto(k)
-            if auto.has_guards:
-                return False
-            autos[k] = auto.auto
+        pool = view.network.pool
+        if any(s >= GUARD_FIRST for k in view.reachable() for s in pool.symbols_in(view.roots[k])):
+            return False
+        # (automata are handed over as frames reach them: see _solved)
+        autos: list[object] = [view.autos[k].auto if k in view.autos else None for k in range(len(view.network))]
         return FrameSolver(autos, self.index.native, FRAME_CACHE)
+
+    def _solved(self, solver: FrameSolver, ask: Callable[[], _T]) -> _T:
+        """``ask()`` of the solver, handing it the automata it reaches that it was not given yet
+        (it raises ``KeyError(k)`` for one; the frames it finished before stay cached)."""
+        while True:
+            try:
+                return ask()
+            except KeyError as e:
+                k = e.args[0]
+                solver.set_automaton(k, self.view.auto(k).auto)
 
     def _keep_walk(self, key: tuple[int, ...], got: TokenWalk | None) -> None:
         if len(self._walks) >= FRAME_CACHE:
@@ -216,17 +228,12 @@ class FrameMasks:
             def ids(sl: StringSlice = sl, count: int = count, rest: TokenWalk = rest) -> np.ndarray:
                 return np.concatenate([sl.by_length[:count], rest.ids])
 
-            def bools(sl: StringSlice = sl, m: int = m, rest: TokenWalk = rest) -> np.ndarray:
-                out = sl.up_to(m).copy()
-                out[rest.ids] = True
-                return out
-
             def words(sl: StringSlice = sl, m: int = m, rest: TokenWalk = rest) -> np.ndarray:
                 out = sl.packed_up_to(m).copy()
                 set_token_bits(out, rest.ids)
                 return out
 
-            return TokenWalk(ids, ends, [], (rest,), bools, size=count + rest.size, words=words)
+            return TokenWalk(ids, ends, [], (rest,), size=count + rest.size, words=words)
         return None
 
     def rest_walk(self, a: int, auto: AutomatonView, q: int, k: int, exact: bool, cut: int = 0) -> TokenWalk:
@@ -368,7 +375,8 @@ class FrameMasks:
             # walk calls at thousands of nodes; the pops come back each once)
             deep = [c for c in calls if c[0] > 0]
             if deep:
-                more, pops_once = solver.expand(a, pops, [m for m, _, _ in deep], [k for _, k, _ in deep], [r for _, _, r in deep])
+                nodes, callees, rets = [m for m, _, _ in deep], [k for _, k, _ in deep], [r for _, _, r in deep]
+                more, pops_once = self._solved(solver, lambda: solver.expand(a, pops, nodes, callees, rets))
                 if more.size:
                     parts.append(more)
                 pops = pops_once.tolist()
@@ -395,8 +403,8 @@ class FrameMasks:
                 if rest.size:
                     umax = max(umax, rest.umax)
                 pops.extend(rest.pops)
-        if not parts and ids is None and (walk.bools is not None or walk.words is not None):
-            return FrameTokens(lambda: walk.ids, tuple(dict.fromkeys(pops)), umax, walk.bools, size=walk.size, words=walk.words)
+        if not parts and ids is None and walk.words is not None:
+            return FrameTokens(lambda: walk.ids, tuple(dict.fromkeys(pops)), umax, size=walk.size, words=walk.words)
         return FrameTokens(self._union([walk.ids if ids is None else ids, *parts]), tuple(dict.fromkeys(pops)), umax)
 
     def _union(self, parts: list[np.ndarray]) -> np.ndarray:
@@ -405,7 +413,7 @@ class FrameMasks:
         parts = [p for p in parts if p.size]
         if len(parts) <= 1:
             return parts[0] if parts else _EMPTY_IDS
-        if sum(p.size for p in parts) < BOOLS_FROM:
+        if sum(p.size for p in parts) < PACKED_FROM:
             merged = np.sort(np.concatenate(parts))  # (each once: np.unique would import numpy.ma on its first call, 15 ms inside a step)
             return merged[np.concatenate(([True], merged[1:] != merged[:-1]))]
         seen = np.zeros(len(self.index.tokens), dtype=bool)

@@ -1,14 +1,14 @@
 """A frame's tokens: the token ids a pushdown frame accepts from a trie node, and the trie nodes
 where it may return (see :mod:`.frame_masks`), kept as a mask needs them: ids where they are few,
-a bool array or packed ``int32`` words (bit ``t % 32`` of word ``t // 32``) where they are many,
-made only when read (a string body's hundred thousand slice tokens never become a list).
+packed ``int32`` words (bit ``t % 32`` of word ``t // 32``) where they are many, made only when
+read (a string body's hundred thousand slice tokens never become a list).
 
 Example:
     >>> import numpy as np
     >>> frame = FrameTokens(np.array([1, 33]), (4,), 0)
     >>> words = np.zeros(2, dtype=np.int32); frame.or_into(words); words.tolist()
     [2, 2]
-    >>> mask = np.zeros(40, dtype=bool); frame.add_to(mask); np.flatnonzero(mask).tolist()
+    >>> ids_of_words(words, 40).tolist()
     [1, 33]
 """
 
@@ -20,25 +20,23 @@ import numpy as np
 
 from .._engine import or_token_bits, set_token_bits
 
-__all__ = ["BOOLS_FROM", "FrameTokens", "ids_of_words"]
+__all__ = ["PACKED_FROM", "FrameTokens", "ids_of_words"]
 
-#: Frames with this many tokens keep them as a bool array or packed words too.
-BOOLS_FROM = 2048
+#: Frames with this many tokens keep them as packed words too.
+PACKED_FROM = 2048
 
 
 class FrameTokens:
     """The tokens of a frame from a trie node (see the module docstring)."""
 
-    __slots__ = ("_ids", "size", "pops", "umax", "_bools", "_words")
+    __slots__ = ("_ids", "size", "pops", "umax", "_words")
 
-    def __init__(self, ids: np.ndarray | Callable[[], np.ndarray], pops: tuple[int, ...], umax: int,
-                 bools: Callable[[], np.ndarray] | None = None, *, size: int | None = None,
-                 words: Callable[[], np.ndarray] | None = None) -> None:
+    def __init__(self, ids: np.ndarray | Callable[[], np.ndarray], pops: tuple[int, ...], umax: int, *,
+                 size: int | None = None, words: Callable[[], np.ndarray] | None = None) -> None:
         self._ids = ids  # (or how to make them, with their number as ``size``: a slice's tokens are made only if read)
         self.size: int = ids.size if size is None else size  # type: ignore[union-attr]
         self.pops = pops  # trie nodes where the frame may return with bytes left
         self.umax = umax  # an upper bound on the distance (within the frame) after any of ids
-        self._bools: np.ndarray | Callable[[], np.ndarray] | None = bools
         self._words: np.ndarray | Callable[[], np.ndarray] | None = words  # (a large set, packed: see or_into)
 
     @property
@@ -52,34 +50,19 @@ class FrameTokens:
     def or_into(self, words: np.ndarray) -> None:
         """Set this frame's tokens in the packed mask ``words`` (int32, bit ``t % 32`` of word
         ``t // 32``; native): a large set is packed once and OR-ed a word at a time."""
-        if self.size < BOOLS_FROM:
+        if self.size < PACKED_FROM:
             set_token_bits(words, self.ids)
             return
         packed = self._words
-        if packed is None:
-            packed = np.zeros(words.size, dtype=np.int32)
-            set_token_bits(packed, self.ids)
-        elif callable(packed):
-            packed = packed()
-        if packed.flags.writeable:
+        if not isinstance(packed, np.ndarray):
+            if packed is None:
+                packed = np.zeros(words.size, dtype=np.int32)
+                set_token_bits(packed, self.ids)
+            else:
+                packed = packed()
             packed.flags.writeable = False
             self._words = packed
         or_token_bits(words, packed)
-
-    def add_to(self, mask: np.ndarray) -> None:
-        """Set this frame's tokens in ``mask`` (a large set is kept as a bool array: OR-ing
-        128k bools beats scattering 100k ids)."""
-        if self.size < BOOLS_FROM:
-            mask[self.ids] = True
-            return
-        bools = self._bools
-        if bools is None:
-            bools = np.zeros(mask.shape[0], dtype=bool)
-            bools[self.ids] = True
-            self._bools = bools
-        elif callable(bools):
-            bools = self._bools = bools()
-        np.logical_or(mask, bools, out=mask)
 
 
 def ids_of_words(words: np.ndarray, size: int) -> np.ndarray:

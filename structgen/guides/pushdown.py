@@ -198,9 +198,10 @@ class PushdownGuide(Guide):
     def _token_set(self, state: int) -> np.ndarray:
         with self._busy:
             parts, deep = self._frames_of(state)
-            mask = np.zeros(self.vocabulary.size, dtype=bool)
+            words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
             for frame in parts:
-                frame.add_to(mask)
+                frame.or_into(words)
+            mask: np.ndarray = np.unpackbits(words.view(np.uint8), bitorder="little")[: self.vocabulary.size].view(bool)
             if deep:  # near the nesting bound: the frames' tokens may push past it, so check each
                 for t in np.flatnonzero(mask).tolist():
                     if self.next_state(state, t) < 0:

@@ -24,17 +24,16 @@ __all__ = ["Branches", "TokenWalk", "stepped_chain"]
 class TokenWalk:
     """Tokens below a trie node read inside one automaton from one state."""
 
-    __slots__ = ("_ids", "size", "_ends", "_branches", "_inner", "_split", "_parts", "bools", "words")
+    __slots__ = ("_ids", "size", "_ends", "_branches", "_inner", "_split", "_parts", "words")
 
     def __init__(self, ids: np.ndarray | Callable[[], np.ndarray], ends: np.ndarray | Callable[[], np.ndarray],
                  branches: list[tuple[int, int]], parts: tuple["TokenWalk", ...] = (),
-                 bools: Callable[[], np.ndarray] | None = None, inner: tuple[np.ndarray, np.ndarray] | None = None, *,
+                 inner: tuple[np.ndarray, np.ndarray] | None = None, *,
                  size: int | None = None, words: Callable[[], np.ndarray] | None = None) -> None:
         # token ids accepted (their bytes all read by the automaton's own edges), or how to make them
         # (with their number as ``size``: a slice's hundred thousand tokens are made only if read)
         self._ids = ids
         self.size: int = ids.size if size is None else size  # type: ignore[union-attr]
-        self.bools = bools  # (or None) makes :attr:`ids` as a bool array over the vocabulary, faster than from the ids
         self.words = words  # (or None) makes :attr:`ids` as packed int32 words over the vocabulary
         self._ends = ends  # (or how to compute them: only frames with guards or budgets read them)
         self._branches = branches  # (trie node, state) where a call or a return may start

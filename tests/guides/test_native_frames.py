@@ -143,58 +143,62 @@ def test_grammar_masks_are_the_tokens_a_token_by_token_run_accepts(name: str, re
         assert guide.is_final(s)
 
 
-def _packed_of_bools(guide: PushdownGuide, state: int) -> list[int]:
-    from structgen.guides.matcher import pack_mask
-    return pack_mask(guide.token_mask(state), (guide.vocabulary.size + 31) // 32).tolist()
+def _allowed_of_words(words: np.ndarray, size: int) -> list[int]:
+    return np.flatnonzero(np.unpackbits(words.view(np.uint8), bitorder="little")[:size]).tolist()
 
 
 @pytest.mark.parametrize("name", ["sql-select.lark", "python-call.lark", "arithmetic.gbnf", "json.gbnf"])
-def test_packed_masks_are_the_bool_masks_packed(name: str) -> None:
-    """The pushdown guide's packed mask (frames' token sets OR-ed natively into int32 words) is
-    the bool mask packed, at every step of the grammar's samples, EOS where final included."""
+def test_packed_masks_are_the_tokens_next_state_takes(name: str) -> None:
+    """The pushdown guide's packed mask (frames' token sets OR-ed natively into int32 words) and
+    its bool mask are exactly the tokens ``next_state`` takes (EOS where final), at every step of
+    the grammar's samples."""
     text = (ROOT / "grammars" / name).read_text(encoding="utf-8")
     samples = [json.loads(line) for line in (ROOT / "grammars" / (name.rsplit(".", 1)[0] + ".valid.jsonl")).read_text(
         encoding="utf-8").splitlines() if line.strip()][:4]
     vocab = _pieces_vocab(samples, seed=len(name))
-    packed = PushdownGuide(grammar_network(text), vocab)
-    bools = PushdownGuide(grammar_network(text), vocab)
-    finals = 0
+    guide = PushdownGuide(grammar_network(text), vocab)
+    eos = vocab.size - 1
     for sample in samples:
-        sp, sb = packed.initial_state, bools.initial_state
-        for t in _greedy(vocab, sample.encode()):
-            got = packed._packed(sp)
+        s = guide.initial_state
+        for t in [*_greedy(vocab, sample.encode()), None]:
+            want = [u for u in range(vocab.size - 1) if guide.next_state(s, u) >= 0] + ([eos] if guide.is_final(s) else [])
+            got = guide._packed(s)
             assert got is not None and got.dtype == np.int32
-            assert got.tolist() == _packed_of_bools(bools, sb), sample
-            sp, sb = packed.next_state(sp, t), bools.next_state(sb, t)
-        finals += packed.is_final(sp)
-        assert packed._packed(sp).tolist() == _packed_of_bools(bools, sb)  # type: ignore[union-attr]
-    assert finals == len(samples)
+            assert _allowed_of_words(got, vocab.size) == want, sample
+            assert np.flatnonzero(guide.token_mask(s)).tolist() == want, sample
+            if t is not None:
+                s = guide.next_state(s, t)
+        assert guide.is_final(s)
 
 
 def test_packed_masks_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any) -> None:
     """The same on the corpus's schemas (unique items, guards, recursion) over Llama-3, along
-    each schema's first valid instance, through the matcher a server uses; the bool masks from a
-    second guide of the same network (a pickled copy: caches of its own)."""
-    import pickle
-
+    each schema's first valid instance, through the matcher a server uses: every token of the
+    mask is taken by ``next_state``, and so is none of 400 tokens drawn from outside it."""
     from structgen.guides.matcher import Matcher
 
     from ..support.json_order import in_schema_order
+    rng = random.Random(7)
     checked = 0
+    vocab = llama3_vocabulary
     for path in sorted((ROOT / "benchmarks" / "corpus").glob("*.json")):
         case = json.loads(path.read_text(encoding="utf-8"))
         if not case.get("valid"):
             continue
-        guide = structgen.compile_json_schema(case["schema"], llama3_vocabulary)
+        guide = structgen.compile_json_schema(case["schema"], vocab)
         if not isinstance(guide, PushdownGuide):
             continue
-        other = pickle.loads(pickle.dumps(guide))
         text = json.dumps(in_schema_order(case["valid"][0], case["schema"]))
-        s = o = guide.initial_state
-        for t in llama3_tokenizer.encode(text, add_special_tokens=False)[:40]:
-            got = Matcher(guide).packed_mask(s)
-            assert got.tolist() == _packed_of_bools(other, o), path.name
-            s, o = guide.next_state(s, t), other.next_state(o, t)
+        s = guide.initial_state
+        for t in llama3_tokenizer.encode(text, add_special_tokens=False)[:25]:
+            allowed = _allowed_of_words(Matcher(guide).packed_mask(s), vocab.size)
+            assert allowed == np.flatnonzero(guide.token_mask(s)).tolist(), path.name
+            eos = set(vocab.eos_token_ids)
+            assert all(guide.next_state(s, u) >= 0 for u in allowed if u not in eos), path.name
+            inside = set(allowed)
+            outside = [u for u in rng.sample(range(vocab.size), 400) if u not in inside and u not in eos]
+            assert all(guide.next_state(s, u) < 0 for u in outside), path.name
+            s = guide.next_state(s, t)
             if s < 0:
                 break
         checked += 1
