@@ -19,6 +19,7 @@ from typing import Callable
 import numpy as np
 
 from .._engine import or_token_bits, set_token_bits
+from .token_walks import made
 
 __all__ = ["PACKED_FROM", "FrameTokens", "ids_of_words"]
 
@@ -42,9 +43,7 @@ class FrameTokens:
     @property
     def ids(self) -> np.ndarray:
         """The token ids."""
-        ids = self._ids
-        if callable(ids):
-            ids = self._ids = ids()
+        ids = self._ids = made(self._ids)
         return ids
 
     def or_into(self, words: np.ndarray) -> None:

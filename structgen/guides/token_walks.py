@@ -18,7 +18,16 @@ import numpy as np
 from ..vocab.slices import MIXED
 from .network_view import AutomatonView
 
-__all__ = ["Branches", "TokenWalk", "stepped_chain"]
+__all__ = ["Branches", "TokenWalk", "made", "stepped_chain"]
+
+
+def made(value: np.ndarray | Callable[[], np.ndarray]) -> np.ndarray:
+    """``value``, or the array it makes (an array made only where it is read).
+
+    >>> made(np.arange(2)).tolist(), made(lambda: np.arange(3)).tolist()
+    ([0, 1], [0, 1, 2])
+    """
+    return value() if callable(value) else value
 
 
 class TokenWalk:
@@ -46,9 +55,7 @@ class TokenWalk:
     @property
     def ids(self) -> np.ndarray:
         """The token ids (int64)."""
-        ids = self._ids
-        if callable(ids):
-            ids = self._ids = ids()
+        ids = self._ids = made(self._ids)
         return ids
 
     @property
@@ -67,9 +74,7 @@ class TokenWalk:
     @property
     def ends(self) -> np.ndarray:
         """The state each token of :attr:`ids` ends in (int32)."""
-        ends = self._ends
-        if callable(ends):
-            ends = self._ends = ends()
+        ends = self._ends = made(self._ends)
         return ends
 
     def split(self, auto: AutomatonView) -> "Branches":
