@@ -195,40 +195,41 @@ class PushdownGuide(Guide):
             deep = deep or depths[sid] > self.max_depth // 2
         return parts, deep
 
+    def _words_of(self, state: int, parts: list[FrameTokens]) -> np.ndarray:
+        """The tokens of ``parts`` OR-ed natively into packed int32 words, less, where an item
+        below another frame may be led where only written values finish it, those of the tokens
+        in danger that :meth:`next_state` refuses. Callers hold ``_busy``."""
+        words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
+        for frame in parts:
+            frame.or_into(words)
+        if self._stacks.nested:
+            bits = words.view(np.uint32)
+            for t in self._frames.tokens_in_danger(self._stacks.configs[state]):
+                if bits[t >> 5] >> (t & 31) & 1 and self.next_state(state, t) < 0:
+                    bits[t >> 5] &= ~np.uint32(1 << (t & 31))
+        return words
+
     def _token_set(self, state: int) -> np.ndarray:
         with self._busy:
             parts, deep = self._frames_of(state)
-            words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
-            for frame in parts:
-                frame.or_into(words)
+            words = self._words_of(state, parts)
             mask: np.ndarray = np.unpackbits(words.view(np.uint8), bitorder="little")[: self.vocabulary.size].view(bool)
             if deep:  # near the nesting bound: the frames' tokens may push past it, so check each
                 for t in np.flatnonzero(mask).tolist():
                     if self.next_state(state, t) < 0:
                         mask[t] = False
-            elif self._stacks.nested:  # (an item below another frame may be led where only written values finish it)
-                for t in self._frames.tokens_in_danger(self._stacks.configs[state]):
-                    if mask[t] and self.next_state(state, t) < 0:
-                        mask[t] = False
             return mask
 
     def _packed(self, state: int) -> np.ndarray | None:
-        """The plain mask packed natively: the frames' token sets OR-ed into int32 words (no bool
-        array over the vocabulary; the matcher caches the words). ``None`` near the nesting bound
-        (each token is checked there: :meth:`_token_set`)."""
+        """The plain mask packed natively (:meth:`_words_of`: no bool array over the vocabulary;
+        the matcher caches the words). ``None`` near the nesting bound (each token is checked
+        there: :meth:`_token_set`)."""
         self._check_state(state)
         with self._busy:
             parts, deep = self._frames_of(state)
             if deep:
                 return None
-            words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
-            for frame in parts:
-                frame.or_into(words)
-            if self._stacks.nested:  # (as in _token_set)
-                bits = words.view(np.uint32)
-                for t in self._frames.tokens_in_danger(self._stacks.configs[state]):
-                    if bits[t >> 5] >> (t & 31) & 1 and self.next_state(state, t) < 0:
-                        bits[t >> 5] &= ~np.uint32(1 << (t & 31))
+            words = self._words_of(state, parts)
         if self.is_final(state):
             set_token_bits(words, self._eos)
         elif not count_token_bits(words):
