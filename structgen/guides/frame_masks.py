@@ -66,7 +66,7 @@ class FrameMasks:
         self._active: set[tuple[int, int, int, int, bool]] = set()
         self._returns: dict[tuple[int, tuple[int, ...]], FrameTokens] = {}  # see returns()
         self._walk_bytes = self._frame_bytes = 0  # (kept as they are cached: a compile cache reads them often)
-        # the native frames below the root (made on first use; False: the network needs frame data)
+        # the native frames (made on first use; False: the network needs frame data)
         self._solver: FrameSolver | bool | None = None
         self._native: dict[tuple[int, int, int], FrameTokens] = {}
         self._native_bytes = 0  # (the Python copies of native frames)
@@ -104,19 +104,16 @@ class FrameMasks:
 
     @property
     def solver(self) -> FrameSolver | None:
-        """The native frames below the root (made on first use), or ``None`` where the network
-        needs frame data (unique items, key guards)."""
+        """The native frames (made on first use), or ``None`` where the network needs frame
+        data (unique items, key guards)."""
         solver = self._solver
         if solver is None:
             solver = self._solver = self._make_solver()
         return solver if isinstance(solver, FrameSolver) else None
 
     def _make_solver(self) -> FrameSolver | bool:
-        view = self.view
-        if view.unique is not None:
-            return False
-        pool = view.network.pool
-        if any(s >= GUARD_FIRST for k in view.reachable() for s in pool.symbols_in(view.roots[k])):
+        view, pool = self.view, self.view.network.pool
+        if view.unique is not None or any(s >= GUARD_FIRST for k in view.reachable() for s in pool.symbols_in(view.roots[k])):
             return False
         # (automata are handed over as frames reach them: see _solved)
         autos: list[object] = [view.autos[k].auto if k in view.autos else None for k in range(len(view.network))]
