@@ -169,7 +169,7 @@ void bind_vocab(nb::module_& m) {
               auto roots = roots_of(*trie, node);
               std::vector<int64_t> nodes;
               std::vector<int32_t> states;
-              walk_trie(a.core, *trie, roots, q, clamp, scratch, [&](int32_t n, int32_t s) {
+              walk_trie(a.core, *trie, roots, q, clamp, scratch, [&](int32_t n, int32_t s, int32_t) {
                   nodes.push_back(n);
                   states.push_back(s);
               });
@@ -177,7 +177,7 @@ void bind_vocab(nb::module_& m) {
           },
           nb::arg("automaton"), nb::arg("trie"), nb::arg("node"), nb::arg("state"), nb::arg("clamp") = false,
           "(nodes, states): every trie node below node (an int, or several none below another) that the automaton "
-          "reads from state, depth first, and the state each reaches");
+          "reads from state, depth first (children by byte), and the state each reaches");
     m.def("walk_tokens",
           [](PyLazy& a, std::shared_ptr<TokenTrie> trie, nb::handle node, int64_t state, bool clamp) {
               const int32_t q = a.state(state);
@@ -185,10 +185,8 @@ void bind_vocab(nb::module_& m) {
               std::vector<int64_t> ids;
               std::vector<int32_t> ends;
               const TokenTrie& t = *trie;
-              walk_trie(a.core, t, roots, q, clamp, scratch, [&](int32_t n, int32_t s) {
-                  const int64_t c = t.tok_count[n];
-                  const int64_t* at = t.tok_ids.data() + t.tok_first[n];
-                  for (int64_t j = 0; j < c; ++j) ids.push_back(at[j]), ends.push_back(s);
+              walk_trie(a.core, t, roots, q, clamp, scratch, [&](int32_t, int32_t s, int32_t p) {
+                  for (int64_t id : t.tokens_at_pre(p)) ids.push_back(id), ends.push_back(s);
               });
               return nb::make_tuple(owned(std::move(ids)), owned(std::move(ends)));
           },

@@ -39,11 +39,8 @@ void DfaGuideCore::keep(int32_t q, std::shared_ptr<const Bits> m) {
 void DfaGuideCore::add_walk(const TokenTrie& trie, int32_t q, Bits& out) {
     const int32_t root = 0;
     uint32_t* words = out.data();
-    walk_trie(a_, trie, {&root, 1}, q, false, stack_, [&](int32_t node, int32_t) {
-        const int64_t n = trie.tok_count[node];
-        if (!n) return;
-        const int64_t* ids = trie.tok_ids.data() + trie.tok_first[node];
-        for (int64_t j = 0; j < n; ++j) set_bit(words, ids[j]);
+    walk_trie(a_, trie, {&root, 1}, q, false, stack_, [&](int32_t, int32_t, int32_t p) {
+        for (int64_t id : trie.tokens_at_pre(p)) set_bit(words, id);
     });
 }
 
@@ -191,11 +188,9 @@ void DfaGuideCore::walk_tokens(int32_t q, std::vector<int64_t>& ids, std::vector
     a_.check(q);
     const TokenTrie& trie = index_->trie();
     const int32_t root = 0;
-    walk_trie(a_, trie, {&root, 1}, q, false, stack_, [&](int32_t node, int32_t state) {
-        const int64_t n = trie.tok_count[node];
-        const int64_t* at = trie.tok_ids.data() + trie.tok_first[node];
-        for (int64_t j = 0; j < n; ++j) {
-            ids.push_back(at[j]);
+    walk_trie(a_, trie, {&root, 1}, q, false, stack_, [&](int32_t, int32_t state, int32_t p) {
+        for (int64_t id : trie.tokens_at_pre(p)) {
+            ids.push_back(id);
             ends.push_back(state);
         }
     });

@@ -18,13 +18,9 @@ void walk_frame(LazyAutomaton& a, const TokenTrie& t, std::span<const int32_t> r
         if (branching[i] < 0) branching[i] = may_branch(a, s) ? 1 : 0;
         return branching[i] == 1;
     };
-    const int64_t* tok_first = t.tok_first.data();
-    const int64_t* tok_count = t.tok_count.data();
-    const int64_t* tok_ids = t.tok_ids.data();
-    walk_trie(a, t, roots, state, clamp, stack, [&](int32_t n, int32_t s) {
-        const int64_t c = tok_count[n];
-        for (int64_t j = 0; j < c; ++j) {
-            out.ids.push_back(tok_ids[tok_first[n] + j]);
+    walk_trie(a, t, roots, state, clamp, stack, [&](int32_t n, int32_t s, int32_t p) {
+        for (int64_t id : t.tokens_at_pre(p)) {
+            out.ids.push_back(id);
             out.ends.push_back(s);
         }
         if (!branches(s)) return;

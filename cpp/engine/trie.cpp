@@ -112,6 +112,30 @@ void TokenTrie::derive() {
     depth_starts[0] = 0;
     height.assign(n, 0);
     for (size_t i = n; i-- > 1;) height[parent[i]] = std::max(height[parent[i]], height[i] + 1);
+    if (deepest > UINT16_MAX) throw BudgetExceeded("bytes of a token", UINT16_MAX);
+    max_depth = deepest;
+    // preorder: depth first with an explicit stack, children pushed last byte first
+    pre.assign(n + 1, PreNode{0, 0, 0, 0, 0});
+    pre_of.assign(n, 0);
+    pre_tok_ids.clear();
+    pre_tok_ids.reserve(token_ids.size());
+    std::vector<int32_t> todo{0};
+    int32_t at = 0;
+    while (!todo.empty()) {
+        const int32_t v = todo.back();
+        todo.pop_back();
+        pre[at] = PreNode{0, v, static_cast<int32_t>(pre_tok_ids.size()), static_cast<uint16_t>(depth[v]), byte[v]};
+        pre_of[v] = at;
+        for (int64_t id : tokens_at(v)) pre_tok_ids.push_back(id);
+        ++at;
+        for (int32_t c = first_child[v] + num_children[v]; c-- > first_child[v];) todo.push_back(c);
+    }
+    pre[n].end = pre[n].node = static_cast<int32_t>(n);
+    pre[n].tok_first = static_cast<int32_t>(pre_tok_ids.size());
+    // a subtree ends where it began plus its size (sizes summed bottom up, breadth first reversed)
+    std::vector<int32_t> size(n, 1);
+    for (size_t i = n; i-- > 1;) size[parent[i]] += size[i];
+    for (size_t p = 0; p < n; ++p) pre[p].end = static_cast<int32_t>(p) + size[pre[p].node];
 }
 
 std::shared_ptr<TokenTrie> TokenTrie::restrict(std::span<const int64_t> ids) const {
@@ -183,7 +207,7 @@ int32_t TokenTrie::depth_of(int32_t n) const {
 }
 
 size_t TokenTrie::memory_bytes() const {
-    return byte.size() * (1 + 4 * 3 + 8 * 3) + (token_ids.size() * 3) * 8 + origin.size() * 8 + node_token.size() * 8 +
+    return byte.size() * (1 + 4 * 3 + 8 * 3) + byte.size() * (sizeof(PreNode) + 4) + (token_ids.size() * 4) * 8 + origin.size() * 8 + node_token.size() * 8 +
            depth_starts.size() * 8 + height.size() * 8;
 }
 

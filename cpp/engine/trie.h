@@ -3,7 +3,10 @@
 // the nodes of one depth are contiguous and sorted by their bytes, so a node's children are
 // contiguous (first_child .. first_child + num_children) and sorted by byte, and node i > 0 is
 // the i-th key of the sorted (parent << 8 | byte) keys. Built once per vocabulary; a trie cut out
-// of a larger one (restrict) knows where each of its nodes came from (origin).
+// of a larger one (restrict) knows where each of its nodes came from (origin). Beside the
+// breadth-first arrays, the same nodes in preorder (depth first, children by byte: llguidance's
+// toktrie layout): a node's subtree is the contiguous run pre .. pre_end[pre], so a walk scans
+// memory forward and skips a dead subtree in one step (walk.h).
 //
 // Immutable once built: a trie is read by many threads at once. (Python: structgen/vocab/trie.py.)
 #pragma once
@@ -35,6 +38,10 @@ public:
     std::span<const int64_t> tokens_at(int32_t n) const {
         return {tok_ids.data() + tok_first[n], static_cast<size_t>(tok_count[n])};
     }
+    // the tokens that end at the node of preorder position p
+    std::span<const int64_t> tokens_at_pre(int32_t p) const {
+        return {pre_tok_ids.data() + pre[p].tok_first, static_cast<size_t>(pre[p + 1].tok_first - pre[p].tok_first)};
+    }
     int32_t depth_of(int32_t n) const;
     size_t memory_bytes() const;
 
@@ -52,6 +59,20 @@ public:
     // where each depth's nodes begin (one more entry than depths), and per node the most bytes
     // a token below it has after the node's own
     std::vector<int64_t> depth_starts, height;
+    // preorder: one record per position (a walk reads one cache line for a node, and one for a
+    // subtree it skips), one more at the end whose tok_first closes the last node's tokens;
+    // pre_of: the position of each node
+    struct PreNode {
+        int32_t end;        // one past the node's subtree
+        int32_t node;       // the node (breadth-first number)
+        int32_t tok_first;  // where its tokens start in pre_tok_ids (they end where the next's start)
+        uint16_t depth;
+        uint8_t byte;
+    };
+    std::vector<PreNode> pre;
+    std::vector<int32_t> pre_of;
+    std::vector<int64_t> pre_tok_ids;
+    int32_t max_depth = 0;
 
 private:
     static std::shared_ptr<TokenTrie> assemble(std::vector<uint8_t> byte, std::vector<int32_t> parent,

@@ -1,8 +1,8 @@
-// The token trie walked from one automaton state (llguidance's toktrie walk): depth first with an
-// explicit stack of (trie node, state) pairs, no recursion and no allocation per node; a dead byte
-// prunes its whole subtree. The automaton is lazy: where the children of a node need transitions
-// not built yet, the state's row is filled for their bytes (one derivative per byte class) and the
-// walk goes on. (Python face: structgen/vocab/trie.py's walk_trie.)
+// The token trie walked from one automaton state (llguidance's toktrie walk): a forward scan of the
+// trie's preorder (trie.h), the state of each depth on a small stack; a dead byte skips its whole
+// subtree in one step, and no node is pushed or popped. The automaton is lazy: before the walk goes
+// below a node whose children need transitions not built yet, its state's row is filled for their
+// bytes (one derivative per byte class). (Python face: structgen/vocab/trie.py's walk_trie.)
 #pragma once
 #include <cstdint>
 #include <span>
@@ -15,62 +15,63 @@ namespace structgen {
 
 // The scratch stack of a walk (kept per thread by callers that walk often).
 struct WalkStack {
-    std::vector<int32_t> nodes, states;
+    std::vector<int32_t> states;  // per depth below the root walked
 };
 
-// Calls sink(node, state) for every trie node below the roots (none below another) whose bytes the
-// automaton reads from state, in depth-first order (children by byte, the last pushed first).
-// clamp (a trie of long tokens: few, deep paths): a state met at a node whose children need
-// transitions not built yet is first replaced by its head clamped to the node's height (rounded up
-// to a power of two), where that changes it; which tokens are read is exact.
+// Calls sink(node, state, pre) for every trie node below the roots (none below another) whose
+// bytes the automaton reads from state, in preorder (pre: the node's preorder position, for
+// TokenTrie::tokens_at_pre). clamp (a trie of long tokens: few, deep paths): a state met at a node
+// whose children need transitions not built yet is first replaced by its head clamped to the node's
+// height (rounded up to a power of two), where that changes it; which tokens are read is exact.
 template <class Sink>
 void walk_trie(LazyAutomaton& a, const TokenTrie& t, std::span<const int32_t> roots, int32_t state, bool clamp,
                WalkStack& stack, Sink&& sink) {
-    const size_t need = t.byte.size() + roots.size() + 1;
-    if (stack.nodes.size() < need) {
-        stack.nodes.resize(need);
-        stack.states.resize(need);
-    }
-    int32_t* sn = stack.nodes.data();
-    int32_t* ss = stack.states.data();
+    const size_t need = static_cast<size_t>(t.max_depth) + 2;
+    if (stack.states.size() < need) stack.states.resize(need);
+    int32_t* st = stack.states.data();
     const uint8_t* byte = t.byte.data();
     const int32_t* first = t.first_child.data();
     const int32_t* count = t.num_children.data();
-    size_t top = 0;
-    for (int32_t r : roots)
-        if (count[r] > 0) sn[top] = r, ss[top] = state, ++top;
-    while (top > 0) {
-        const int32_t node = sn[top - 1];
-        int32_t s = ss[top - 1];
+    // the state to walk node's children from: s, its row filled for their bytes (or clamped first)
+    auto ready = [&](int32_t node, int32_t s) {
+        if (a.is_built(s)) return s;  // (a whole row built: no child can need a transition)
         const int32_t c0 = first[node], c1 = c0 + count[node];
-        const int32_t* row = a.table() + static_cast<size_t>(s) * 256;
-        bool unbuilt = false;
-        if (!a.is_built(s))  // (a whole row built: no child can need a transition)
-            for (int32_t j = c0; j < c1; ++j)
-                if (row[byte[j]] == UNBUILT) {
-                    unbuilt = true;
-                    break;
-                }
-        if (unbuilt) {
+        for (;;) {
+            const int32_t* row = a.table() + static_cast<size_t>(s) * 256;
+            int32_t j = c0;
+            while (j < c1 && row[byte[j]] != UNBUILT) ++j;
+            if (j == c1) return s;
             if (clamp) {
                 const int32_t cut = a.clamped_head(s, t.height[node], true);
                 if (cut != s) {
-                    ss[top - 1] = cut;
+                    s = cut;
+                    if (a.is_built(s)) return s;
                     continue;
                 }
             }
             ByteSet kids;
-            for (int32_t j = c0; j < c1; ++j) kids.set(byte[j]);
+            for (j = c0; j < c1; ++j) kids.set(byte[j]);
             a.fill(s, kids);
-            row = a.table() + static_cast<size_t>(s) * 256;  // (the table may have grown)
+            return s;
         }
-        --top;
-        for (int32_t j = c0; j < c1; ++j) {
-            const int32_t next = row[byte[j]];
-            if (next >= 0) {
-                sink(j, next);
-                if (count[j] > 0) sn[top] = j, ss[top] = next, ++top;
+    };
+    const TokenTrie::PreNode* pre = t.pre.data();
+    for (int32_t r : roots) {
+        if (count[r] == 0) continue;
+        const int32_t p0 = t.pre_of[r], end = pre[p0].end, base = pre[p0].depth;
+        st[0] = ready(r, state);
+        int32_t p = p0 + 1;
+        while (p < end) {
+            const TokenTrie::PreNode& x = pre[p];
+            const int32_t d = x.depth - base;
+            const int32_t next = a.table()[static_cast<size_t>(st[d - 1]) * 256 + x.byte];
+            if (next < 0) {  // (dead: every row read here was filled by ready())
+                p = x.end;
+                continue;
             }
+            sink(x.node, next, p);
+            if (x.end > p + 1) st[d] = ready(x.node, next);
+            ++p;
         }
     }
 }
