@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "popcount.h"
+
 namespace structgen {
 
 struct ByteSet {
@@ -27,7 +29,7 @@ struct ByteSet {
     bool empty() const { return (w[0] | w[1] | w[2] | w[3]) == 0; }
     bool is_all() const { return (w[0] & w[1] & w[2] & w[3]) == ~0ull; }
     int count() const {
-        return std::popcount(w[0]) + std::popcount(w[1]) + std::popcount(w[2]) + std::popcount(w[3]);
+        return popcount64(w[0]) + popcount64(w[1]) + popcount64(w[2]) + popcount64(w[3]);
     }
     // the lowest byte of a non-empty set (-1 when empty)
     int lowest() const {

@@ -24,7 +24,11 @@ void walk_frame(LazyAutomaton& a, const TokenTrie& t, std::span<const int32_t> r
             out.ends.push_back(s);
         }
         if (!branches(s)) return;
-        const int64_t real = full ? t.origin[n] : n;
+        if (!full) {  // (the node's children: its subtree in preorder)
+            if (t.pre[p].end > p + 1) out.branch_nodes.push_back(n), out.branch_states.push_back(s);
+            return;
+        }
+        const int64_t real = t.origin[n];
         if (real < 0 || real >= num_kids) throw InvalidArgument("walk_frame: the trie is not cut out of full");
         if (kids.num_children[real] > 0) {
             out.branch_nodes.push_back(real);

@@ -30,9 +30,7 @@ constexpr int WIDE_FROM = 17;
 
 int64_t Frame::size() const {
     if (!bits) return static_cast<int64_t>(ids.size());
-    int64_t n = 0;
-    for (const uint32_t w : *bits) n += __builtin_popcount(w);
-    return n;
+    return popcount_words(*bits);
 }
 
 size_t FrameSolver::KeyHash::operator()(const Key& k) const noexcept {

@@ -7,6 +7,7 @@
 #include <span>
 
 #include "errors.h"
+#include "popcount.h"
 
 namespace structgen {
 
@@ -26,9 +27,7 @@ inline void or_token_bits(std::span<uint32_t> words, std::span<const uint32_t> o
 
 // The tokens set in words.
 inline int64_t count_token_bits(std::span<const uint32_t> words) {
-    int64_t n = 0;
-    for (const uint32_t w : words) n += __builtin_popcount(w);
-    return n;
+    return popcount_words(words);
 }
 
 }  // namespace structgen
