@@ -43,7 +43,7 @@ from typing import Any, Hashable, Iterator
 import numpy as np
 
 from ..automata.expr import NOTHING, ExprPool
-from ..automata.expr_rewrite import readable_bytes, substitute
+from ..automata.expr_rewrite import substitute
 
 __all__ = ["UniqueItems", "value_key", "value_texts"]
 
@@ -281,31 +281,40 @@ class UniqueItems:
 
     def completions(self, expr: int) -> tuple[bytes, ...] | None:
         """Every string the term ``expr`` matches, when they are at most :data:`COMPLETIONS` of at
-        most 64 bytes (an item left with ``a"`` or ``"`` to write); else ``None``."""
+        most 64 bytes (an item left with ``a"`` or ``"`` to write); else ``None``. Depth first,
+        one derivative per byte class; a live class of more than :data:`COMPLETIONS` bytes
+        answers ``None`` at once (each of its bytes begins another completion)."""
         got = self._completions.get(expr, ())
         if got == ():
-            pool = self.pool
-            found: list[bytes] = []
-            todo, steps = [(self.flat(expr), b"")], 0
-            got = None
-            while todo and steps < 16 * COMPLETIONS:
-                e, text = todo.pop()
-                steps += 1
-                if pool.nullable(e):
-                    found.append(text)
-                m = readable_bytes(pool, e)
-                if len(found) > COMPLETIONS or m and len(text) >= 64:
-                    break
-                while m:
-                    b = (m & -m).bit_length() - 1
-                    m &= m - 1
-                    d = pool.derive(e, b)
-                    if d != NOTHING:
-                        todo.append((d, text + bytes((b,))))
-            else:
-                got = None if todo else tuple(found)
-            self._completions[expr] = got
+            got = self._completions[expr] = self._enumerate(self.flat(expr))
         return got
+
+    def _enumerate(self, start: int) -> tuple[bytes, ...] | None:
+        pool = self.pool
+        found: list[bytes] = []
+        todo, steps = [(start, b"")], 0
+        while todo and steps < 16 * COMPLETIONS:
+            e, text = todo.pop()
+            steps += 1
+            if pool.nullable(e):
+                found.append(text)
+                if len(found) > COMPLETIONS:
+                    return None
+            nexts: list[tuple[int, int]] = []
+            for m in pool.byte_classes(e):
+                d = pool.derive(e, (m & -m).bit_length() - 1)
+                if d == NOTHING:
+                    continue
+                if m.bit_count() > COMPLETIONS and pool.is_live(d):
+                    return None
+                while m:
+                    nexts.append(((m & -m).bit_length() - 1, d))
+                    m &= m - 1
+            if nexts and len(text) >= 64:
+                return None
+            nexts.sort()  # (bytes pushed in order: the last is read first)
+            todo.extend((d, text + bytes((b,))) for b, d in nexts)
+        return None if todo else tuple(found)
 
     def array_rest(self, a: int, expr: int, written: int) -> int:
         """What unique array ``a`` may still read from its state of expression ``expr`` once the
