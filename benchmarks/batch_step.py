@@ -6,8 +6,8 @@ bitmask and then committing each row's next token), run by three engines at each
 of ``--threads``:
 
 - **structgen** fills through its rows' :class:`~structgen.guides.cursor.Cursor`
-  (``fill_next_token_bitmasks``), which is single-threaded today: its row at 2 threads is the
-  same one-thread fill, run again (labelled so), beside the peers' 2 threads;
+  (``fill_next_token_bitmasks(..., threads=T)``): the rows' cold work (a pushdown state's root
+  frames, a DFA state's mask) on ``T`` native threads first, then each row filled in turn;
 - **llguidance** through ``llguidance.numpy.fill_next_token_bitmask_par`` on an
   ``LLExecutor(num_threads=T)``;
 - **xgrammar** through ``BatchGrammarMatcher(max_threads=T).batch_fill_next_token_bitmask``
@@ -79,7 +79,7 @@ ENGINES: dict[str, Callable[..., dict[str, Any]]] = {
     "structgen": _run_structgen, "llguidance": _run_llguidance, "xgrammar": _run_xgrammar,
 }
 #: How each engine fills the batch (xgrammar's worker says which of its two it used).
-FILLS = {"structgen": "fill_next_token_bitmasks (1 thread)", "llguidance": "fill_next_token_bitmask_par"}
+FILLS = {"structgen": "fill_next_token_bitmasks (prefetch on T threads)", "llguidance": "fill_next_token_bitmask_par"}
 
 
 def _worker(engine: str, count: int, threads: int) -> None:
@@ -136,7 +136,7 @@ def main() -> None:
         for engine in engines:
             s = summary[engine, t]
             fill = FILLS.get(engine) or results[engine, t][0].get("fill", "")
-            threads = f"{t} (fill on 1)" if engine == "structgen" and t != 1 else str(t)
+            threads = str(t)
             ratios = []
             for peer in ("llguidance", "xgrammar"):
                 if engine == "structgen" and peer in engines:
@@ -147,8 +147,8 @@ def main() -> None:
             table.append([engine, threads, fill, fmt_ms(1e3 * s["compile"]),
                           *(fmt_us(1e6 * s[k]) for k in ("p50", "p90", "p99", "max")), fmt_ms(1e3 * s["all"]), *ratios])
     print(f"{args.rows} rows with different schemas in lock-step, one packed bitmask per step; threads {args.threads}; "
-          f"{args.repeats} repeat(s), steps of all repeats pooled; every engine took every token. structgen's fill is "
-          f"single-threaded: its rows at more than 1 thread are the same one-thread fill, beside the peers' threads. "
+          f"{args.repeats} repeat(s), steps of all repeats pooled; every engine took every token. structgen's rows "
+          f"do their cold work on T native threads first, then are filled in turn. "
           f"Compile: xgrammar's precomputes its token masks, structgen's and llguidance's leave them to the steps. "
           f"Left out of the rows: {'; '.join(f'{name} ({why})' for name, why in SKIP.items())}.\n")
     print(markdown_table(["engine", "threads", "batch fill", f"compile {args.rows} rows (min)", "step p50", "step p90",

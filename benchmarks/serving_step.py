@@ -5,8 +5,9 @@ of its own, all compiled just before, as new requests arrive) writes its mask of
 into one ``[rows, ceil(V / 32)]`` int32 bitmask, then takes its next token. A step's time is the
 whole batch's fill plus the commits; the first steps of new schemas are cold (their masks not
 computed yet), which is where serving hurts. structgen fills through its rows'
-:class:`~structgen.guides.cursor.Cursor` (``fill_next_token_bitmasks``); llguidance through
-``fill_next_token_bitmask_par`` on an ``LLExecutor`` of ``--threads`` threads. Each engine runs
+:class:`~structgen.guides.cursor.Cursor` (``fill_next_token_bitmasks``, its cold work first on
+``--threads`` native threads); llguidance through ``fill_next_token_bitmask_par`` on an
+``LLExecutor`` of ``--threads`` threads. Each engine runs
 in a process of its own (fresh caches), in turn, ``--repeats`` times.
 
 The rows follow valid instances of the corpus's schemas (``benchmarks/corpus/``, tokenized by the
@@ -59,7 +60,7 @@ def _run_structgen(tok: Any, rows: list[tuple[Any, list[int]]], threads: int, *,
     bitmask = structgen.Matcher.allocate_token_bitmask(len(rows), vocab.size)
 
     def fill(live: list[int]) -> None:
-        fill_next_token_bitmasks([cursors[i] for i in live], bitmask)
+        fill_next_token_bitmasks([cursors[i] for i in live], bitmask, threads=threads)
 
     def commit(i: int, token: int) -> bool:
         return cursors[i].accept(token)

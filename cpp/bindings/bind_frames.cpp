@@ -10,19 +10,12 @@
 #include "../engine/frames.h"
 #include "casters.h"
 #include "numpy.h"
+#include "py_guides.h"
 #include "py_lazy.h"
 
 namespace structgen::py {
 
 namespace {
-
-struct PyFrameSolver {
-    std::vector<nb::object> autos;  // the Python automata (kept alive while the solver lives)
-    FrameSolver core;
-    PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, std::shared_ptr<TokenIndex> index,
-                  size_t max_entries)
-        : autos(std::move(objs)), core(std::move(ptrs), std::move(index), max_entries) {}
-};
 
 // call f; an automaton the solver was not given yet is KeyError(its number)
 template <class F>
@@ -90,11 +83,14 @@ void bind_frames(nb::module_& m) {
         .def("set_automaton",
              [](PyFrameSolver& s, int64_t k, nb::object automaton) {
                  PyLazy& lazy = nb::cast<PyLazy&>(automaton);
+                 const bool had = s.core.has_automaton(k);
+                 s.same_pool(lazy.core);
                  s.core.set_automaton(k, &lazy.core);
-                 s.autos.push_back(std::move(automaton));
+                 if (!had) s.autos.push_back(std::move(automaton));
              },
              nb::arg("k"), nb::arg("automaton"),
-             "Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet)")
+             "Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet; the "
+             "same one again is nothing new)")
         .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes(); })
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
 }

@@ -11,23 +11,12 @@
 #include "../engine/token_bits.h"
 #include "casters.h"
 #include "numpy.h"
+#include "py_guides.h"
 #include "py_lazy.h"
 
 namespace structgen::py {
 
 namespace {
-
-struct PyDfaGuide {
-    nb::object auto_obj;  // the Python automaton (kept alive while the guide lives)
-    DfaGuideCore core;
-    PyDfaGuide(nb::object a, PyLazy& lazy, std::shared_ptr<TokenIndex> index, int64_t cache_bytes, std::string description,
-               std::string vocab_repr)
-        : auto_obj(std::move(a)), core(lazy.core, std::move(index), cache_bytes, std::move(description), std::move(vocab_repr)) {}
-    int32_t state(int64_t q) {
-        core.automaton().check(q);
-        return static_cast<int32_t>(q);
-    }
-};
 
 // one byte per token (0 or 1) from packed words: a word at a time, its 32 bits independent (the
 // compiler vectorises the inner loop; a bit at a time through has_bit took 240 us on 128k tokens)

@@ -14,6 +14,7 @@ void bind_lazy(nb::module_& m);
 void bind_vocab(nb::module_& m);
 void bind_guide(nb::module_& m);
 void bind_frames(nb::module_& m);
+void bind_batch(nb::module_& m);
 
 void register_errors(nb::module_& m) {
     static nb::object budget = nb::module_::import_("structgen.errors").attr("CompileBudgetExceeded");
@@ -48,6 +49,7 @@ NB_MODULE(_core, m) {
     structgen::py::bind_vocab(m);
     structgen::py::bind_guide(m);
     structgen::py::bind_frames(m);
+    structgen::py::bind_batch(m);
     m.attr("NOTHING") = structgen::NOTHING;
     m.attr("EPSILON") = structgen::EPSILON;
     m.attr("INF") = structgen::INF;

@@ -64,6 +64,7 @@ EmbeddedDfa::EmbeddedDfa(std::vector<int32_t> rows, std::vector<uint8_t> finals,
 }
 
 const std::vector<ByteSet>& EmbeddedDfa::classes(int32_t q) {
+    std::lock_guard<std::mutex> hold(*memo_lock_);  // (an entry once made never moves: read after the lock)
     auto& got = classes_[q];
     if (!got) {
         std::vector<int32_t> targets;
@@ -84,6 +85,7 @@ const std::vector<ByteSet>& EmbeddedDfa::classes(int32_t q) {
 }
 
 const std::vector<int64_t>& EmbeddedDfa::min_lengths(const std::map<int64_t, int64_t>& weights) {
+    std::lock_guard<std::mutex> hold(*memo_lock_);
     std::vector<std::pair<int64_t, int64_t>> key;
     for (int64_t k : all_symbols_) {
         auto it = weights.find(k);

@@ -1,10 +1,12 @@
 // An eager automaton inside expressions: per-state rows of 256 transitions (-1: none), finals,
 // calls and guards read back as symbols, byte partitions and shortest lengths. Immutable once
-// made (its memo tables aside), so pools share one by shared_ptr: a fork, a copy of a term.
+// made (its memo tables aside, which a lock guards: pools on a batch's threads may share one), so
+// pools share one by shared_ptr: a fork, a copy of a term.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,6 +62,7 @@ private:
     ByteSet readable_;
     std::vector<std::optional<std::vector<ByteSet>>> classes_;
     std::map<std::vector<std::pair<int64_t, int64_t>>, std::vector<int64_t>> minlen_;
+    std::unique_ptr<std::mutex> memo_lock_ = std::make_unique<std::mutex>();  // (a unique_ptr: the DFA is movable)
 };
 
 }  // namespace structgen

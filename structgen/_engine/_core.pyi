@@ -504,3 +504,8 @@ class FrameSolver:
         """Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet)"""
     @property
     def num_frames(self) -> int: ...
+
+def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int) -> None:
+    """
+    Compute frames [(FrameSolver, automaton, state, node)] and DFA masks [(DfaGuideCore, state)] on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout; errors are left to the serial pass that follows (it finds the work cached)
+    """

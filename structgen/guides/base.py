@@ -183,6 +183,12 @@ class Guide(ABC):
         :meth:`token_mask`)."""
         return None
 
+    def _prefetch(self, state: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The native work ``state``'s plain mask will ask for first and that is not cached yet:
+        ``(frames, masks)`` as :func:`structgen._engine.prefetch` takes them (a batch computes them
+        on native threads before its serial fill); none for a guide without a native core."""
+        return [], []
+
     def _dead_end(self) -> str:
         """Why a non-final state may allow no token (the end of the error message)."""
         return "the vocabulary cannot spell the bytes the constraint needs next"

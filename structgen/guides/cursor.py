@@ -39,15 +39,17 @@ Example:
 
 from __future__ import annotations
 
+import os
 from typing import Any, Iterable, Sequence
 
 import numpy as np
 
+from .._engine import prefetch
 from ..errors import TokenRejected, UnsatisfiableConstraint
 from .matcher import Matcher, pack_mask
 from .text_budget import BudgetCursor, TextBudget
 
-__all__ = ["Cursor", "fill_next_token_bitmasks"]
+__all__ = ["Cursor", "default_threads", "fill_next_token_bitmasks"]
 
 
 class Cursor:
@@ -145,6 +147,17 @@ class Cursor:
             except Exception as e:  # noqa: BLE001 - the row fails closed, the batch goes on
                 self.fail(e)
         return self.matcher.eos_only()
+
+    def prefetch_work(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """What the row's next mask asks of the native engine first, if not cached
+        (:meth:`.Matcher.prefetch_work`); nothing for an ended or failed row, or where finding it
+        fails (the fill then raises it for this row alone)."""
+        if self.ended or self.error is not None or (self.thinking is not None and self.thinking.remaining is not None):
+            return [], []
+        try:
+            return self.matcher.prefetch_work(self.state, budget=self.budget)
+        except Exception:  # noqa: BLE001 - the fill meets it again and fails the row
+            return [], []
 
     def fill(self, bitmask: np.ndarray, row: int = 0) -> None:
         """Write :meth:`packed_mask` into row ``row`` of ``bitmask`` (``[batch, words]`` int32:
@@ -247,11 +260,38 @@ def _all_allowed(words: int) -> np.ndarray:
     return found
 
 
+def default_threads() -> int:
+    """The cores this process may run on (the batch fill's threads by default)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # (not Linux)
+        return os.cpu_count() or 1
+
+
 def fill_next_token_bitmasks(cursors: Sequence[Cursor | None], bitmask: np.ndarray,
-                             indices: Sequence[int] | None = None) -> None:
+                             indices: Sequence[int] | None = None, *, threads: int | None = None) -> None:
     """The batch step: row ``indices[i]`` of ``bitmask`` (default ``i``) gets the mask of
     ``cursors[i]``; a ``None`` cursor (an unconstrained row) gets every token. The cursors may
-    have different guides; their matchers must share the bitmask's width."""
+    have different guides; their matchers must share the bitmask's width.
+
+    With ``threads`` above 1 (default: :func:`default_threads`), the rows' cold work is done
+    first on that many native threads (:func:`structgen._engine.prefetch`: the root frames of
+    a pushdown state, a DFA state's mask; rows that share an expression pool on one thread),
+    then every row is filled in turn from what that cached."""
+    if threads is None:
+        threads = default_threads()
+    if threads < 1:
+        raise ValueError(f"threads must be at least 1, not {threads}")
+    if threads > 1 and len(cursors) > 1:
+        frames: list[tuple[Any, ...]] = []
+        masks: list[tuple[Any, ...]] = []
+        for cursor in cursors:
+            if cursor is not None:
+                f, m = cursor.prefetch_work()
+                frames += f
+                masks += m
+        if len(frames) + len(masks) > 1:
+            prefetch(frames, masks, threads)
     for i, cursor in enumerate(cursors):
         row = i if indices is None else indices[i]
         if cursor is None:

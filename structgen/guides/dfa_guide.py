@@ -13,7 +13,7 @@ forced bytes are native (``cpp/engine/dfa_guide.cpp``); the API (masks, budgets,
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import numpy as np
 
@@ -198,6 +198,11 @@ class DfaGuide(Guide):
     def _packed(self, state: int) -> np.ndarray | None:
         self._check_state(state)
         return self._core.packed(state)
+
+    def _prefetch(self, state: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        if not 0 <= state < self.automaton.num_states or self._core.is_cached(state):
+            return [], []
+        return [], [(self._core, state)]
 
     def _walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """``(token ids, next states)`` of every token allowed from ``state`` (one native walk of

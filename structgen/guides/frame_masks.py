@@ -102,6 +102,10 @@ class FrameMasks:
             self._native[key] = got
         return got
 
+    def has_native(self, a: int, q: int, node: int) -> bool:
+        """Whether the native frame ``(a, q, node)`` (``q`` clamped) is cached here."""
+        return (a, q, node) in self._native
+
     @property
     def solver(self) -> FrameSolver | None:
         """The native frames (made on first use), or ``None`` where the network needs frame
@@ -120,8 +124,8 @@ class FrameMasks:
         return FrameSolver(autos, self.index.native, FRAME_CACHE)
 
     def _solved(self, solver: FrameSolver, ask: Callable[[], _T]) -> _T:
-        """``ask()`` of the solver, handing it the automata it reaches that it was not given yet
-        (it raises ``KeyError(k)`` for one; the frames it finished before stay cached)."""
+        """``ask()`` of the solver, handing it the automata it reaches that it was not given yet (it raises ``KeyError(k)`` for
+        one; the frames it finished before stay cached)."""
         while True:
             try:
                 return ask()
@@ -148,11 +152,10 @@ class FrameMasks:
     # -- walks inside one automaton ------------------------------------------------------------
 
     def walk(self, a: int, q: int, node: int, exact: bool = True) -> TokenWalk:
-        """The tokens below ``node`` read by automaton ``a`` from state ``q`` (cached). Not
-        ``exact`` (a plain frame's walk; a distance needs the exact one): where ``q`` is a string
-        body, from ``q`` with its counters clamped to what the tokens below ``node`` can tell
-        apart (:meth:`.LazyAutomaton.clamped_head`, the node's :attr:`~.TokenTrie.height`):
-        the same tokens, and the states they end in read those tokens' bytes alike. The
+        """The tokens below ``node`` read by automaton ``a`` from state ``q`` (cached). Not ``exact`` (a plain frame's
+        walk; a distance needs the exact one): where ``q`` is a string body, from ``q`` with its counters clamped to
+        what the tokens below ``node`` can tell apart (:meth:`.LazyAutomaton.clamped_head`, the node's
+        :attr:`~.TokenTrie.height`): the same tokens, and the states they end in read those tokens' bytes alike. The
         positions of a string under a length bound then share walks (see :meth:`rest_walk`)."""
         auto = self.view.auto(a)
         if not exact and node:
@@ -266,14 +269,13 @@ class FrameMasks:
         return self.trie_walk(auto, q, 0, trie)
 
     def clamped_walk(self, a: int, q: int) -> TokenWalk | None:
-        """The root walk of ``q`` where ``q`` reads a string under a length bound (an
-        intersection with its length term) that a token of ``n`` bytes cannot reach but the
-        longest could, ``n`` the longest of :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` for
-        which :meth:`.LazyAutomaton.clamped_head` cuts the string's bound: the tokens of at most ``n``
-        bytes from the clamped state's walk (shared by every position of the string), the longer
-        ones walked from ``q`` in their own trie. Past the string, the clamped state goes on in
-        ``q``'s own states, so the calls and returns within ``n`` bytes are ``q``'s. ``None``
-        where nothing is cut (cached)."""
+        """The root walk of ``q`` where ``q`` reads a string under a length bound (an intersection with its length term)
+        that a token of ``n`` bytes cannot reach but the longest could, ``n`` the longest of
+        :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` for which :meth:`.LazyAutomaton.clamped_head` cuts the
+        string's bound: the tokens of at most ``n`` bytes from the clamped state's walk (shared by every position of
+        the string), the longer ones walked from ``q`` in their own trie. Past the string, the clamped state goes on
+        in ``q``'s own states, so the calls and returns within ``n`` bytes are ``q``'s. ``None`` where nothing is cut
+        (cached)."""
         key = (a, q, -1, False)  # (node -1: this walk, from the root)
         if key in self._walks:
             return self._walks[key]
@@ -489,10 +491,9 @@ class FrameMasks:
                 self.collect(caller, m, parts, seen)
 
     def returns(self, parent: int, pops: tuple[int, ...]) -> FrameTokens:
-        """The tokens of stack ``parent`` (with what it returns to) from each of the trie nodes
-        ``pops``, as one frame (cached): where a frame may return at many nodes (a string's
-        closing quote inside many tokens), every position of the string returns at the same
-        nodes, and the union is made once instead of once per mask."""
+        """The tokens of stack ``parent`` (with what it returns to) from each of the trie nodes ``pops``, as one frame (cached):
+        where a frame may return at many nodes (a string's closing quote inside many tokens), every position of the string
+        returns at the same nodes, and the union is made once instead of once per mask."""
         key = (parent, pops)
         got = self._returns.get(key)
         if got is None:

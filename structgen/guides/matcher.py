@@ -191,6 +191,17 @@ class Matcher:
                 self._packed.popitem(last=False)
         return packed
 
+    def prefetch_work(self, state: int, *, budget: int | None = None) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The native work :meth:`packed_mask` would start with, where its mask is not cached:
+        ``(frames, masks)`` for :func:`structgen._engine.prefetch` (a batch runs them on native
+        threads first); ``([], [])`` where the mask is cached, narrowed by a budget, or not native."""
+        if self.vocab_size < self.guide.vocabulary.size or self.guide.effective_budget(state, budget) is not None:
+            return [], []
+        with self._lock:
+            if (state, None) in self._packed:
+                return [], []
+        return self.guide._prefetch(state)
+
     def fill_next_token_bitmask(self, state: int, bitmask: np.ndarray, row: int = 0, *,
                                 budget: int | None = None) -> None:
         """Write the tokens allowed in ``state`` into row ``row`` of ``bitmask``

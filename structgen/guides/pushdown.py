@@ -21,7 +21,7 @@ answers the same questions as a :class:`~.dfa_guide.DfaGuide` (``token_mask``, `
 from __future__ import annotations
 
 import threading
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 import numpy as np
 
@@ -60,7 +60,8 @@ class PushdownGuide(Guide):
         (True, [3])
     """
 
-    __slots__ = ("network", "max_depth", "_busy", "_view", "_stacks", "_dists", "_frames", "_next", "_finals_memo")
+    __slots__ = ("network", "max_depth", "_busy", "_view", "_stacks", "_dists", "_frames", "_next", "_finals_memo",
+                 "_handed")
 
     _STATES_NOTE = " so far"
 
@@ -74,6 +75,7 @@ class PushdownGuide(Guide):
         # Mask, distance and budget computations share frame caches and a set of frames being
         # computed (to cut call cycles): one thread at a time (they hold the GIL anyway).
         self._busy = threading.RLock()
+        self._handed = 0  # (automata handed to the native solver by _prefetch)
         self._view = NetworkView(network, frozenset(vocabulary.missing_bytes))
         self._stacks = StackTable(self._view, max_depth)
         self._dists = NetworkDistances(self._view, self._stacks, self._index, self._busy)
@@ -235,6 +237,29 @@ class PushdownGuide(Guide):
         elif not count_token_bits(words):
             raise self._dead_end_error(state)
         return words
+
+    def _prefetch(self, state: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+        """The root frames of ``state``'s stacks that the native solver makes (plain frames, not
+        inside a string under a length: :meth:`.FrameMasks.frame`) and has not made yet."""
+        with self._busy:
+            solver = self._frames.solver
+            if solver is None or not 0 <= state < len(self._stacks.configs):
+                return [], []
+            made = self._view.autos
+            if len(made) != self._handed:  # (automata made since: handed over now, not asked for mid-walk)
+                for k, auto in list(made.items()):
+                    solver.set_automaton(k, auto.auto)
+                self._handed = len(made)
+            wanted = []
+            for sid in self._stacks.configs[state]:
+                a, q, _, data = self._stacks.stacks[sid]
+                auto = self._view.auto(a).auto
+                if data or auto.in_bounded_string(q):
+                    continue
+                q = auto.clamped(q, self._index.longest_token)
+                if not self._frames.has_native(a, q, 0):
+                    wanted.append((solver, a, q, 0))
+            return wanted, []
 
     def _eager_states(self) -> Iterable[int]:
         return (self.initial_state,)

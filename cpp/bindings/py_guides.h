@@ -1,0 +1,47 @@
+// The native guides as the bindings hold them (the engine's object plus the Python objects it
+// keeps alive): shared by their own binding files and the batch's parallel prefetch
+// (bind_batch.cpp).
+#pragma once
+#include <nanobind/nanobind.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../engine/dfa_guide.h"
+#include "../engine/frames.h"
+#include "py_lazy.h"
+
+namespace structgen::py {
+
+struct PyFrameSolver {
+    std::vector<nb::object> autos;  // the Python automata (kept alive while the solver lives)
+    FrameSolver core;
+    Pool* pool = nullptr;           // the pool of every automaton given (one network, one pool)
+    PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, std::shared_ptr<TokenIndex> index,
+                  size_t max_entries)
+        : autos(std::move(objs)), core(ptrs, std::move(index), max_entries) {
+        for (LazyAutomaton* a : ptrs)
+            if (a) same_pool(*a);
+    }
+    // (every automaton of a solver shares one pool: a batch's threads are kept apart by pool)
+    void same_pool(LazyAutomaton& a) {
+        if (pool && pool != &a.pool()) throw InvalidArgument("FrameSolver: automata of different pools");
+        pool = &a.pool();
+    }
+};
+
+struct PyDfaGuide {
+    nb::object auto_obj;  // the Python automaton (kept alive while the guide lives)
+    DfaGuideCore core;
+    PyDfaGuide(nb::object a, PyLazy& lazy, std::shared_ptr<TokenIndex> index, int64_t cache_bytes, std::string description,
+               std::string vocab_repr)
+        : auto_obj(std::move(a)), core(lazy.core, std::move(index), cache_bytes, std::move(description), std::move(vocab_repr)) {}
+    int32_t state(int64_t q) {
+        core.automaton().check(q);
+        return static_cast<int32_t>(q);
+    }
+};
+
+}  // namespace structgen::py

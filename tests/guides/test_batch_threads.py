@@ -1,0 +1,139 @@
+"""The batch fill on native threads (``fill_next_token_bitmasks(..., threads=T)``): the rows' cold
+work is done first by :func:`structgen._engine.prefetch` on native threads, rows of one expression
+pool on one thread, the GIL held; the bitmasks are the one-thread fill's, bit for bit, at every
+step of a batch of real schemas, grammars and regexes on Llama-3 (the oracle: the serial fill,
+which the differential tests of the frames and masks check against ``next_state``)."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from typing import Any
+
+import numpy as np
+import pytest
+
+import structgen
+from structgen import _engine
+from structgen.guides import cursor as cursor_module
+from structgen.guides.cursor import Cursor, default_threads, fill_next_token_bitmasks
+from structgen.guides.matcher import Matcher
+
+from ..support.json_order import in_schema_order
+from ..support.paths import ROOT
+
+
+def _rows(vocab: structgen.Vocabulary, tok: Any) -> list[tuple[structgen.Guide, list[int]]]:
+    """(guide, tokens of a valid output) for the corpus's schemas (each twice: two rows on one
+    guide share its pool), grammars and regexes, compiled afresh (no warm caches)."""
+    structgen.compiler.clear_cache()
+    rows = []
+    for path in sorted((ROOT / "benchmarks" / "corpus").glob("*.json")):
+        case = json.loads(path.read_text(encoding="utf-8"))
+        if case.get("valid"):
+            guide = structgen.compile_json_schema(case["schema"], vocab)
+            ids = tok.encode(json.dumps(in_schema_order(case["valid"][0], case["schema"])), add_special_tokens=False)
+            rows += [(guide, ids), (guide, ids[: len(ids) // 2])]
+    for name, compile_ in [("json.gbnf", None), ("sql-select.lark", None), ("email.regex", "regex"), ("url.regex", "regex")]:
+        text = (ROOT / "grammars" / name).read_text(encoding="utf-8")
+        sample = json.loads((ROOT / "grammars" / (name.rsplit(".", 1)[0] + ".valid.jsonl")).read_text().splitlines()[0])
+        guide = (structgen.compile_regex(text.strip(), vocab) if compile_ else
+                 structgen.compile_grammar(text, vocab, syntax=name.rsplit(".", 1)[1]))
+        rows.append((guide, tok.encode(sample if isinstance(sample, str) else json.dumps(sample), add_special_tokens=False)))
+    return rows
+
+
+def _run(vocab: structgen.Vocabulary, tok: Any, threads: int) -> list[np.ndarray]:
+    """The bitmask of every lock-step of the rows, each row leaving once its tokens are spent."""
+    rows = _rows(vocab, tok)
+    cursors = [Cursor(Matcher.of(guide, vocab.size)) for guide, _ in rows]
+    bitmask = Matcher.allocate_token_bitmask(len(rows), vocab.size)
+    steps, live, k = [], [i for i in range(len(rows)) if rows[i][1]], 0
+    while live:
+        fill_next_token_bitmasks([cursors[i] for i in live], bitmask, threads=threads)
+        steps.append(bitmask[: len(live)].copy())
+        for i in live:
+            assert cursors[i].accept(rows[i][1][k]), (i, k)
+        k += 1
+        live = [i for i in live if k < len(rows[i][1])]
+    return steps
+
+
+def test_the_threaded_fill_is_the_one_thread_fill(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    work: list[tuple[int, int, int]] = []
+
+    def counted(frames: list[Any], masks: list[Any], threads: int) -> None:
+        work.append((len(frames), len(masks), threads))
+        _engine.prefetch(frames, masks, threads)
+
+    monkeypatch.setattr(cursor_module, "prefetch", counted)
+    one = _run(llama3_vocabulary, llama3_tokenizer, 1)
+    assert not work  # (one thread: no prefetch)
+    two = _run(llama3_vocabulary, llama3_tokenizer, 2)
+    assert len(one) == len(two)
+    for k, (a, b) in enumerate(zip(one, two)):
+        assert np.array_equal(a, b), f"step {k}: rows {np.flatnonzero((a != b).any(axis=1)).tolist()} differ"
+    # the threads had work: frames and DFA masks, at more than one step
+    assert sum(f for f, _, _ in work) > 50 and sum(m for _, m, _ in work) > 10 and len(work) > 5
+    assert all(t == 2 for _, _, t in work)
+
+
+def test_threads_are_checked_and_default_to_the_cores() -> None:
+    vocab = structgen.Vocabulary.from_bytes([b"a", b"b", None], eos_token_ids=[2])
+    rows = [Cursor(Matcher.of(structgen.compile_regex("ab", vocab))), Cursor(Matcher.of(structgen.compile_regex("b+", vocab)))]
+    bitmask = np.zeros((2, 1), dtype=np.int32)
+    with pytest.raises(ValueError, match="threads must be at least 1, not 0"):
+        fill_next_token_bitmasks(rows, bitmask, threads=0)
+    fill_next_token_bitmasks(rows, bitmask)
+    assert bitmask[:, 0].tolist() == [0b01, 0b10]
+    assert default_threads() >= 1
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        _engine.prefetch([], [], 0)
+    with pytest.raises(ValueError, match=r"a mask is \(DFA guide core, state\)"):
+        _engine.prefetch([], [(rows[0].matcher.guide._core,)], 2)
+    with pytest.raises(IndexError):
+        _engine.prefetch([], [(rows[0].matcher.guide._core, 99)], 2)
+    with pytest.raises(TypeError):
+        _engine.prefetch([], [("not a guide", 0)], 2)
+
+
+def test_a_guide_that_fails_in_the_prefetch_fails_only_its_row() -> None:
+    vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b"c", None], eos_token_ids=[3])
+    good = structgen.compile_regex("ab", vocab)
+
+    class Broken(type(good)):  # type: ignore[misc]
+        __slots__ = ()
+
+        def _prefetch(self, state: int) -> tuple[list[Any], list[Any]]:
+            raise RuntimeError("broken guide")
+
+        def _packed(self, state: int) -> np.ndarray | None:
+            raise RuntimeError("broken guide")
+
+    rows = [Cursor(Matcher.of(good)), Cursor(Matcher(Broken(good.automaton, vocab))), Cursor(Matcher.of(good))]
+    bitmask = np.zeros((3, 1), dtype=np.int32)
+    fill_next_token_bitmasks(rows, bitmask, threads=2)
+    assert bitmask[:, 0].tolist() == [0b0001, 0b1000, 0b0001]
+    assert rows[0].error is None and isinstance(rows[1].error, RuntimeError) and rows[2].error is None
+
+
+def _child(conn: Any) -> None:  # (after a fork: the parent's helper threads are not here)
+    vocab = structgen.Vocabulary.from_bytes([b"a", b"b", None], eos_token_ids=[2])
+    rows = [Cursor(Matcher.of(structgen.compile_regex(p, vocab))) for p in ("a+b", "b+a", "(ab)+", "(ba)+")]
+    bitmask = np.zeros((4, 1), dtype=np.int32)
+    fill_next_token_bitmasks(rows, bitmask, threads=2)
+    conn.send(bitmask[:, 0].tolist())
+
+
+def test_a_forked_process_makes_its_own_threads() -> None:
+    vocab = structgen.Vocabulary.from_bytes([b"a", b"b", None], eos_token_ids=[2])
+    rows = [Cursor(Matcher.of(structgen.compile_regex(p, vocab))) for p in ("b+", "a+")]
+    fill_next_token_bitmasks(rows, np.zeros((2, 1), dtype=np.int32), threads=2)  # (the parent's threads made)
+    ctx = multiprocessing.get_context("fork")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_child, args=(there,))
+    child.start()
+    child.join(60)
+    assert child.exitcode == 0, "the forked child hung or failed"
+    assert here.recv() == [0b01, 0b10, 0b01, 0b10]
