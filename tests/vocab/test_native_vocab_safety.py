@@ -26,7 +26,7 @@ TOKENS = st.lists(st.one_of(st.none(), st.binary(max_size=5), st.sampled_from([b
 OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_tokens", "walk_many", "slice_characters",
        "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
-       "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits"]
+       "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits", "prefetch"]
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -97,6 +97,15 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
             solver.frame(a, b, c)
         else:
             solver.expand(a, [b, c], [c, a], [a % 4, b], [b, 0])
+    elif op == "prefetch":  # (solvers and DFA cores of two pools on 1-3 native threads, then asked again serially)
+        pool2 = ExprPool()
+        auto2 = LazyAutomaton(pool2, _term(pool2, c + 1))
+        solver = _engine.FrameSolver([auto, None, auto], index, 1 + abs(b) % 5)
+        solver2 = _engine.FrameSolver([auto2], index, 4)
+        cores = [_engine.DfaGuideCore(x, index, 1 << 16, "fuzz", "vocab") for x in (auto, auto2)]
+        _engine.prefetch([(solver, a, b, c), (solver2, 0, a, b), (solver, 2, 0, 0)],
+                         [(cores[0], 0), (cores[1], 0), (cores[abs(a) % 2], b)], 1 + abs(c) % 3)
+        solver.frame(a, b, c)
     elif op in ("set_token_bits", "or_token_bits"):  # (ids past the words, negative, huge; widths that differ)
         import numpy as np
         words = np.zeros((len(tokens) + 31) // 32, dtype=np.int32)
