@@ -245,11 +245,6 @@ class PushdownGuide(Guide):
             solver = self._frames.solver
             if solver is None or not 0 <= state < len(self._stacks.configs):
                 return [], []
-            made = self._view.autos
-            if len(made) != self._handed:  # (automata made since: handed over now, not asked for mid-walk)
-                for k, auto in list(made.items()):
-                    solver.set_automaton(k, auto.auto)
-                self._handed = len(made)
             wanted = []
             for sid in self._stacks.configs[state]:
                 a, q, _, data = self._stacks.stacks[sid]
@@ -259,6 +254,11 @@ class PushdownGuide(Guide):
                 q = auto.clamped(q, self._index.longest_token)
                 if not self._frames.has_native(a, q, 0):
                     wanted.append((solver, a, q, 0))
+            made = self._view.autos
+            if wanted and len(made) != self._handed:  # (automata made since: handed over now, not asked for mid-walk)
+                for k, view in list(made.items()):
+                    solver.set_automaton(k, view.auto)
+                self._handed = len(made)
             return wanted, []
 
     def _eager_states(self) -> Iterable[int]:
