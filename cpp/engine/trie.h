@@ -5,7 +5,7 @@
 // the i-th key of the sorted (parent << 8 | byte) keys. Built once per vocabulary; a trie cut out
 // of a larger one (restrict) knows where each of its nodes came from (origin). Beside the
 // breadth-first arrays, the same nodes in preorder (depth first, children by byte: llguidance's
-// toktrie layout): a node's subtree is the contiguous run pre .. pre_end[pre], so a walk scans
+// toktrie layout): a node's subtree is the contiguous run p .. pre[p].end - 1, so a walk scans
 // memory forward and skips a dead subtree in one step (walk.h).
 //
 // Immutable once built: a trie is read by many threads at once. (Python: structgen/vocab/trie.py.)
