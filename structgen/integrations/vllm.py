@@ -25,9 +25,11 @@ How it runs, per vLLM worker process:
   measured there too.
 - **Each step** (``apply``): one pass over the constrained rows reads the tokens generated since
   the last step into each row's :class:`~structgen.guides.cursor.Cursor` (the step every
-  integration drives), which writes the row's packed mask (budget-aware: the tokens left are
-  ``max_tokens`` minus those generated) into one preallocated int32 bitmask, and one call masks
-  those rows of the logits in place on their device. Unconstrained rows cost nothing.
+  integration drives); then one batch fill (:func:`~structgen.guides.cursor.fill_next_token_bitmasks`:
+  the rows' cold work on native threads, one per core the worker may use) writes their packed
+  masks (budget-aware: the tokens left are ``max_tokens`` minus those generated) into one
+  preallocated int32 bitmask, and one call masks those rows of the logits in place on their
+  device. Unconstrained rows cost nothing.
 
 **Fail closed.** A request whose constraint cannot be used in the worker (its compile fails over
 the model's vocabulary although it passed admission, or a token some other option forced is
@@ -54,7 +56,7 @@ from vllm import SamplingParams
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor, MoveDirectionality
 
 from ..errors import StructgenError
-from ..guides.cursor import Cursor
+from ..guides.cursor import Cursor, fill_next_token_bitmasks
 from ..guides.matcher import Matcher, pack_mask
 from ..hf.bitmask import apply_token_bitmask_
 from ..vocab.index import prepare_vocabulary
@@ -266,15 +268,34 @@ class StructgenLogitsProcessor(LogitsProcessor):
                 rows[a] = row_b
 
     def apply(self, logits: torch.Tensor) -> torch.Tensor:
-        """Mask every constrained row of ``logits`` in place (one bitmask, one masking call)."""
+        """Mask every constrained row of ``logits`` in place: each row's cursor reads the tokens
+        generated since the last step, one batch fill (:func:`.fill_next_token_bitmasks`, its
+        cold work on the worker's cores) writes their masks into one bitmask, and one call masks
+        those rows of the logits."""
         if not self._rows:
             return logits
         indices: list[int] = []
+        cursors: list[Cursor] = []
+        places: list[int] = []
+        rows: list[_Row] = []
         for index, row in self._rows.items():
             if index >= logits.shape[0]:
                 continue
-            self._bitmask_np[len(indices)] = self._step(row)
+            cursor = self._advance(row)
+            if cursor is None:
+                assert row.failed is not None
+                self._bitmask_np[len(indices)] = row.failed
+            else:
+                cursors.append(cursor)
+                places.append(len(indices))
+                rows.append(row)
             indices.append(index)
+        if cursors:
+            fill_next_token_bitmasks(cursors, self._bitmask_np, places)
+            for cursor, place, row in zip(cursors, places, rows):
+                if cursor.error is not None:  # the mask could not be made: the row ends here
+                    self._log_failure(row, str(cursor.error))
+                    self._bitmask_np[place] = self._closed(row, cursor.matcher)
         if indices:
             apply_token_bitmask_(logits, self._bitmask[: len(indices)], indices)
         return logits
@@ -295,15 +316,15 @@ class StructgenLogitsProcessor(LogitsProcessor):
             logger.info("structgen: compiled %s in %.1f ms", constraint.describe(), seconds * 1e3)
         return _Ready(Matcher.of(guide, self.vocab_size), seconds, need)
 
-    def _step(self, row: _Row) -> np.ndarray:
-        """The row's packed mask for this step: its cursor's, once the tokens generated since the
-        last step are read in; the tokens vLLM stops on only, for a row that failed."""
+    def _advance(self, row: _Row) -> Cursor | None:
+        """The row's cursor with the tokens generated since the last step read in, ready for its
+        mask; ``None`` for a row that failed (its :attr:`_Row.failed` mask is set: the tokens
+        vLLM stops on only)."""
         if row.failed is not None:
-            return row.failed
+            return None
         cursor = row.cursor if row.cursor is not None else self._start(row)
         if cursor is None:
-            assert row.failed is not None
-            return row.failed
+            return None
         output = row.output
         while row.seen < len(output) and cursor.error is None:
             token = output[row.seen]
@@ -315,12 +336,9 @@ class StructgenLogitsProcessor(LogitsProcessor):
             if cursor.error is not None:
                 self._log_failure(row, f"{cursor.error} (another sampling option overrode the mask)")
         if cursor.error is not None:
-            return self._closed(row, cursor.matcher)
-        words = cursor.packed_mask()
-        if cursor.error is not None:
-            self._log_failure(row, str(cursor.error))
-            return self._closed(row, cursor.matcher)
-        return words
+            self._closed(row, cursor.matcher)
+            return None
+        return cursor
 
     def _start(self, row: _Row) -> Cursor | None:
         """The row's cursor, once its compile is done (waited for: once per distinct constraint,

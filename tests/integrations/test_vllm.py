@@ -202,6 +202,53 @@ def test_a_refused_token_or_a_failed_compile_ends_the_row_closed(smollm2_vocabul
     assert len(errors) == n
 
 
+def test_one_batch_fill_per_step_and_a_mask_that_fails_there_ends_its_row(
+        smollm2_vocabulary: Any, errors: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step fills every constrained row in one :func:`fill_next_token_bitmasks` call (its cold
+    work on native threads); a row whose mask raises inside it is logged and closed to EOS, and
+    the rows beside it keep their own masks."""
+    import structgen.integrations.vllm as plugin
+
+    vocab = smollm2_vocabulary
+    proc = _Processor(_config(vocab), torch.device("cpu"), False)
+    calls: list[tuple[int, list[int]]] = []
+    real = plugin.fill_next_token_bitmasks
+
+    def spy(cursors: Any, bitmask: Any, indices: Any = None, **kw: Any) -> None:
+        calls.append((len(cursors), list(indices)))
+        real(cursors, bitmask, indices, **kw)
+
+    monkeypatch.setattr(plugin, "fill_next_token_bitmasks", spy)
+    schema = json.dumps(PERSON)
+    _update(proc, 4, added=[(0, _params(structgen_json_schema=schema), None, []), (1, _params(), None, []),
+                            (2, _params(structgen_regex=DATE), None, []),
+                            (3, _params(structgen_json_schema=schema), None, [])])
+    logits = torch.zeros(4, vocab.size + WIDTH_PAD)
+    proc.apply(logits)
+    assert calls == [(3, [0, 1, 2])]  # rows 0, 2, 3 sit in bitmask rows 0, 1, 2
+    person = structgen.compile_json_schema(schema, vocab)
+    for row, guide in [(0, person), (2, structgen.compile_regex(DATE, vocab)), (3, person)]:
+        want = np.zeros(vocab.size + WIDTH_PAD, dtype=bool)
+        want[: vocab.size] = guide.token_mask(0, budget=40)
+        assert np.array_equal(torch.isfinite(logits[row]).numpy(), want), row
+    broken = proc._rows[3].cursor
+    assert broken is not None
+
+    def boom(state: int, budget: int | None = None) -> np.ndarray:
+        raise RuntimeError("a mask that cannot be made")
+
+    monkeypatch.setattr(broken, "matcher", SimpleNamespace(**{**{k: getattr(broken.matcher, k) for k in (
+        "guide", "words", "vocab_size", "eos_only", "prefetch_work", "initial_state")}, "packed_mask": boom}))
+    logits = torch.zeros(4, vocab.size + WIDTH_PAD)
+    proc.apply(logits)
+    assert torch.isfinite(logits[3]).nonzero().flatten().tolist() == sorted(vocab.eos_token_ids)
+    assert any("a mask that cannot be made" in e and "is ended" in e for e in errors)
+    assert torch.isfinite(logits[0]).sum() > 1 and torch.isfinite(logits[1]).all()
+    n = len(errors)
+    proc.apply(torch.zeros(4, vocab.size + WIDTH_PAD))  # closed from now on, logged once
+    assert len(errors) == n and calls[-1] == (2, [0, 1])
+
+
 def test_a_budget_below_the_minimum_drops_budget_awareness(smollm2_vocabulary: Any) -> None:
     vocab = smollm2_vocabulary
     proc = _Processor(_config(vocab), torch.device("cpu"), False)
