@@ -80,6 +80,30 @@ void bind_frames(nb::module_& m) {
              nb::arg("automaton"), nb::arg("pops"), nb::arg("nodes"), nb::arg("callees"), nb::arg("rets"),
              "(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of "
              "their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)")
+        .def("add_stacks",
+             [](PyFrameSolver& s, const std::vector<int64_t>& automata, const std::vector<int64_t>& states,
+                const std::vector<int64_t>& parents) {
+                 if (automata.size() != states.size() || automata.size() != parents.size())
+                     throw InvalidArgument("FrameSolver.add_stacks: automata, states and parents of different lengths");
+                 for (size_t i = 0; i < automata.size(); ++i) asking([&] { s.masks.add(automata[i], states[i], parents[i]); });
+             },
+             nb::arg("automata"), nb::arg("states"), nb::arg("parents"),
+             "Add stacks num_stacks, num_stacks + 1, ...: (automaton, state) on top of the parent stack (-1: none; "
+             "else one added before). KeyError(k) for an automaton not given yet (the stacks before it are added)")
+        .def_prop_ro("num_stacks", [](const PyFrameSolver& s) { return s.masks.num_stacks(); })
+        .def("collect",
+             [](PyFrameSolver& s, const std::vector<int64_t>& stacks, nb::ndarray<int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> words) {
+                 std::span<uint32_t> out(reinterpret_cast<uint32_t*>(words.data()), words.shape(0));
+                 if (out.size() != s.core.words())
+                     throw InvalidArgument("FrameSolver.collect: words of " + std::to_string(out.size()) + " int32, not " +
+                                           std::to_string(s.core.words()) + " (the vocabulary's)");
+                 return asking([&] { return s.masks.collect(stacks, out); });
+             },
+             nb::arg("stacks"), nb::arg("words"),
+             "OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it "
+             "returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the "
+             "root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and "
+             "ask again (what was OR-ed stays OR-ed)")
         .def("set_automaton",
              [](PyFrameSolver& s, int64_t k, nb::object automaton) {
                  PyLazy& lazy = nb::cast<PyLazy&>(automaton);
@@ -91,7 +115,7 @@ void bind_frames(nb::module_& m) {
              nb::arg("k"), nb::arg("automaton"),
              "Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet; the "
              "same one again is nothing new)")
-        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes(); })
+        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes() + s.masks.memory_bytes(); })
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
 }
 

@@ -75,6 +75,10 @@ public:
 
     size_t memory_bytes() const { return bytes_; }
     size_t num_frames() const { return frames_.size(); }
+    // automaton a (OutOfRange where the network has none; MissingAutomaton where not given yet)
+    LazyAutomaton& automaton(int64_t a) const;
+    // the words of a packed mask over the vocabulary
+    size_t words() const { return index_->words(); }
 
 private:
     struct Walk {
@@ -90,7 +94,6 @@ private:
         size_t operator()(const Key& k) const noexcept;
     };
 
-    LazyAutomaton& automaton(int64_t a) const;
     std::shared_ptr<const Walk> walk(int64_t a, int32_t q, int32_t node);
     // the slice tokens a root walk of q takes from slice k's precomputed ones (m: their most
     // characters), or -1 where slice k does not apply (see structgen/vocab/slices.py)

@@ -498,6 +498,12 @@ class FrameSolver:
         """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None"""
     def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
         """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)"""
+    def add_stacks(self, automata: Sequence[int], states: Sequence[int], parents: Sequence[int]) -> None:
+        """Add stacks num_stacks, num_stacks + 1, ...: (automaton, state) on top of the parent stack (-1: none; else one added before). KeyError(k) for an automaton not given yet (the stacks before it are added)"""
+    @property
+    def num_stacks(self) -> int: ...
+    def collect(self, stacks: Sequence[int], words: NDArray[numpy.int32]) -> list[int]:
+        """OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and ask again (what was OR-ed stays OR-ed)"""
     @property
     def memory_bytes(self) -> int: ...
     def set_automaton(self, k: int, automaton: LazyAutomaton) -> None:

@@ -88,7 +88,7 @@ class FrameMasks:
         key = (a, q, node)
         got = self._native.get(key)
         if got is None:
-            ids, pops, words, size = self._solved(solver, lambda: solver.frame(a, q, node))
+            ids, pops, words, size = self.solved(solver, lambda: solver.frame(a, q, node))
             if words is None:
                 got = FrameTokens(ids, tuple(pops.tolist()), 0)
             else:  # (a string slice's tokens: packed, listed only if read)
@@ -119,11 +119,11 @@ class FrameMasks:
         view, pool = self.view, self.view.network.pool
         if view.unique is not None or any(s >= GUARD_FIRST for k in view.reachable() for s in pool.symbols_in(view.roots[k])):
             return False
-        # (automata are handed over as frames reach them: see _solved)
+        # (automata are handed over as frames reach them: see solved)
         autos: list[object] = [view.autos[k].auto if k in view.autos else None for k in range(len(view.network))]
         return FrameSolver(autos, self.index.native, FRAME_CACHE)
 
-    def _solved(self, solver: FrameSolver, ask: Callable[[], _T]) -> _T:
+    def solved(self, solver: FrameSolver, ask: Callable[[], _T]) -> _T:
         """``ask()`` of the solver, handing it the automata it reaches that it was not given yet (it raises ``KeyError(k)`` for
         one; the frames it finished before stay cached)."""
         while True:
@@ -375,7 +375,7 @@ class FrameMasks:
             deep = [c for c in calls if c[0] > 0]
             if deep:
                 nodes, callees, rets = [m for m, _, _ in deep], [k for _, k, _ in deep], [r for _, _, r in deep]
-                more, pops_once = self._solved(solver, lambda: solver.expand(a, pops, nodes, callees, rets))
+                more, pops_once = self.solved(solver, lambda: solver.expand(a, pops, nodes, callees, rets))
                 if more.size:
                     parts.append(more)
                 pops = pops_once.tolist()

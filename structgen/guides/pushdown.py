@@ -189,21 +189,26 @@ class PushdownGuide(Guide):
         hold ``_busy``."""
         parts: list[FrameTokens] = []
         seen: set[tuple[int, int]] = set()
-        deep = False
-        depths = self._stacks.depths
         for sid in self._stacks.configs[state]:
             self._frames.collect(sid, 0, parts, seen)
-            # (one token pushes far fewer than max_depth // 2 frames: each push reads an opening byte)
-            deep = deep or depths[sid] > self.max_depth // 2
-        return parts, deep
+        return parts, self._deep(state)
 
-    def _words_of(self, state: int, parts: list[FrameTokens]) -> np.ndarray:
-        """The tokens of ``parts`` OR-ed natively into packed int32 words, less, where an item
-        below another frame may be led where only written values finish it, those of the tokens
-        in danger that :meth:`next_state` refuses. Callers hold ``_busy``."""
+    def _deep(self, state: int) -> bool:
+        """Whether a stack of ``state`` is near the nesting bound."""
+        # (one token pushes far fewer than max_depth // 2 frames: each push reads an opening byte)
+        depths, half = self._stacks.depths, self.max_depth // 2
+        return any(depths[sid] > half for sid in self._stacks.configs[state])
+
+    def _words_of(self, state: int) -> np.ndarray:
+        """The tokens of ``state``'s frames OR-ed natively into packed int32 words: the whole
+        union in one native call where the network needs no frame data (:meth:`_native_words`),
+        else :meth:`_frames_of`'s frames; less, where an item below another frame may be led
+        where only written values finish it, those of the tokens in danger that
+        :meth:`next_state` refuses. Callers hold ``_busy``."""
         words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
-        for frame in parts:
-            frame.or_into(words)
+        if not self._native_words(state, words):
+            for frame in self._frames_of(state)[0]:
+                frame.or_into(words)
         if self._stacks.nested:
             bits = words.view(np.uint32)
             for t in self._frames.tokens_in_danger(self._stacks.configs[state]):
@@ -211,12 +216,37 @@ class PushdownGuide(Guide):
                     bits[t >> 5] &= ~np.uint32(1 << (t & 31))
         return words
 
+    def _native_words(self, state: int, words: np.ndarray) -> bool:
+        """OR ``state``'s mask into ``words`` with the native solver's ``collect`` (its stacks
+        handed over first, as they were made); a stack it leaves (a top at the root of a string
+        under a length bound) is collected here. ``False`` where the network needs frame data."""
+        frames = self._frames
+        solver = frames.solver
+        if solver is None:
+            return False
+        table = self._stacks.stacks
+
+        def hand_over() -> None:  # (from where the last call stopped: a KeyError may cut it short)
+            new = table[solver.num_stacks:]
+            if new:
+                solver.add_stacks([s[0] for s in new], [s[1] for s in new], [s[2] for s in new])
+
+        frames.solved(solver, hand_over)
+        left = frames.solved(solver, lambda: solver.collect(self._stacks.configs[state], words))
+        if left:
+            parts: list[FrameTokens] = []
+            seen: set[tuple[int, int]] = set()
+            for sid in left:
+                frames.collect(sid, 0, parts, seen)
+            for frame in parts:
+                frame.or_into(words)
+        return True
+
     def _token_set(self, state: int) -> np.ndarray:
         with self._busy:
-            parts, deep = self._frames_of(state)
-            words = self._words_of(state, parts)
+            words = self._words_of(state)
             mask: np.ndarray = np.unpackbits(words.view(np.uint8), bitorder="little")[: self.vocabulary.size].view(bool)
-            if deep:  # near the nesting bound: the frames' tokens may push past it, so check each
+            if self._deep(state):  # near the nesting bound: the frames' tokens may push past it, so check each
                 for t in np.flatnonzero(mask).tolist():
                     if self.next_state(state, t) < 0:
                         mask[t] = False
@@ -228,10 +258,9 @@ class PushdownGuide(Guide):
         there: :meth:`_token_set`)."""
         self._check_state(state)
         with self._busy:
-            parts, deep = self._frames_of(state)
-            if deep:
+            if self._deep(state):
                 return None
-            words = self._words_of(state, parts)
+            words = self._words_of(state)
         if self.is_final(state):
             set_token_bits(words, self._eos)
         elif not count_token_bits(words):

@@ -1,0 +1,119 @@
+#include "stack_masks.h"
+
+#include <climits>
+#include <string>
+
+#include "errors.h"
+#include "flat_map.h"
+#include "token_bits.h"
+
+namespace structgen {
+
+namespace {
+// a frame that may return at this many nodes or more has its caller's union kept whole
+// (structgen.guides.frame_masks.RETURNS_FROM)
+constexpr size_t RETURNS_FROM = 8;
+
+void or_frame(const Frame& f, std::span<uint32_t> words) {
+    set_token_bits(words, f.ids);
+    if (f.bits) or_token_bits(words, *f.bits);
+}
+
+uint64_t returns_hash(int64_t parent, const std::vector<int64_t>& pops) {
+    uint64_t h = mix64(static_cast<uint64_t>(parent) + 0x9E3779B97F4A7C15ull);
+    for (const int64_t m : pops) h = mix64(h ^ static_cast<uint64_t>(m));
+    return h;
+}
+}  // namespace
+
+// the (stack, node) pairs collected so far in one union
+class StackMasks::Seen {
+public:
+    // whether (sid, node) is new (it is marked seen)
+    bool first(int64_t sid, int64_t node) {
+        const uint64_t key = (static_cast<uint64_t>(sid) << 32) | static_cast<uint64_t>(node);
+        if (seen_.contains(key)) return false;
+        seen_.put(key, 1);
+        return true;
+    }
+
+private:
+    FlatMap<char> seen_;
+};
+
+void StackMasks::add(int64_t a, int64_t q, int64_t parent) {
+    if (stacks_.size() >= static_cast<size_t>(INT32_MAX)) throw BudgetExceeded("stacks of a pushdown guide", INT32_MAX);
+    if (parent < -1 || parent >= num_stacks())
+        throw OutOfRange("StackMasks: parent stack " + std::to_string(parent) + " not added before stack " + std::to_string(num_stacks()));
+    frames_.automaton(a).check(q);
+    stacks_.push_back({a, static_cast<int32_t>(q), parent});
+}
+
+const StackMasks::Entry& StackMasks::entry(int64_t sid) const {
+    if (sid < 0 || sid >= num_stacks()) throw OutOfRange("StackMasks: no stack " + std::to_string(sid));
+    return stacks_[static_cast<size_t>(sid)];
+}
+
+std::vector<int64_t> StackMasks::collect(std::span<const int64_t> sids, std::span<uint32_t> words) {
+    for (const int64_t sid : sids) entry(sid);  // (all checked before anything is written)
+    std::vector<int64_t> left;
+    Seen seen;
+    for (const int64_t sid : sids) {
+        const Entry& e = entry(sid);
+        if (frames_.automaton(e.a).in_bounded_string(e.q)) {
+            left.push_back(sid);
+            continue;
+        }
+        collect_from(sid, 0, words, seen);
+    }
+    return left;
+}
+
+void StackMasks::collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, Seen& seen) {
+    std::vector<std::pair<int64_t, int64_t>> todo{{sid, node}};
+    while (!todo.empty()) {
+        const auto [s, n] = todo.back();
+        todo.pop_back();
+        if (!seen.first(s, n)) continue;
+        const Entry e = entry(s);
+        const std::shared_ptr<const Frame> f = frames_.frame(e.a, e.q, n);
+        or_frame(*f, words);
+        if (e.parent < 0 || f->pops.empty()) continue;
+        if (f->pops.size() >= RETURNS_FROM) {
+            const Returns& r = returns(e.parent, f->pops);
+            set_token_bits(words, r.ids);
+            or_token_bits(words, r.bits);
+            continue;
+        }
+        for (const int64_t m : f->pops) todo.emplace_back(e.parent, m);
+    }
+}
+
+const StackMasks::Returns& StackMasks::returns(int64_t parent, const std::vector<int64_t>& pops) {
+    const uint64_t h = returns_hash(parent, pops);
+    auto [lo, hi] = returns_.equal_range(h);
+    for (auto it = lo; it != hi; ++it)
+        if (it->second.parent == parent && it->second.pops == pops) return it->second;
+    DepthGuard guard(depth_);  // (a caller's union may need its own caller's: as deep as the stack)
+    std::vector<uint32_t> union_words(frames_.words(), 0);
+    Seen seen;
+    for (const int64_t m : pops) collect_from(parent, m, union_words, seen);
+    Returns r{parent, pops, {}, {}};
+    const int64_t count = count_token_bits(union_words);
+    if (static_cast<size_t>(count) * 4 <= union_words.size()) {
+        r.ids.reserve(static_cast<size_t>(count));
+        for (size_t w = 0; w < union_words.size(); ++w)
+            for (uint32_t x = union_words[w]; x; x &= x - 1)
+                r.ids.push_back(static_cast<int64_t>(w * 32 + static_cast<size_t>(__builtin_ctz(x))));
+    } else {
+        r.bits = std::move(union_words);
+    }
+    if (returns_.size() >= max_entries_) {
+        returns_.clear();
+        bytes_ = 0;
+    }
+    bytes_ += r.ids.size() * 8 + r.bits.size() * 4 + r.pops.size() * 8 + 96;
+    return returns_.emplace(h, std::move(r))->second;
+}
+
+}  // namespace structgen
