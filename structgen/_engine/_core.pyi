@@ -511,7 +511,7 @@ class FrameSolver:
     @property
     def num_frames(self) -> int: ...
 
-def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int) -> None:
+def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int, states: list[tuple[Any, ...]] = ...) -> list[bool]:
     """
-    Compute frames [(FrameSolver, automaton, state, node)] and DFA masks [(DfaGuideCore, state)] on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout; errors are left to the serial pass that follows (it finds the work cached)
+    Compute frames [(FrameSolver, automaton, state, node)], DFA masks [(DfaGuideCore, state)] and states' masks [(FrameSolver, stacks, words int32, ...): FrameSolver.collect into words] on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout. Answers, per state, whether its mask was made whole (else the words may hold part of it); other errors are left to the serial pass that follows (it finds the work cached)
     """

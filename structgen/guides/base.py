@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from typing import Any, Iterable, Literal, TypeVar
+from typing import Any, Iterable, Literal, NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ..errors import UnsatisfiableConstraint, VocabularyError
 from ..vocab.index import index_of
 from ..vocab.vocabulary import Vocabulary
 
-__all__ = ["DEFAULT_MASK_CACHE_BYTES", "Guide"]
+__all__ = ["DEFAULT_MASK_CACHE_BYTES", "NO_WORK", "Guide", "NativeWork"]
 
 #: Default bound on the masks one guide caches, in bytes (one byte per token per mask): 256 MiB is
 #: 2,000 masks over Llama-3's 128k tokens. Past it the oldest mask is dropped and recomputed if
@@ -40,6 +40,27 @@ DEFAULT_MASK_CACHE_BYTES = 256 * 2**20
 TIGHT_CACHE_SIZE = 1024
 
 _G = TypeVar("_G", bound="Guide")
+
+
+class NativeWork(NamedTuple):
+    """What a state's plain mask asks of the native engine first, in the forms
+    :func:`structgen._engine.prefetch` takes (a batch runs its rows' work on native threads before
+    its serial fill): frames ``(solver, automaton, state, node)``, DFA masks ``(core, state)``, and
+    whole pushdown states ``(solver, stacks, words, keep)``, where ``keep(words)`` is called once
+    the state's mask was made whole into ``words``.
+
+    Example:
+        >>> NO_WORK.frames, len(NO_WORK)
+        ((), 3)
+    """
+
+    frames: Sequence[tuple[Any, ...]]
+    masks: Sequence[tuple[Any, ...]]
+    states: Sequence[tuple[Any, ...]]
+
+
+#: No native work (a cached mask, a guide without a native core).
+NO_WORK = NativeWork((), (), ())
 
 
 class Guide(ABC):
@@ -183,11 +204,11 @@ class Guide(ABC):
         :meth:`token_mask`)."""
         return None
 
-    def _prefetch(self, state: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """The native work ``state``'s plain mask will ask for first and that is not cached yet:
-        ``(frames, masks)`` as :func:`structgen._engine.prefetch` takes them (a batch computes them
-        on native threads before its serial fill); none for a guide without a native core."""
-        return [], []
+    def _prefetch(self, state: int) -> NativeWork:
+        """The native work ``state``'s plain mask will ask for first and that is not cached yet
+        (:class:`NativeWork`: a batch does it on native threads before its serial fill); none for
+        a guide without a native core."""
+        return NO_WORK
 
     def _dead_end(self) -> str:
         """Why a non-final state may allow no token (the end of the error message)."""

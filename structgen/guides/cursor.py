@@ -46,6 +46,7 @@ import numpy as np
 
 from .._engine import prefetch
 from ..errors import TokenRejected, UnsatisfiableConstraint
+from .base import NO_WORK, NativeWork
 from .matcher import Matcher, pack_mask
 from .text_budget import BudgetCursor, TextBudget
 
@@ -148,16 +149,16 @@ class Cursor:
                 self.fail(e)
         return self.matcher.eos_only()
 
-    def prefetch_work(self) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    def prefetch_work(self) -> NativeWork:
         """What the row's next mask asks of the native engine first, if not cached
         (:meth:`.Matcher.prefetch_work`); nothing for an ended or failed row, or where finding it
         fails (the fill then raises it for this row alone)."""
         if self.ended or self.error is not None or (self.thinking is not None and self.thinking.remaining is not None):
-            return [], []
+            return NO_WORK
         try:
             return self.matcher.prefetch_work(self.state, budget=self.budget)
         except Exception:  # noqa: BLE001 - the fill meets it again and fails the row
-            return [], []
+            return NO_WORK
 
     def fill(self, bitmask: np.ndarray, row: int = 0) -> None:
         """Write :meth:`packed_mask` into row ``row`` of ``bitmask`` (``[batch, words]`` int32:
@@ -275,9 +276,10 @@ def fill_next_token_bitmasks(cursors: Sequence[Cursor | None], bitmask: np.ndarr
     have different guides; their matchers must share the bitmask's width.
 
     With ``threads`` above 1 (default: :func:`default_threads`), the rows' cold work is done
-    first on that many native threads (:func:`structgen._engine.prefetch`: the root frames of
-    a pushdown state, a DFA state's mask; rows that share an expression pool on one thread),
-    then every row is filled in turn from what that cached."""
+    first on that many native threads (:func:`structgen._engine.prefetch`: a pushdown state's
+    whole mask where its network needs no frame data, else its root frames; a DFA state's mask;
+    rows that share an expression pool on one thread), then every row is filled in turn from
+    what that made."""
     if threads is None:
         threads = default_threads()
     if threads < 1:
@@ -285,13 +287,17 @@ def fill_next_token_bitmasks(cursors: Sequence[Cursor | None], bitmask: np.ndarr
     if threads > 1 and len(cursors) > 1:
         frames: list[tuple[Any, ...]] = []
         masks: list[tuple[Any, ...]] = []
+        states: list[tuple[Any, ...]] = []
         for cursor in cursors:
             if cursor is not None:
-                f, m = cursor.prefetch_work()
-                frames += f
-                masks += m
-        if len(frames) + len(masks) > 1:
-            prefetch(frames, masks, threads)
+                work = cursor.prefetch_work()
+                frames += work.frames
+                masks += work.masks
+                states += work.states
+        if len(frames) + len(masks) + len(states) > 1:
+            for task, made in zip(states, prefetch(frames, masks, threads, states)):
+                if made:
+                    task[3](task[2])
     for i, cursor in enumerate(cursors):
         row = i if indices is None else indices[i]
         if cursor is None:

@@ -46,7 +46,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 import numpy as np
 
 from ..errors import VocabularyError
-from .base import Guide
+from .base import NO_WORK, Guide, NativeWork
 
 __all__ = ["DEFAULT_PACKED_CACHE_SIZE", "Matcher", "bitmask_words", "pack_mask"]
 
@@ -191,15 +191,15 @@ class Matcher:
                 self._packed.popitem(last=False)
         return packed
 
-    def prefetch_work(self, state: int, *, budget: int | None = None) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """The native work :meth:`packed_mask` would start with, where its mask is not cached:
-        ``(frames, masks)`` for :func:`structgen._engine.prefetch` (a batch runs them on native
-        threads first); ``([], [])`` where the mask is cached, narrowed by a budget, or not native."""
+    def prefetch_work(self, state: int, *, budget: int | None = None) -> NativeWork:
+        """The native work :meth:`packed_mask` would start with, where its mask is not cached
+        (:class:`.NativeWork`: a batch runs it on native threads first); none where the mask is
+        cached, narrowed by a budget, or not native."""
         if self.vocab_size < self.guide.vocabulary.size or self.guide.effective_budget(state, budget) is not None:
-            return [], []
+            return NO_WORK
         with self._lock:
             if (state, None) in self._packed:
-                return [], []
+                return NO_WORK
         return self.guide._prefetch(state)
 
     def fill_next_token_bitmask(self, state: int, bitmask: np.ndarray, row: int = 0, *,

@@ -25,12 +25,12 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .._engine import count_token_bits, set_token_bits
+from .._engine import FrameSolver, count_token_bits, set_token_bits
 from ..automata.lazy import UNBUILT
 from ..automata.network import Network
 from ..errors import VocabularyError
 from ..vocab.vocabulary import Vocabulary
-from .base import DEFAULT_MASK_CACHE_BYTES, Guide
+from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeWork
 from .distances import NetworkDistances
 from .frame_masks import FrameMasks
 from .frame_tokens import FrameTokens
@@ -61,7 +61,7 @@ class PushdownGuide(Guide):
     """
 
     __slots__ = ("network", "max_depth", "_busy", "_view", "_stacks", "_dists", "_frames", "_next", "_finals_memo",
-                 "_handed")
+                 "_handed", "_made")
 
     _STATES_NOTE = " so far"
 
@@ -76,6 +76,7 @@ class PushdownGuide(Guide):
         # computed (to cut call cycles): one thread at a time (they hold the GIL anyway).
         self._busy = threading.RLock()
         self._handed = 0  # (automata handed to the native solver by _prefetch)
+        self._made: dict[int, np.ndarray] = {}  # (states' words a batch's threads made: see _prefetch)
         self._view = NetworkView(network, frozenset(vocabulary.missing_bytes))
         self._stacks = StackTable(self._view, max_depth)
         self._dists = NetworkDistances(self._view, self._stacks, self._index, self._busy)
@@ -106,7 +107,7 @@ class PushdownGuide(Guide):
     def memory_bytes(self) -> int:
         """Approximate bytes this guide holds: its network, the automata built so far, the masks,
         frames, stacks and transitions cached so far."""
-        masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size
+        masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size + sum(w.nbytes for w in list(self._made.values()))
         autos = sum(a.memory_bytes for a in self._view.autos.values())
         interned = self._stacks.memory_bytes + 80 * len(self._next)
         if self._view.unique is not None:
@@ -205,6 +206,9 @@ class PushdownGuide(Guide):
         else :meth:`_frames_of`'s frames; less, where an item below another frame may be led
         where only written values finish it, those of the tokens in danger that
         :meth:`next_state` refuses. Callers hold ``_busy``."""
+        made = self._made.pop(state, None)
+        if made is not None:
+            return made  # (made whole natively: no frame data, so nothing in danger)
         words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
         if not self._native_words(state, words):
             for frame in self._frames_of(state)[0]:
@@ -224,14 +228,7 @@ class PushdownGuide(Guide):
         solver = frames.solver
         if solver is None:
             return False
-        table = self._stacks.stacks
-
-        def hand_over() -> None:  # (from where the last call stopped: a KeyError may cut it short)
-            new = table[solver.num_stacks:]
-            if new:
-                solver.add_stacks([s[0] for s in new], [s[1] for s in new], [s[2] for s in new])
-
-        frames.solved(solver, hand_over)
+        self._hand_stacks(solver)
         left = frames.solved(solver, lambda: solver.collect(self._stacks.configs[state], words))
         if left:
             parts: list[FrameTokens] = []
@@ -241,6 +238,17 @@ class PushdownGuide(Guide):
             for frame in parts:
                 frame.or_into(words)
         return True
+
+    def _hand_stacks(self, solver: FrameSolver) -> None:
+        """Hand the native solver the stacks made since the last call."""
+        table = self._stacks.stacks
+
+        def hand_over() -> None:  # (from where the last call stopped: a KeyError may cut it short)
+            new = table[solver.num_stacks:]
+            if new:
+                solver.add_stacks([s[0] for s in new], [s[1] for s in new], [s[2] for s in new])
+
+        self._frames.solved(solver, hand_over)
 
     def _token_set(self, state: int) -> np.ndarray:
         with self._busy:
@@ -267,28 +275,41 @@ class PushdownGuide(Guide):
             raise self._dead_end_error(state)
         return words
 
-    def _prefetch(self, state: int) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-        """The root frames of ``state``'s stacks that the native solver makes (plain frames, not
-        inside a string under a length: :meth:`.FrameMasks.frame`) and has not made yet."""
+    def _prefetch(self, state: int) -> NativeWork:
+        """The native work of ``state``'s mask where the network needs no frame data: the whole
+        mask from its stacks (``FrameSolver.collect`` into new words, kept for :meth:`_words_of`
+        once made whole); where a stack's top is at the root of a string under a length bound
+        (its frame is made here: :meth:`.FrameMasks.frame`), the other tops' root frames that the
+        solver has not made yet."""
         with self._busy:
             solver = self._frames.solver
-            if solver is None or not 0 <= state < len(self._stacks.configs):
-                return [], []
-            wanted = []
+            if solver is None or not 0 <= state < len(self._stacks.configs) or self._deep(state):
+                return NO_WORK
+            wanted, bounded = [], False
             for sid in self._stacks.configs[state]:
-                a, q, _, data = self._stacks.stacks[sid]
+                a, q, _, _ = self._stacks.stacks[sid]
                 auto = self._view.auto(a).auto
-                if data or auto.in_bounded_string(q):
+                if auto.in_bounded_string(q):
+                    bounded = True
                     continue
                 q = auto.clamped(q, self._index.longest_token)
                 if not self._frames.has_native(a, q, 0):
                     wanted.append((solver, a, q, 0))
             made = self._view.autos
-            if wanted and len(made) != self._handed:  # (automata made since: handed over now, not asked for mid-walk)
+            if len(made) != self._handed:  # (automata made since: handed over now, not asked for mid-walk)
                 for k, view in list(made.items()):
                     solver.set_automaton(k, view.auto)
                 self._handed = len(made)
-            return wanted, []
+            if bounded:
+                return NativeWork(wanted, (), ())
+            self._hand_stacks(solver)
+            words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
+            return NativeWork((), (), ((solver, self._stacks.configs[state], words, lambda w: self._keep_made(state, w)),))
+
+    def _keep_made(self, state: int, words: np.ndarray) -> None:
+        if len(self._made) >= 256:  # (made for rows that then failed: never read; 16 KB each on Llama-3)
+            self._made.clear()
+        self._made[state] = words
 
     def _eager_states(self) -> Iterable[int]:
         return (self.initial_state,)

@@ -18,6 +18,7 @@ from structgen import _engine
 from structgen.guides import cursor as cursor_module
 from structgen.guides.cursor import Cursor, default_threads, fill_next_token_bitmasks
 from structgen.guides.matcher import Matcher
+from structgen.guides.pushdown import PushdownGuide
 
 from ..support.json_order import in_schema_order
 from ..support.paths import ROOT
@@ -61,11 +62,12 @@ def _run(vocab: structgen.Vocabulary, tok: Any, threads: int) -> list[np.ndarray
 
 def test_the_threaded_fill_is_the_one_thread_fill(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    work: list[tuple[int, int, int]] = []
+    work: list[tuple[int, int, int, int, int]] = []
 
-    def counted(frames: list[Any], masks: list[Any], threads: int) -> None:
-        work.append((len(frames), len(masks), threads))
-        _engine.prefetch(frames, masks, threads)
+    def counted(frames: list[Any], masks: list[Any], threads: int, states: list[Any]) -> list[bool]:
+        made = _engine.prefetch(frames, masks, threads, states)
+        work.append((len(frames), len(masks), len(states), sum(made), threads))
+        return made
 
     monkeypatch.setattr(cursor_module, "prefetch", counted)
     one = _run(llama3_vocabulary, llama3_tokenizer, 1)
@@ -74,9 +76,13 @@ def test_the_threaded_fill_is_the_one_thread_fill(llama3_vocabulary: structgen.V
     assert len(one) == len(two)
     for k, (a, b) in enumerate(zip(one, two)):
         assert np.array_equal(a, b), f"step {k}: rows {np.flatnonzero((a != b).any(axis=1)).tolist()} differ"
-    # the threads had work: frames and DFA masks, at more than one step
-    assert sum(f for f, _, _ in work) > 50 and sum(m for _, m, _ in work) > 10 and len(work) > 5
-    assert all(t == 2 for _, _, t in work)
+    # the threads had work: DFA masks and whole pushdown states, most of them made whole, at more
+    # than one step
+    states, made = sum(w[2] for w in work), sum(w[3] for w in work)
+    print("prefetch work (frames, DFA masks, states, states made):", [sum(w[i] for w in work) for i in range(4)])
+    assert sum(w[1] for w in work) > 10 and len(work) > 5
+    assert states > 100 and made > 0.8 * states, (states, made)
+    assert all(w[4] == 2 for w in work)
 
 
 def test_threads_are_checked_and_default_to_the_cores() -> None:
@@ -98,6 +104,23 @@ def test_threads_are_checked_and_default_to_the_cores() -> None:
         _engine.prefetch([], [("not a guide", 0)], 2)
 
 
+def test_a_state_task_is_checked_and_says_whether_it_was_made(llama3_vocabulary: structgen.Vocabulary) -> None:
+    """A whole state's task writes its words and answers True; one whose solver lacks an automaton
+    (or whose stack does not exist) answers False and leaves the serial fill to make the mask."""
+    guide = structgen.compile_grammar((ROOT / "grammars" / "json.gbnf").read_text(encoding="utf-8"), llama3_vocabulary,
+                                      syntax="gbnf")
+    assert isinstance(guide, PushdownGuide)
+    work = guide._prefetch(guide.initial_state)
+    (solver, stacks, words, keep), = work.states
+    assert _engine.prefetch([], [], 2, [(solver, stacks, words, keep), (solver, (10**6,), words.copy(), keep)]) == [True, False]
+    assert not guide.is_final(guide.initial_state)  # (so its packed mask has no EOS added)
+    assert np.array_equal(words, Matcher.of(guide).packed_mask(guide.initial_state))
+    with pytest.raises(ValueError, match="words are 3 int32"):
+        _engine.prefetch([], [], 2, [(solver, stacks, np.zeros(3, dtype=np.int32))])
+    with pytest.raises(ValueError, match=r"a state is \(solver, stacks, words"):
+        _engine.prefetch([], [], 2, [(solver, stacks)])
+
+
 def test_a_guide_that_fails_in_the_prefetch_fails_only_its_row() -> None:
     vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b"c", None], eos_token_ids=[3])
     good = structgen.compile_regex("ab", vocab)
@@ -105,7 +128,7 @@ def test_a_guide_that_fails_in_the_prefetch_fails_only_its_row() -> None:
     class Broken(type(good)):  # type: ignore[misc]
         __slots__ = ()
 
-        def _prefetch(self, state: int) -> tuple[list[Any], list[Any]]:
+        def _prefetch(self, state: int) -> Any:
             raise RuntimeError("broken guide")
 
         def _packed(self, state: int) -> np.ndarray | None:

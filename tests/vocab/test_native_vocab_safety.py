@@ -26,7 +26,8 @@ TOKENS = st.lists(st.one_of(st.none(), st.binary(max_size=5), st.sampled_from([b
 OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_tokens", "walk_many", "slice_characters",
        "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
-       "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits", "prefetch"]
+       "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits", "prefetch",
+       "collect"]
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -106,6 +107,13 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         _engine.prefetch([(solver, a, b, c), (solver2, 0, a, b), (solver, 2, 0, 0)],
                          [(cores[0], 0), (cores[1], 0), (cores[abs(a) % 2], b)], 1 + abs(c) % 3)
         solver.frame(a, b, c)
+    elif op == "collect":  # (stacks on any parents and automata; words of any width; then on threads)
+        import numpy as np
+        solver = _engine.FrameSolver([auto, None, auto], index, 1 + abs(b) % 5)
+        solver.add_stacks([a % 4 - 1, 0, 2], [b, 0, c], [-1, a % 3 - 1, 1])
+        words = np.zeros(max(0, (len(tokens) + 31) // 32 + c % 2), dtype=np.int32)
+        solver.collect([a % 5 - 1, b % 4, solver.num_stacks - 1], words)
+        _engine.prefetch([], [], 1 + abs(c) % 3, [(solver, [0, b % 4], words), (solver, [a], np.zeros_like(words))])
     elif op in ("set_token_bits", "or_token_bits"):  # (ids past the words, negative, huge; widths that differ)
         import numpy as np
         words = np.zeros((len(tokens) + 31) // 32, dtype=np.int32)
