@@ -285,22 +285,22 @@ class PushdownGuide(Guide):
             solver = self._frames.solver
             if solver is None or not 0 <= state < len(self._stacks.configs) or self._deep(state):
                 return NO_WORK
-            wanted, bounded = [], False
-            for sid in self._stacks.configs[state]:
-                a, q, _, _ = self._stacks.stacks[sid]
-                auto = self._view.auto(a).auto
-                if auto.in_bounded_string(q):
-                    bounded = True
-                    continue
-                q = auto.clamped(q, self._index.longest_token)
-                if not self._frames.has_native(a, q, 0):
-                    wanted.append((solver, a, q, 0))
-            made = self._view.autos
+            stacks, view = self._stacks, self._view
+            tops = [stacks.stacks[sid] for sid in stacks.configs[state]]
+            bounded = any(view.auto(a).auto.in_bounded_string(q) for a, q, _, _ in tops)
+            made = view.autos
             if len(made) != self._handed:  # (automata made since: handed over now, not asked for mid-walk)
-                for k, view in list(made.items()):
-                    solver.set_automaton(k, view.auto)
+                for k, auto in list(made.items()):
+                    solver.set_automaton(k, auto.auto)
                 self._handed = len(made)
             if bounded:
+                wanted = []
+                for a, q, _, _ in tops:
+                    auto = view.auto(a).auto
+                    if not auto.in_bounded_string(q):
+                        q = auto.clamped(q, self._index.longest_token)
+                        if not self._frames.has_native(a, q, 0):
+                            wanted.append((solver, a, q, 0))
                 return NativeWork(wanted, (), ())
             self._hand_stacks(solver)
             words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
