@@ -4,7 +4,8 @@
 // rows that share an expression pool on one thread (pools are not locked). The GIL stays held for
 // the whole call, so no Python thread can touch a pool meanwhile; the native threads never touch
 // Python. Frames and DFA masks are cached in the solvers and guides; a state's mask is written
-// into the words its caller gave, and prefetch answers which of those were made whole. The
+// into the words its caller gave, and prefetch answers which of those were made whole (and, for
+// one that stopped at an automaton not made yet, which: its caller makes it and asks again). The
 // serial pass that follows (which raises any error a row has) finds the work done.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -30,6 +31,7 @@ struct Task {
     std::vector<int64_t> stacks;      // a state's stacks: its mask OR-ed into words
     std::span<uint32_t> words;
     char* made = nullptr;             // (a state's task) set where its mask was made whole
+    int64_t* missing = nullptr;       // (a state's task) the automaton it stopped at, not given yet
     void run() const noexcept {
         try {  // (best effort: what fails here, the serial pass does again and raises)
             if (made)
@@ -38,6 +40,8 @@ struct Task {
                 solver->core.frame(a, q, node);
             else
                 dfa->core.mask(static_cast<int32_t>(q));
+        } catch (const MissingAutomaton& e) {
+            if (missing) *missing = e.automaton;
         } catch (...) {
         }
     }
@@ -66,6 +70,7 @@ void bind_batch(nb::module_& m) {
                   by_pool[&g.core.automaton().pool()].push_back(std::move(task));
               }
               std::vector<char> made(states.size(), 0);
+              std::vector<int64_t> missing(states.size(), -1);
               std::vector<Words> held;  // (the words stay referenced while the threads write them)
               size_t i = 0;
               for (nb::handle h : states) {
@@ -77,7 +82,9 @@ void bind_batch(nb::module_& m) {
                       throw InvalidArgument("prefetch: a state's words are " + std::to_string(words.shape(0)) + " int32, not " +
                                             std::to_string(solver.core.words()) + " (the vocabulary's)");
                   Task task{&solver, nullptr, 0, 0, 0, nb::cast<std::vector<int64_t>>(t[1]),
-                            std::span<uint32_t>(reinterpret_cast<uint32_t*>(words.data()), words.shape(0)), &made[i++]};
+                            std::span<uint32_t>(reinterpret_cast<uint32_t*>(words.data()), words.shape(0)), &made[i],
+                            &missing[i]};
+                  ++i;
                   held.push_back(words);
                   if (!solver.pool) continue;
                   by_pool[solver.pool].push_back(std::move(task));
@@ -88,14 +95,15 @@ void bind_batch(nb::module_& m) {
                   for (const Task& task : *groups[g]) task.run();
               });
               nb::list out;
-              for (const char ok : made) out.append(nb::bool_(ok != 0));
+              for (size_t k = 0; k < made.size(); ++k) out.append(nb::make_tuple(nb::bool_(made[k] != 0), missing[k]));
               return out;
           },
           nb::arg("frames"), nb::arg("masks"), nb::arg("threads"), nb::arg("states") = nb::list(),
           "Compute frames [(FrameSolver, automaton, state, node)], DFA masks [(DfaGuideCore, state)] and states' "
           "masks [(FrameSolver, stacks, words int32, ...): FrameSolver.collect into words] on up to threads native "
           "threads, the work of one expression pool on one thread, the GIL held throughout. Answers, per state, "
-          "whether its mask was made whole (else the words may hold part of it); other errors are left to the "
+          "(made, missing): whether its mask was made whole (else the words may hold part of it: collect again "
+          "into them), and the automaton it stopped at for want of it (-1: none); other errors are left to the "
           "serial pass that follows (it finds the work cached)");
 }
 

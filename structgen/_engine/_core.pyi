@@ -511,7 +511,7 @@ class FrameSolver:
     @property
     def num_frames(self) -> int: ...
 
-def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int, states: list[tuple[Any, ...]] = ...) -> list[bool]:
+def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int, states: list[tuple[Any, ...]] = ...) -> list[tuple[bool, int]]:
     """
-    Compute frames [(FrameSolver, automaton, state, node)], DFA masks [(DfaGuideCore, state)] and states' masks [(FrameSolver, stacks, words int32, ...): FrameSolver.collect into words] on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout. Answers, per state, whether its mask was made whole (else the words may hold part of it); other errors are left to the serial pass that follows (it finds the work cached)
+    Compute frames [(FrameSolver, automaton, state, node)], DFA masks [(DfaGuideCore, state)] and states' masks [(FrameSolver, stacks, words int32, ...): FrameSolver.collect into words] on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout. Answers, per state, (made, missing): whether its mask was made whole (else the words may hold part of it: collect again into them), and the automaton it stopped at for want of it (-1: none); other errors are left to the serial pass that follows (it finds the work cached)
     """

@@ -46,8 +46,9 @@ class NativeWork(NamedTuple):
     """What a state's plain mask asks of the native engine first, in the forms
     :func:`structgen._engine.prefetch` takes (a batch runs its rows' work on native threads before
     its serial fill): frames ``(solver, automaton, state, node)``, DFA masks ``(core, state)``, and
-    whole pushdown states ``(solver, stacks, words, keep)``, where ``keep(words)`` is called once
-    the state's mask was made whole into ``words``.
+    whole pushdown states ``(solver, stacks, words, keep, need)``, where ``keep(words)`` is called
+    once the state's mask was made whole into ``words``, and ``need(k)`` makes automaton ``k`` and
+    hands it over where the state stopped for want of it (``False``: no such automaton).
 
     Example:
         >>> NO_WORK.frames, len(NO_WORK)

@@ -269,6 +269,37 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
+#: Rounds of a batch's prefetch: a state stopped for want of an automaton not made yet is asked
+#: again once its guide made it (a callee's callee may stop it again).
+PREFETCH_ROUNDS = 4
+
+
+def _prefetch_rounds(frames: list[tuple[Any, ...]], masks: list[tuple[Any, ...]], states: list[tuple[Any, ...]],
+                     threads: int) -> None:
+    """:func:`structgen._engine.prefetch` of the rows' work; each state made whole is kept
+    (``keep(words)``), and one that stopped at automaton ``k`` is asked again (into the same
+    words: what it OR-ed is part of its mask) once ``need(k)`` made it."""
+    todo = states
+    for _ in range(PREFETCH_ROUNDS):
+        again = []
+        for task, (made, missing) in zip(todo, prefetch(frames, masks, threads, todo)):
+            if made:
+                task[3](task[2])
+            elif missing >= 0 and _made(task[4], missing):
+                again.append(task)
+        if not again:
+            return
+        frames, masks, todo = [], [], again
+
+
+def _made(need: Any, k: int) -> bool:
+    """``need(k)``; ``False`` where it fails (the serial fill meets the error and fails that row)."""
+    try:
+        return bool(need(k))
+    except Exception:  # noqa: BLE001 - one row's problem must not stop the batch
+        return False
+
+
 def fill_next_token_bitmasks(cursors: Sequence[Cursor | None], bitmask: np.ndarray,
                              indices: Sequence[int] | None = None, *, threads: int | None = None) -> None:
     """The batch step: row ``indices[i]`` of ``bitmask`` (default ``i``) gets the mask of
@@ -295,9 +326,7 @@ def fill_next_token_bitmasks(cursors: Sequence[Cursor | None], bitmask: np.ndarr
                 masks += work.masks
                 states += work.states
         if len(frames) + len(masks) + len(states) > 1:
-            for task, made in zip(states, prefetch(frames, masks, threads, states)):
-                if made:
-                    task[3](task[2])
+            _prefetch_rounds(frames, masks, states, threads)
     for i, cursor in enumerate(cursors):
         row = i if indices is None else indices[i]
         if cursor is None:

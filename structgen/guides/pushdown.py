@@ -304,7 +304,15 @@ class PushdownGuide(Guide):
                 return NativeWork(wanted, (), ())
             self._hand_stacks(solver)
             words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
-            return NativeWork((), (), ((solver, self._stacks.configs[state], words, lambda w: self._keep_made(state, w)),))
+            return NativeWork((), (), ((solver, stacks.configs[state], words, lambda w: self._keep_made(state, w),
+                                        lambda k: self._hand_automaton(solver, k)),))
+
+    def _hand_automaton(self, solver: FrameSolver, k: int) -> bool:
+        """Make automaton ``k`` and hand it to the native solver (``False``: the network has none)."""
+        if not 0 <= k < len(self.network):
+            return False
+        solver.set_automaton(k, self._view.auto(k).auto)
+        return True
 
     def _keep_made(self, state: int, words: np.ndarray) -> None:
         if len(self._made) >= 256:  # (made for rows that then failed: never read; 16 KB each on Llama-3)
