@@ -184,15 +184,14 @@ class PushdownGuide(Guide):
             f"would nest deeper than max_depth={self.max_depth}"
         )
 
-    def _frames_of(self, state: int) -> tuple[list[FrameTokens], bool]:
-        """The frames whose tokens make up ``state``'s mask, and whether a stack is near the
-        nesting bound (its frames' tokens may push past it, so each must be checked). Callers
-        hold ``_busy``."""
+    def _frames_of(self, state: int) -> list[FrameTokens]:
+        """The frames whose tokens make up ``state``'s mask, made in Python (a network with frame
+        data: :meth:`_native_words` is for the others). Callers hold ``_busy``."""
         parts: list[FrameTokens] = []
         seen: set[tuple[int, int]] = set()
         for sid in self._stacks.configs[state]:
             self._frames.collect(sid, 0, parts, seen)
-        return parts, self._deep(state)
+        return parts
 
     def _deep(self, state: int) -> bool:
         """Whether a stack of ``state`` is near the nesting bound."""
@@ -211,7 +210,7 @@ class PushdownGuide(Guide):
             return made  # (made whole natively: no frame data, so nothing in danger)
         words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
         if not self._native_words(state, words):
-            for frame in self._frames_of(state)[0]:
+            for frame in self._frames_of(state):
                 frame.or_into(words)
         if self._stacks.nested:
             bits = words.view(np.uint32)
@@ -290,8 +289,8 @@ class PushdownGuide(Guide):
             bounded = any(view.auto(a).auto.in_bounded_string(q) for a, q, _, _ in tops)
             made = view.autos
             if len(made) != self._handed:  # (automata made since: handed over now, not asked for mid-walk)
-                for k, auto in list(made.items()):
-                    solver.set_automaton(k, auto.auto)
+                for k, got in list(made.items()):
+                    solver.set_automaton(k, got.auto)
                 self._handed = len(made)
             if bounded:
                 wanted = []
