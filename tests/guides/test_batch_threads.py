@@ -144,6 +144,30 @@ def test_a_state_that_stops_for_an_automaton_is_asked_again_once_it_is_made(llam
     assert np.array_equal(task[2], Matcher.of(guide).packed_mask(guide.initial_state))
 
 
+def test_a_failing_need_drops_the_state_not_the_batch(llama3_vocabulary: structgen.Vocabulary,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where making the automaton a state stopped at fails, that state is left to the serial fill
+    (which makes its mask, or fails its row alone); the batch goes on."""
+    from structgen.cfg import grammar_network
+
+    text = (ROOT / "grammars" / "json.gbnf").read_text(encoding="utf-8")
+    guides = [PushdownGuide(grammar_network(text), llama3_vocabulary) for _ in range(2)]
+    asked: list[int] = []
+
+    def broken(solver: Any, k: int) -> bool:
+        asked.append(k)
+        raise RuntimeError("cannot make it")
+
+    monkeypatch.setattr(PushdownGuide, "_hand_automaton", lambda self, solver, k: broken(solver, k))
+    rows = [Cursor(Matcher.of(g)) for g in guides]
+    bitmask = Matcher.allocate_token_bitmask(2, llama3_vocabulary.size)
+    fill_next_token_bitmasks(rows, bitmask, threads=2)
+    assert asked  # (the states stopped at a callee, and making it failed)
+    want = Matcher.of(PushdownGuide(grammar_network(text), llama3_vocabulary)).packed_mask(0)
+    assert np.array_equal(bitmask[0], want) and np.array_equal(bitmask[1], want)
+    assert all(r.error is None for r in rows)
+
+
 def test_a_guide_that_fails_in_the_prefetch_fails_only_its_row() -> None:
     vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b"c", None], eos_token_ids=[3])
     good = structgen.compile_regex("ab", vocab)
