@@ -6,6 +6,8 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <span>
+#include <string>
 
 #include "../engine/frames.h"
 #include "casters.h"
@@ -37,17 +39,23 @@ void bind_frames(nb::module_& m) {
                               "The frames below the root of a pushdown guide whose network needs no frame data (see "
                               "structgen.guides.frame_masks)")
         .def("__init__",
-             [](PyFrameSolver* self, nb::list automata, std::shared_ptr<TokenIndex> index, int64_t max_entries) {
+             [](PyFrameSolver* self, nb::list automata, std::shared_ptr<TokenIndex> index, int64_t max_entries,
+                int64_t max_depth) {
                  std::vector<nb::object> objs;
                  std::vector<LazyAutomaton*> ptrs;
                  for (nb::handle h : automata) {
                      objs.push_back(nb::borrow(h));
                      ptrs.push_back(h.is_none() ? nullptr : &nb::cast<PyLazy&>(h).core);
                  }
+                 if (ptrs.empty()) throw InvalidArgument("FrameSolver: a network has at least one automaton");
                  if (max_entries < 1) throw InvalidArgument("FrameSolver: max_entries must be at least 1");
-                 new (self) PyFrameSolver(std::move(objs), std::move(ptrs), std::move(index), static_cast<size_t>(max_entries));
+                 if (max_depth < 1) throw InvalidArgument("FrameSolver: max_depth must be at least 1");
+                 new (self) PyFrameSolver(std::move(objs), std::move(ptrs), std::move(index), static_cast<size_t>(max_entries),
+                                          max_depth);
              },
-             nb::arg("automata"), nb::arg("index"), nb::arg("max_entries"))
+             nb::arg("automata"), nb::arg("index"), nb::arg("max_entries"), nb::arg("max_depth") = 128,
+             "The frames of a network's automata (None: not made yet) over the index's vocabulary, and its stacks "
+             "(stack 0 is automaton 0 at its start, state 0 is {stack 0}; calls nest at most max_depth frames)")
         .def("frame",
              [](PyFrameSolver& s, int64_t a, int64_t q, int64_t node) {
                  std::shared_ptr<const Frame> f = asking([&] { return s.core.frame(a, q, node); });
@@ -80,17 +88,56 @@ void bind_frames(nb::module_& m) {
              nb::arg("automaton"), nb::arg("pops"), nb::arg("nodes"), nb::arg("callees"), nb::arg("rets"),
              "(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of "
              "their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)")
-        .def("add_stacks",
-             [](PyFrameSolver& s, const std::vector<int64_t>& automata, const std::vector<int64_t>& states,
-                const std::vector<int64_t>& parents) {
-                 if (automata.size() != states.size() || automata.size() != parents.size())
-                     throw InvalidArgument("FrameSolver.add_stacks: automata, states and parents of different lengths");
-                 for (size_t i = 0; i < automata.size(); ++i) asking([&] { s.masks.add(automata[i], states[i], parents[i]); });
+        .def("stack",
+             [](PyFrameSolver& s, int64_t a, int64_t q, int64_t parent) { return s.stacks.stack(a, q, parent); },
+             nb::arg("automaton"), nb::arg("state"), nb::arg("parent"),
+             "The stack (automaton, state) on top of stack parent (-1: none), made if new")
+        .def("config", [](PyFrameSolver& s, const std::vector<int64_t>& stacks) { return s.stacks.config(stacks); },
+             nb::arg("stacks"), "The state that is this set of stacks, made if new")
+        .def("step",
+             [](PyFrameSolver& s, const std::vector<int64_t>& stacks, int b) {
+                 std::vector<int64_t> out;
+                 asking([&] { s.stacks.step(stacks, b, out); });
+                 return out;
              },
-             nb::arg("automata"), nb::arg("states"), nb::arg("parents"),
-             "Add stacks num_stacks, num_stacks + 1, ...: (automaton, state) on top of the parent stack (-1: none; "
-             "else one added before). KeyError(k) for an automaton not given yet (the stacks before it are added)")
-        .def_prop_ro("num_stacks", [](const PyFrameSolver& s) { return s.masks.num_stacks(); })
+             nb::arg("stacks"), nb::arg("byte"),
+             "The stacks after reading byte from stacks (calls and returns taken as needed; a stack may come twice). "
+             "KeyError(k) for an automaton not given yet: hand it over and ask again")
+        .def("next_state",
+             [](PyFrameSolver& s, int64_t state, nb::bytes token) {
+                 std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(token.c_str()), token.size());
+                 return asking([&] { return s.stacks.next_state(state, data); });
+             },
+             nb::arg("state"), nb::arg("token"),
+             "The state after the token's bytes from state (-1: refused). KeyError(k) as step")
+        .def("stacks_from",
+             [](const PyFrameSolver& s, int64_t n) {
+                 if (n < 0 || n > s.stacks.num_stacks()) throw OutOfRange("FrameSolver.stacks_from: no stack " + std::to_string(n));
+                 nb::list entries, depths;
+                 for (int64_t i = n; i < s.stacks.num_stacks(); ++i) {
+                     const StackTable::Entry& e = s.stacks.entry(i);
+                     entries.append(nb::make_tuple(e.a, e.q, e.parent, 0));
+                     depths.append(e.depth);
+                 }
+                 return nb::make_tuple(entries, depths);
+             },
+             nb::arg("n"), "([(automaton, state, parent, 0), ...], [depth, ...]) of stacks n, n + 1, ...")
+        .def("configs_from",
+             [](const PyFrameSolver& s, int64_t n) {
+                 if (n < 0 || n > s.stacks.num_configs()) throw OutOfRange("FrameSolver.configs_from: no state " + std::to_string(n));
+                 nb::list out;
+                 for (int64_t i = n; i < s.stacks.num_configs(); ++i) {
+                     const std::span<const int64_t> got = s.stacks.stacks_of(i);
+                     nb::tuple t = nb::steal<nb::tuple>(PyTuple_New(static_cast<Py_ssize_t>(got.size())));
+                     for (size_t j = 0; j < got.size(); ++j)
+                         PyTuple_SET_ITEM(t.ptr(), static_cast<Py_ssize_t>(j), PyLong_FromLongLong(got[j]));
+                     out.append(t);
+                 }
+                 return out;
+             },
+             nb::arg("n"), "The stacks of states n, n + 1, ... (each a sorted tuple)")
+        .def_prop_ro("num_stacks", [](const PyFrameSolver& s) { return s.stacks.num_stacks(); })
+        .def_prop_ro("num_configs", [](const PyFrameSolver& s) { return s.stacks.num_configs(); })
         .def("collect",
              [](PyFrameSolver& s, const std::vector<int64_t>& stacks, nb::ndarray<int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> words) {
                  std::span<uint32_t> out(reinterpret_cast<uint32_t*>(words.data()), words.shape(0));
@@ -115,7 +162,7 @@ void bind_frames(nb::module_& m) {
              nb::arg("k"), nb::arg("automaton"),
              "Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet; the "
              "same one again is nothing new)")
-        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes() + s.masks.memory_bytes(); })
+        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes() + s.masks.memory_bytes() + s.stacks.memory_bytes(); })
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
 }
 

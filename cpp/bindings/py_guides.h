@@ -12,6 +12,7 @@
 #include "../engine/dfa_guide.h"
 #include "../engine/frames.h"
 #include "../engine/stack_masks.h"
+#include "../engine/stack_table.h"
 #include "py_lazy.h"
 
 namespace structgen::py {
@@ -19,11 +20,13 @@ namespace structgen::py {
 struct PyFrameSolver {
     std::vector<nb::object> autos;  // the Python automata (kept alive while the solver lives)
     FrameSolver core;
-    StackMasks masks;               // the states' masks from the guide's stacks, made of core's frames
+    StackTable stacks;              // the guide's stacks and states (their steps read core's automata)
+    StackMasks masks;               // the states' masks from the stacks, made of core's frames
     Pool* pool = nullptr;           // the pool of every automaton given (one network, one pool)
     PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, std::shared_ptr<TokenIndex> index,
-                  size_t max_entries)
-        : autos(std::move(objs)), core(ptrs, std::move(index), max_entries), masks(core, max_entries) {
+                  size_t max_entries, int64_t max_depth)
+        : autos(std::move(objs)), core(ptrs, std::move(index), max_entries), stacks(core, max_depth),
+          masks(core, stacks, max_entries) {
         for (LazyAutomaton* a : ptrs)
             if (a) same_pool(*a);
     }

@@ -59,6 +59,7 @@ public:
     FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<TokenIndex> index, size_t max_entries);
     // Hand automaton k over (k must be one of the network's; an automaton given stays).
     void set_automaton(int64_t k, LazyAutomaton* a);
+    int64_t num_automata() const { return static_cast<int64_t>(autos_.size()); }
     bool has_automaton(int64_t k) const { return k >= 0 && k < static_cast<int64_t>(autos_.size()) && autos_[static_cast<size_t>(k)]; }
 
     // The frame of automaton a in state q from trie node node (0: the root, where a string body's

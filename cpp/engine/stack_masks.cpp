@@ -1,8 +1,5 @@
 #include "stack_masks.h"
 
-#include <climits>
-#include <string>
-
 #include "errors.h"
 #include "flat_map.h"
 #include "token_bits.h"
@@ -41,25 +38,12 @@ private:
     FlatMap<char> seen_;
 };
 
-void StackMasks::add(int64_t a, int64_t q, int64_t parent) {
-    if (stacks_.size() >= static_cast<size_t>(INT32_MAX)) throw BudgetExceeded("stacks of a pushdown guide", INT32_MAX);
-    if (parent < -1 || parent >= num_stacks())
-        throw OutOfRange("StackMasks: parent stack " + std::to_string(parent) + " not added before stack " + std::to_string(num_stacks()));
-    frames_.automaton(a).check(q);
-    stacks_.push_back({a, static_cast<int32_t>(q), parent});
-}
-
-const StackMasks::Entry& StackMasks::entry(int64_t sid) const {
-    if (sid < 0 || sid >= num_stacks()) throw OutOfRange("StackMasks: no stack " + std::to_string(sid));
-    return stacks_[static_cast<size_t>(sid)];
-}
-
 std::vector<int64_t> StackMasks::collect(std::span<const int64_t> sids, std::span<uint32_t> words) {
-    for (const int64_t sid : sids) entry(sid);  // (all checked before anything is written)
+    for (const int64_t sid : sids) stacks_.entry(sid);  // (all checked before anything is written)
     std::vector<int64_t> left;
     Seen seen;
     for (const int64_t sid : sids) {
-        const Entry& e = entry(sid);
+        const StackTable::Entry& e = stacks_.entry(sid);
         if (frames_.automaton(e.a).in_bounded_string(e.q)) {
             left.push_back(sid);
             continue;
@@ -75,7 +59,7 @@ void StackMasks::collect_from(int64_t sid, int64_t node, std::span<uint32_t> wor
         const auto [s, n] = todo.back();
         todo.pop_back();
         if (!seen.first(s, n)) continue;
-        const Entry e = entry(s);
+        const StackTable::Entry e = stacks_.entry(s);
         const std::shared_ptr<const Frame> f = frames_.frame(e.a, e.q, n);
         or_frame(*f, words);
         if (e.parent < 0 || f->pops.empty()) continue;

@@ -3,7 +3,7 @@
 // from n, and its caller's mask from every node where the top frame may return (a token that ends
 // the frame's text and goes on in the caller's). A state's mask is the union over its stacks.
 // (Python face: structgen/guides/frame_masks.py's FrameMasks.collect and returns, which this
-// replaces for those networks; the pushdown guide hands its stacks over as it makes them.)
+// replaces for those networks; the stacks are the guide's native StackTable's.)
 //
 // A frame that may return at many nodes (a string's closing quote inside hundreds of tokens)
 // returns at the same nodes from every position of the string: the caller's union from those
@@ -18,30 +18,23 @@
 #include <vector>
 
 #include "frames.h"
+#include "stack_table.h"
 
 namespace structgen {
 
 class StackMasks {
 public:
-    // frames: the solver whose frames make up the masks (it outlives this)
-    StackMasks(FrameSolver& frames, size_t max_entries) : frames_(frames), max_entries_(max_entries < 1 ? 1 : max_entries) {}
-
-    // Stack number num_stacks(): (a, q) on top of stack parent (-1: none, else a stack added before).
-    void add(int64_t a, int64_t q, int64_t parent);
-    int64_t num_stacks() const { return static_cast<int64_t>(stacks_.size()); }
+    // frames: the solver whose frames make up the masks; stacks: the guide's stacks (both outlive this)
+    StackMasks(FrameSolver& frames, const StackTable& stacks, size_t max_entries)
+        : frames_(frames), stacks_(stacks), max_entries_(max_entries < 1 ? 1 : max_entries) {}
 
     // OR the masks of stacks sids (from the root) into words; answers the stacks it left to the
     // caller (a top at the root of a string under a length bound), in their order.
     std::vector<int64_t> collect(std::span<const int64_t> sids, std::span<uint32_t> words);
 
-    size_t memory_bytes() const { return bytes_ + stacks_.capacity() * sizeof(Entry); }
+    size_t memory_bytes() const { return bytes_; }
 
 private:
-    struct Entry {
-        int64_t a;
-        int32_t q;
-        int64_t parent;
-    };
     // the caller's union from a frame's return nodes: its tokens as ids, or packed where many
     struct Returns {
         int64_t parent;
@@ -53,11 +46,10 @@ private:
 
     void collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, Seen& seen);
     const Returns& returns(int64_t parent, const std::vector<int64_t>& pops);
-    const Entry& entry(int64_t sid) const;
 
     FrameSolver& frames_;
+    const StackTable& stacks_;
     size_t max_entries_;
-    std::vector<Entry> stacks_;
     std::unordered_multimap<uint64_t, Returns> returns_;  // by a hash of (caller, nodes)
     size_t bytes_ = 0;
     int depth_ = 0;

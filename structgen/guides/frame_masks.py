@@ -24,21 +24,20 @@ from typing import Callable, TypeVar
 
 import numpy as np
 
-from .._engine import GUARD_FIRST, FrameSolver, set_token_bits
+from .._engine import FrameSolver, set_token_bits
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
 from ..vocab.trie import TokenTrie, walk_frame
 from .distances import NetworkDistances
 from .frame_tokens import PACKED_FROM, FrameTokens, ids_of_words
+from .native_stacks import FRAME_CACHE, solved
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
 from .token_walks import TokenWalk, stepped_chain
 
 __all__ = ["FrameMasks"]
 
-#: Cached walks and frame analyses per guide before the cache is cleared.
-FRAME_CACHE = 200_000
 #: A frame that may return at this many trie nodes or more has its caller's tokens from all of
 #: them cached as one (see :meth:`FrameMasks.returns`).
 RETURNS_FROM = 8
@@ -55,7 +54,8 @@ class FrameMasks:
         "_solver", "_native", "_native_bytes",
     )
 
-    def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex) -> None:
+    def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex,
+                 solver: FrameSolver | None = None) -> None:
         self.view = view
         self.stacks = stacks
         self.distances = distances
@@ -66,8 +66,8 @@ class FrameMasks:
         self._active: set[tuple[int, int, int, int, bool]] = set()
         self._returns: dict[tuple[int, tuple[int, ...]], FrameTokens] = {}  # see returns()
         self._walk_bytes = self._frame_bytes = 0  # (kept as they are cached: a compile cache reads them often)
-        # the native frames (made on first use; False: the network needs frame data)
-        self._solver: FrameSolver | bool | None = None
+        # the native frames (False: none, the network needs frame data)
+        self._solver: FrameSolver | bool = solver if solver is not None else False
         self._native: dict[tuple[int, int, int], FrameTokens] = {}
         self._native_bytes = 0  # (the Python copies of native frames)
 
@@ -108,30 +108,14 @@ class FrameMasks:
 
     @property
     def solver(self) -> FrameSolver | None:
-        """The native frames (made on first use), or ``None`` where the network needs frame
-        data (unique items, key guards)."""
+        """The native frames, or ``None`` where the network needs frame data (unique items, key
+        guards): :func:`.native_stacks.native_solver`."""
         solver = self._solver
-        if solver is None:
-            solver = self._solver = self._make_solver()
         return solver if isinstance(solver, FrameSolver) else None
 
-    def _make_solver(self) -> FrameSolver | bool:
-        view, pool = self.view, self.view.network.pool
-        if view.unique is not None or any(s >= GUARD_FIRST for k in view.reachable() for s in pool.symbols_in(view.roots[k])):
-            return False
-        # (automata are handed over as frames reach them: see solved)
-        autos: list[object] = [view.autos[k].auto if k in view.autos else None for k in range(len(view.network))]
-        return FrameSolver(autos, self.index.native, FRAME_CACHE)
-
     def solved(self, solver: FrameSolver, ask: Callable[[], _T]) -> _T:
-        """``ask()`` of the solver, handing it the automata it reaches that it was not given yet (it raises ``KeyError(k)`` for
-        one; the frames it finished before stay cached)."""
-        while True:
-            try:
-                return ask()
-            except KeyError as e:
-                k = e.args[0]
-                solver.set_automaton(k, self.view.auto(k).auto)
+        """``ask()`` of the solver, handing it the automata it reaches first (:func:`.native_stacks.solved`)."""
+        return solved(solver, self.view, ask)
 
     def _keep_walk(self, key: tuple[int, ...], got: TokenWalk | None) -> None:
         if len(self._walks) >= FRAME_CACHE:

@@ -34,6 +34,7 @@ from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeWork
 from .distances import NetworkDistances
 from .frame_masks import FrameMasks
 from .frame_tokens import FrameTokens
+from .native_stacks import NativeStackTable, native_solver
 from .network_view import NetworkView
 from .stacks import StackTable
 
@@ -44,6 +45,9 @@ __all__ = ["DEFAULT_MAX_DEPTH", "PushdownGuide"]
 DEFAULT_MAX_DEPTH = 128
 #: Cached (state, token) -> state transitions per guide before the cache is cleared.
 NEXT_CACHE = 100_000
+#: Whether networks without frame data get native stacks and frames (off: the Python ones, for
+#: the differential tests).
+NATIVE = True
 
 
 class PushdownGuide(Guide):
@@ -60,7 +64,7 @@ class PushdownGuide(Guide):
         (True, [3])
     """
 
-    __slots__ = ("network", "max_depth", "_busy", "_view", "_stacks", "_dists", "_frames", "_next", "_finals_memo",
+    __slots__ = ("network", "max_depth", "_busy", "_view", "_stacks", "_native", "_dists", "_frames", "_next", "_finals_memo",
                  "_handed", "_made")
 
     _STATES_NOTE = " so far"
@@ -78,9 +82,11 @@ class PushdownGuide(Guide):
         self._handed = 0  # (automata handed to the native solver by _prefetch)
         self._made: dict[int, np.ndarray] = {}  # (states' words a batch's threads made: see _prefetch)
         self._view = NetworkView(network, frozenset(vocabulary.missing_bytes))
-        self._stacks = StackTable(self._view, max_depth)
+        solver = native_solver(self._view, self._index, max_depth) if NATIVE else None
+        self._native = NativeStackTable(self._view, max_depth, solver) if solver is not None else None
+        self._stacks = self._native or StackTable(self._view, max_depth)
         self._dists = NetworkDistances(self._view, self._stacks, self._index, self._busy)
-        self._frames = FrameMasks(self._view, self._stacks, self._dists, self._index)
+        self._frames = FrameMasks(self._view, self._stacks, self._dists, self._index, solver)
         self._next: dict[tuple[int, int], int] = {}
         self._finals_memo: dict[int, bool] = {}
 
@@ -136,6 +142,18 @@ class PushdownGuide(Guide):
         got = self._next.get(key)
         if got is not None:
             return got
+        if self._native is not None:
+            got = self._native.next_state(state, tok)
+        else:
+            got = self._python_step(state, tok)
+        if len(self._next) >= NEXT_CACHE:
+            self._next.clear()
+        self._next[key] = got
+        return got
+
+    def _python_step(self, state: int, tok: bytes) -> int:
+        """:meth:`next_state` through the Python stacks (a network with frame data)."""
+        table = self._stacks
         stacks: Sequence[int] = table.configs[state]
         entries, autos, view = table.stacks, self._view.autos, self._view
         recording = view.recording
@@ -162,9 +180,6 @@ class PushdownGuide(Guide):
         if got == 0:
             stacks = [sid for sid in stacks if not table.is_stuck(sid)]
             got = table.config(stacks) if stacks else -1
-        if len(self._next) >= NEXT_CACHE:
-            self._next.clear()
-        self._next[key] = got
         return got
 
     def accepts_bytes(self, data: bytes) -> bool:
@@ -220,14 +235,13 @@ class PushdownGuide(Guide):
         return words
 
     def _native_words(self, state: int, words: np.ndarray) -> bool:
-        """OR ``state``'s mask into ``words`` with the native solver's ``collect`` (its stacks
-        handed over first, as they were made); a stack it leaves (a top at the root of a string
-        under a length bound) is collected here. ``False`` where the network needs frame data."""
+        """OR ``state``'s mask into ``words`` with the native solver's ``collect`` (the stacks
+        are the solver's own: :class:`.NativeStackTable`); a stack it leaves (a top at the root of
+        a string under a length bound) is collected here. ``False`` where the network needs frame data."""
         frames = self._frames
         solver = frames.solver
         if solver is None:
             return False
-        self._hand_stacks(solver)
         left = frames.solved(solver, lambda: solver.collect(self._stacks.configs[state], words))
         if left:
             parts: list[FrameTokens] = []
@@ -237,17 +251,6 @@ class PushdownGuide(Guide):
             for frame in parts:
                 frame.or_into(words)
         return True
-
-    def _hand_stacks(self, solver: FrameSolver) -> None:
-        """Hand the native solver the stacks made since the last call."""
-        table = self._stacks.stacks
-
-        def hand_over() -> None:  # (from where the last call stopped: a KeyError may cut it short)
-            new = table[solver.num_stacks:]
-            if new:
-                solver.add_stacks([s[0] for s in new], [s[1] for s in new], [s[2] for s in new])
-
-        self._frames.solved(solver, hand_over)
 
     def _token_set(self, state: int) -> np.ndarray:
         with self._busy:
@@ -301,7 +304,6 @@ class PushdownGuide(Guide):
                         if not self._frames.has_native(a, q, 0):
                             wanted.append((solver, a, q, 0))
                 return NativeWork(wanted, (), ())
-            self._hand_stacks(solver)
             words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
             return NativeWork((), (), ((solver, stacks.configs[state], words, lambda w: self._keep_made(state, w),
                                         lambda k: self._hand_automaton(solver, k)),))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pytest
@@ -23,7 +23,7 @@ from structgen.automata.markers import call_marker as C
 from structgen.automata.network import Network
 from structgen.cfg import grammar_network
 from structgen._engine import FrameSolver
-from structgen.guides import frame_masks
+from structgen.guides import frame_masks, pushdown
 from structgen.guides.network_view import NetworkView
 from structgen.guides.pushdown import PushdownGuide
 from structgen.guides.token_walks import TokenWalk
@@ -205,10 +205,29 @@ def test_packed_masks_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.V
     assert checked >= 10
 
 
-def _python_frames(guide: PushdownGuide) -> PushdownGuide:
-    """``guide`` with every frame made by the Python frames (the native solver switched off)."""
-    guide._frames._solver = False
+def _python_frames(make: Callable[[], PushdownGuide]) -> PushdownGuide:
+    """The guide ``make()`` builds, with its stacks, byte step and frames in Python (the native
+    solver switched off: ``pushdown.NATIVE``)."""
+    pushdown.NATIVE = False
+    try:
+        guide = make()
+    finally:
+        pushdown.NATIVE = True
+    assert guide._native is None and guide._frames.solver is None
     return guide
+
+
+def _shape(guide: PushdownGuide, state: int) -> set[tuple[tuple[int, int], ...]]:
+    """``state``'s stacks as frames (automaton, state's term) from the top: alike in two guides
+    of one network (one pool), however each numbered its stacks and states."""
+    table, view, out = guide._stacks, guide._view, set()
+    for sid in table.configs[state]:
+        frames = []
+        while sid >= 0:
+            a, q, sid, _ = table.stacks[sid]
+            frames.append((a, view.auto(a).auto.exprs[q]))
+        out.add(tuple(frames))
+    return out
 
 
 @pytest.mark.parametrize("name", ["sql-select.lark", "python-call.lark", "arithmetic.gbnf", "json.gbnf"])
@@ -220,7 +239,7 @@ def test_native_frames_give_the_python_frames_masks(name: str) -> None:
         encoding="utf-8").splitlines() if line.strip()][:6]
     vocab = _pieces_vocab(samples, seed=len(name) + 1)
     native = PushdownGuide(grammar_network(text), vocab)
-    python = _python_frames(PushdownGuide(grammar_network(text), vocab))
+    python = _python_frames(lambda: PushdownGuide(grammar_network(text), vocab))
     for sample in samples:
         sn = sp = native.initial_state
         for t in _greedy(vocab, sample.encode()):
@@ -237,7 +256,7 @@ def test_native_frames_on_random_vocabularies(which: int, tokens: list[bytes], p
     tokens = list(dict.fromkeys(tokens)) + [b""]
     vocab = structgen.Vocabulary.from_bytes(tokens, eos_token_ids=[len(tokens) - 1])
     native = PushdownGuide(Network(NETWORKS[which], []), vocab)
-    python = _python_frames(PushdownGuide(Network(NETWORKS[which], []), vocab))
+    python = _python_frames(lambda: PushdownGuide(Network(NETWORKS[which], []), vocab))
     sn = sp = native.initial_state
     for pick in picks:
         try:
@@ -254,6 +273,35 @@ def test_native_frames_on_random_vocabularies(which: int, tokens: list[bytes], p
         sn, sp = native.next_state(sn, t), python.next_state(sp, t)
 
 
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, len(NETWORKS) - 1), TOKENS, st.lists(st.integers(0, 40), max_size=12), st.integers(1, 6))
+def test_native_stacks_step_as_the_python_stacks(which: int, tokens: list[bytes], picks: list[int], depth: int) -> None:
+    """The native stacks and byte step (``cpp/engine/stack_table.h``) against the Python ones on
+    one network (so one pool: states compare by their terms), under a small nesting bound: the
+    same stacks after every token, the same refusals, finality and forced bytes, and the same
+    answers for byte strings."""
+    tokens = list(dict.fromkeys(tokens)) + [b""]
+    vocab = structgen.Vocabulary.from_bytes(tokens, eos_token_ids=[len(tokens) - 1])
+    net = Network(NETWORKS[which], [])
+    native = PushdownGuide(net, vocab, max_depth=depth)
+    python = _python_frames(lambda: PushdownGuide(net, vocab, max_depth=depth))
+    assert native._native is not None
+    sn = sp = native.initial_state
+    for pick in picks:
+        assert _shape(native, sn) == _shape(python, sp)
+        assert native.is_final(sn) == python.is_final(sp)
+        assert native.forced_bytes(sn) == python.forced_bytes(sp)
+        nexts = [(native.next_state(sn, t), python.next_state(sp, t)) for t in range(len(tokens) - 1)]
+        assert [n < 0 for n, _ in nexts] == [p < 0 for _, p in nexts]
+        live = [pair for pair in nexts if pair[0] >= 0]
+        if not live:
+            return
+        sn, sp = live[pick % len(live)]
+    text = b"".join(tokens[p % len(tokens)] for p in picks)
+    for end in range(len(text) + 1):
+        assert native.accepts_bytes(text[:end]) == python.accepts_bytes(text[:end])
+
+
 def test_native_frames_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any) -> None:
     """The same on the corpus's schemas whose networks need no frame data, over Llama-3."""
     import pickle
@@ -266,7 +314,7 @@ def test_native_frames_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.
         if not isinstance(guide, PushdownGuide) or not case.get("valid"):
             continue
         native: PushdownGuide = pickle.loads(pickle.dumps(guide))
-        python = _python_frames(pickle.loads(pickle.dumps(guide)))
+        python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
         text = json.dumps(in_schema_order(case["valid"][0], case["schema"]))
         sn = sp = native.initial_state
         for t in llama3_tokenizer.encode(text, add_special_tokens=False)[:60]:

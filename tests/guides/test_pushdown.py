@@ -209,9 +209,10 @@ def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabula
     insert): the counts equal a recount, through the caches' clearing when full too; the Python
     frames' (the solver off) and the native frames' (their Python copies and the solver's bytes)."""
     from structgen._engine import FrameSolver
-    from structgen.guides import frame_masks
+    from structgen.guides import frame_masks, native_stacks
 
     monkeypatch.setattr(frame_masks, "FRAME_CACHE", 7)
+    monkeypatch.setattr(native_stacks, "FRAME_CACHE", 7)
     made = []
     compute = frame_masks.FrameMasks._frame
     monkeypatch.setattr(frame_masks.FrameMasks, "_frame", lambda self, *a: made.append(a) or compute(self, *a))

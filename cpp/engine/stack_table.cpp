@@ -1,0 +1,162 @@
+#include "stack_table.h"
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+#include "errors.h"
+
+namespace structgen {
+
+namespace {
+uint64_t key_of(uint64_t h) { return h == FlatMap<int64_t>::EMPTY ? 0 : h; }
+
+uint64_t stack_hash(int64_t a, int64_t q, int64_t parent) {
+    return key_of(mix64(mix64(static_cast<uint64_t>(a) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(q)) ^
+                        static_cast<uint64_t>(parent + 1)));
+}
+
+uint64_t config_hash(std::span<const int64_t> stacks) {
+    uint64_t h = 0x243F6A8885A308D3ull;
+    for (const int64_t s : stacks) h = mix64(h ^ static_cast<uint64_t>(s));
+    return key_of(h);
+}
+}  // namespace
+
+StackTable::StackTable(FrameSolver& frames, int64_t max_depth) : frames_(frames), max_depth_(max_depth) {
+    if (max_depth < 1) throw InvalidArgument("StackTable: max_depth must be at least 1");
+    const int64_t root = stack(0, 0, -1);
+    config(std::span<const int64_t>(&root, 1));
+}
+
+int64_t StackTable::stack(int64_t a, int64_t q, int64_t parent) {
+    if (a < 0 || a >= frames_.num_automata()) throw OutOfRange("StackTable: no automaton " + std::to_string(a));
+    if (q < 0 || q > INT32_MAX || (frames_.has_automaton(a) && !frames_.automaton(a).valid(q)))
+        throw OutOfRange("StackTable: automaton " + std::to_string(a) + " has no state " + std::to_string(q));
+    if (parent < -1 || parent >= num_stacks()) throw OutOfRange("StackTable: no parent stack " + std::to_string(parent));
+    const uint64_t h = stack_hash(a, q, parent);
+    const int64_t* head = stack_ids_.find(h);
+    for (int64_t s = head ? *head : -1; s >= 0; s = stack_next_[static_cast<size_t>(s)]) {
+        const Entry& e = stacks_[static_cast<size_t>(s)];
+        if (e.a == a && e.q == q && e.parent == parent) return s;
+    }
+    if (stacks_.size() >= static_cast<size_t>(INT32_MAX)) throw BudgetExceeded("stacks of a pushdown guide", INT32_MAX);
+    const int64_t sid = num_stacks();
+    const int32_t depth = parent < 0 ? 1 : stacks_[static_cast<size_t>(parent)].depth + 1;
+    stacks_.push_back({a, static_cast<int32_t>(q), depth, parent});
+    stack_next_.push_back(head ? *head : -1);
+    stamps_.push_back(0);
+    stack_ids_.put(h, sid);
+    return sid;
+}
+
+int64_t StackTable::config(std::span<const int64_t> stacks) {
+    for (const int64_t s : stacks) entry(s);
+    sorted_.assign(stacks.begin(), stacks.end());
+    std::sort(sorted_.begin(), sorted_.end());
+    sorted_.erase(std::unique(sorted_.begin(), sorted_.end()), sorted_.end());
+    const uint64_t h = config_hash(sorted_);
+    const int64_t* head = config_ids_.find(h);
+    for (int64_t c = head ? *head : -1; c >= 0; c = config_next_[static_cast<size_t>(c)]) {
+        const std::span<const int64_t> got = stacks_of(c);
+        if (std::equal(got.begin(), got.end(), sorted_.begin(), sorted_.end())) return c;
+    }
+    if (config_next_.size() >= static_cast<size_t>(INT32_MAX)) throw BudgetExceeded("states of a pushdown guide", INT32_MAX);
+    const int64_t cid = num_configs();
+    config_stacks_.insert(config_stacks_.end(), sorted_.begin(), sorted_.end());
+    config_starts_.push_back(static_cast<int64_t>(config_stacks_.size()));
+    config_next_.push_back(head ? *head : -1);
+    config_ids_.put(h, cid);
+    return cid;
+}
+
+const StackTable::Entry& StackTable::entry(int64_t sid) const {
+    if (sid < 0 || sid >= num_stacks()) throw OutOfRange("StackTable: no stack " + std::to_string(sid));
+    return stacks_[static_cast<size_t>(sid)];
+}
+
+std::span<const int64_t> StackTable::stacks_of(int64_t state) const {
+    if (state < 0 || state >= num_configs()) throw OutOfRange("StackTable: no state " + std::to_string(state));
+    const auto lo = static_cast<size_t>(config_starts_[static_cast<size_t>(state)]);
+    const auto hi = static_cast<size_t>(config_starts_[static_cast<size_t>(state) + 1]);
+    return std::span<const int64_t>(config_stacks_).subspan(lo, hi - lo);
+}
+
+const ByteSet& StackTable::first_bytes(int64_t k) {
+    if (auto it = firsts_.find(k); it != firsts_.end()) return it->second;
+    // (the bytes of the start states of k and of every automaton called at a start state from it)
+    ByteSet got;
+    std::vector<int64_t> reach{k};
+    for (size_t i = 0; i < reach.size(); ++i) {
+        LazyAutomaton& au = frames_.automaton(reach[i]);
+        au.build(0);
+        for (int b = 0; b < 256; ++b)
+            if (au.at(b) >= 0) got.set(b);
+        const std::vector<std::pair<int64_t, int32_t>> calls = au.symbols_of(0);
+        for (const auto& [j, r] : calls) {
+            if (j >= GUARD_FIRST) throw InvalidArgument("StackTable: automaton " + std::to_string(reach[i]) + " passes a guard");
+            if (std::find(reach.begin(), reach.end(), j) == reach.end()) reach.push_back(j);
+        }
+    }
+    return firsts_.emplace(k, got).first->second;
+}
+
+void StackTable::step(std::span<const int64_t> stacks, int b, std::vector<int64_t>& out) {
+    if (b < 0 || b > 255) throw InvalidArgument("StackTable: no byte " + std::to_string(b));
+    for (const int64_t s : stacks) entry(s);
+    out.clear();
+    todo_.assign(stacks.begin(), stacks.end());
+    if (++stamp_ == 0) {  // (a wrapped stamp: every stack unseen again)
+        std::fill(stamps_.begin(), stamps_.end(), 0);
+        stamp_ = 1;
+    }
+    std::vector<std::pair<int64_t, int32_t>> calls;
+    while (!todo_.empty()) {
+        const int64_t sid = todo_.back();
+        todo_.pop_back();
+        uint32_t& mark = stamps_[static_cast<size_t>(sid)];
+        if (mark == stamp_) continue;
+        mark = stamp_;
+        const Entry e = stacks_[static_cast<size_t>(sid)];  // (a copy: stack() may grow the table)
+        LazyAutomaton& au = frames_.automaton(e.a);
+        if (!au.valid(e.q)) throw OutOfRange("StackTable: automaton " + std::to_string(e.a) + " has no state " + std::to_string(e.q));
+        const int32_t t = au.step(e.q, b);
+        if (t >= 0) out.push_back(stack(e.a, t, e.parent));
+        if (e.depth < max_depth_) {
+            calls = au.symbols_of(e.q);  // (a copy: first_bytes may build states of this automaton)
+            for (const auto& [k, r] : calls) {
+                if (k >= GUARD_FIRST) throw InvalidArgument("StackTable: automaton " + std::to_string(e.a) + " passes a guard");
+                if (first_bytes(k).has(b)) todo_.push_back(stack(k, 0, stack(e.a, r, e.parent)));
+            }
+        }
+        if (e.parent >= 0 && au.is_final(e.q)) todo_.push_back(e.parent);
+    }
+}
+
+int64_t StackTable::next_state(int64_t state, std::span<const uint8_t> token) {
+    const std::span<const int64_t> start = stacks_of(state);
+    here_.assign(start.begin(), start.end());
+    for (const uint8_t b : token) {
+        step(here_, b, there_);
+        if (there_.empty()) return -1;
+        here_.swap(there_);
+    }
+    return config(here_);
+}
+
+bool StackTable::is_final(int64_t sid) const {
+    for (int64_t s = sid;;) {
+        const Entry& e = entry(s);
+        if (!frames_.automaton(e.a).is_final(e.q)) return false;
+        if (e.parent < 0) return true;
+        s = e.parent;
+    }
+}
+
+size_t StackTable::memory_bytes() const {
+    return stacks_.capacity() * (sizeof(Entry) + sizeof(int64_t) + sizeof(uint32_t)) + stack_ids_.bytes() +
+           (config_stacks_.capacity() + config_starts_.capacity() + config_next_.capacity()) * sizeof(int64_t) +
+           config_ids_.bytes() + firsts_.size() * (sizeof(ByteSet) + 32);
+}
+
+}  // namespace structgen

@@ -1,0 +1,75 @@
+// A pushdown guide's states, natively, where the network needs no frame data (the FrameSolver's
+// networks): hash-consed stacks of frames (automaton, state, parent stack), sets of stacks
+// hash-consed again into the guide's states, and the step of one byte. (Python face:
+// structgen/guides/stacks.py's StackTable, whose NativeStackTable mirrors this table.)
+//
+// The same step as the Python table's: the top frame reads the byte with its own edges, enters a
+// callee that can start with it (a push, below max_depth frames), or returns to its caller from a
+// final state (a pop); each stack of a state is followed once. Stacks and states are numbered in
+// the order they are made, so a mirror reads the new ones from where it stopped.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "byteset.h"
+#include "flat_map.h"
+#include "frames.h"
+
+namespace structgen {
+
+class StackTable {
+public:
+    struct Entry {
+        int64_t a;
+        int32_t q;
+        int32_t depth;  // the stack's frames
+        int64_t parent;
+    };
+
+    // frames: the solver whose automata the stacks step through (it outlives this); stack 0 is
+    // (0, 0) alone and state 0 is {stack 0}
+    StackTable(FrameSolver& frames, int64_t max_depth);
+
+    // the stack (a, q) on top of stack parent (-1: none), made if new (OutOfRange for an automaton
+    // the network has not, a negative state, or a parent not made yet)
+    int64_t stack(int64_t a, int64_t q, int64_t parent);
+    // the state that is this set of stacks (each made before), made if new
+    int64_t config(std::span<const int64_t> stacks);
+
+    const Entry& entry(int64_t sid) const;
+    std::span<const int64_t> stacks_of(int64_t state) const;
+    int64_t num_stacks() const { return static_cast<int64_t>(stacks_.size()); }
+    int64_t num_configs() const { return static_cast<int64_t>(config_starts_.size()) - 1; }
+    int64_t max_depth() const { return max_depth_; }
+
+    // the stacks after byte b from stacks (calls and returns taken as needed), in out; MissingAutomaton
+    // for an automaton not given to the solver yet (the stacks made on the way stay made)
+    void step(std::span<const int64_t> stacks, int b, std::vector<int64_t>& out);
+    // the state after the bytes of a token from state (-1: refused)
+    int64_t next_state(int64_t state, std::span<const uint8_t> token);
+    // whether every frame of stack sid may end
+    bool is_final(int64_t sid) const;
+
+    size_t memory_bytes() const;
+
+private:
+    const ByteSet& first_bytes(int64_t k);
+
+    FrameSolver& frames_;
+    int64_t max_depth_;
+    std::vector<Entry> stacks_;
+    FlatMap<int64_t> stack_ids_;  // hash of (a, q, parent) -> first stack in its chain
+    std::vector<int64_t> stack_next_;  // stack -> the next stack with the same hash (-1: none)
+    std::vector<int64_t> config_stacks_, config_starts_{0};  // state i: config_stacks_[starts[i], starts[i + 1])
+    FlatMap<int64_t> config_ids_;
+    std::vector<int64_t> config_next_;
+    std::unordered_map<int64_t, ByteSet> firsts_;
+    // (scratch of step and next_state: the table is used by one thread at a time)
+    std::vector<uint32_t> stamps_;  // stack -> the step that followed it last
+    uint32_t stamp_ = 0;
+    std::vector<int64_t> todo_, here_, there_, sorted_;
+};
+
+}  // namespace structgen

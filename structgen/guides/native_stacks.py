@@ -1,0 +1,128 @@
+"""A pushdown guide's stacks kept by the native engine, where its network needs no frame data.
+
+A network without unique items or key guards has its frames made natively (the
+:class:`~structgen._engine.FrameSolver`), and its stacks, states and byte step too
+(``cpp/engine/stack_table.h``): :class:`NativeStackTable` is a :class:`~.stacks.StackTable` whose
+stacks and states are made by the solver, mirrored here as they are made (the lists the frames,
+distances and budgets read), so a token's step is one native call. Automata are handed to the
+solver as its steps and frames reach them (:func:`solved`).
+
+Example:
+    >>> from structgen.automata.markers import call_marker
+    >>> from structgen.automata.network import Network
+    >>> from structgen.vocab.index import VocabularyIndex
+    >>> from structgen.vocab.vocabulary import Vocabulary
+    >>> from structgen.guides.network_view import NetworkView
+    >>> view = NetworkView(Network([call_marker(1), r"\\[\\]"], []), frozenset())
+    >>> index = VocabularyIndex(Vocabulary.from_bytes([b"[", b"]", b""], eos_token_ids=[2]))
+    >>> table = NativeStackTable(view, 8, native_solver(view, index, 8))
+    >>> state = table.next_state(0, b"[")   # "[" enters automaton 1
+    >>> [table.stacks[sid][:2] for sid in table.configs[state]], table.depths[table.configs[state][0]]
+    ([(1, 1)], 2)
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable, Iterable, TypeVar
+
+from .._engine import GUARD_FIRST, FrameSolver
+from ..vocab.index import VocabularyIndex
+from .network_view import NetworkView
+from .stacks import StackTable
+
+__all__ = ["NativeStackTable", "native_solver", "solved"]
+
+#: Cached walks and frames per native solver before its caches are cleared.
+FRAME_CACHE = 200_000
+_T = TypeVar("_T")
+
+
+def native_solver(view: NetworkView, index: VocabularyIndex, max_depth: int) -> FrameSolver | None:
+    """The native frames and stacks of ``view``'s network over ``index``'s vocabulary, or ``None``
+    where the network needs frame data (unique items, key guards)."""
+    pool = view.network.pool
+    if view.unique is not None or any(s >= GUARD_FIRST for k in view.reachable() for s in pool.symbols_in(view.roots[k])):
+        return None
+    # (automata are handed over as frames and steps reach them: see solved)
+    autos: list[object] = [view.autos[k].auto if k in view.autos else None for k in range(len(view.network))]
+    return FrameSolver(autos, index.native, FRAME_CACHE, max_depth)
+
+
+def solved(solver: FrameSolver, view: NetworkView, ask: Callable[[], _T]) -> _T:
+    """``ask()`` of the solver, handing it the automata it reaches that it was not given yet (it
+    raises ``KeyError(k)`` for one; what it made before stays made)."""
+    while True:
+        try:
+            return ask()
+        except KeyError as e:
+            k = e.args[0]
+            solver.set_automaton(k, view.auto(k).auto)
+
+
+class NativeStackTable(StackTable):
+    """A :class:`StackTable` made by the native solver: :attr:`stacks`, :attr:`configs` and
+    :attr:`depths` mirror the solver's, read as they are made."""
+
+    __slots__ = ("solver",)
+
+    def __init__(self, view: NetworkView, max_depth: int, solver: FrameSolver) -> None:
+        # (not StackTable.__init__: the solver made stack 0 and state 0 already)
+        self.view = view
+        self.max_depth = max_depth
+        self.solver = solver
+        self._lock = threading.Lock()
+        self.stacks = []
+        self.depths = []
+        self.records = []
+        self.configs = []
+        self.nested = False
+        self._stack_ids, self._config_ids, self._read, self._stuck = {}, {}, {}, {}
+        self._sync()
+
+    @property
+    def memory_bytes(self) -> int:
+        """Approximate bytes of the mirror (the solver's own are the frames')."""
+        return 100 * (len(self.stacks) + len(self.configs))
+
+    def _sync(self) -> None:
+        """Read the stacks and states the solver made since the last call."""
+        solver = self.solver
+        with self._lock:
+            n = len(self.stacks)
+            if solver.num_stacks != n:
+                entries, depths = solver.stacks_from(n)
+                self.stacks += entries
+                self.depths += depths
+                self.records += [False] * len(depths)
+            m = len(self.configs)
+            if solver.num_configs != m:
+                self.configs += solver.configs_from(m)
+
+    def stack(self, a: int, q: int, parent: int, data: int = 0) -> int:
+        if data:
+            raise ValueError(f"a native stack has no frame data, not {data}")
+        sid = self.solver.stack(a, q, parent)
+        self._sync()
+        return sid
+
+    def config(self, stacks: Iterable[int]) -> int:
+        cid = self.solver.config(list(stacks))
+        self._sync()
+        return cid
+
+    def step(self, stacks: Iterable[int], b: int) -> list[int]:
+        solver = self.solver
+        out = solved(solver, self.view, lambda: solver.step(list(stacks), b))
+        self._sync()
+        return out
+
+    def next_state(self, state: int, token: bytes) -> int:
+        """The state after ``token``'s bytes from ``state`` (-1: refused)."""
+        solver = self.solver
+        got = solved(solver, self.view, lambda: solver.next_state(state, token))
+        self._sync()
+        return got
+
+    def is_stuck(self, sid: int) -> bool:
+        return False  # (no guards, no items: every live frame can finish)
