@@ -493,15 +493,28 @@ GUARD_FIRST: int
 class FrameSolver:
     """The frames below the root of a pushdown guide whose network needs no frame data (see structgen.guides.frame_masks)"""
 
-    def __init__(self, automata: list[object], index: TokenIndex, max_entries: int) -> None: ...
+    def __init__(self, automata: list[object], index: TokenIndex, max_entries: int, max_depth: int = 128) -> None:
+        """The frames of a network's automata (None: not made yet) over the index's vocabulary, and its stacks (stack 0 is automaton 0 at its start, state 0 is {stack 0}; calls nest at most max_depth frames)"""
     def frame(self, automaton: int, state: int, node: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64], NDArray[numpy.int32] | None, int]:
         """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None"""
     def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
         """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)"""
-    def add_stacks(self, automata: Sequence[int], states: Sequence[int], parents: Sequence[int]) -> None:
-        """Add stacks num_stacks, num_stacks + 1, ...: (automaton, state) on top of the parent stack (-1: none; else one added before). KeyError(k) for an automaton not given yet (the stacks before it are added)"""
+    def stack(self, automaton: int, state: int, parent: int) -> int:
+        """The stack (automaton, state) on top of stack parent (-1: none), made if new"""
+    def config(self, stacks: Sequence[int]) -> int:
+        """The state that is this set of stacks, made if new"""
+    def step(self, stacks: Sequence[int], byte: int) -> list[int]:
+        """The stacks after reading byte from stacks (calls and returns taken as needed; a stack may come twice). KeyError(k) for an automaton not given yet: hand it over and ask again"""
+    def next_state(self, state: int, token: bytes) -> int:
+        """The state after the token's bytes from state (-1: refused). KeyError(k) as step"""
+    def stacks_from(self, n: int) -> tuple[list[tuple[int, int, int, int]], list[int]]:
+        """([(automaton, state, parent, 0), ...], [depth, ...]) of stacks n, n + 1, ..."""
+    def configs_from(self, n: int) -> list[tuple[int, ...]]:
+        """The stacks of states n, n + 1, ... (each a sorted tuple)"""
     @property
     def num_stacks(self) -> int: ...
+    @property
+    def num_configs(self) -> int: ...
     def collect(self, stacks: Sequence[int], words: NDArray[numpy.int32]) -> list[int]:
         """OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and ask again (what was OR-ed stays OR-ed)"""
     @property
