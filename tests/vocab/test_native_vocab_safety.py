@@ -27,7 +27,7 @@ OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_token
        "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
        "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits", "prefetch",
-       "collect"]
+       "collect", "stacks"]
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -110,10 +110,28 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
     elif op == "collect":  # (stacks on any parents and automata; words of any width; then on threads)
         import numpy as np
         solver = _engine.FrameSolver([auto, None, auto], index, 1 + abs(b) % 5)
-        solver.add_stacks([a % 4 - 1, 0, 2], [b, 0, c], [-1, a % 3 - 1, 1])
+        for k, q, parent in ((a % 4 - 1, b, -1), (0, 0, a % 3 - 1), (2, c, 1)):
+            solver.stack(k, q, parent)
         words = np.zeros(max(0, (len(tokens) + 31) // 32 + c % 2), dtype=np.int32)
         solver.collect([a % 5 - 1, b % 4, solver.num_stacks - 1], words)
         _engine.prefetch([], [], 1 + abs(c) % 3, [(solver, [0, b % 4], words), (solver, [a], np.zeros_like(words))])
+    elif op == "stacks":  # (automata that call one another, or pass a guard; any depth, states, stacks and bytes)
+        calls = pool.seq(pool.literal(b"["), pool.seq(pool.star(pool.symbol(a % 3)), pool.literal(b"]")))
+        pick = [calls, pool.alt([pool.symbol(b % 3), pool.literal(b"x")]), pool.seq(pool.symbol(0x3C0 + c % 3), pool.literal(b"k"))]
+        autos = [LazyAutomaton(pool, pick[(i + c) % 3]) if i != a % 5 else None for i in range(3)]
+        solver = _engine.FrameSolver(autos, index, 4, 1 + a % 6)
+        asks = [lambda: solver.next_state(0, data), lambda: solver.next_state(a % 3, data),
+                lambda: solver.stack(b % 3, c % 4, solver.num_stacks - 1 - abs(a) % 2),
+                lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
+                lambda: solver.config([0, b % 4, solver.num_stacks - 1]),
+                lambda: solver.stacks_from(abs(c) % (solver.num_stacks + 2)), lambda: solver.configs_from(b % 3)]
+        for ask in asks:
+            try:
+                ask()
+            except EXPECTED:
+                pass
+        entries, depths = solver.stacks_from(0)
+        assert len(entries) == len(depths) == solver.num_stacks and len(solver.configs_from(0)) == solver.num_configs
     elif op in ("set_token_bits", "or_token_bits"):  # (ids past the words, negative, huge; widths that differ)
         import numpy as np
         words = np.zeros((len(tokens) + 31) // 32, dtype=np.int32)
