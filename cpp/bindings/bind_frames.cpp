@@ -40,7 +40,7 @@ void bind_frames(nb::module_& m) {
                               "structgen.guides.frame_masks)")
         .def("__init__",
              [](PyFrameSolver* self, nb::list automata, std::shared_ptr<TokenIndex> index, int64_t max_entries,
-                int64_t max_depth) {
+                int64_t max_depth, int64_t mask_cache_bytes) {
                  std::vector<nb::object> objs;
                  std::vector<LazyAutomaton*> ptrs;
                  for (nb::handle h : automata) {
@@ -50,12 +50,15 @@ void bind_frames(nb::module_& m) {
                  if (ptrs.empty()) throw InvalidArgument("FrameSolver: a network has at least one automaton");
                  if (max_entries < 1) throw InvalidArgument("FrameSolver: max_entries must be at least 1");
                  if (max_depth < 1) throw InvalidArgument("FrameSolver: max_depth must be at least 1");
-                 new (self) PyFrameSolver(std::move(objs), std::move(ptrs), std::move(index), static_cast<size_t>(max_entries),
-                                          max_depth);
+                 if (!index) throw InvalidArgument("FrameSolver: no token index");
+                 new (self) PyFrameSolver(std::move(objs), std::move(ptrs), index, static_cast<size_t>(max_entries), max_depth,
+                                          mask_cache_bytes);
              },
              nb::arg("automata"), nb::arg("index"), nb::arg("max_entries"), nb::arg("max_depth") = 128,
-             "The frames of a network's automata (None: not made yet) over the index's vocabulary, and its stacks "
-             "(stack 0 is automaton 0 at its start, state 0 is {stack 0}; calls nest at most max_depth frames)")
+             nb::arg("mask_cache_bytes") = int64_t(64) << 20,
+             "The frames of a network's automata (None: not made yet) over the index's vocabulary, its stacks "
+             "(stack 0 is automaton 0 at its start, state 0 is {stack 0}; calls nest at most max_depth frames) and "
+             "its states' masks (cached up to mask_cache_bytes)")
         .def("frame",
              [](PyFrameSolver& s, int64_t a, int64_t q, int64_t node) {
                  std::shared_ptr<const Frame> f = asking([&] { return s.core.frame(a, q, node); });
@@ -136,6 +139,22 @@ void bind_frames(nb::module_& m) {
                  return out;
              },
              nb::arg("n"), "The stacks of states n, n + 1, ... (each a sorted tuple)")
+        .def("state_mask",
+             [](PyFrameSolver& s, int64_t state) -> nb::object {
+                 std::shared_ptr<const Bits> got = asking([&] { return s.states.mask(state); });
+                 return got ? nb::cast(packed_copy(*got)) : nb::none();
+             },
+             nb::arg("state"),
+             "The state's whole mask as packed int32 words (a new array; EOS where a stack may end), cached; None where "
+             "the guide makes it (a stack near the nesting bound, a top at the root of a string under a length bound, "
+             "a dead end). KeyError(k) for an automaton not given yet")
+        .def("keep_mask",
+             [](PyFrameSolver& s, int64_t state, nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> words) {
+                 const auto* data = reinterpret_cast<const uint32_t*>(words.data());
+                 s.states.keep(state, Bits(data, data + words.shape(0)));
+             },
+             nb::arg("state"), nb::arg("words"), "Keep words (the vocabulary's width) as the state's whole mask")
+        .def_prop_ro("num_masks", [](const PyFrameSolver& s) { return s.states.num_masks(); })
         .def_prop_ro("num_stacks", [](const PyFrameSolver& s) { return s.stacks.num_stacks(); })
         .def_prop_ro("num_configs", [](const PyFrameSolver& s) { return s.stacks.num_configs(); })
         .def("collect",
@@ -146,7 +165,7 @@ void bind_frames(nb::module_& m) {
                                            std::to_string(s.core.words()) + " (the vocabulary's)");
                  return asking([&] { return s.masks.collect(stacks, out); });
              },
-             nb::arg("stacks"), nb::arg("words"),
+             nb::arg("stacks"), nb::arg("words").noconvert(),
              "OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it "
              "returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the "
              "root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and "
@@ -162,7 +181,7 @@ void bind_frames(nb::module_& m) {
              nb::arg("k"), nb::arg("automaton"),
              "Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet; the "
              "same one again is nothing new)")
-        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes() + s.masks.memory_bytes() + s.stacks.memory_bytes(); })
+        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes() + s.masks.memory_bytes() + s.stacks.memory_bytes() + s.states.memory_bytes(); })
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
 }
 

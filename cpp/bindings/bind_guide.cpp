@@ -49,7 +49,7 @@ void bind_guide(nb::module_& m) {
               nb::gil_scoped_release quiet;
               set_token_bits(bits_of(words), {ids.data(), ids.shape(0)});
           },
-          nb::arg("words"), nb::arg("ids"),
+          nb::arg("words").noconvert(), nb::arg("ids"),
           "Set the bits of token ids in a packed mask (int32 words, bit t % 32 of word t // 32), in place; "
           "an id outside the mask is IndexError and nothing is written");
     m.def("or_token_bits",
@@ -60,7 +60,7 @@ void bind_guide(nb::module_& m) {
               nb::gil_scoped_release quiet;
               or_token_bits(bits_of(words), bits_of(other));
           },
-          nb::arg("words"), nb::arg("other"), "words |= other, in place (two packed masks of one width)");
+          nb::arg("words").noconvert(), nb::arg("other"), "words |= other, in place (two packed masks of one width)");
     m.def("count_token_bits", [](ConstWords words) { return count_token_bits(bits_of(words)); }, nb::arg("words"),
           "The tokens a packed mask allows");
 
@@ -74,10 +74,7 @@ void bind_guide(nb::module_& m) {
              nb::arg("automaton"), nb::arg("index"), nb::arg("mask_cache_bytes"), nb::arg("description"), nb::arg("vocab_repr"))
         .def("packed",
              [](PyDfaGuide& g, int64_t q) {
-                 auto bits = g.core.mask(g.state(q));
-                 std::vector<int32_t> out(bits->size());
-                 std::memcpy(out.data(), bits->data(), bits->size() * 4);
-                 return owned(std::move(out));
+                 return packed_copy(*g.core.mask(g.state(q)));
              },
              "the tokens allowed in state q as packed int32 words (a new array)")
         .def("bools",

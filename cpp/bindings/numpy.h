@@ -4,6 +4,8 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace nb = nanobind;
@@ -29,6 +31,13 @@ Array<T> owned(std::vector<T>&& v) {
     nb::capsule owner(heap, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
     size_t shape[1] = {heap->size()};
     return Array<T>(heap->data(), 1, shape, owner);
+}
+
+// a packed mask's words as a new int32 array (the engine's masks are uint32 words)
+inline Array<int32_t> packed_copy(const std::vector<uint32_t>& words) {
+    std::vector<int32_t> out(words.size());
+    if (!words.empty()) std::memcpy(out.data(), words.data(), words.size() * 4);
+    return owned(std::move(out));
 }
 
 }  // namespace structgen::py

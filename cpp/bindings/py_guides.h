@@ -13,6 +13,7 @@
 #include "../engine/frames.h"
 #include "../engine/stack_masks.h"
 #include "../engine/stack_table.h"
+#include "../engine/state_masks.h"
 #include "py_lazy.h"
 
 namespace structgen::py {
@@ -21,12 +22,13 @@ struct PyFrameSolver {
     std::vector<nb::object> autos;  // the Python automata (kept alive while the solver lives)
     FrameSolver core;
     StackTable stacks;              // the guide's stacks and states (their steps read core's automata)
-    StackMasks masks;               // the states' masks from the stacks, made of core's frames
+    StackMasks masks;               // the stacks' masks, made of core's frames
+    StateMasks states;              // the states' whole masks, cached
     Pool* pool = nullptr;           // the pool of every automaton given (one network, one pool)
-    PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, std::shared_ptr<TokenIndex> index,
-                  size_t max_entries, int64_t max_depth)
-        : autos(std::move(objs)), core(ptrs, std::move(index), max_entries), stacks(core, max_depth),
-          masks(core, stacks, max_entries) {
+    PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, const std::shared_ptr<TokenIndex>& index,
+                  size_t max_entries, int64_t max_depth, int64_t mask_cache_bytes)
+        : autos(std::move(objs)), core(ptrs, index, max_entries), stacks(core, max_depth),
+          masks(core, stacks, max_entries), states(stacks, masks, index, mask_cache_bytes) {
         for (LazyAutomaton* a : ptrs)
             if (a) same_pool(*a);
     }

@@ -8,32 +8,20 @@ namespace structgen {
 
 DfaGuideCore::DfaGuideCore(LazyAutomaton& automaton, std::shared_ptr<TokenIndex> index, int64_t mask_cache_bytes,
                            std::string description, std::string vocab_repr)
-    : a_(automaton), index_(std::move(index)), description_(std::move(description)), vocab_repr_(std::move(vocab_repr)) {
-    const size_t bytes = std::max<size_t>(index_->words() * 4, 1);
-    max_masks_ = std::max<size_t>(16, static_cast<size_t>(std::max<int64_t>(mask_cache_bytes, 0)) / bytes);
-}
+    : a_(automaton),
+      index_(std::move(index)),
+      description_(std::move(description)),
+      vocab_repr_(std::move(vocab_repr)),
+      masks_(index_->words(), mask_cache_bytes) {}
 
-std::shared_ptr<const Bits> DfaGuideCore::cached(int32_t q) const {
-    auto it = masks_.find(q);
-    return it == masks_.end() ? nullptr : it->second;
-}
+std::shared_ptr<const Bits> DfaGuideCore::cached(int32_t q) const { return masks_.find(q); }
 
 std::shared_ptr<const Bits> DfaGuideCore::mask(int32_t q) {
     a_.check(q);
     if (auto got = cached(q)) return got;
     auto got = compute(q);
-    keep(q, got);
+    masks_.keep(q, got);
     return got;
-}
-
-void DfaGuideCore::keep(int32_t q, std::shared_ptr<const Bits> m) {
-    if (masks_.count(q)) return;
-    while (masks_.size() >= max_masks_ && !order_.empty()) {  // the oldest first
-        masks_.erase(order_.front());
-        order_.pop_front();
-    }
-    masks_.emplace(q, std::move(m));
-    order_.push_back(q);
 }
 
 void DfaGuideCore::add_walk(const TokenTrie& trie, int32_t q, Bits& out) {
@@ -197,7 +185,7 @@ void DfaGuideCore::walk_tokens(int32_t q, std::vector<int64_t>& ids, std::vector
 }
 
 size_t DfaGuideCore::memory_bytes() const {
-    return masks_.size() * (index_->words() * 4 + 64) + succ_.bytes() + runs_.bytes() + forced_.size() * 64;
+    return masks_.memory_bytes() + succ_.bytes() + runs_.bytes() + forced_.size() * 64;
 }
 
 }  // namespace structgen

@@ -12,13 +12,13 @@
 // fill runs on native threads).
 #pragma once
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "flat_map.h"
+#include "mask_cache.h"
 #include "lazy.h"
 #include "vocab.h"
 #include "walk.h"
@@ -50,11 +50,10 @@ public:
     }
     size_t num_masks() const { return masks_.size(); }
     size_t memory_bytes() const;
-    size_t max_masks() const { return max_masks_; }
+    size_t max_masks() const { return masks_.max_masks(); }
 
 private:
     std::shared_ptr<const Bits> compute(int32_t q);
-    void keep(int32_t q, std::shared_ptr<const Bits> m);
     bool slice_mask(int32_t q, Bits& out);
     int64_t successor(int32_t q, int k);
     int64_t run(int32_t q, int k, int64_t longest);
@@ -64,9 +63,7 @@ private:
     LazyAutomaton& a_;
     std::shared_ptr<TokenIndex> index_;
     std::string description_, vocab_repr_;
-    size_t max_masks_;
-    std::unordered_map<int32_t, std::shared_ptr<const Bits>> masks_;
-    std::deque<int32_t> order_;  // (oldest first: dropped past max_masks_)
+    MaskCache masks_;
     FlatMap<int64_t> succ_, runs_;  // q << 3 | k
     std::unordered_map<int32_t, std::string> forced_;
     WalkStack stack_;

@@ -1,7 +1,7 @@
 """structgen's native engine (C++, built by scikit-build-core): the expression pool, its
 derivatives, byte classes and liveness search, lazy automata and their clamps, the per-tokenizer
 data (token tries, string slices), the trie walks, token distances, the DFA guide's core, the
-pushdown guide's frames below the root, packed token sets and a batch's prefetch on native threads. The
+pushdown guide's frames below the root, packed token sets and a batch's fill on native threads. The
 Python faces are :mod:`structgen.automata.expr` (``ExprPool``), :mod:`structgen.automata.lazy`
 (``LazyAutomaton``), :mod:`structgen.vocab` (``TokenTrie``, ``StringSlice``, ``VocabularyIndex``)
 and :mod:`structgen.guides` (``DfaGuide``, ``SpelledDistances``). See ``docs/engine.md``.
@@ -10,12 +10,12 @@ and :mod:`structgen.guides` (``DfaGuide``, ``SpelledDistances``). See ``docs/eng
 from ._core import (  # noqa: F401
     EPSILON, GUARD_FIRST, INF, MIXED, NOTHING, NUM_SLICES, UNBUILT, DfaGuideCore, EmbeddedDfa, ExprsView, FinalsView,
     FlatView, FrameSolver, LazyAutomaton, MinLength, Pool, SpelledDistances, StringSlice, TokenIndex, TokenTrie,
-    count_token_bits, or_token_bits, prefetch, set_token_bits, slice_characters, walk_frame, walk_tokens, walk_trie,
+    count_token_bits, fill_rows, or_token_bits, prefetch, set_token_bits, slice_characters, walk_frame, walk_tokens, walk_trie,
 )
 
 __all__ = [
     "EPSILON", "GUARD_FIRST", "INF", "MIXED", "NOTHING", "NUM_SLICES", "UNBUILT", "DfaGuideCore", "EmbeddedDfa",
     "ExprsView", "FinalsView", "FlatView", "FrameSolver", "LazyAutomaton", "MinLength", "Pool", "SpelledDistances",
-    "StringSlice", "TokenIndex", "TokenTrie", "count_token_bits", "or_token_bits", "prefetch", "set_token_bits",
+    "StringSlice", "TokenIndex", "TokenTrie", "count_token_bits", "fill_rows", "or_token_bits", "prefetch", "set_token_bits",
     "slice_characters", "walk_frame", "walk_tokens", "walk_trie",
 ]

@@ -493,8 +493,8 @@ GUARD_FIRST: int
 class FrameSolver:
     """The frames below the root of a pushdown guide whose network needs no frame data (see structgen.guides.frame_masks)"""
 
-    def __init__(self, automata: list[object], index: TokenIndex, max_entries: int, max_depth: int = 128) -> None:
-        """The frames of a network's automata (None: not made yet) over the index's vocabulary, and its stacks (stack 0 is automaton 0 at its start, state 0 is {stack 0}; calls nest at most max_depth frames)"""
+    def __init__(self, automata: list[object], index: TokenIndex, max_entries: int, max_depth: int = 128, mask_cache_bytes: int = 67108864) -> None:
+        """The frames of a network's automata (None: not made yet) over the index's vocabulary, its stacks (stack 0 is automaton 0 at its start, state 0 is {stack 0}; calls nest at most max_depth frames) and its states' masks (cached up to mask_cache_bytes)"""
     def frame(self, automaton: int, state: int, node: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64], NDArray[numpy.int32] | None, int]:
         """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None"""
     def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
@@ -515,6 +515,12 @@ class FrameSolver:
     def num_stacks(self) -> int: ...
     @property
     def num_configs(self) -> int: ...
+    def state_mask(self, state: int) -> NDArray[numpy.int32] | None:
+        """The state's whole mask as packed int32 words (a new array; EOS where a stack may end), cached; None where the guide makes it (a stack near the nesting bound, a top at the root of a string under a length bound, a dead end). KeyError(k) for an automaton not given yet"""
+    def keep_mask(self, state: int, words: NDArray[numpy.int32]) -> None:
+        """Keep words (the vocabulary's width) as the state's whole mask"""
+    @property
+    def num_masks(self) -> int: ...
     def collect(self, stacks: Sequence[int], words: NDArray[numpy.int32]) -> list[int]:
         """OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and ask again (what was OR-ed stays OR-ed)"""
     @property
@@ -524,7 +530,12 @@ class FrameSolver:
     @property
     def num_frames(self) -> int: ...
 
-def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int, states: list[tuple[Any, ...]] = ...) -> list[tuple[bool, int]]:
+def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int) -> None:
     """
-    Compute frames [(FrameSolver, automaton, state, node)], DFA masks [(DfaGuideCore, state)] and states' masks [(FrameSolver, stacks, words int32, ...): FrameSolver.collect into words] on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout. Answers, per state, (made, missing): whether its mask was made whole (else the words may hold part of it: collect again into them), and the automaton it stopped at for want of it (-1: none); other errors are left to the serial pass that follows (it finds the work cached)
+    Compute frames [(FrameSolver, automaton, state, node)] and DFA masks [(DfaGuideCore, state)] on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout; errors are left to the serial pass that follows (it finds the work cached)
+    """
+
+def fill_rows(rows: list[tuple[FrameSolver | DfaGuideCore, int, int]], bitmask: NDArray[numpy.int32], threads: int) -> list[tuple[int, int]]:
+    """
+    Fill bitmask rows [(guide core, state, row)] (a pushdown guide's FrameSolver or a DfaGuideCore) with their states' whole masks (cached, else made on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout; the words past a vocabulary's are zeroed). Answers [(position, missing)] of the rows left to the caller: a mask the guide makes itself, an error (the caller's fill raises it), or an automaton not given yet (missing: hand it over and ask again; else -1)
     """

@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from typing import Any, Iterable, Literal, NamedTuple, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Literal, NamedTuple, Sequence, TypeVar
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from ..errors import UnsatisfiableConstraint, VocabularyError
 from ..vocab.index import index_of
 from ..vocab.vocabulary import Vocabulary
 
-__all__ = ["DEFAULT_MASK_CACHE_BYTES", "NO_WORK", "Guide", "NativeWork"]
+__all__ = ["DEFAULT_MASK_CACHE_BYTES", "NO_WORK", "Guide", "NativeRow", "NativeWork"]
 
 #: Default bound on the masks one guide caches, in bytes (one byte per token per mask): 256 MiB is
 #: 2,000 masks over Llama-3's 128k tokens. Past it the oldest mask is dropped and recomputed if
@@ -42,26 +42,41 @@ TIGHT_CACHE_SIZE = 1024
 _G = TypeVar("_G", bound="Guide")
 
 
+class NativeRow(NamedTuple):
+    """How a batch fills a state's row natively (:func:`structgen._engine.fill_rows`): the guide's
+    native core (a pushdown guide's ``FrameSolver``, a ``DfaGuideCore``), and ``need(k)``, which
+    makes automaton ``k`` and hands it to the core where a mask stopped for want of it (``None``:
+    the core has all it needs; ``False``: no such automaton).
+
+    Example:
+        >>> import structgen
+        >>> vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b""], eos_token_ids=[2])
+        >>> row = structgen.compile_regex("ab", vocab)._native_row(0)
+        >>> type(row.core).__name__, row.need
+        ('DfaGuideCore', None)
+    """
+
+    core: Any
+    need: Callable[[int], bool] | None
+
+
 class NativeWork(NamedTuple):
-    """What a state's plain mask asks of the native engine first, in the forms
-    :func:`structgen._engine.prefetch` takes (a batch runs its rows' work on native threads before
-    its serial fill): frames ``(solver, automaton, state, node)``, DFA masks ``(core, state)``, and
-    whole pushdown states ``(solver, stacks, words, keep, need)``, where ``keep(words)`` is called
-    once the state's mask was made whole into ``words``, and ``need(k)`` makes automaton ``k`` and
-    hands it over where the state stopped for want of it (``False``: no such automaton).
+    """What a state's plain mask asks of the native engine first where its row is not filled
+    natively whole (:class:`NativeRow`), in the forms :func:`structgen._engine.prefetch` takes (a
+    batch runs its rows' work on native threads before its serial fill): frames ``(solver,
+    automaton, state, node)`` and DFA masks ``(core, state)``.
 
     Example:
         >>> NO_WORK.frames, len(NO_WORK)
-        ((), 3)
+        ((), 2)
     """
 
     frames: Sequence[tuple[Any, ...]]
     masks: Sequence[tuple[Any, ...]]
-    states: Sequence[tuple[Any, ...]]
 
 
 #: No native work (a cached mask, a guide without a native core).
-NO_WORK = NativeWork((), (), ())
+NO_WORK = NativeWork((), ())
 
 
 class Guide(ABC):
@@ -210,6 +225,11 @@ class Guide(ABC):
         (:class:`NativeWork`: a batch does it on native threads before its serial fill); none for
         a guide without a native core."""
         return NO_WORK
+
+    def _native_row(self, state: int) -> NativeRow | None:
+        """How a batch fills ``state``'s plain mask natively (:class:`NativeRow`), or ``None``: a
+        guide without a native core, a state that does not exist."""
+        return None
 
     def _dead_end(self) -> str:
         """Why a non-final state may allow no token (the end of the error message)."""

@@ -44,9 +44,9 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .._engine import prefetch
+from .._engine import fill_rows, prefetch
 from ..errors import TokenRejected, UnsatisfiableConstraint
-from .base import NO_WORK, NativeWork
+from .base import NO_WORK, NativeRow, NativeWork
 from .matcher import Matcher, pack_mask
 from .text_budget import BudgetCursor, TextBudget
 
@@ -160,6 +160,17 @@ class Cursor:
         except Exception:  # noqa: BLE001 - the fill meets it again and fails the row
             return NO_WORK
 
+    def native_row(self) -> NativeRow | None:
+        """How a batch fills the row's next mask natively (:meth:`.Matcher.native_row`), or
+        ``None``: an ended or failed row, a spent thinking, or where finding it fails (the fill
+        then raises it for this row alone)."""
+        if self.ended or self.error is not None or (self.thinking is not None and self.thinking.remaining is not None):
+            return None
+        try:
+            return self.matcher.native_row(self.state, budget=self.budget)
+        except Exception:  # noqa: BLE001 - the fill meets it again and fails the row
+            return None
+
     def fill(self, bitmask: np.ndarray, row: int = 0) -> None:
         """Write :meth:`packed_mask` into row ``row`` of ``bitmask`` (``[batch, words]`` int32:
         :meth:`Matcher.allocate_token_bitmask`, or the numpy view of a pinned tensor)."""
@@ -269,27 +280,46 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
-#: Rounds of a batch's prefetch: a state stopped for want of an automaton not made yet is asked
+#: Rounds of a batch's native fill: a row stopped for want of an automaton not made yet is asked
 #: again once its guide made it (a callee's callee may stop it again).
-PREFETCH_ROUNDS = 4
+FILL_ROUNDS = 4
 
 
-def _prefetch_rounds(frames: list[tuple[Any, ...]], masks: list[tuple[Any, ...]], states: list[tuple[Any, ...]],
-                     threads: int) -> None:
-    """:func:`structgen._engine.prefetch` of the rows' work; each state made whole is kept
-    (``keep(words)``), and one that stopped at automaton ``k`` is asked again (into the same
-    words: what it OR-ed is part of its mask) once ``need(k)`` made it."""
-    todo = states
-    for _ in range(PREFETCH_ROUNDS):
+def _fill_native(cursors: Sequence[Cursor | None], bitmask: np.ndarray, indices: Sequence[int] | None,
+                 threads: int) -> list[int]:
+    """Fill the rows whose guides fill them natively (:func:`structgen._engine.fill_rows`: the
+    whole masks, the cold ones made on ``threads`` native threads), in up to :data:`FILL_ROUNDS`
+    rounds; answers the positions in ``cursors`` of the rows left to the serial fill (no native
+    row, or one the native core left: see :meth:`.Guide._native_row`)."""
+    rows: list[tuple[Any, int, int]] = []
+    needs: list[Any] = []
+    where: list[int] = []
+    left: list[int] = []
+    native = bitmask.ndim == 2 and bitmask.dtype == np.int32 and bitmask.flags.c_contiguous
+    for i, cursor in enumerate(cursors):
+        if cursor is None:
+            continue
+        got = cursor.native_row() if native and cursor.matcher.words == bitmask.shape[1] else None
+        if got is None:
+            left.append(i)
+        else:
+            rows.append((got.core, cursor.state, i if indices is None else indices[i]))
+            needs.append(got.need)
+            where.append(i)
+    todo = list(range(len(rows)))
+    for _ in range(FILL_ROUNDS):
+        if not todo:
+            break
         again = []
-        for task, (made, missing) in zip(todo, prefetch(frames, masks, threads, todo)):
-            if made:
-                task[3](task[2])
-            elif missing >= 0 and _made(task[4], missing):
-                again.append(task)
-        if not again:
-            return
-        frames, masks, todo = [], [], again
+        for k, missing in fill_rows([rows[j] for j in todo], bitmask, threads):
+            j = todo[k]
+            if missing >= 0 and needs[j] is not None and _made(needs[j], missing):
+                again.append(j)
+            else:
+                left.append(where[j])
+        todo = again
+    left += [where[j] for j in todo]
+    return sorted(left)
 
 
 def _made(need: Any, k: int) -> bool:
@@ -306,30 +336,28 @@ def fill_next_token_bitmasks(cursors: Sequence[Cursor | None], bitmask: np.ndarr
     ``cursors[i]``; a ``None`` cursor (an unconstrained row) gets every token. The cursors may
     have different guides; their matchers must share the bitmask's width.
 
-    With ``threads`` above 1 (default: :func:`default_threads`), the rows' cold work is done
-    first on that many native threads (:func:`structgen._engine.prefetch`: a pushdown state's
-    whole mask where its network needs no frame data, else its root frames; a DFA state's mask;
-    rows that share an expression pool on one thread), then every row is filled in turn from
-    what that made."""
+    The rows whose guides have a native core (a DFA guide; a pushdown guide whose network needs
+    no frame data) are filled in one native call (:func:`structgen._engine.fill_rows`), their
+    cold masks made on ``threads`` native threads (default: :func:`default_threads`; rows that
+    share an expression pool on one thread). The others (and the states a native core leaves to
+    its guide) are filled in turn, after their cold work was done on the threads
+    (:func:`structgen._engine.prefetch`: root frames, DFA masks)."""
     if threads is None:
         threads = default_threads()
     if threads < 1:
         raise ValueError(f"threads must be at least 1, not {threads}")
-    if threads > 1 and len(cursors) > 1:
+    serial = _fill_native(cursors, bitmask, indices, threads)
+    if threads > 1 and len(serial) > 1:
         frames: list[tuple[Any, ...]] = []
         masks: list[tuple[Any, ...]] = []
-        states: list[tuple[Any, ...]] = []
-        for cursor in cursors:
-            if cursor is not None:
-                work = cursor.prefetch_work()
-                frames += work.frames
-                masks += work.masks
-                states += work.states
-        if len(frames) + len(masks) + len(states) > 1:
-            _prefetch_rounds(frames, masks, states, threads)
+        for i in serial:
+            work = cursors[i].prefetch_work()  # type: ignore[union-attr]
+            frames += work.frames
+            masks += work.masks
+        if len(frames) + len(masks) > 1:
+            prefetch(frames, masks, threads)
     for i, cursor in enumerate(cursors):
-        row = i if indices is None else indices[i]
         if cursor is None:
-            bitmask[row] = -1
-        else:
-            cursor.fill(bitmask, row)
+            bitmask[i if indices is None else indices[i]] = -1
+    for i in serial:
+        cursors[i].fill(bitmask, i if indices is None else indices[i])  # type: ignore[union-attr]

@@ -24,7 +24,7 @@ from ..automata.expr_rewrite import readable_bytes, restrict
 from ..automata.expr_text import MaxObligation
 from ..automata.lazy import LazyAutomaton
 from ..vocab.vocabulary import Vocabulary
-from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeWork
+from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeRow, NativeWork
 from .distances import INF, SpelledDistances, exact_token_distances
 
 __all__ = ["DEFAULT_MASK_CACHE_BYTES", "EAGER_STATES", "DfaGuide"]
@@ -202,7 +202,10 @@ class DfaGuide(Guide):
     def _prefetch(self, state: int) -> NativeWork:
         if not 0 <= state < self.automaton.num_states or self._core.is_cached(state):
             return NO_WORK
-        return NativeWork((), ((self._core, state),), ())
+        return NativeWork((), ((self._core, state),))
+
+    def _native_row(self, state: int) -> NativeRow | None:
+        return NativeRow(self._core, None) if 0 <= state < self.automaton.num_states else None
 
     def _walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """``(token ids, next states)`` of every token allowed from ``state`` (one native walk of

@@ -46,7 +46,7 @@ from typing import Any, ClassVar, Iterable, Sequence
 import numpy as np
 
 from ..errors import VocabularyError
-from .base import NO_WORK, Guide, NativeWork
+from .base import NO_WORK, Guide, NativeRow, NativeWork
 
 __all__ = ["DEFAULT_PACKED_CACHE_SIZE", "Matcher", "bitmask_words", "pack_mask"]
 
@@ -201,6 +201,14 @@ class Matcher:
             if (state, None) in self._packed:
                 return NO_WORK
         return self.guide._prefetch(state)
+
+    def native_row(self, state: int, *, budget: int | None = None) -> NativeRow | None:
+        """How a batch fills the mask of ``state`` natively (:meth:`.Guide._native_row`), or
+        ``None``: a mask narrowed by a budget, logits narrower than the vocabulary, a guide
+        without a native core."""
+        if self.vocab_size < self.guide.vocabulary.size or self.guide.effective_budget(state, budget) is not None:
+            return None
+        return self.guide._native_row(state)
 
     def fill_next_token_bitmask(self, state: int, bitmask: np.ndarray, row: int = 0, *,
                                 budget: int | None = None) -> None:

@@ -38,15 +38,17 @@ FRAME_CACHE = 200_000
 _T = TypeVar("_T")
 
 
-def native_solver(view: NetworkView, index: VocabularyIndex, max_depth: int) -> FrameSolver | None:
-    """The native frames and stacks of ``view``'s network over ``index``'s vocabulary, or ``None``
-    where the network needs frame data (unique items, key guards)."""
+def native_solver(view: NetworkView, index: VocabularyIndex, max_depth: int,
+                  mask_cache_bytes: int = 64 << 20) -> FrameSolver | None:
+    """The native frames, stacks and states' masks (cached up to ``mask_cache_bytes``) of
+    ``view``'s network over ``index``'s vocabulary, or ``None`` where the network needs frame data
+    (unique items, key guards)."""
     pool = view.network.pool
     if view.unique is not None or any(s >= GUARD_FIRST for k in view.reachable() for s in pool.symbols_in(view.roots[k])):
         return None
     # (automata are handed over as frames and steps reach them: see solved)
     autos: list[object] = [view.autos[k].auto if k in view.autos else None for k in range(len(view.network))]
-    return FrameSolver(autos, index.native, FRAME_CACHE, max_depth)
+    return FrameSolver(autos, index.native, FRAME_CACHE, max_depth, mask_cache_bytes)
 
 
 def solved(solver: FrameSolver, view: NetworkView, ask: Callable[[], _T]) -> _T:

@@ -30,7 +30,7 @@ from ..automata.lazy import UNBUILT
 from ..automata.network import Network
 from ..errors import VocabularyError
 from ..vocab.vocabulary import Vocabulary
-from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeWork
+from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeRow, NativeWork
 from .distances import NetworkDistances
 from .frame_masks import FrameMasks
 from .frame_tokens import FrameTokens
@@ -65,7 +65,7 @@ class PushdownGuide(Guide):
     """
 
     __slots__ = ("network", "max_depth", "_busy", "_view", "_stacks", "_native", "_dists", "_frames", "_next", "_finals_memo",
-                 "_handed", "_made")
+                 "_handed")
 
     _STATES_NOTE = " so far"
 
@@ -79,10 +79,9 @@ class PushdownGuide(Guide):
         # Mask, distance and budget computations share frame caches and a set of frames being
         # computed (to cut call cycles): one thread at a time (they hold the GIL anyway).
         self._busy = threading.RLock()
-        self._handed = 0  # (automata handed to the native solver by _prefetch)
-        self._made: dict[int, np.ndarray] = {}  # (states' words a batch's threads made: see _prefetch)
+        self._handed = 0  # (automata handed to the native solver before a batch's threads run: _hand_made)
         self._view = NetworkView(network, frozenset(vocabulary.missing_bytes))
-        solver = native_solver(self._view, self._index, max_depth) if NATIVE else None
+        solver = native_solver(self._view, self._index, max_depth, mask_cache_bytes) if NATIVE else None
         self._native = NativeStackTable(self._view, max_depth, solver) if solver is not None else None
         self._stacks = self._native or StackTable(self._view, max_depth)
         self._dists = NetworkDistances(self._view, self._stacks, self._index, self._busy)
@@ -113,7 +112,7 @@ class PushdownGuide(Guide):
     def memory_bytes(self) -> int:
         """Approximate bytes this guide holds: its network, the automata built so far, the masks,
         frames, stacks and transitions cached so far."""
-        masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size + sum(w.nbytes for w in list(self._made.values()))
+        masks = (len(self._masks) + len(self._tight)) * self.vocabulary.size  # (the native masks are the frames')
         autos = sum(a.memory_bytes for a in self._view.autos.values())
         interned = self._stacks.memory_bytes + 80 * len(self._next)
         if self._view.unique is not None:
@@ -220,9 +219,6 @@ class PushdownGuide(Guide):
         else :meth:`_frames_of`'s frames; less, where an item below another frame may be led
         where only written values finish it, those of the tokens in danger that
         :meth:`next_state` refuses. Callers hold ``_busy``."""
-        made = self._made.pop(state, None)
-        if made is not None:
-            return made  # (made whole natively: no frame data, so nothing in danger)
         words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
         if not self._native_words(state, words):
             for frame in self._frames_of(state):
@@ -263,11 +259,16 @@ class PushdownGuide(Guide):
             return mask
 
     def _packed(self, state: int) -> np.ndarray | None:
-        """The plain mask packed natively (:meth:`_words_of`: no bool array over the vocabulary;
-        the matcher caches the words). ``None`` near the nesting bound (each token is checked
-        there: :meth:`_token_set`)."""
+        """The plain mask packed natively: the native solver's whole mask of the state, cached
+        there (``FrameSolver.state_mask``), else :meth:`_words_of` (the masks it makes are kept
+        there too). ``None`` near the nesting bound (each token is checked there: :meth:`_token_set`)."""
         self._check_state(state)
+        solver = self._frames.solver
         with self._busy:
+            if solver is not None:
+                got: np.ndarray | None = self._frames.solved(solver, lambda: solver.state_mask(state))
+                if got is not None:
+                    return got
             if self._deep(state):
                 return None
             words = self._words_of(state)
@@ -275,38 +276,49 @@ class PushdownGuide(Guide):
             set_token_bits(words, self._eos)
         elif not count_token_bits(words):
             raise self._dead_end_error(state)
+        if solver is not None:
+            solver.keep_mask(state, words)
         return words
 
+    def _native_row(self, state: int) -> NativeRow | None:
+        """The native solver fills the state's row (its whole mask: ``FrameSolver.state_mask``)
+        where the network needs no frame data."""
+        solver = self._frames.solver
+        if solver is None or not 0 <= state < len(self._stacks.configs):
+            return None
+        self._hand_made(solver)
+        return NativeRow(solver, lambda k: self._hand_automaton(solver, k))
+
     def _prefetch(self, state: int) -> NativeWork:
-        """The native work of ``state``'s mask where the network needs no frame data: the whole
-        mask from its stacks (``FrameSolver.collect`` into new words, kept for :meth:`_words_of`
-        once made whole); where a stack's top is at the root of a string under a length bound
-        (its frame is made here: :meth:`.FrameMasks.frame`), the other tops' root frames that the
-        solver has not made yet."""
+        """The native work of a state's mask that the native solver leaves to this guide (a top at
+        the root of a string under a length bound, whose frame is made here:
+        :meth:`.FrameMasks.frame`): the other tops' root frames that the solver has not made yet."""
         with self._busy:
             solver = self._frames.solver
             if solver is None or not 0 <= state < len(self._stacks.configs) or self._deep(state):
                 return NO_WORK
             stacks, view = self._stacks, self._view
             tops = [stacks.stacks[sid] for sid in stacks.configs[state]]
-            bounded = any(view.auto(a).auto.in_bounded_string(q) for a, q, _, _ in tops)
-            made = view.autos
-            if len(made) != self._handed:  # (automata made since: handed over now, not asked for mid-walk)
-                for k, got in list(made.items()):
-                    solver.set_automaton(k, got.auto)
-                self._handed = len(made)
-            if bounded:
-                wanted = []
-                for a, q, _, _ in tops:
-                    auto = view.auto(a).auto
-                    if not auto.in_bounded_string(q):
-                        q = auto.clamped(q, self._index.longest_token)
-                        if not self._frames.has_native(a, q, 0):
-                            wanted.append((solver, a, q, 0))
-                return NativeWork(wanted, (), ())
-            words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
-            return NativeWork((), (), ((solver, stacks.configs[state], words, lambda w: self._keep_made(state, w),
-                                        lambda k: self._hand_automaton(solver, k)),))
+            if not any(view.auto(a).auto.in_bounded_string(q) for a, q, _, _ in tops):
+                return NO_WORK  # (the solver's whole: its row is filled natively)
+            self._hand_made(solver)
+            wanted = []
+            for a, q, _, _ in tops:
+                auto = view.auto(a).auto
+                if not auto.in_bounded_string(q):
+                    q = auto.clamped(q, self._index.longest_token)
+                    if not self._frames.has_native(a, q, 0):
+                        wanted.append((solver, a, q, 0))
+            return NativeWork(wanted, ())
+
+    def _hand_made(self, solver: FrameSolver) -> None:
+        """Hand the native solver the automata made since the last call (so that a batch's
+        threads do not stop for them)."""
+        made = self._view.autos
+        if len(made) != self._handed:
+            for k, got in list(made.items()):
+                solver.set_automaton(k, got.auto)
+            self._handed = len(made)
 
     def _hand_automaton(self, solver: FrameSolver, k: int) -> bool:
         """Make automaton ``k`` and hand it to the native solver (``False``: the network has none)."""
@@ -314,11 +326,6 @@ class PushdownGuide(Guide):
             return False
         solver.set_automaton(k, self._view.auto(k).auto)
         return True
-
-    def _keep_made(self, state: int, words: np.ndarray) -> None:
-        if len(self._made) >= 256:  # (made for rows that then failed: never read; 16 KB each on Llama-3)
-            self._made.clear()
-        self._made[state] = words
 
     def _eager_states(self) -> Iterable[int]:
         return (self.initial_state,)

@@ -1,8 +1,9 @@
-"""The batch fill on native threads (``fill_next_token_bitmasks(..., threads=T)``): the rows' cold
-work is done first by :func:`structgen._engine.prefetch` on native threads, rows of one expression
-pool on one thread, the GIL held; the bitmasks are the one-thread fill's, bit for bit, at every
-step of a batch of real schemas, grammars and regexes on Llama-3 (the oracle: the serial fill,
-which the differential tests of the frames and masks check against ``next_state``)."""
+"""The batch fill on native threads (``fill_next_token_bitmasks(..., threads=T)``): the rows whose
+guides have a native core are filled by :func:`structgen._engine.fill_rows` (cold masks made on
+native threads, rows of one expression pool on one thread, the GIL held), the others after
+:func:`structgen._engine.prefetch` did their cold work; the bitmasks are the Python engine's
+(``pushdown.NATIVE`` off: Python stacks and frames, filled row by row), bit for bit, at every step
+of a batch of real schemas, grammars and regexes on Llama-3."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import pytest
 import structgen
 from structgen import _engine
 from structgen.guides import cursor as cursor_module
+from structgen.guides import pushdown
 from structgen.guides.cursor import Cursor, default_threads, fill_next_token_bitmasks
 from structgen.guides.matcher import Matcher
 from structgen.guides.pushdown import PushdownGuide
@@ -60,32 +62,31 @@ def _run(vocab: structgen.Vocabulary, tok: Any, threads: int) -> list[np.ndarray
     return steps
 
 
-def test_the_threaded_fill_is_the_one_thread_fill(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    work: list[tuple[int, int, int, int, int]] = []
+def test_the_threaded_fill_is_the_python_fill(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple[int, int, int, int]] = []
 
-    def counted(frames: list[Any], masks: list[Any], threads: int, states: list[Any]) -> list[tuple[bool, int]]:
-        got = _engine.prefetch(frames, masks, threads, states)
-        work.append((len(frames), len(masks), len(states), sum(made for made, _ in got), threads))
-        return got
+    def counted(rows: list[Any], bitmask: np.ndarray, threads: int) -> list[tuple[int, int]]:
+        left = _engine.fill_rows(rows, bitmask, threads)
+        calls.append((len(rows), len(left), sum(missing >= 0 for _, missing in left), threads))
+        return left
 
-    monkeypatch.setattr(cursor_module, "prefetch", counted)
-    one = _run(llama3_vocabulary, llama3_tokenizer, 1)
-    assert not work  # (one thread: no prefetch)
-    two = _run(llama3_vocabulary, llama3_tokenizer, 2)
-    assert len(one) == len(two)
-    for k, (a, b) in enumerate(zip(one, two)):
+    monkeypatch.setattr(cursor_module, "fill_rows", counted)
+    monkeypatch.setattr(pushdown, "NATIVE", False)
+    python = _run(llama3_vocabulary, llama3_tokenizer, 1)
+    python_rows = sum(c[0] for c in calls)  # (the DFA guides' rows: their core is the engine's only one)
+    monkeypatch.setattr(pushdown, "NATIVE", True)
+    calls.clear()
+    native = _run(llama3_vocabulary, llama3_tokenizer, 2)
+    assert len(python) == len(native)
+    for k, (a, b) in enumerate(zip(python, native)):
         assert np.array_equal(a, b), f"step {k}: rows {np.flatnonzero((a != b).any(axis=1)).tolist()} differ"
-    # the threads had work: DFA masks and whole pushdown states, most of them made whole, at more
-    # than one step
-    print("prefetch work (frames, DFA masks, states, states made):", [sum(w[i] for w in work) for i in range(4)])
-    assert sum(w[1] for w in work) > 10 and len(work) > 5
-    # (a state asked again after its guide made the automaton it stopped at counts twice)
-    firsts = [w for w in work if w[0] or w[1]]
-    states, made = sum(w[2] for w in work), sum(w[3] for w in work)
-    assert states > 100 and made > 0.9 * sum(w[2] for w in firsts), (states, made)
-    assert len(firsts) < len(work)  # (some states were asked again)
-    assert all(w[4] == 2 for w in work)
+    # the pushdown rows were filled natively too, most of them whole, some after their guide made an
+    # automaton they stopped at
+    rows, left, stopped = (sum(c[i] for c in calls) for i in range(3))
+    print("native rows, left, stopped:", rows, left, stopped, "(python engine:", python_rows, "rows)")
+    assert rows > 2 * python_rows and left - stopped < 0.1 * rows and stopped > 0, (rows, left, stopped)
+    assert all(c[3] == 2 for c in calls)
 
 
 def test_threads_are_checked_and_default_to_the_cores() -> None:
@@ -107,46 +108,66 @@ def test_threads_are_checked_and_default_to_the_cores() -> None:
         _engine.prefetch([], [("not a guide", 0)], 2)
 
 
-def test_a_state_task_is_checked_and_says_whether_it_was_made(llama3_vocabulary: structgen.Vocabulary) -> None:
-    """A whole state's task writes its words and answers True; one whose solver lacks an automaton
-    (or whose stack does not exist) answers False and leaves the serial fill to make the mask."""
+def test_fill_rows_is_checked(llama3_vocabulary: structgen.Vocabulary) -> None:
     guide = structgen.compile_grammar((ROOT / "grammars" / "json.gbnf").read_text(encoding="utf-8"), llama3_vocabulary,
                                       syntax="gbnf")
-    assert isinstance(guide, PushdownGuide)
-    work = guide._prefetch(guide.initial_state)
-    (solver, stacks, words, keep, need), = work.states
-    assert _engine.prefetch([], [], 2, [(solver, stacks, words, keep), (solver, (10**6,), words.copy(), keep)]) == [
-        (True, -1), (False, -1)]
-    assert not guide.is_final(guide.initial_state)  # (so its packed mask has no EOS added)
-    assert np.array_equal(words, Matcher.of(guide).packed_mask(guide.initial_state))
-    with pytest.raises(ValueError, match="words are 3 int32"):
-        _engine.prefetch([], [], 2, [(solver, stacks, np.zeros(3, dtype=np.int32))])
-    with pytest.raises(ValueError, match=r"a state is \(solver, stacks, words"):
-        _engine.prefetch([], [], 2, [(solver, stacks)])
+    core = guide._native_row(guide.initial_state).core
+    bitmask = Matcher.allocate_token_bitmask(2, llama3_vocabulary.size)
+    with pytest.raises(ValueError, match="threads must be at least 1"):
+        _engine.fill_rows([], bitmask, 0)
+    with pytest.raises(ValueError, match=r"a row is \(guide core, state, bitmask row\)"):
+        _engine.fill_rows([(core, 0)], bitmask, 2)
+    with pytest.raises(IndexError, match="no row 2 in a bitmask of 2"):
+        _engine.fill_rows([(core, 0, 2)], bitmask, 2)
+    with pytest.raises(ValueError, match="a bitmask of 3 words"):
+        _engine.fill_rows([(core, 0, 0)], np.zeros((1, 3), dtype=np.int32), 2)
+    with pytest.raises(TypeError):
+        _engine.fill_rows([("not a core", 0, 0)], bitmask, 2)
+    with pytest.raises(TypeError):
+        _engine.fill_rows([(core, 0, 0)], bitmask.astype(np.int64), 2)
+    # (a state that does not exist is left to the caller; the words past the vocabulary's are zeroed)
+    wide = np.full((2, bitmask.shape[1] + 2), -1, dtype=np.int32)
+    assert _engine.fill_rows([(core, 10**6, 0), (core, 0, 1)], wide, 2) == [(0, -1)]
+    assert np.array_equal(wide[1, :-2], Matcher.of(guide).packed_mask(0)) and wide[1, -2:].tolist() == [0, 0]
+    assert (wide[0] == -1).all()
 
 
-def test_a_state_that_stops_for_an_automaton_is_asked_again_once_it_is_made(llama3_vocabulary: structgen.Vocabulary) -> None:
-    """A fresh guide's solver has only the automata made so far: the first state's task stops at a
-    callee (it answers which), ``need`` makes it, and the same words, asked again, end up the mask."""
+def test_a_row_that_stops_for_an_automaton_is_asked_again_once_it_is_made(llama3_vocabulary: structgen.Vocabulary) -> None:
+    """A fresh guide's solver has only the automata made so far: its first row stops at a callee
+    (fill_rows answers which), ``need`` makes it, and the row, asked again, gets the mask."""
     from structgen.cfg import grammar_network
 
-    guide = PushdownGuide(grammar_network((ROOT / "grammars" / "json.gbnf").read_text(encoding="utf-8")), llama3_vocabulary)
-    task = guide._prefetch(guide.initial_state).states[0]
+    text = (ROOT / "grammars" / "json.gbnf").read_text(encoding="utf-8")
+    guide = PushdownGuide(grammar_network(text), llama3_vocabulary)
+    core, need = guide._native_row(guide.initial_state)
+    bitmask = Matcher.allocate_token_bitmask(1, llama3_vocabulary.size)
     answers = []
     for _ in range(len(guide.network) + 1):
-        (made, missing), = _engine.prefetch([], [], 2, [task])
-        answers.append((made, missing))
-        if made:
+        left = _engine.fill_rows([(core, guide.initial_state, 0)], bitmask, 2)
+        answers.append(left)
+        if not left:
             break
-        assert missing >= 0 and task[4](missing)
-    assert answers[0] == (False, answers[0][1]) and answers[0][1] >= 0 and answers[-1] == (True, -1), answers
-    assert task[4](len(guide.network)) is False  # (no such automaton)
-    assert np.array_equal(task[2], Matcher.of(guide).packed_mask(guide.initial_state))
+        (_, missing), = left
+        assert missing >= 0 and need(missing)
+    assert answers[0][0][1] >= 0 and answers[-1] == [], answers
+    assert need(len(guide.network)) is False  # (no such automaton)
+    python = _python_guide(lambda: PushdownGuide(grammar_network(text), llama3_vocabulary))
+    assert np.array_equal(bitmask[0], Matcher.of(python).packed_mask(python.initial_state))
+
+
+def _python_guide(make: Any) -> PushdownGuide:
+    pushdown.NATIVE = False
+    try:
+        guide: PushdownGuide = make()
+    finally:
+        pushdown.NATIVE = True
+    assert guide._frames.solver is None
+    return guide
 
 
 def test_a_failing_need_drops_the_state_not_the_batch(llama3_vocabulary: structgen.Vocabulary,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
-    """Where making the automaton a state stopped at fails, that state is left to the serial fill
+    """Where making the automaton a row stopped at fails, that row is left to the serial fill
     (which makes its mask, or fails its row alone); the batch goes on."""
     from structgen.cfg import grammar_network
 
@@ -162,8 +183,8 @@ def test_a_failing_need_drops_the_state_not_the_batch(llama3_vocabulary: structg
     rows = [Cursor(Matcher.of(g)) for g in guides]
     bitmask = Matcher.allocate_token_bitmask(2, llama3_vocabulary.size)
     fill_next_token_bitmasks(rows, bitmask, threads=2)
-    assert asked  # (the states stopped at a callee, and making it failed)
-    want = Matcher.of(PushdownGuide(grammar_network(text), llama3_vocabulary)).packed_mask(0)
+    assert asked  # (the rows stopped at a callee, and making it failed)
+    want = Matcher.of(_python_guide(lambda: PushdownGuide(grammar_network(text), llama3_vocabulary))).packed_mask(0)
     assert np.array_equal(bitmask[0], want) and np.array_equal(bitmask[1], want)
     assert all(r.error is None for r in rows)
 
@@ -176,6 +197,9 @@ def test_a_guide_that_fails_in_the_prefetch_fails_only_its_row() -> None:
         __slots__ = ()
 
         def _prefetch(self, state: int) -> Any:
+            raise RuntimeError("broken guide")
+
+        def _native_row(self, state: int) -> Any:
             raise RuntimeError("broken guide")
 
         def _packed(self, state: int) -> np.ndarray | None:

@@ -182,6 +182,9 @@ def test_a_guide_that_raises_fails_its_row_closed_and_only_it() -> None:
         def _packed(self, state: int) -> np.ndarray | None:  # (the matcher's way to the native mask)
             raise RuntimeError("broken guide")
 
+        def _native_row(self, state: int) -> Any:  # (the batch's way to it)
+            raise RuntimeError("broken guide")
+
     bad = Broken(good.automaton, vocab)
     rows = [Cursor(Matcher.of(good)), Cursor(Matcher(bad))]
     bitmask = np.zeros((2, 1), dtype=np.int32)
