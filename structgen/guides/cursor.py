@@ -44,10 +44,10 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .._engine import fill_rows, prefetch
+from .._engine import prefetch
 from ..errors import TokenRejected, UnsatisfiableConstraint
 from .base import NO_WORK, NativeRow, NativeWork
-from .matcher import Matcher, pack_mask
+from .matcher import Matcher, fill_native_rows, native_bitmask, pack_mask
 from .text_budget import BudgetCursor, TextBudget
 
 __all__ = ["Cursor", "default_threads", "fill_next_token_bitmasks"]
@@ -280,22 +280,15 @@ def default_threads() -> int:
         return os.cpu_count() or 1
 
 
-#: Rounds of a batch's native fill: a row stopped for want of an automaton not made yet is asked
-#: again once its guide made it (a callee's callee may stop it again).
-FILL_ROUNDS = 4
-
-
 def _fill_native(cursors: Sequence[Cursor | None], bitmask: np.ndarray, indices: Sequence[int] | None,
                  threads: int) -> list[int]:
-    """Fill the rows whose guides fill them natively (:func:`structgen._engine.fill_rows`: the
-    whole masks, the cold ones made on ``threads`` native threads), in up to :data:`FILL_ROUNDS`
-    rounds; answers the positions in ``cursors`` of the rows left to the serial fill (no native
-    row, or one the native core left: see :meth:`.Guide._native_row`)."""
-    rows: list[tuple[Any, int, int]] = []
-    needs: list[Any] = []
+    """Fill the rows whose guides fill them natively (:func:`.fill_native_rows`); answers the
+    positions in ``cursors`` of the rows left to the serial fill (no native row, or one the
+    native core left: see :meth:`.Guide._native_row`)."""
+    rows: list[tuple[NativeRow, int, int]] = []
     where: list[int] = []
     left: list[int] = []
-    native = bitmask.ndim == 2 and bitmask.dtype == np.int32 and bitmask.flags.c_contiguous
+    native = native_bitmask(bitmask)
     for i, cursor in enumerate(cursors):
         if cursor is None:
             continue
@@ -303,31 +296,10 @@ def _fill_native(cursors: Sequence[Cursor | None], bitmask: np.ndarray, indices:
         if got is None:
             left.append(i)
         else:
-            rows.append((got.core, cursor.state, i if indices is None else indices[i]))
-            needs.append(got.need)
+            rows.append((got, cursor.state, i if indices is None else indices[i]))
             where.append(i)
-    todo = list(range(len(rows)))
-    for _ in range(FILL_ROUNDS):
-        if not todo:
-            break
-        again = []
-        for k, missing in fill_rows([rows[j] for j in todo], bitmask, threads):
-            j = todo[k]
-            if missing >= 0 and needs[j] is not None and _made(needs[j], missing):
-                again.append(j)
-            else:
-                left.append(where[j])
-        todo = again
-    left += [where[j] for j in todo]
+    left += [where[j] for j in fill_native_rows(rows, bitmask, threads)]
     return sorted(left)
-
-
-def _made(need: Any, k: int) -> bool:
-    """``need(k)``; ``False`` where it fails (the serial fill meets the error and fails that row)."""
-    try:
-        return bool(need(k))
-    except Exception:  # noqa: BLE001 - one row's problem must not stop the batch
-        return False
 
 
 def fill_next_token_bitmasks(cursors: Sequence[Cursor | None], bitmask: np.ndarray,

@@ -41,10 +41,11 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, ClassVar, Iterable, Sequence
+from typing import Any, Callable, ClassVar, Iterable, Sequence
 
 import numpy as np
 
+from .._engine import fill_rows
 from ..errors import VocabularyError
 from .base import NO_WORK, Guide, NativeRow, NativeWork
 
@@ -64,6 +65,46 @@ def bitmask_words(vocab_size: int) -> int:
     if vocab_size < 1:
         raise ValueError(f"vocab_size must be positive, got {vocab_size}")
     return (vocab_size + 31) // 32
+
+
+#: Rounds of a batch's native fill: a row stopped for want of an automaton not made yet is asked
+#: again once its guide made it (a callee's callee may stop it again).
+FILL_ROUNDS = 4
+
+
+def native_bitmask(bitmask: np.ndarray) -> bool:
+    """Whether ``bitmask`` can be filled natively in place (a C-contiguous int32 matrix)."""
+    return bitmask.ndim == 2 and bitmask.dtype == np.int32 and bool(bitmask.flags.c_contiguous)
+
+
+def fill_native_rows(rows: Sequence[tuple[NativeRow, int, int]], bitmask: np.ndarray, threads: int) -> list[int]:
+    """Fill ``rows`` ``(native row, state, bitmask row)`` with :func:`structgen._engine.fill_rows`
+    (the whole masks; the cold ones made on ``threads`` native threads) in up to
+    :data:`FILL_ROUNDS` rounds (a row stopped at an automaton not made yet is asked again once
+    ``need`` made it); answers the positions in ``rows`` left to the caller's serial fill."""
+    left: list[int] = []
+    todo = list(range(len(rows)))
+    for _ in range(FILL_ROUNDS):
+        if not todo:
+            break
+        again = []
+        for k, missing in fill_rows([(rows[j][0].core, rows[j][1], rows[j][2]) for j in todo], bitmask, threads):
+            j = todo[k]
+            need = rows[j][0].need
+            if missing >= 0 and need is not None and _made(need, missing):
+                again.append(j)
+            else:
+                left.append(j)
+        todo = again
+    return sorted(left + todo)
+
+
+def _made(need: Callable[[int], bool], k: int) -> bool:
+    """``need(k)``; ``False`` where it fails (the serial fill meets the error and fails that row)."""
+    try:
+        return bool(need(k))
+    except Exception:  # noqa: BLE001 - one row's problem must not stop the batch
+        return False
 
 
 def pack_mask(allowed: np.ndarray, words: int) -> np.ndarray:
@@ -220,16 +261,38 @@ class Matcher:
                 f"bitmask must be an int32 array of shape [batch, {self.words}] for {self.vocab_size} "
                 f"tokens, not {bitmask.dtype} {tuple(bitmask.shape)}"
             )
-        bitmask[row] = self.packed_mask(state, budget=budget)
+        native = self.native_row(state, budget=budget) if native_bitmask(bitmask) and 0 <= row < len(bitmask) else None
+        if native is None or fill_native_rows([(native, state, row)], bitmask, 1):
+            bitmask[row] = self.packed_mask(state, budget=budget)
 
     @staticmethod
     def fill_next_token_bitmasks(
-        rows: Iterable[tuple[Matcher, int, int | None]], bitmask: np.ndarray, indices: Sequence[int] | None = None
+        rows: Iterable[tuple[Matcher, int, int | None]], bitmask: np.ndarray, indices: Sequence[int] | None = None,
+        *, threads: int = 1,
     ) -> None:
-        """The batch form: one pass over ``rows``, each ``(matcher, state, budget)`` (``budget``
-        ``None``: no limit), row ``i`` written to ``bitmask[indices[i]]`` (default ``i``). The
-        matchers may differ (one guide per request); they must share one width."""
+        """The batch form: ``rows``, each ``(matcher, state, budget)`` (``budget`` ``None``: no
+        limit), row ``i`` written to ``bitmask[indices[i]]`` (default ``i``); the native rows in
+        one call, their cold masks made on ``threads`` native threads (see
+        :func:`.fill_next_token_bitmasks` for rows with their own state). The matchers may differ
+        (one guide per request); they must share one width."""
+        rows = list(rows)
+        native: list[tuple[NativeRow, int, int]] = []
+        where: list[int] = []
+        serial: list[int] = []
+        fits = native_bitmask(bitmask)
         for i, (matcher, state, budget) in enumerate(rows):
+            row = i if indices is None else indices[i]
+            got = None
+            if fits and bitmask.shape[1] == matcher.words and 0 <= row < len(bitmask):
+                got = matcher.native_row(state, budget=budget)
+            if got is None:
+                serial.append(i)  # (its fill raises where the bitmask does not fit)
+            else:
+                native.append((got, state, row))
+                where.append(i)
+        serial += [where[j] for j in fill_native_rows(native, bitmask, threads)]
+        for i in sorted(serial):
+            matcher, state, budget = rows[i]
             matcher.fill_next_token_bitmask(state, bitmask, i if indices is None else indices[i], budget=budget)
 
     def token_mask(self, state: int, *, budget: int | None = None) -> np.ndarray:

@@ -287,7 +287,12 @@ class PushdownGuide(Guide):
         if solver is None or not 0 <= state < len(self._stacks.configs):
             return None
         self._hand_made(solver)
-        return NativeRow(solver, lambda k: self._hand_automaton(solver, k))
+        return NativeRow(solver, self._need)
+
+    def _need(self, k: int) -> bool:
+        """Make automaton ``k`` and hand it to the native solver (``False``: no such automaton)."""
+        solver = self._frames.solver
+        return solver is not None and self._hand_automaton(solver, k)
 
     def _prefetch(self, state: int) -> NativeWork:
         """The native work of a state's mask that the native solver leaves to this guide (a top at

@@ -16,7 +16,7 @@ import pytest
 
 import structgen
 from structgen import _engine
-from structgen.guides import cursor as cursor_module
+from structgen.guides import matcher as matcher_module
 from structgen.guides import pushdown
 from structgen.guides.cursor import Cursor, default_threads, fill_next_token_bitmasks
 from structgen.guides.matcher import Matcher
@@ -71,7 +71,7 @@ def test_the_threaded_fill_is_the_python_fill(llama3_vocabulary: structgen.Vocab
         calls.append((len(rows), len(left), sum(missing >= 0 for _, missing in left), threads))
         return left
 
-    monkeypatch.setattr(cursor_module, "fill_rows", counted)
+    monkeypatch.setattr(matcher_module, "fill_rows", counted)
     monkeypatch.setattr(pushdown, "NATIVE", False)
     python = _run(llama3_vocabulary, llama3_tokenizer, 1)
     python_rows = sum(c[0] for c in calls)  # (the DFA guides' rows: their core is the engine's only one)

@@ -109,6 +109,32 @@ def test_batch_form_mixes_guides_and_leaves_other_rows(smollm2_vocabulary: Any) 
         a.fill_next_token_bitmask(a.initial_state, np.zeros((1, 10), dtype=np.int32))
 
 
+def test_native_fills_are_the_packed_masks_in_any_bitmask(smollm2_vocabulary: Any) -> None:
+    """The fills go native where the bitmask allows it in place (a C-contiguous int32 matrix and a
+    row in it), on threads for the batch form; elsewhere (a negative row, a strided view) the
+    packed masks are written as before; a bitmask of another width is refused either way."""
+    vocab = smollm2_vocabulary
+    a = Matcher(structgen.compile_regex(r"yes|no", vocab))
+    tree = {"$defs": {"n": {"type": "object", "properties": {"v": {"type": "integer"}, "c": {"type": "array", "items": {
+        "$ref": "#/$defs/n"}}}, "required": ["v"]}}, "$ref": "#/$defs/n"}
+    b = Matcher(structgen.compile_json_schema(tree, vocab))  # (a pushdown guide without frame data)
+    walk = random_walk(b.guide, random.Random(3), 12)
+    rows = [(a, a.initial_state, None)] + [(b, s, None) for s, _ in walk]
+    bitmask = Matcher.allocate_token_bitmask(len(rows), vocab.size)
+    Matcher.fill_next_token_bitmasks(rows, bitmask, threads=2)
+    assert b.guide._frames.solver.num_masks > 0  # (made natively, and kept there)
+    for i, (m, s, _) in enumerate(rows):
+        assert np.array_equal(unpack(bitmask[i], vocab.size), m.guide.token_mask(s)), i
+    last = Matcher.allocate_token_bitmask(2, vocab.size)
+    b.fill_next_token_bitmask(walk[-1][0], last, -1)
+    assert np.array_equal(last[1], bitmask[-1]) and (last[0] == -1).all()
+    strided = Matcher.allocate_token_bitmask(4, vocab.size)[::2]
+    Matcher.fill_next_token_bitmasks(rows[:2], strided, threads=2)
+    assert np.array_equal(strided, bitmask[:2])
+    with pytest.raises(ValueError, match=r"int32 array of shape \[batch, 1536\]"):
+        Matcher.fill_next_token_bitmasks(rows[:1], np.zeros((1, 10), dtype=np.int32), threads=2)
+
+
 def test_accept_validate_and_rollback_by_keeping_states(smollm2_tokenizer: Any, smollm2_vocabulary: Any) -> None:
     vocab = smollm2_vocabulary
     m = Matcher(structgen.compile_json_schema(SCHEMA, vocab))
