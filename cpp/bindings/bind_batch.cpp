@@ -14,6 +14,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,11 +46,16 @@ struct RowTask {
     PyFrameSolver* solver = nullptr;
     PyDfaGuide* dfa = nullptr;
     int64_t state = 0, row = 0;
-    std::shared_ptr<const Bits> got;  // (null: left to the caller)
-    int64_t missing = -1;             // the automaton it stopped at, not given yet
+    std::shared_ptr<const TokenSet> set;  // the pushdown state's mask (null: left to the caller)
+    std::shared_ptr<const Bits> bits;     // the DFA state's
+    int64_t missing = -1;                 // the automaton it stopped at, not given yet
+    bool filled() const { return set || bits; }
     void run() noexcept {
         try {  // (what fails here, the caller's serial fill does again and raises for that row alone)
-            got = solver ? solver->states.mask(state) : dfa->core.mask(static_cast<int32_t>(state));
+            if (solver)
+                set = solver->states.mask(state);
+            else
+                bits = dfa->core.mask(static_cast<int32_t>(state));
         } catch (const MissingAutomaton& e) {
             missing = e.automaton;
         } catch (...) {
@@ -97,6 +103,11 @@ void bind_batch(nb::module_& m) {
                       throw InvalidArgument("fill_rows: a bitmask of " + std::to_string(width) + " words for a vocabulary of " +
                                             std::to_string(words));
                   if (!valid) continue;  // (the caller's fill raises for it)
+                  if (task.solver)
+                      task.set = task.solver->states.find(task.state);
+                  else
+                      task.bits = task.dfa->core.cached(static_cast<int32_t>(task.state));
+                  if (task.filled()) continue;  // (a warm row: written below, no thread woken for it)
                   (pool ? by_pool[pool] : alone).push_back(&task);
               }
               for (RowTask* task : alone) task->run();
@@ -109,13 +120,17 @@ void bind_batch(nb::module_& m) {
               auto* out = reinterpret_cast<uint32_t*>(bitmask.data());
               for (size_t k = 0; k < tasks.size(); ++k) {
                   const RowTask& task = tasks[k];
-                  if (!task.got) {
+                  if (!task.filled()) {
                       left.append(nb::make_tuple(k, task.missing));
                       continue;
                   }
-                  uint32_t* row = out + static_cast<size_t>(task.row) * width;
-                  std::memcpy(row, task.got->data(), task.got->size() * 4);
-                  std::memset(row + task.got->size(), 0, (width - task.got->size()) * 4);
+                  const std::span<uint32_t> row(out + static_cast<size_t>(task.row) * width, width);
+                  if (task.set) {
+                      task.set->write(row);
+                  } else {
+                      std::memcpy(row.data(), task.bits->data(), task.bits->size() * 4);
+                      std::memset(row.data() + task.bits->size(), 0, (width - task.bits->size()) * 4);
+                  }
               }
               return left;
           },

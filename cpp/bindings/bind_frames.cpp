@@ -141,8 +141,8 @@ void bind_frames(nb::module_& m) {
              nb::arg("n"), "The stacks of states n, n + 1, ... (each a sorted tuple)")
         .def("state_mask",
              [](PyFrameSolver& s, int64_t state) -> nb::object {
-                 std::shared_ptr<const Bits> got = asking([&] { return s.states.mask(state); });
-                 return got ? nb::cast(packed_copy(*got)) : nb::none();
+                 std::shared_ptr<const TokenSet> got = asking([&] { return s.states.mask(state); });
+                 return got ? nb::cast(packed_copy(got->bits())) : nb::none();
              },
              nb::arg("state"),
              "The state's whole mask as packed int32 words (a new array; EOS where a stack may end), cached; None where "
@@ -150,8 +150,7 @@ void bind_frames(nb::module_& m) {
              "a dead end). KeyError(k) for an automaton not given yet")
         .def("keep_mask",
              [](PyFrameSolver& s, int64_t state, nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> words) {
-                 const auto* data = reinterpret_cast<const uint32_t*>(words.data());
-                 s.states.keep(state, Bits(data, data + words.shape(0)));
+                 s.states.keep(state, {reinterpret_cast<const uint32_t*>(words.data()), words.shape(0)});
              },
              nb::arg("state"), nb::arg("words"), "Keep words (the vocabulary's width) as the state's whole mask")
         .def_prop_ro("num_masks", [](const PyFrameSolver& s) { return s.states.num_masks(); })

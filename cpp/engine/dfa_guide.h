@@ -11,6 +11,7 @@
 // Not locked by itself: the binding serialises calls (the GIL, or the guide's mutex where a batch
 // fill runs on native threads).
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -50,7 +51,7 @@ public:
     }
     size_t num_masks() const { return masks_.size(); }
     size_t memory_bytes() const;
-    size_t max_masks() const { return masks_.max_masks(); }
+    size_t max_masks() const { return masks_.max_bytes() / std::max<size_t>(index_->words() * 4, 1); }
 
 private:
     std::shared_ptr<const Bits> compute(int32_t q);
@@ -63,7 +64,7 @@ private:
     LazyAutomaton& a_;
     std::shared_ptr<TokenIndex> index_;
     std::string description_, vocab_repr_;
-    MaskCache masks_;
+    MaskCache<Bits> masks_;
     FlatMap<int64_t> succ_, runs_;  // q << 3 | k
     std::unordered_map<int32_t, std::string> forced_;
     WalkStack stack_;

@@ -1,14 +1,16 @@
-// A pushdown state's whole packed mask, natively, cached (Python face: PushdownGuide._packed,
-// which asks here first and keeps here what it made itself): the union of its stacks' masks
-// (StackMasks), with EOS where one of its stacks may end. Null where the guide makes the mask
+// A pushdown state's whole mask, natively, cached as a TokenSet (its ids where few) (Python face:
+// PushdownGuide._packed, which asks here first and keeps here what it made itself): the union of
+// its stacks' masks (StackMasks), with EOS where one of its stacks may end. Null where the guide makes the mask
 // itself: a stack near the nesting bound (each token is checked there), a top at the root of a
 // string under a length bound (that frame is the guide's), or no token at all in a state that
 // cannot end (the guide raises its dead end).
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <span>
 
 #include "mask_cache.h"
+#include "token_set.h"
 #include "stack_masks.h"
 #include "stack_table.h"
 #include "vocab.h"
@@ -23,14 +25,14 @@ public:
 
     // the mask of state, made if not cached (null: the guide's to make); MissingAutomaton where a
     // frame needs an automaton not given yet
-    std::shared_ptr<const Bits> mask(int64_t state);
+    std::shared_ptr<const TokenSet> mask(int64_t state);
     // the cached mask of state, or null
-    std::shared_ptr<const Bits> find(int64_t state) const {
+    std::shared_ptr<const TokenSet> find(int64_t state) const {
         stacks_.stacks_of(state);
         return cache_.find(state);
     }
     // keep m (the vocabulary's words) as state's mask
-    void keep(int64_t state, Bits m);
+    void keep(int64_t state, std::span<const uint32_t> m);
     size_t memory_bytes() const { return cache_.memory_bytes(); }
     size_t num_masks() const { return cache_.size(); }
 
@@ -38,7 +40,7 @@ private:
     const StackTable& stacks_;
     StackMasks& masks_;
     std::shared_ptr<const TokenIndex> index_;
-    MaskCache cache_;
+    MaskCache<TokenSet> cache_;
 };
 
 }  // namespace structgen

@@ -43,21 +43,23 @@ _G = TypeVar("_G", bound="Guide")
 
 
 class NativeRow(NamedTuple):
-    """How a batch fills a state's row natively (:func:`structgen._engine.fill_rows`): the guide's
-    native core (a pushdown guide's ``FrameSolver``, a ``DfaGuideCore``), and ``need(k)``, which
-    makes automaton ``k`` and hands it to the core where a mask stopped for want of it (``None``:
-    the core has all it needs; ``False``: no such automaton).
+    """How a batch fills a guide's rows natively (:func:`structgen._engine.fill_rows`): the guide's
+    native core (a pushdown guide's ``FrameSolver``, a ``DfaGuideCore``); ``need(k)``, which makes
+    automaton ``k`` and hands it to the core where a mask stopped for want of it (``False``: no
+    such automaton); and ``prepare()``, called once per batch before the core's threads run (it
+    hands over the automata made since). ``None`` where the core needs neither.
 
     Example:
         >>> import structgen
         >>> vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b""], eos_token_ids=[2])
         >>> row = structgen.compile_regex("ab", vocab)._native_row(0)
-        >>> type(row.core).__name__, row.need
-        ('DfaGuideCore', None)
+        >>> type(row.core).__name__, row.need, row.prepare
+        ('DfaGuideCore', None, None)
     """
 
     core: Any
-    need: Callable[[int], bool] | None
+    need: Callable[[int], bool] | None = None
+    prepare: Callable[[], None] | None = None
 
 
 class NativeWork(NamedTuple):

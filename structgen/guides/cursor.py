@@ -285,21 +285,25 @@ def _fill_native(cursors: Sequence[Cursor | None], bitmask: np.ndarray, indices:
     """Fill the rows whose guides fill them natively (:func:`.fill_native_rows`); answers the
     positions in ``cursors`` of the rows left to the serial fill (no native row, or one the
     native core left: see :meth:`.Guide._native_row`)."""
-    rows: list[tuple[NativeRow, int, int]] = []
+    rows: list[tuple[Any, int, int]] = []
+    natives: list[NativeRow] = []
     where: list[int] = []
     left: list[int] = []
-    native = native_bitmask(bitmask)
+    width = bitmask.shape[1] if native_bitmask(bitmask) else -1
     for i, cursor in enumerate(cursors):
         if cursor is None:
             continue
-        got = cursor.native_row() if native and cursor.matcher.words == bitmask.shape[1] else None
+        got = cursor.native_row() if cursor.matcher.words == width else None
         if got is None:
             left.append(i)
         else:
-            rows.append((got, cursor.state, i if indices is None else indices[i]))
+            rows.append((got.core, cursor.state, i if indices is None else indices[i]))
+            natives.append(got)
             where.append(i)
-    left += [where[j] for j in fill_native_rows(rows, bitmask, threads)]
-    return sorted(left)
+    if rows:
+        left += [where[j] for j in fill_native_rows(rows, natives, bitmask, threads)]
+        left.sort()
+    return left
 
 
 def fill_next_token_bitmasks(cursors: Sequence[Cursor | None], bitmask: np.ndarray,

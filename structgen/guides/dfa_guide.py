@@ -205,7 +205,7 @@ class DfaGuide(Guide):
         return NativeWork((), ((self._core, state),))
 
     def _native_row(self, state: int) -> NativeRow | None:
-        return NativeRow(self._core, None) if 0 <= state < self.automaton.num_states else None  # (a tuple: cheap)
+        return NativeRow(self._core) if 0 <= state < self.automaton.num_states else None
 
     def _walk(self, state: int) -> tuple[np.ndarray, np.ndarray]:
         """``(token ids, next states)`` of every token allowed from ``state`` (one native walk of

@@ -77,26 +77,30 @@ def native_bitmask(bitmask: np.ndarray) -> bool:
     return bitmask.ndim == 2 and bitmask.dtype == np.int32 and bool(bitmask.flags.c_contiguous)
 
 
-def fill_native_rows(rows: Sequence[tuple[NativeRow, int, int]], bitmask: np.ndarray, threads: int) -> list[int]:
-    """Fill ``rows`` ``(native row, state, bitmask row)`` with :func:`structgen._engine.fill_rows`
-    (the whole masks; the cold ones made on ``threads`` native threads) in up to
-    :data:`FILL_ROUNDS` rounds (a row stopped at an automaton not made yet is asked again once
-    ``need`` made it); answers the positions in ``rows`` left to the caller's serial fill."""
+def fill_native_rows(rows: list[tuple[Any, int, int]], natives: Sequence[NativeRow], bitmask: np.ndarray,
+                     threads: int) -> list[int]:
+    """Fill ``rows`` ``(core, state, bitmask row)`` (``natives[i]``: row ``i``'s :class:`.NativeRow`)
+    with :func:`structgen._engine.fill_rows` (the whole masks; the cold ones made on ``threads``
+    native threads) in up to :data:`FILL_ROUNDS` rounds (a row stopped at an automaton not made
+    yet is asked again once its ``need`` made it); answers the positions in ``rows`` left to the
+    caller's serial fill."""
+    prepared: set[int] = set()
+    for native in natives:
+        if native.prepare is not None and id(native.core) not in prepared:
+            prepared.add(id(native.core))
+            native.prepare()
     left: list[int] = []
-    todo = list(range(len(rows)))
+    todo = rows
+    at = list(range(len(rows)))
     for _ in range(FILL_ROUNDS):
         if not todo:
             break
-        again = []
-        for k, missing in fill_rows([(rows[j][0].core, rows[j][1], rows[j][2]) for j in todo], bitmask, threads):
-            j = todo[k]
-            need = rows[j][0].need
-            if missing >= 0 and need is not None and _made(need, missing):
-                again.append(j)
-            else:
-                left.append(j)
-        todo = again
-    return sorted(left + todo)
+        again: list[int] = []
+        for k, missing in fill_rows(todo, bitmask, threads):
+            need = natives[at[k]].need
+            (again if missing >= 0 and need is not None and _made(need, missing) else left).append(at[k])
+        todo, at = [rows[j] for j in again], again
+    return sorted(left + at)
 
 
 def _made(need: Callable[[int], bool], k: int) -> bool:
@@ -140,7 +144,7 @@ class Matcher:
     """
 
     __slots__ = ("guide", "vocab_size", "words", "_packed", "_cache_size", "_lock", "_eos", "_terminated", "_forced",
-                 "_eos_only")
+                 "_eos_only", "_native")
 
     _SHARED: ClassVar[weakref.WeakKeyDictionary[Guide, dict[int, Matcher]]] = weakref.WeakKeyDictionary()
     _SHARED_LOCK: ClassVar[threading.Lock] = threading.Lock()
@@ -160,6 +164,7 @@ class Matcher:
         # (id(tokenizer), state) -> forced tokens; the tokenizer is held so its id is not reused
         self._forced: dict[tuple[int, int], tuple[Any, list[int]]] = {}
         self._eos_only: np.ndarray | None = None
+        self._native: NativeRow | bool | None = None  # (the guide's native row, found on first use; False: none)
 
     @classmethod
     def of(cls, guide: Guide, vocab_size: int | None = None) -> Matcher:
@@ -246,10 +251,15 @@ class Matcher:
     def native_row(self, state: int, *, budget: int | None = None) -> NativeRow | None:
         """How a batch fills the mask of ``state`` natively (:meth:`.Guide._native_row`), or
         ``None``: a mask narrowed by a budget, logits narrower than the vocabulary, a guide
-        without a native core."""
-        if self.vocab_size < self.guide.vocabulary.size or self.guide.effective_budget(state, budget) is not None:
+        without a native core. (The rows' states are checked by the fill: a state that does not
+        exist is left to :meth:`fill_next_token_bitmask`, which raises.)"""
+        if budget is not None and self.guide.effective_budget(state, budget) is not None:
             return None
-        return self.guide._native_row(state)
+        native = self._native
+        if native is None:
+            native = self._native = (self.guide._native_row(self.guide.initial_state) or False
+                                     if self.vocab_size >= self.guide.vocabulary.size else False)
+        return native if isinstance(native, NativeRow) else None
 
     def fill_next_token_bitmask(self, state: int, bitmask: np.ndarray, row: int = 0, *,
                                 budget: int | None = None) -> None:
@@ -262,7 +272,7 @@ class Matcher:
                 f"tokens, not {bitmask.dtype} {tuple(bitmask.shape)}"
             )
         native = self.native_row(state, budget=budget) if native_bitmask(bitmask) and 0 <= row < len(bitmask) else None
-        if native is None or fill_native_rows([(native, state, row)], bitmask, 1):
+        if native is None or fill_native_rows([(native.core, state, row)], [native], bitmask, 1):
             bitmask[row] = self.packed_mask(state, budget=budget)
 
     @staticmethod
@@ -276,7 +286,8 @@ class Matcher:
         :func:`.fill_next_token_bitmasks` for rows with their own state). The matchers may differ
         (one guide per request); they must share one width."""
         rows = list(rows)
-        native: list[tuple[NativeRow, int, int]] = []
+        native: list[tuple[Any, int, int]] = []
+        natives: list[NativeRow] = []
         where: list[int] = []
         serial: list[int] = []
         fits = native_bitmask(bitmask)
@@ -288,9 +299,10 @@ class Matcher:
             if got is None:
                 serial.append(i)  # (its fill raises where the bitmask does not fit)
             else:
-                native.append((got, state, row))
+                native.append((got.core, state, row))
+                natives.append(got)
                 where.append(i)
-        serial += [where[j] for j in fill_native_rows(native, bitmask, threads)]
+        serial += [where[j] for j in fill_native_rows(native, natives, bitmask, threads)]
         for i in sorted(serial):
             matcher, state, budget = rows[i]
             matcher.fill_next_token_bitmask(state, bitmask, i if indices is None else indices[i], budget=budget)

@@ -286,8 +286,14 @@ class PushdownGuide(Guide):
         solver = self._frames.solver
         if solver is None or not 0 <= state < len(self._stacks.configs):
             return None
-        self._hand_made(solver)
-        return NativeRow(solver, self._need)
+        return NativeRow(solver, self._need, self._prepare)
+
+    def _prepare(self) -> None:
+        """Hand the native solver the automata made since the last call (so that a batch's
+        threads do not stop for them)."""
+        solver = self._frames.solver
+        if solver is not None:
+            self._hand_made(solver)
 
     def _need(self, k: int) -> bool:
         """Make automaton ``k`` and hand it to the native solver (``False``: no such automaton)."""

@@ -139,7 +139,7 @@ def test_a_row_that_stops_for_an_automaton_is_asked_again_once_it_is_made(llama3
 
     text = (ROOT / "grammars" / "json.gbnf").read_text(encoding="utf-8")
     guide = PushdownGuide(grammar_network(text), llama3_vocabulary)
-    core, need = guide._native_row(guide.initial_state)
+    core, need, _ = guide._native_row(guide.initial_state)
     bitmask = Matcher.allocate_token_bitmask(1, llama3_vocabulary.size)
     answers = []
     for _ in range(len(guide.network) + 1):

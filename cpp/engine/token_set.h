@@ -1,0 +1,59 @@
+// A token set as a cache keeps it: its ids where few (the median mask of a JSON state is a
+// handful of tokens, of Llama-3's 128,256), else the packed words (a string body's hundred
+// thousand). A set of ids costs its ids and writes a bitmask row by zeroing it and setting them;
+// the words cost a vocabulary's bits and are copied. A value type.
+#pragma once
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "popcount.h"
+#include "vocab.h"
+
+namespace structgen {
+
+class TokenSet {
+public:
+    // the set of the tokens set in words: ids where at most one in eight words' worth
+    static TokenSet of(std::span<const uint32_t> words) {
+        TokenSet out;
+        out.words_ = words.size();
+        const int64_t count = popcount_words(words);
+        if (static_cast<size_t>(count) * 8 <= words.size()) {
+            out.ids_.reserve(static_cast<size_t>(count));
+            for (size_t w = 0; w < words.size(); ++w)
+                for (uint32_t x = words[w]; x; x &= x - 1)
+                    out.ids_.push_back(static_cast<uint32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(x))));
+        } else {
+            out.bits_.assign(words.begin(), words.end());
+        }
+        return out;
+    }
+
+    size_t words() const { return words_; }
+    bool packed() const { return !bits_.empty() || words_ == 0; }
+    // write the set into row (the vocabulary's words, then zeroes to the row's end)
+    void write(std::span<uint32_t> row) const {
+        if (packed()) {
+            std::memcpy(row.data(), bits_.data(), words_ * 4);
+            std::memset(row.data() + words_, 0, (row.size() - words_) * 4);
+        } else {
+            std::memset(row.data(), 0, row.size() * 4);
+            for (const uint32_t t : ids_) row[t >> 5] |= uint32_t{1} << (t & 31);
+        }
+    }
+    Bits bits() const {
+        Bits out(words_, 0);
+        write(out);
+        return out;
+    }
+    size_t memory_bytes() const { return ids_.capacity() * 4 + bits_.capacity() * 4 + sizeof(TokenSet); }
+
+private:
+    std::vector<uint32_t> ids_;
+    Bits bits_;
+    size_t words_ = 0;
+};
+
+}  // namespace structgen
