@@ -132,6 +132,32 @@ def test_fill_rows_is_checked(llama3_vocabulary: structgen.Vocabulary) -> None:
     assert (wide[0] == -1).all()
 
 
+def test_fill_rows_writes_sparse_and_dense_masks_over_any_row(llama3_vocabulary: structgen.Vocabulary,
+                                                               llama3_tokenizer: Any) -> None:
+    """A state's mask is kept as its ids where few, else packed: either way the row written (over
+    whatever the row held, the words past the vocabulary's zeroed) is the Python engine's mask."""
+    from structgen.cfg import grammar_network
+
+    text = (ROOT / "grammars" / "json.gbnf").read_text(encoding="utf-8")
+    native = PushdownGuide(grammar_network(text), llama3_vocabulary)
+    python = _python_guide(lambda: PushdownGuide(grammar_network(text), llama3_vocabulary))
+    row = native._native_row(native.initial_state)
+    words = Matcher.of(python).words
+    bitmask = np.full((1, words + 3), -1, dtype=np.int32)
+    sizes = []
+    sn = sp = native.initial_state
+    for t in llama3_tokenizer.encode('{"a": "text, with a comma", "b": [1, 2.5, {"c": null}]}', add_special_tokens=False):
+        for rows in ([(row.core, sn, 0)], [(row.core, sn, 0)]):  # (made, then found in the cache)
+            bitmask[0] = -1
+            while (left := _engine.fill_rows(rows, bitmask, 2)):
+                assert row.need(left[0][1])
+            want = Matcher.of(python).packed_mask(sp)
+            assert np.array_equal(bitmask[0, :words], want) and bitmask[0, words:].tolist() == [0, 0, 0]
+        sizes.append(_engine.count_token_bits(bitmask[0]))
+        sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+    assert min(sizes) * 8 <= words < max(sizes) // 4  # (both kinds were kept)
+
+
 def test_a_row_that_stops_for_an_automaton_is_asked_again_once_it_is_made(llama3_vocabulary: structgen.Vocabulary) -> None:
     """A fresh guide's solver has only the automata made so far: its first row stops at a callee
     (fill_rows answers which), ``need`` makes it, and the row, asked again, gets the mask."""

@@ -115,7 +115,8 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         words = np.zeros(max(0, (len(tokens) + 31) // 32 + c % 2), dtype=np.int32)
         solver.collect([a % 5 - 1, b % 4, solver.num_stacks - 1], words)
         _engine.prefetch([], [], 1 + abs(c) % 3, [(solver, [0, b % 4], words), (solver, [a], np.zeros_like(words))])
-    elif op == "stacks":  # (automata that call one another, or pass a guard; any depth, states, stacks and bytes)
+    elif op == "stacks":  # (automata that call one another, or pass a guard; any depth, states, stacks, bytes, masks and rows)
+        import numpy as np
         calls = pool.seq(pool.literal(b"["), pool.seq(pool.star(pool.symbol(a % 3)), pool.literal(b"]")))
         pick = [calls, pool.alt([pool.symbol(b % 3), pool.literal(b"x")]), pool.seq(pool.symbol(0x3C0 + c % 3), pool.literal(b"k"))]
         autos = [LazyAutomaton(pool, pick[(i + c) % 3]) if i != a % 5 else None for i in range(3)]
@@ -124,7 +125,12 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
                 lambda: solver.stack(b % 3, c % 4, solver.num_stacks - 1 - abs(a) % 2),
                 lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
                 lambda: solver.config([0, b % 4, solver.num_stacks - 1]),
-                lambda: solver.stacks_from(abs(c) % (solver.num_stacks + 2)), lambda: solver.configs_from(b % 3)]
+                lambda: solver.stacks_from(abs(c) % (solver.num_stacks + 2)), lambda: solver.configs_from(b % 3),
+                lambda: solver.state_mask(a % (solver.num_configs + 1)),
+                lambda: solver.keep_mask(b % (solver.num_configs + 1), np.full(abs(c) % 3 + (len(tokens) + 31) // 32 - 1, a, np.int32)),
+                lambda: _engine.fill_rows([(solver, a % (solver.num_configs + 1), 0), (solver, 0, b % 3),
+                                           (_engine.DfaGuideCore(auto, index, 1 << 16, "fuzz", "vocab"), c % 4, 1)],
+                                          np.full((2, (len(tokens) + 31) // 32 + abs(a) % 2), -1, np.int32), 1 + abs(c) % 3)]
         for ask in asks:
             try:
                 ask()
