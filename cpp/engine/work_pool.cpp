@@ -25,23 +25,30 @@ public:
         std::lock_guard<std::mutex> one_batch(batch_);  // (one batch at a time: the helpers are shared)
         const size_t helpers = std::min(threads, groups) - 1;
         grow(helpers);
-        next_.store(0);
+        auto round = std::make_shared<Round>(&job, groups);
         {
             std::lock_guard<std::mutex> hold(lock_);
-            job_ = &job;
-            groups_ = groups;
+            round_ = round;
             wanted_ = helpers;
-            running_ = helpers;
-            ++round_;
+            ++generation_;
         }
         wake_.notify_all();
-        drain();
+        work(*round);
+        // (only the groups a helper took are waited for: a helper that wakes late finds none left)
         std::unique_lock<std::mutex> hold(lock_);
-        done_.wait(hold, [&] { return running_ == 0; });
-        job_ = nullptr;
+        done_.wait(hold, [&] { return round->finished.load() == groups; });
+        round_.reset();
     }
 
 private:
+    // one batch: its groups are taken one at a time by whoever comes first
+    struct Round {
+        const std::function<void(size_t)>* job;
+        size_t groups;
+        std::atomic<size_t> next{0}, finished{0};
+        Round(const std::function<void(size_t)>* j, size_t n) : job(j), groups(n) {}
+    };
+
     void grow(size_t helpers) {
         while (threads_.size() < helpers) {
             const size_t id = threads_.size();
@@ -49,31 +56,36 @@ private:
         }
     }
 
-    void drain() {
-        for (size_t g; (g = next_.fetch_add(1)) < groups_;) (*job_)(g);
+    void work(Round& round) {
+        for (size_t g; (g = round.next.fetch_add(1)) < round.groups;) {
+            (*round.job)(g);
+            if (round.finished.fetch_add(1) + 1 == round.groups) {
+                std::lock_guard<std::mutex> hold(lock_);
+                done_.notify_all();
+            }
+        }
     }
 
     void serve(size_t id) {
         uint64_t seen = 0;
         for (;;) {
+            std::shared_ptr<Round> round;  // (kept alive here: a late helper may still count its groups)
             {
                 std::unique_lock<std::mutex> hold(lock_);
-                wake_.wait(hold, [&] { return round_ != seen && id < wanted_; });
-                seen = round_;
+                wake_.wait(hold, [&] { return generation_ != seen && id < wanted_; });
+                seen = generation_;
+                round = round_;
             }
-            drain();
-            std::lock_guard<std::mutex> hold(lock_);
-            if (--running_ == 0) done_.notify_all();
+            if (round) work(*round);
         }
     }
 
     std::mutex batch_, lock_;
     std::condition_variable wake_, done_;
     std::vector<std::thread> threads_;
-    const std::function<void(size_t)>* job_ = nullptr;
-    std::atomic<size_t> next_{0};
-    size_t groups_ = 0, wanted_ = 0, running_ = 0;
-    uint64_t round_ = 0;
+    std::shared_ptr<Round> round_;
+    size_t wanted_ = 0;
+    uint64_t generation_ = 0;
 };
 
 }  // namespace
