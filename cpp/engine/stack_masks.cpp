@@ -64,9 +64,7 @@ void StackMasks::collect_from(int64_t sid, int64_t node, std::span<uint32_t> wor
         or_frame(*f, words);
         if (e.parent < 0 || f->pops.empty()) continue;
         if (f->pops.size() >= RETURNS_FROM) {
-            const Returns& r = returns(e.parent, f->pops);
-            set_token_bits(words, r.ids);
-            or_token_bits(words, r.bits);
+            returns(e.parent, f->pops).tokens.or_into(words);
             continue;
         }
         for (const int64_t m : f->pops) todo.emplace_back(e.parent, m);
@@ -82,21 +80,12 @@ const StackMasks::Returns& StackMasks::returns(int64_t parent, const std::vector
     std::vector<uint32_t> union_words(frames_.words(), 0);
     Seen seen;
     for (const int64_t m : pops) collect_from(parent, m, union_words, seen);
-    Returns r{parent, pops, {}, {}};
-    const int64_t count = count_token_bits(union_words);
-    if (static_cast<size_t>(count) * 4 <= union_words.size()) {
-        r.ids.reserve(static_cast<size_t>(count));
-        for (size_t w = 0; w < union_words.size(); ++w)
-            for (uint32_t x = union_words[w]; x; x &= x - 1)
-                r.ids.push_back(static_cast<int64_t>(w * 32 + static_cast<size_t>(__builtin_ctz(x))));
-    } else {
-        r.bits = std::move(union_words);
-    }
+    Returns r{parent, pops, TokenSet::of(union_words)};
     if (returns_.size() >= max_entries_) {
         returns_.clear();
         bytes_ = 0;
     }
-    bytes_ += r.ids.size() * 8 + r.bits.size() * 4 + r.pops.size() * 8 + 96;
+    bytes_ += r.tokens.memory_bytes() + r.pops.size() * 8 + 96;
     return returns_.emplace(h, std::move(r))->second;
 }
 

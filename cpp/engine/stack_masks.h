@@ -7,9 +7,9 @@
 //
 // A frame that may return at many nodes (a string's closing quote inside hundreds of tokens)
 // returns at the same nodes from every position of the string: the caller's union from those
-// nodes is made once, kept per (caller, nodes), and OR-ed in whole. A stack's top at the root of
-// a string under a length bound is left to the caller (its walks are shared by the string's
-// positions there: FrameMasks.clamped_walk); its callers are not.
+// nodes is made once, kept per (caller, nodes) as a token set, and OR-ed in whole. A stack's top
+// at the root of a string under a length bound is left to the caller (its walks are shared by the
+// string's positions there: FrameMasks.clamped_walk); its callers are not.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -19,6 +19,7 @@
 
 #include "frames.h"
 #include "stack_table.h"
+#include "token_set.h"
 
 namespace structgen {
 
@@ -39,8 +40,7 @@ private:
     struct Returns {
         int64_t parent;
         std::vector<int64_t> pops;
-        std::vector<int64_t> ids;
-        std::vector<uint32_t> bits;
+        TokenSet tokens;
     };
     class Seen;
 

@@ -43,6 +43,13 @@ public:
             for (const uint32_t t : ids_) row[t >> 5] |= uint32_t{1} << (t & 31);
         }
     }
+    // words |= the set (words: at least the vocabulary's)
+    void or_into(std::span<uint32_t> words) const {
+        if (packed())
+            for (size_t i = 0; i < words_; ++i) words[i] |= bits_[i];
+        else
+            for (const uint32_t t : ids_) words[t >> 5] |= uint32_t{1} << (t & 31);
+    }
     Bits bits() const {
         Bits out(words_, 0);
         write(out);

@@ -149,11 +149,16 @@ class Cursor:
                 self.fail(e)
         return self.matcher.eos_only()
 
+    @property
+    def _masked_by_guide(self) -> bool:
+        """Whether the row's next mask is its guide's: not ended, not failed, no spent thinking."""
+        return not (self.ended or self.error is not None or (self.thinking is not None and self.thinking.remaining is not None))
+
     def prefetch_work(self) -> NativeWork:
         """What the row's next mask asks of the native engine first, if not cached
         (:meth:`.Matcher.prefetch_work`); nothing for an ended or failed row, or where finding it
         fails (the fill then raises it for this row alone)."""
-        if self.ended or self.error is not None or (self.thinking is not None and self.thinking.remaining is not None):
+        if not self._masked_by_guide:
             return NO_WORK
         try:
             return self.matcher.prefetch_work(self.state, budget=self.budget)
@@ -164,7 +169,7 @@ class Cursor:
         """How a batch fills the row's next mask natively (:meth:`.Matcher.native_row`), or
         ``None``: an ended or failed row, a spent thinking, or where finding it fails (the fill
         then raises it for this row alone)."""
-        if self.ended or self.error is not None or (self.thinking is not None and self.thinking.remaining is not None):
+        if not self._masked_by_guide:
             return None
         try:
             return self.matcher.native_row(self.state, budget=self.budget)
@@ -240,7 +245,7 @@ class Cursor:
         fit: at most the tokens left and, budget-aware, leaving enough to finish after them;
         ``[]`` otherwise (the caller then asks the model for one token, which the budget-aware
         mask keeps on a path that finishes). Not taken yet: :meth:`accept` them."""
-        if self.ended or self.error is not None or (self.thinking is not None and self.thinking.remaining is not None):
+        if not self._masked_by_guide:
             return []
         left = None if self.max_tokens is None else self.max_tokens - self.generated
         if left is not None and left <= 0:
