@@ -265,8 +265,9 @@ def _make_guide(fmt: Format, vocabulary: Vocabulary) -> tuple[Guide, tuple[Warni
         guide: Guide = PushdownGuide(automata, vocabulary, description=description)
         if automata.is_empty:
             raise UnsatisfiableConstraint(f"no output matches {description}")
-        try:
-            guide.token_mask(guide.initial_state)
+        try:  # (the first mask, made where a batch's fill finds it: natively kept where the guide can)
+            if guide._packed(guide.initial_state) is None:
+                guide.token_mask(guide.initial_state)
         except VocabularyError as e:
             raise UnsatisfiableConstraint(f"no output of {description} can be spelt with the tokens of {vocabulary!r}") from e
         return guide, compiled.warnings
