@@ -90,6 +90,7 @@ void bind_batch(nb::module_& m) {
                   bool valid = false;
                   if (nb::isinstance<PyFrameSolver>(t[0])) {
                       task.solver = &nb::cast<PyFrameSolver&>(t[0]);
+                      task.solver->check_no_data();
                       words = task.solver->core.words();
                       pool = task.solver->pool;
                       valid = task.state >= 0 && task.state < task.solver->stacks.num_configs();

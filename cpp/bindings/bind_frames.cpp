@@ -1,5 +1,6 @@
 // The pushdown guide's native frames (structgen.guides.frame_masks.FrameMasks hands them the
-// frames below the root of a network without frame data): see cpp/engine/frames.h.
+// frames that need no frame data) and, where no frame carries any, its stacks and states' masks:
+// see cpp/engine/frames.h.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -35,9 +36,10 @@ auto asking(F&& f) -> decltype(f()) {
 
 void bind_frames(nb::module_& m) {
     m.attr("GUARD_FIRST") = GUARD_FIRST;
+    nb::exception<NeedsFrameData>(m, "NeedsFrameData", PyExc_ValueError);  // (a frame the solver cannot take)
     nb::class_<PyFrameSolver>(m, "FrameSolver",
-                              "The frames below the root of a pushdown guide whose network needs no frame data (see "
-                              "structgen.guides.frame_masks)")
+                              "A pushdown guide's frames that need no frame data, and where no frame carries any, its "
+                              "stacks and states' masks (see structgen.guides.frame_masks)")
         .def("__init__",
              [](PyFrameSolver* self, nb::list automata, std::shared_ptr<TokenIndex> index, int64_t max_entries,
                 int64_t max_depth, int64_t mask_cache_bytes) {
@@ -73,7 +75,8 @@ void bind_frames(nb::module_& m) {
              },
              nb::arg("automaton"), nb::arg("state"), nb::arg("node"),
              "(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the "
-             "frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None")
+             "frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None; "
+             "NeedsFrameData where the frame needs frame data")
         .def("expand",
              [](PyFrameSolver& s, int64_t a, const std::vector<int64_t>& pops, const std::vector<int64_t>& nodes,
                 const std::vector<int64_t>& callees, const std::vector<int64_t>& rets) {
@@ -90,17 +93,18 @@ void bind_frames(nb::module_& m) {
              },
              nb::arg("automaton"), nb::arg("pops"), nb::arg("nodes"), nb::arg("callees"), nb::arg("rets"),
              "(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of "
-             "their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)")
+             "their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python); "
+             "NeedsFrameData where one of them needs frame data")
         .def("stack",
-             [](PyFrameSolver& s, int64_t a, int64_t q, int64_t parent) { return s.stacks.stack(a, q, parent); },
+             [](PyFrameSolver& s, int64_t a, int64_t q, int64_t parent) { return s.own_stacks().stack(a, q, parent); },
              nb::arg("automaton"), nb::arg("state"), nb::arg("parent"),
              "The stack (automaton, state) on top of stack parent (-1: none), made if new")
-        .def("config", [](PyFrameSolver& s, const std::vector<int64_t>& stacks) { return s.stacks.config(stacks); },
+        .def("config", [](PyFrameSolver& s, const std::vector<int64_t>& stacks) { return s.own_stacks().config(stacks); },
              nb::arg("stacks"), "The state that is this set of stacks, made if new")
         .def("step",
              [](PyFrameSolver& s, const std::vector<int64_t>& stacks, int b) {
                  std::vector<int64_t> out;
-                 asking([&] { s.stacks.step(stacks, b, out); });
+                 asking([&] { s.own_stacks().step(stacks, b, out); });
                  return out;
              },
              nb::arg("stacks"), nb::arg("byte"),
@@ -109,7 +113,7 @@ void bind_frames(nb::module_& m) {
         .def("next_state",
              [](PyFrameSolver& s, int64_t state, nb::bytes token) {
                  std::span<const uint8_t> data(reinterpret_cast<const uint8_t*>(token.c_str()), token.size());
-                 return asking([&] { return s.stacks.next_state(state, data); });
+                 return asking([&] { return s.own_stacks().next_state(state, data); });
              },
              nb::arg("state"), nb::arg("token"),
              "The state after the token's bytes from state (-1: refused). KeyError(k) as step")
@@ -141,7 +145,7 @@ void bind_frames(nb::module_& m) {
              nb::arg("n"), "The stacks of states n, n + 1, ... (each a sorted tuple)")
         .def("state_mask",
              [](PyFrameSolver& s, int64_t state) -> nb::object {
-                 std::shared_ptr<const TokenSet> got = asking([&] { return s.states.mask(state); });
+                 std::shared_ptr<const TokenSet> got = asking([&] { return s.own_states().mask(state); });
                  return got ? nb::cast(packed_copy(got->bits())) : nb::none();
              },
              nb::arg("state"),
@@ -150,7 +154,7 @@ void bind_frames(nb::module_& m) {
              "a dead end). KeyError(k) for an automaton not given yet")
         .def("keep_mask",
              [](PyFrameSolver& s, int64_t state, nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> words) {
-                 s.states.keep(state, {reinterpret_cast<const uint32_t*>(words.data()), words.shape(0)});
+                 s.own_states().keep(state, {reinterpret_cast<const uint32_t*>(words.data()), words.shape(0)});
              },
              nb::arg("state"), nb::arg("words"), "Keep words (the vocabulary's width) as the state's whole mask")
         .def_prop_ro("num_masks", [](const PyFrameSolver& s) { return s.states.num_masks(); })
@@ -162,13 +166,17 @@ void bind_frames(nb::module_& m) {
                  if (out.size() != s.core.words())
                      throw InvalidArgument("FrameSolver.collect: words of " + std::to_string(out.size()) + " int32, not " +
                                            std::to_string(s.core.words()) + " (the vocabulary's)");
-                 return asking([&] { return s.masks.collect(stacks, out); });
+                 return asking([&] { return s.own_masks().collect(stacks, out); });
              },
              nb::arg("stacks"), nb::arg("words").noconvert(),
              "OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it "
              "returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the "
              "root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and "
              "ask again (what was OR-ed stays OR-ed)")
+        .def("mark_frame_data", [](PyFrameSolver& s, int64_t k) { s.core.mark_frame_data(k); }, nb::arg("k"),
+             "Mark automaton k as carrying frame data: frame and expand raise NeedsFrameData for a frame of it, one "
+             "that enters it or one that passes a guard (the guide makes those); the stacks and states are then the "
+             "guide's (stack, step, state_mask, collect and fill_rows raise ValueError)")
         .def("set_automaton",
              [](PyFrameSolver& s, int64_t k, nb::object automaton) {
                  PyLazy& lazy = nb::cast<PyLazy&>(automaton);
@@ -181,6 +189,8 @@ void bind_frames(nb::module_& m) {
              "Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet; the "
              "same one again is nothing new)")
         .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes() + s.masks.memory_bytes() + s.stacks.memory_bytes() + s.states.memory_bytes(); })
+        .def_prop_ro("has_frame_data", [](const PyFrameSolver& s) { return s.core.any_frame_data(); },
+                     "Whether an automaton was marked as carrying frame data (mark_frame_data)")
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
 }
 

@@ -32,6 +32,14 @@ struct PyFrameSolver {
         for (LazyAutomaton* a : ptrs)
             if (a) same_pool(*a);
     }
+    // the stacks, their masks and the states' masks: only where no automaton carries frame data (else
+    // the stacks carry it, and they are the guide's)
+    StackTable& own_stacks() { return check_no_data(), stacks; }
+    StackMasks& own_masks() { return check_no_data(), masks; }
+    StateMasks& own_states() { return check_no_data(), states; }
+    void check_no_data() const {
+        if (core.any_frame_data()) throw InvalidArgument("FrameSolver: the network has frame data: its stacks and states are the guide's");
+    }
     // (every automaton of a solver shares one pool: a batch's threads are kept apart by pool)
     void same_pool(LazyAutomaton& a) {
         if (pool && pool != &a.pool()) throw InvalidArgument("FrameSolver: automata of different pools");

@@ -43,6 +43,13 @@ FrameSolver::FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<Toke
     trie_ = index_->trie_ptr();
     vocab_size_ = static_cast<int64_t>(index_->size());
     longest_ = index_->longest_token();
+    data_.assign(autos_.size(), 0);
+}
+
+void FrameSolver::mark_frame_data(int64_t k) {
+    if (k < 0 || k >= static_cast<int64_t>(autos_.size())) throw OutOfRange("FrameSolver: no automaton " + std::to_string(k));
+    data_[static_cast<size_t>(k)] = 1;
+    any_data_ = true;
 }
 
 LazyAutomaton& FrameSolver::automaton(int64_t a) const {
@@ -63,13 +70,15 @@ std::shared_ptr<const Frame> FrameSolver::frame(int64_t a, int64_t q, int64_t no
     LazyAutomaton& auto_ = automaton(a);
     auto_.check(q);
     if (node < 0 || node >= trie_->num_nodes()) throw OutOfRange("FrameSolver: no trie node " + std::to_string(node));
+    if (has_frame_data(a)) throw NeedsFrameData(a);
     return solve(a, static_cast<int32_t>(q), static_cast<int32_t>(node));
 }
 
 void FrameSolver::keep(size_t bytes) {
-    if (frames_.size() + walks_.size() >= max_entries_) {  // (held parts stay alive through their shared_ptr)
+    if (frames_.size() + walks_.size() + refused_.size() >= max_entries_) {  // (held parts stay alive through their shared_ptr)
         frames_.clear();
         walks_.clear();
+        refused_.clear();
         bytes_ = 0;
     }
     bytes_ += bytes;
@@ -80,7 +89,7 @@ void FrameSolver::sort_out(int64_t a, LazyAutomaton& auto_, const FrameWalk& raw
     auto one = [&](int64_t m, int32_t p) {
         if (auto_.is_final(p)) out.pops.push_back(m);
         for (const auto& [k, r] : auto_.symbols_of(p)) {
-            if (k >= GUARD_FIRST) throw InvalidArgument("FrameSolver: automaton " + std::to_string(a) + " passes a guard (its frames need frame data)");
+            if (k >= GUARD_FIRST || has_frame_data(k)) out.needs_data = true;  // (the frame is refused: solve)
             out.calls.push_back({m, k, r});
         }
     };
@@ -141,6 +150,7 @@ std::shared_ptr<const Frame> FrameSolver::solve(int64_t a, int32_t q, int32_t no
     const Key key{a, q, node};
     if (auto found = frames_.find(key); found != frames_.end()) return found->second;
     if (active_.count(key)) return empty_;  // a call cycle that reads no byte: nothing new down this way
+    if (refused_.count(key) || has_frame_data(a)) throw NeedsFrameData(a);
     DepthGuard guard(depth_);
     active_.insert(key);
     struct Leave {
@@ -149,9 +159,16 @@ std::shared_ptr<const Frame> FrameSolver::solve(int64_t a, int32_t q, int32_t no
         ~Leave() { active.erase(key); }
     } leave{active_, key};
 
-    const std::shared_ptr<const Walk> own = walk(a, q, node);
     auto out = std::make_shared<Frame>();
-    gather(a, own->ids, own->bits, own->pops, own->calls, *out);
+    try {
+        const std::shared_ptr<const Walk> own = walk(a, q, node);
+        if (own->needs_data) throw NeedsFrameData(a);
+        gather(a, own->ids, own->bits, own->pops, own->calls, *out);
+    } catch (const NeedsFrameData&) {
+        keep(64);
+        refused_.insert(key);
+        throw;
+    }
     keep(out->ids.size() * 8 + out->pops.size() * 8 + (out->bits ? out->bits->size() * 4 : 0) + 64);
     frames_.emplace(key, out);
     return out;

@@ -2,8 +2,11 @@
 // accepts from trie node n without leaving automaton a (read by a's own byte edges, or entering
 // callees and returning on the way), and the trie nodes where a may return to its caller with
 // bytes of the token still unread. (Python face: structgen/guides/frame_masks.py's
-// FrameMasks.frame, which hands the frames below the root of a network without frame data, key
-// guards or unique items to this solver; the frames at the root read string slices and stay there.)
+// FrameMasks.frame, which hands this solver the frames that need no frame data.)
+//
+// In a network with frame data (unique items, key guards), the automata that carry it are marked
+// (mark_frame_data): a frame that is one of theirs, enters one of them or passes a guard is
+// refused with NeedsFrameData (and the refusal kept), and the caller makes that frame itself.
 //
 // The same algorithm as the Python frames it replaces, step for step (the differential tests
 // compare them): a frame's state is first clamped to what the longest token can tell apart; its
@@ -38,6 +41,13 @@ struct MissingAutomaton : std::runtime_error {
     explicit MissingAutomaton(int64_t k) : std::runtime_error("FrameSolver: automaton not given yet"), automaton(k) {}
 };
 
+// A frame that needs frame data: of an automaton marked as carrying it, entering one, or passing a
+// guard (the caller makes it; the binding raises structgen._engine.NeedsFrameData).
+struct NeedsFrameData : std::runtime_error {
+    int64_t automaton;
+    explicit NeedsFrameData(int64_t a) : std::runtime_error("FrameSolver: the frame needs frame data"), automaton(a) {}
+};
+
 struct Frame {
     std::vector<int64_t> ids;   // the tokens (sorted where made of several parts; a walk's order where of one)
     std::vector<int64_t> pops;  // the trie nodes where the frame may return (first seen first)
@@ -59,19 +69,24 @@ public:
     FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<TokenIndex> index, size_t max_entries);
     // Hand automaton k over (k must be one of the network's; an automaton given stays).
     void set_automaton(int64_t k, LazyAutomaton* a);
+    // Mark automaton k as carrying frame data (its frames, and those that enter it, are refused).
+    void mark_frame_data(int64_t k);
+    bool any_frame_data() const { return any_data_; }
+    bool has_frame_data(int64_t k) const { return k >= 0 && k < static_cast<int64_t>(data_.size()) && data_[static_cast<size_t>(k)]; }
     int64_t num_automata() const { return static_cast<int64_t>(autos_.size()); }
     bool has_automaton(int64_t k) const { return k >= 0 && k < static_cast<int64_t>(autos_.size()) && autos_[static_cast<size_t>(k)]; }
 
     // The frame of automaton a in state q from trie node node (0: the root, where a string body's
     // walk takes the slice tokens from the vocabulary's slice and walks only the rest).
-    // Throws OutOfRange for an automaton, state or node that does not exist, InvalidArgument where
-    // an automaton may pass a guard (its frames need frame data).
+    // Throws OutOfRange for an automaton, state or node that does not exist, NeedsFrameData where
+    // the frame needs frame data (see mark_frame_data) or passes a guard.
     std::shared_ptr<const Frame> frame(int64_t a, int64_t q, int64_t node);
 
     // The part of a frame of automaton a whose own walk was made elsewhere (a frame at the root, whose
     // walk reads string slices: Python): for each call (node > 0, callee, return state), the callee's
     // frame at the node and a's frame after each of the callee's returns. ids: their union (the own
     // walk's tokens not included); pops: the own pops, then theirs, each once, first seen first.
+    // NeedsFrameData where one of those frames needs frame data.
     Frame expand(int64_t a, std::span<const int64_t> pops, std::span<const Call> calls);
 
     size_t memory_bytes() const { return bytes_; }
@@ -86,6 +101,7 @@ private:
         std::vector<int64_t> ids, pops;
         std::vector<Call> calls;
         std::shared_ptr<const std::vector<uint32_t>> bits;  // (a root walk through a slice: its slice tokens)
+        bool needs_data = false;  // (it passes a guard or enters an automaton with frame data)
     };
     struct Key {
         int64_t a, q, node;
@@ -116,6 +132,9 @@ private:
     std::unordered_map<Key, std::shared_ptr<const Frame>, KeyHash> frames_;
     std::unordered_map<Key, std::shared_ptr<const Walk>, KeyHash> walks_;
     std::unordered_set<Key, KeyHash> active_;
+    std::unordered_set<Key, KeyHash> refused_;  // (frames that need frame data)
+    std::vector<char> data_;  // per automaton: whether it carries frame data
+    bool any_data_ = false;
     std::shared_ptr<const Frame> empty_ = std::make_shared<Frame>();
     // (the walk's stack, the union's bitmap and the pops' stamps are per thread, shared by the
     // solvers: a guide's first mask would otherwise allocate megabytes sized by the trie)

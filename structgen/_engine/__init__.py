@@ -9,13 +9,13 @@ and :mod:`structgen.guides` (``DfaGuide``, ``SpelledDistances``). See ``docs/eng
 
 from ._core import (  # noqa: F401
     EPSILON, GUARD_FIRST, INF, MIXED, NOTHING, NUM_SLICES, UNBUILT, DfaGuideCore, EmbeddedDfa, ExprsView, FinalsView,
-    FlatView, FrameSolver, LazyAutomaton, MinLength, Pool, SpelledDistances, StringSlice, TokenIndex, TokenTrie,
+    FlatView, FrameSolver, LazyAutomaton, MinLength, NeedsFrameData, Pool, SpelledDistances, StringSlice, TokenIndex, TokenTrie,
     count_token_bits, fill_rows, or_token_bits, prefetch, set_token_bits, slice_characters, walk_frame, walk_tokens, walk_trie,
 )
 
 __all__ = [
     "EPSILON", "GUARD_FIRST", "INF", "MIXED", "NOTHING", "NUM_SLICES", "UNBUILT", "DfaGuideCore", "EmbeddedDfa",
-    "ExprsView", "FinalsView", "FlatView", "FrameSolver", "LazyAutomaton", "MinLength", "Pool", "SpelledDistances",
+    "ExprsView", "FinalsView", "FlatView", "FrameSolver", "LazyAutomaton", "MinLength", "NeedsFrameData", "Pool", "SpelledDistances",
     "StringSlice", "TokenIndex", "TokenTrie", "count_token_bits", "fill_rows", "or_token_bits", "prefetch", "set_token_bits",
     "slice_characters", "walk_frame", "walk_tokens", "walk_trie",
 ]

@@ -490,15 +490,18 @@ def count_token_bits(words: NDArray[numpy.int32]) -> int:
 
 GUARD_FIRST: int
 
+class NeedsFrameData(ValueError):
+    """A frame the native solver refuses: it needs frame data (the guide makes it)"""
+
 class FrameSolver:
-    """The frames below the root of a pushdown guide whose network needs no frame data (see structgen.guides.frame_masks)"""
+    """A pushdown guide's frames that need no frame data, and where no frame carries any, its stacks and states' masks (see structgen.guides.frame_masks)"""
 
     def __init__(self, automata: list[object], index: TokenIndex, max_entries: int, max_depth: int = 128, mask_cache_bytes: int = 67108864) -> None:
         """The frames of a network's automata (None: not made yet) over the index's vocabulary, its stacks (stack 0 is automaton 0 at its start, state 0 is {stack 0}; calls nest at most max_depth frames) and its states' masks (cached up to mask_cache_bytes)"""
     def frame(self, automaton: int, state: int, node: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64], NDArray[numpy.int32] | None, int]:
-        """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None"""
+        """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None; NeedsFrameData where the frame needs frame data"""
     def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
-        """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python)"""
+        """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python); NeedsFrameData where one of them needs frame data"""
     def stack(self, automaton: int, state: int, parent: int) -> int:
         """The stack (automaton, state) on top of stack parent (-1: none), made if new"""
     def config(self, stacks: Sequence[int]) -> int:
@@ -525,6 +528,11 @@ class FrameSolver:
         """OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and ask again (what was OR-ed stays OR-ed)"""
     @property
     def memory_bytes(self) -> int: ...
+    def mark_frame_data(self, k: int) -> None:
+        """Mark automaton k as carrying frame data: frame and expand raise NeedsFrameData for a frame of it, one that enters it or one that passes a guard (the guide makes those); the stacks and states are then the guide's (stack, step, state_mask, collect and fill_rows raise ValueError)"""
+    @property
+    def has_frame_data(self) -> bool:
+        """Whether an automaton was marked as carrying frame data (mark_frame_data)"""
     def set_automaton(self, k: int, automaton: LazyAutomaton) -> None:
         """Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet)"""
     @property

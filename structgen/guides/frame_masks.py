@@ -24,14 +24,14 @@ from typing import Callable, TypeVar
 
 import numpy as np
 
-from .._engine import FrameSolver, set_token_bits
+from .._engine import FrameSolver, NeedsFrameData, set_token_bits
 from ..automata.expr import NOTHING
 from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
 from ..vocab.trie import TokenTrie, walk_frame
 from .distances import NetworkDistances
 from .frame_tokens import PACKED_FROM, FrameTokens, ids_of_words
-from .native_stacks import FRAME_CACHE, solved
+from .native_stacks import FRAME_CACHE, frame_data_automata, solved
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
 from .token_walks import TokenWalk, stepped_chain
@@ -41,7 +41,9 @@ __all__ = ["FrameMasks"]
 #: A frame that may return at this many trie nodes or more has its caller's tokens from all of
 #: them cached as one (see :meth:`FrameMasks.returns`).
 RETURNS_FROM = 8
+EXACT_ROOTS = False
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
+_UNKNOWN: tuple[int, ...] = (-1,)
 _T = TypeVar("_T")
 
 
@@ -51,7 +53,7 @@ class FrameMasks:
 
     __slots__ = (
         "view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes", "_returns",
-        "_solver", "_native", "_native_bytes",
+        "_solver", "_native", "_native_bytes", "_held", "_refused", "_needing",
     )
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex,
@@ -66,9 +68,12 @@ class FrameMasks:
         self._active: set[tuple[int, int, int, int, bool]] = set()
         self._returns: dict[tuple[int, tuple[int, ...]], FrameTokens] = {}  # see returns()
         self._walk_bytes = self._frame_bytes = 0  # (kept as they are cached: a compile cache reads them often)
-        # the native frames (False: none, the network needs frame data)
+        # the native frames (False: none); the automata whose frames carry frame data stay here
         self._solver: FrameSolver | bool = solver if solver is not None else False
+        self._held = frame_data_automata(view) if solver is not None and solver.has_frame_data else frozenset()
         self._native: dict[tuple[int, int, int], FrameTokens] = {}
+        self._refused: set[tuple[int, int, int]] = set()  # (native frames that need frame data: made here)
+        self._needing: dict[tuple[int, int, int], tuple[int, ...] | None] = {}  # (see _free_of_items)
         self._native_bytes = 0  # (the Python copies of native frames)
 
     @property
@@ -80,7 +85,8 @@ class FrameMasks:
 
     def _native_frame(self, a: int, q: int, node: int) -> FrameTokens | None:
         """The plain frame ``(a, q)`` from ``node`` made natively (cached), or ``None`` where
-        the network needs frame data (unique items, key guards): see ``cpp/engine/frames.h``."""
+        it needs frame data (it enters a unique array or an object with key guards): see
+        ``cpp/engine/frames.h``."""
         solver = self.solver
         if solver is None:
             return None
@@ -88,15 +94,22 @@ class FrameMasks:
         key = (a, q, node)
         got = self._native.get(key)
         if got is None:
-            ids, pops, words, size = self.solved(solver, lambda: solver.frame(a, q, node))
+            if key in self._refused:
+                return None
+            try:
+                ids, pops, words, size = self.solved(solver, lambda: solver.frame(a, q, node))
+            except NeedsFrameData:
+                self._refused.add(key)
+                return None
             if words is None:
                 got = FrameTokens(ids, tuple(pops.tolist()), 0)
             else:  # (a string slice's tokens: packed, listed only if read)
                 words.flags.writeable = False
                 got = FrameTokens(lambda: ids_of_words(words, len(self.index.tokens)), tuple(pops.tolist()), 0, size=size,
                                   words=lambda: words)
-            if len(self._native) >= FRAME_CACHE:
+            if len(self._native) + len(self._refused) >= FRAME_CACHE:
                 self._native.clear()
+                self._refused.clear()
                 self._native_bytes = 0
             self._native_bytes += got.size * 8 + 16 * len(got.pops) + 64
             self._native[key] = got
@@ -108,8 +121,8 @@ class FrameMasks:
 
     @property
     def solver(self) -> FrameSolver | None:
-        """The native frames, or ``None`` where the network needs frame data (unique items, key
-        guards): :func:`.native_stacks.native_solver`."""
+        """The native frames (:func:`.native_stacks.native_solver`), or ``None`` (the Python
+        engine: ``pushdown.NATIVE`` off)."""
         solver = self._solver
         return solver if isinstance(solver, FrameSolver) else None
 
@@ -296,8 +309,8 @@ class FrameMasks:
         for ``q`` itself; only budgets near their end need one (see :meth:`farthest`). ``node``
         may be several nodes, none below another (not for a bounded frame): the frame's tokens
         from each of them, walked at once."""
-        if not (bounded or data) and type(node) is int and self._solver is not False and (
-                node or not self.view.auto(a).auto.in_bounded_string(q)):
+        if not (bounded or data) and type(node) is int and self._solver is not False and a not in self._held and (
+                node or EXACT_ROOTS or not self.view.auto(a).auto.in_bounded_string(q)):
             # (a root frame inside a string under a length stays here: its positions share the
             # walks of short tokens, clamped_walk and rest_walk, where the solver walks each exactly)
             native = self._native_frame(a, q, node)
@@ -305,6 +318,8 @@ class FrameMasks:
                 return native
         if a in self.view.recording:  # (an item's text changes where it may return; its tokens, only in danger)
             data = self.view.unique.mask_key(data)  # type: ignore[union-attr]
+        elif data and not bounded and type(node) is int and a in self.view.arrays and self._free_of_items(a, q, node, data):
+            data = 0  # (the frame of no item written: shared by the sets, one per item text where an item returns mid-token)
         if not bounded and not data:
             q = self.view.auto(a).auto.clamped(q, self.index.longest_token)
         key = (a, q, node, data, bounded)
@@ -352,18 +367,22 @@ class FrameMasks:
         split = walk.split(auto)
         pops: list[int] = list(split.pops)
         calls = split.calls
-        solver = None if bounded or data or array or split.guards else self.solver
+        solver = None if bounded or data or array or split.guards or a in self._held else self.solver
         if solver is not None and calls:
             # (the callees below the root and the returns after them, natively: a grammar's root
             # walk calls at thousands of nodes; the pops come back each once)
             deep = [c for c in calls if c[0] > 0]
             if deep:
                 nodes, callees, rets = [m for m, _, _ in deep], [k for _, k, _ in deep], [r for _, _, r in deep]
-                more, pops_once = self.solved(solver, lambda: solver.expand(a, pops, nodes, callees, rets))
-                if more.size:
-                    parts.append(more)
-                pops = pops_once.tolist()
-                calls = [c for c in calls if c[0] <= 0]
+                try:
+                    more, pops_once = self.solved(solver, lambda: solver.expand(a, pops, nodes, callees, rets))
+                except NeedsFrameData:  # (a callee with frame data, or one that enters one: each below)
+                    pass
+                else:
+                    if more.size:
+                        parts.append(more)
+                    pops = pops_once.tolist()
+                    calls = [c for c in calls if c[0] <= 0]
         for m, k, r in calls:
             callee = self.frame(k, 0, m, view.callee_data(a, data) if array else 0, bounded)
             parts.append(callee.ids)
@@ -404,6 +423,22 @@ class FrameMasks:
             seen[p] = True
         return np.flatnonzero(seen)
 
+    def _free_of_items(self, a: int, q: int, node: int, written: int) -> bool:
+        """Whether the frame of unique array ``a`` in state ``q`` from ``node`` with set ``written``
+        is its frame with no item written: its walk enters no item, and where a token ends with
+        another item needed, an item outside the set can still be written."""
+        key = (a, q, node)
+        needing = self._needing.get(key, _UNKNOWN)
+        if needing is _UNKNOWN:
+            view = self.view
+            walk = self.walk(a, q, node, exact=False)
+            needing = None if walk.split(view.auto(a)).calls else tuple(
+                e for e in dict.fromkeys(walk.ends.tolist()) if view.items_needed(a, e))
+            if len(self._needing) >= FRAME_CACHE:
+                self._needing.clear()
+            self._needing[key] = needing
+        return needing is not None and not any(self.no_item_left(a, e, written) for e in needing)
+
     def no_item_left(self, a: int, q: int, written: int) -> bool:
         """Whether state ``q`` of unique array ``a`` needs another item and every item automaton it
         may call can spell only values of set ``written``."""
@@ -416,7 +451,8 @@ class FrameMasks:
         ``key``: what of those values' spellings may follow it): the item automaton's own tokens, less those
         after which only such values could finish the item. Only tokens whose bytes go on spelling
         a written value are looked at: a walk of the trie in the item automaton and down the
-        spellings' derivatives side by side."""
+        spellings' derivatives side by side; where the item's bytes go into a nested array (a call),
+        down the derivatives of the item's rest with the calls inlined (:meth:`.UniqueItems.flat`)."""
         unique = self.view.unique
         assert unique is not None
         plain = self.frame(a, q, node, 0, bounded)
@@ -429,9 +465,11 @@ class FrameMasks:
         dead: list[int] = []
         umax = plain.umax
         written = unique.items[key][1]
-        stack = [(node, q, left)]
+        # (s: the item automaton's state; where its way goes into a nested array (a call, not bounded),
+        # s is -1 and e the item's rest as a term with the calls inlined: UniqueItems.flat)
+        stack = [(node, q, left, NOTHING)]
         while stack:
-            n, s, d = stack.pop()
+            n, s, d, e = stack.pop()
             if not nchild[n]:
                 continue
             lo = first_key[n]
@@ -440,17 +478,19 @@ class FrameMasks:
                 d2 = pool.derive(d, b)
                 if d2 == NOTHING:
                     continue  # (this way spells no written value: the plain tokens stand)
-                s2 = auto.step(s, b)
-                if s2 < 0:
+                s2, e2 = (auto.step(s, b), NOTHING) if s >= 0 else (-1, pool.derive(e, b))
+                if s2 < 0 and s >= 0 and not bounded and auto.calls(s):
+                    e2 = pool.derive(unique.flat(auto.auto.exprs[s]), b)
+                if s2 < 0 and e2 == NOTHING:
                     continue
                 child = j + 1
                 if tok_count[child]:
-                    if not unique.alive(auto.auto.exprs[s2], d2):
+                    if not unique.alive(auto.auto.exprs[s2] if s2 >= 0 else e2, d2):
                         first = int(tok_first[child])
                         dead.extend(tok_ids[first:first + int(tok_count[child])].tolist())
                     elif bounded:  # (these tokens leave the item in danger: its distance without the set's values)
                         umax = max(umax, self.distances.dist(a, s2, unique.item_key(written, d2)))
-                stack.append((child, s2, d2))
+                stack.append((child, s2, d2, e2))
         if not dead and umax == plain.umax:
             return plain
         return FrameTokens(plain.ids[~np.isin(plain.ids, dead)] if dead else plain.ids, plain.pops, umax)

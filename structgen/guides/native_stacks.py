@@ -1,7 +1,8 @@
 """A pushdown guide's stacks kept by the native engine, where its network needs no frame data.
 
-A network without unique items or key guards has its frames made natively (the
-:class:`~structgen._engine.FrameSolver`), and its stacks, states and byte step too
+A pushdown guide's frames are made natively (the :class:`~structgen._engine.FrameSolver`), but
+for those that need frame data (unique items, key guards: :func:`frame_data_automata`). A network
+without frame data has its stacks, states and byte step made natively too
 (``cpp/engine/stack_table.h``): :class:`NativeStackTable` is a :class:`~.stacks.StackTable` whose
 stacks and states are made by the solver, mirrored here as they are made (the lists the frames,
 distances and budgets read), so a token's step is one native call. Automata are handed to the
@@ -31,7 +32,7 @@ from ..vocab.index import VocabularyIndex
 from .network_view import NetworkView
 from .stacks import StackTable
 
-__all__ = ["NativeStackTable", "native_solver", "solved"]
+__all__ = ["NativeStackTable", "frame_data_automata", "native_solver", "solved"]
 
 #: Cached walks and frames per native solver before its caches are cleared.
 FRAME_CACHE = 200_000
@@ -39,16 +40,26 @@ _T = TypeVar("_T")
 
 
 def native_solver(view: NetworkView, index: VocabularyIndex, max_depth: int,
-                  mask_cache_bytes: int = 64 << 20) -> FrameSolver | None:
+                  mask_cache_bytes: int = 64 << 20) -> FrameSolver:
     """The native frames, stacks and states' masks (cached up to ``mask_cache_bytes``) of
-    ``view``'s network over ``index``'s vocabulary, or ``None`` where the network needs frame data
-    (unique items, key guards)."""
-    pool = view.network.pool
-    if view.unique is not None or any(s >= GUARD_FIRST for k in view.reachable() for s in pool.symbols_in(view.roots[k])):
-        return None
+    ``view``'s network over ``index``'s vocabulary. Where the network has frame data (unique
+    items, key guards), the automata that carry it are marked (:func:`frame_data_automata`): the
+    solver refuses their frames and those that enter them (``NeedsFrameData``), and the stacks are
+    the guide's (``FrameSolver.has_frame_data``)."""
     # (automata are handed over as frames and steps reach them: see solved)
     autos: list[object] = [view.autos[k].auto if k in view.autos else None for k in range(len(view.network))]
-    return FrameSolver(autos, index.native, FRAME_CACHE, max_depth, mask_cache_bytes)
+    solver = FrameSolver(autos, index.native, FRAME_CACHE, max_depth, mask_cache_bytes)
+    for k in sorted(frame_data_automata(view)):
+        solver.mark_frame_data(k)
+    return solver
+
+
+def frame_data_automata(view: NetworkView) -> frozenset[int]:
+    """The automata of ``view``'s network whose frames carry frame data: unique arrays, their
+    items, and the automata that pass a key guard."""
+    pool = view.network.pool
+    guarded = (k for k in view.reachable() if any(s >= GUARD_FIRST for s in pool.symbols_in(view.roots[k])))
+    return frozenset(k for k in (*view.arrays, *view.recording, *guarded) if k < len(view.network))
 
 
 def solved(solver: FrameSolver, view: NetworkView, ask: Callable[[], _T]) -> _T:

@@ -82,7 +82,8 @@ class PushdownGuide(Guide):
         self._handed = 0  # (automata handed to the native solver before a batch's threads run: _hand_made)
         self._view = NetworkView(network, frozenset(vocabulary.missing_bytes))
         solver = native_solver(self._view, self._index, max_depth, mask_cache_bytes) if NATIVE else None
-        self._native = NativeStackTable(self._view, max_depth, solver) if solver is not None else None
+        # (the stacks are the solver's where no frame carries data, else this guide's)
+        self._native = NativeStackTable(self._view, max_depth, solver) if solver is not None and not solver.has_frame_data else None
         self._stacks = self._native or StackTable(self._view, max_depth)
         self._dists = NetworkDistances(self._view, self._stacks, self._index, self._busy)
         self._frames = FrameMasks(self._view, self._stacks, self._dists, self._index, solver)
@@ -230,12 +231,17 @@ class PushdownGuide(Guide):
                     bits[t >> 5] &= ~np.uint32(1 << (t & 31))
         return words
 
+    @property
+    def _stack_solver(self) -> FrameSolver | None:
+        """The native solver where it keeps the stacks too (a network without frame data)."""
+        return self._native.solver if self._native is not None else None
+
     def _native_words(self, state: int, words: np.ndarray) -> bool:
         """OR ``state``'s mask into ``words`` with the native solver's ``collect`` (the stacks
         are the solver's own: :class:`.NativeStackTable`); a stack it leaves (a top at the root of
         a string under a length bound) is collected here. ``False`` where the network needs frame data."""
         frames = self._frames
-        solver = frames.solver
+        solver = self._stack_solver
         if solver is None:
             return False
         left = frames.solved(solver, lambda: solver.collect(self._stacks.configs[state], words))
@@ -263,7 +269,7 @@ class PushdownGuide(Guide):
         there (``FrameSolver.state_mask``), else :meth:`_words_of` (the masks it makes are kept
         there too). ``None`` near the nesting bound (each token is checked there: :meth:`_token_set`)."""
         self._check_state(state)
-        solver = self._frames.solver
+        solver = self._stack_solver
         with self._busy:
             if solver is not None:
                 got: np.ndarray | None = self._frames.solved(solver, lambda: solver.state_mask(state))
@@ -283,7 +289,7 @@ class PushdownGuide(Guide):
     def _native_row(self, state: int) -> NativeRow | None:
         """The native solver fills the state's row (its whole mask: ``FrameSolver.state_mask``)
         where the network needs no frame data."""
-        solver = self._frames.solver
+        solver = self._stack_solver
         if solver is None or not 0 <= state < len(self._stacks.configs):
             return None
         return NativeRow(solver, self._need, self._prepare)
@@ -291,13 +297,13 @@ class PushdownGuide(Guide):
     def _prepare(self) -> None:
         """Hand the native solver the automata made since the last call (so that a batch's
         threads do not stop for them)."""
-        solver = self._frames.solver
+        solver = self._stack_solver
         if solver is not None:
             self._hand_made(solver)
 
     def _need(self, k: int) -> bool:
         """Make automaton ``k`` and hand it to the native solver (``False``: no such automaton)."""
-        solver = self._frames.solver
+        solver = self._stack_solver
         return solver is not None and self._hand_automaton(solver, k)
 
     def _prefetch(self, state: int) -> NativeWork:
@@ -305,7 +311,7 @@ class PushdownGuide(Guide):
         the root of a string under a length bound, whose frame is made here:
         :meth:`.FrameMasks.frame`): the other tops' root frames that the solver has not made yet."""
         with self._busy:
-            solver = self._frames.solver
+            solver = self._stack_solver
             if solver is None or not 0 <= state < len(self._stacks.configs) or self._deep(state):
                 return NO_WORK
             stacks, view = self._stacks, self._view

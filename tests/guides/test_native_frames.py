@@ -326,6 +326,95 @@ def test_native_frames_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.
     assert checked >= 5
 
 
+_STRINGS = st.sampled_from([{"type": "string"}, {"type": "string", "maxLength": 6}, {"type": "string", "pattern": "^[a-c]+$"},
+                             {"type": "string", "format": "date"}])
+_PLAIN = st.sampled_from([{"type": "integer"}, {"type": "boolean"}, {"type": "string", "minLength": 2}])
+
+
+@st.composite
+def _frame_data_schemas(draw: st.DrawFn) -> tuple[dict, str]:
+    """A schema whose network carries frame data: unique arrays of free strings (maybe nested in
+    a unique item) beside plain values, or objects with any key order (key guards)."""
+    item = draw(_STRINGS)
+    if draw(st.booleans()):
+        item = {"type": "array", "items": item, "uniqueItems": True, "maxItems": 3}
+    unique = {"type": "array", "items": item, "uniqueItems": True}
+    props = {"tags": unique, "name": draw(_PLAIN), "more": {"type": "array", "items": draw(_PLAIN)}}
+    order = draw(st.sampled_from(["schema", "any"]))
+    return {"type": "object", "properties": props, "required": draw(st.sampled_from([["tags"], ["tags", "name"], []]))}, order
+
+
+@settings(max_examples=25, deadline=None)
+@given(_frame_data_schemas(), st.randoms(use_true_random=False))
+def test_native_frames_in_networks_with_frame_data_give_the_python_masks(smollm2_vocabulary: structgen.Vocabulary,
+                                                                         case: tuple[dict, str], rng: random.Random) -> None:
+    """Where the network carries frame data (unique items, key guards), the frames that need none
+    are made natively and the others in Python: the masks, next states and finality are the
+    whole Python engine's, along random walks over SmolLM2's tokens."""
+    import pickle
+
+    schema, order = case
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary, key_order=order)
+    assert isinstance(guide, PushdownGuide)
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    solver = native._frames.solver
+    assert solver is not None and solver.has_frame_data and native._native is None
+    sn = sp = native.initial_state
+    for _ in range(30):
+        got = native.token_mask(sn)
+        assert np.array_equal(got, python.token_mask(sp)), json.dumps(schema)
+        assert native.is_final(sn) == python.is_final(sp)
+        allowed = [t for t in np.flatnonzero(got).tolist() if smollm2_vocabulary.tokens[t]]
+        if not allowed:
+            break
+        t = rng.choice(allowed)
+        sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+        assert sn >= 0 and sp >= 0, (json.dumps(schema), order, sn, sp, smollm2_vocabulary.tokens[t])
+
+
+def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: structgen.Vocabulary) -> None:
+    """A frame of an automaton marked as carrying frame data, or one that enters it, raises
+    ``NeedsFrameData`` (kept: asked again, it raises again), a frame that needs none is made; the
+    stacks and states are then the guide's: the solver's raise ``ValueError``, ``fill_rows`` too."""
+    from structgen._engine import NeedsFrameData, fill_rows
+    from structgen.guides.matcher import Matcher
+    from structgen.guides.native_stacks import frame_data_automata
+
+    schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+                                               "b": {"type": "string"}}}
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
+    assert isinstance(guide, PushdownGuide)
+    frames = guide._frames
+    solver = frames.solver
+    assert solver is not None and solver.has_frame_data
+    held = frame_data_automata(guide._view)
+    assert held and held == frames._held
+    for k in range(len(guide.network)):
+        frames.solved(solver, lambda: solver.set_automaton(k, guide._view.auto(k).auto))
+    for k in sorted(held):
+        for _ in range(2):
+            with pytest.raises(NeedsFrameData):
+                solver.frame(k, 0, 0)
+    state = guide.advance(guide.initial_state, _greedy(smollm2_vocabulary, b'{"a":'))
+    (top,) = guide._stacks.configs[state]
+    a, q, _, _ = guide._stacks.stacks[top]
+    assert a == 0 and a not in held
+    with pytest.raises(NeedsFrameData):  # (the root object enters the array with its next byte)
+        solver.frame(a, q, 0)
+    assert frames.frame(a, q, 0).size > 0 and (a, guide._view.auto(a).auto.clamped(q, frames.index.longest_token), 0) in frames._refused
+    state = guide.advance(guide.initial_state, _greedy(smollm2_vocabulary, b'{"b":"x'))
+    assert guide.token_mask(state).sum() > 1000 and frames._native  # (inside a plain string: its frames are native)
+    with pytest.raises(ValueError, match="frame data"):
+        solver.next_state(0, b"{")
+    with pytest.raises(ValueError, match="frame data"):
+        solver.state_mask(0)
+    bitmask = Matcher.allocate_token_bitmask(1, smollm2_vocabulary.size)
+    with pytest.raises(ValueError, match="frame data"):
+        fill_rows([(solver, 0, 0)], bitmask, 1)
+    assert Matcher(guide).native_row is None or guide._native_row(0) is None
+
+
 def test_the_engine_reads_guards_where_the_front_ends_write_them() -> None:
     """The solver tells calls from guards by the symbol the front ends give the first guard."""
     from structgen import _engine

@@ -209,8 +209,9 @@ def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabula
     insert): the counts equal a recount, through the caches' clearing when full too; the Python
     frames' (the solver off) and the native frames' (their Python copies and the solver's bytes)."""
     from structgen._engine import FrameSolver
-    from structgen.guides import frame_masks, native_stacks
+    from structgen.guides import frame_masks, native_stacks, pushdown
 
+    monkeypatch.setattr(pushdown, "NATIVE", native)
     monkeypatch.setattr(frame_masks, "FRAME_CACHE", 7)
     monkeypatch.setattr(native_stacks, "FRAME_CACHE", 7)
     made = []
@@ -218,8 +219,6 @@ def test_frame_bytes_are_counted_as_frames_and_walks_are_cached(smollm2_vocabula
     monkeypatch.setattr(frame_masks.FrameMasks, "_frame", lambda self, *a: made.append(a) or compute(self, *a))
     guide = PushdownGuide(schema_to_network(TREE), smollm2_vocabulary)
     frames, rng, state = guide._frames, random.Random(5), guide.initial_state
-    if not native:
-        frames._solver = False
     most = 0
     for _ in range(40):
         ids = np.flatnonzero(guide.token_mask(state)).tolist()

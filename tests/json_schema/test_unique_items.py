@@ -10,6 +10,7 @@ import random
 from typing import Any
 
 import jsonschema
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -266,6 +267,36 @@ def test_unique_arrays_nested_in_unique_items_every_valid_text_and_only_those(sc
     got = _accepted(guide, 13)
     assert got == {t for t in _accepted(plain, 13) if _valid(schema, t)}
     assert any(t.count("[") >= 3 for t in got)
+
+
+@pytest.mark.parametrize("key_order", ["schema", "any"])
+def test_a_token_that_spells_a_whole_nested_item_after_whitespace_is_masked_as_its_value(key_order: str) -> None:
+    """A token that reads whitespace in the outer array and then a whole item whose bytes its
+    nested array reads (`` []`` after ``[[],``) is masked by the item's value: every token every
+    mask offers is taken (breadth first, 5 tokens deep), and `` []`` is offered only where ``[]`` was not written."""
+    inner = {"type": "array", "items": {"type": "string"}, "uniqueItems": True}
+    schema = {"type": "object", "properties": {"x": {"type": "array", "items": inner, "uniqueItems": True}}, "required": ["x"]}
+    tokens = [b'{"x":', b"[", b"]", b",", b" ", b" []", b' ["a"]', b'"a"', b", []", b"}"]
+    vocab = _vocab(tokens)
+    guide = structgen.compile_json_schema(schema, vocab, key_order=key_order)
+    level, offered = [guide.advance(guide.initial_state, [0, 1])], 0
+    for _ in range(5):
+        nxt = []
+        for s in level:
+            try:
+                mask = guide.token_mask(s)
+            except structgen.errors.VocabularyError:  # (a small vocabulary: some states have no token)
+                continue
+            for t in np.flatnonzero(mask).tolist():
+                if t < len(tokens):
+                    n = guide.next_state(s, t)
+                    assert n >= 0, (s, tokens[t])
+                    nxt.append(n)
+                    offered += tokens[t] == b" []"
+        level = list(dict.fromkeys(nxt))
+    assert offered
+    s = guide.advance(guide.initial_state, [0, 1, 1, 2, 3])  # {"x":[[],
+    assert not guide.token_mask(s)[tokens.index(b" []")] and guide.token_mask(s)[tokens.index(b' ["a"]')]
 
 
 def test_an_item_is_its_whole_value_nested_arrays_included() -> None:

@@ -94,6 +94,8 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         auto.slice_chain(a, b, c % 2000)
     elif op in ("frame", "expand"):  # (automata by index, None where the root reaches none; any vocabulary size)
         solver = _engine.FrameSolver([auto, None, auto], index, 1 + abs(b) % 5)
+        if c % 3 == 0:  # (an automaton with frame data: its frames, and those that enter it, are refused)
+            solver.mark_frame_data(a % 4)
         if op == "frame":
             solver.frame(a, b, c)
         else:
@@ -121,7 +123,7 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         pick = [calls, pool.alt([pool.symbol(b % 3), pool.literal(b"x")]), pool.seq(pool.symbol(0x3C0 + c % 3), pool.literal(b"k"))]
         autos = [LazyAutomaton(pool, pick[(i + c) % 3]) if i != a % 5 else None for i in range(3)]
         solver = _engine.FrameSolver(autos, index, 4, 1 + a % 6)
-        asks = [lambda: solver.next_state(0, data), lambda: solver.next_state(a % 3, data),
+        asks = [lambda: solver.mark_frame_data(b % 4) if c % 5 == 0 else None, lambda: solver.frame(a % 3, 0, b % 3),lambda: solver.next_state(0, data), lambda: solver.next_state(a % 3, data),
                 lambda: solver.stack(b % 3, c % 4, solver.num_stacks - 1 - abs(a) % 2),
                 lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
                 lambda: solver.config([0, b % 4, solver.num_stacks - 1]),
