@@ -39,34 +39,58 @@ inline constexpr Edge edges0[] = {
     {7, {0x0000000000000000ull, 0x0000000000000000ull, 0xffffffffffffffffull, 0x0000000000000000ull}, 4},
     {8, {0x0000000000000000ull, 0x0000000000000000ull, 0x000000000000ffffull, 0x0000000000000000ull}, 4},
 };
-inline constexpr int8_t finals1[] = {0, 1};
-inline constexpr int8_t order1[] = {0, 1};
+inline constexpr int8_t finals1[] = {0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+inline constexpr int8_t order1[] = {0, 9, 8, 7, 4, 6, 5, 10, 3, 2, 1};
 inline constexpr Edge edges1[] = {
-    {0, {0x03ff000000000000ull, 0x07fffffe87fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+    {0, {0xfffffffb00000000ull, 0xffffffffefffffffull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+    {0, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x00000000fffffffcull}, 2},
+    {0, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000100000000ull}, 3},
+    {0, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x0000dffa00000000ull}, 4},
+    {0, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x0000000400000000ull}, 5},
+    {0, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x0000200000000000ull}, 6},
+    {0, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x0001000000000000ull}, 7},
+    {0, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x000e000000000000ull}, 8},
+    {0, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000000ull, 0x0010000000000000ull}, 9},
+    {2, {0x0000000000000000ull, 0x0000000000000000ull, 0xffffffffffffffffull, 0x0000000000000000ull}, 1},
+    {3, {0x0000000000000000ull, 0x0000000000000000ull, 0xffffffff00000000ull, 0x0000000000000000ull}, 2},
+    {4, {0x0000000000000000ull, 0x0000000000000000ull, 0xffffffffffffffffull, 0x0000000000000000ull}, 2},
+    {5, {0x0000000000000000ull, 0x0000000000000000ull, 0xfffffffffffffffeull, 0x0000000000000000ull}, 2},
+    {5, {0x0000000000000000ull, 0x0000000000000000ull, 0x0000000000000001ull, 0x0000000000000000ull}, 10},
+    {6, {0x0000000000000000ull, 0x0000000000000000ull, 0x00000000ffffffffull, 0x0000000000000000ull}, 2},
+    {7, {0x0000000000000000ull, 0x0000000000000000ull, 0xffffffffffff0000ull, 0x0000000000000000ull}, 4},
+    {8, {0x0000000000000000ull, 0x0000000000000000ull, 0xffffffffffffffffull, 0x0000000000000000ull}, 4},
+    {9, {0x0000000000000000ull, 0x0000000000000000ull, 0x000000000000ffffull, 0x0000000000000000ull}, 4},
+    {10, {0x0000000000000000ull, 0x0000000000000000ull, 0xfffffcffffffffffull, 0x0000000000000000ull}, 1},
 };
 inline constexpr int8_t finals2[] = {0, 1};
 inline constexpr int8_t order2[] = {0, 1};
 inline constexpr Edge edges2[] = {
-    {0, {0x03ff000000000000ull, 0x07fffffe07fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+    {0, {0x03ff000000000000ull, 0x07fffffe87fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
 };
 inline constexpr int8_t finals3[] = {0, 1};
 inline constexpr int8_t order3[] = {0, 1};
 inline constexpr Edge edges3[] = {
-    {0, {0x03ff000000000000ull, 0x07fffffe00000000ull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+    {0, {0x03ff000000000000ull, 0x07fffffe07fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
 };
 inline constexpr int8_t finals4[] = {0, 1};
 inline constexpr int8_t order4[] = {0, 1};
 inline constexpr Edge edges4[] = {
+    {0, {0x03ff000000000000ull, 0x07fffffe00000000ull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+};
+inline constexpr int8_t finals5[] = {0, 1};
+inline constexpr int8_t order5[] = {0, 1};
+inline constexpr Edge edges5[] = {
     {0, {0x0000000000000000ull, 0x07fffffe00000000ull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
 };
 
-inline constexpr int NUM_SLICES = 5;
+inline constexpr int NUM_SLICES = 6;
 inline constexpr Table tables[] = {
     {"[^\"\\\\\\x00-\\x1f]", 9, finals0, order0, edges0, 15},
-    {"[A-Za-z0-9_]", 2, finals1, order1, edges1, 1},
-    {"[A-Za-z0-9]", 2, finals2, order2, edges2, 1},
-    {"[a-z0-9]", 2, finals3, order3, edges3, 1},
-    {"[a-z]", 2, finals4, order4, edges4, 1},
+    {"[^\"\\\\\\x00-\\x1f\\u2028\\u2029]", 11, finals1, order1, edges1, 19},
+    {"[A-Za-z0-9_]", 2, finals2, order2, edges2, 1},
+    {"[A-Za-z0-9]", 2, finals3, order3, edges3, 1},
+    {"[a-z0-9]", 2, finals4, order4, edges4, 1},
+    {"[a-z]", 2, finals5, order5, edges5, 1},
 };
 
 }  // namespace structgen::slice_tables

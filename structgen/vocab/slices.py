@@ -48,9 +48,11 @@ __all__ = [
 ]
 
 #: The slices, widest first, as one-character regexes: any character of a JSON string but
-#: ``"``, ``\`` and C0 controls; then the classes identifiers, slugs and codes are made of.
+#: ``"``, ``\`` and C0 controls; the same but U+2028 and U+2029 (what a pattern's ``.`` reads
+#: there: ``^arn:.*$``); then the classes identifiers, slugs and codes are made of.
 SLICES = (
     '[^"\\\\\\x00-\\x1f]',
+    '[^"\\\\\\x00-\\x1f\\u2028\\u2029]',
     "[A-Za-z0-9_]",
     "[A-Za-z0-9]",
     "[a-z0-9]",

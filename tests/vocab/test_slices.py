@@ -22,7 +22,8 @@ from structgen.vocab.slices import MIXED, SLICES, char_successor, ends_along
 from ..support.reference import paired_states, reference_mask, restricted
 
 CHAR = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt])'
-PIECES = [CHAR, "[a-z]", "[A-Za-z0-9_]", "[a-z0-9]", "[0-9]", "é", r"\.", "-", " ", "[^a]"]
+DOT = r'(?:[^"\\\x00-\x1f\u2028\u2029]|\\["\\/bfrt])'  # (what a pattern's "." reads inside a JSON string)
+PIECES = [CHAR, DOT, "[a-z]", "[A-Za-z0-9_]", "[a-z0-9]", "[0-9]", "é", r"\.", "-", " ", "[^a]"]
 
 
 @st.composite
@@ -39,7 +40,7 @@ def string_patterns(draw: st.DrawFn) -> str:
 
 _TOKENS = st.lists(
     st.sampled_from(["a", "ab", "abc", "Zz_9", "0", "12", "é", "aé", " x", "x ", '"', '",', 'a"', "\\", "\\n", "-", ".",
-                     "}", "\x01", "😀", "abcdefgh"]).map(str.encode)
+                     "}", "\x01", "😀", "abcdefgh", "a\u2028", "\u2029"]).map(str.encode)
     | st.sampled_from([b"\xc3", b"\xa9", "😀".encode()[:2]]),
     min_size=3, max_size=30,
 )
@@ -79,6 +80,9 @@ def test_slice_membership_and_lengths() -> None:
     assert sorted(sl.rest.token_ids.tolist()) == [2, 3, 4]
     word = string_slice(vocab, SLICES.index("[A-Za-z0-9_]"))
     assert np.flatnonzero(word.is_slice).tolist() == [0, 5]
+    dot = string_slice(structgen.Vocabulary.from_bytes([b"ab", "a\u2028".encode(), "\u2029".encode(), "é".encode(), None],
+                                                      eos_token_ids=[4]), 1)
+    assert dot.is_slice.tolist() == [True, False, False, True, False]
 
 
 SCHEMAS = [
@@ -89,6 +93,8 @@ SCHEMAS = [
                                       "format": "email"}, "slug": {"type": "string", "pattern": "^[a-z0-9-]{1,20}$"}}},
     # (a string nearer its bound than the longest tokens: rest walks cut by token length)
     {"type": "object", "properties": {"title": {"type": "string", "minLength": 3, "maxLength": 60}}, "required": ["title"]},
+    # (a pattern's "." under a length bound: the slice without U+2028 and U+2029)
+    {"type": "object", "properties": {"arn": {"type": "string", "pattern": "^arn:.*$", "maxLength": 50}}, "required": ["arn"]},
 ]
 
 
