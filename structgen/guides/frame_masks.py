@@ -44,6 +44,7 @@ RETURNS_FROM = 8
 EXACT_ROOTS = False
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
 _UNKNOWN: tuple[int, ...] = (-1,)
+_QUOTE = 1 << ord('"')
 _T = TypeVar("_T")
 
 
@@ -53,7 +54,7 @@ class FrameMasks:
 
     __slots__ = (
         "view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes", "_returns",
-        "_solver", "_native", "_native_bytes", "_held", "_refused", "_needing",
+        "_solver", "_native", "_native_bytes", "_held", "_refused", "_needing", "_strings",
     )
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex,
@@ -74,6 +75,7 @@ class FrameMasks:
         self._native: dict[tuple[int, int, int], FrameTokens] = {}
         self._refused: set[tuple[int, int, int]] = set()  # (native frames that need frame data: made here)
         self._needing: dict[tuple[int, int, int], tuple[int, ...] | None] = {}  # (see _free_of_items)
+        self._strings: dict[int, bool] = {}  # (see _spells_strings)
         self._native_bytes = 0  # (the Python copies of native frames)
 
     @property
@@ -427,6 +429,12 @@ class FrameMasks:
         """Whether the frame of unique array ``a`` in state ``q`` from ``node`` with set ``written``
         is its frame with no item written: its walk enters no item, and where a token ends with
         another item needed, an item outside the set can still be written."""
+        needing = self._needing_of(a, q, node)
+        return needing is not None and not any(self.no_item_left(a, e, written) for e in needing)
+
+    def _needing_of(self, a: int, q: int, node: int) -> tuple[int, ...] | None:
+        """Where the walk of unique array ``a`` from ``(q, node)`` ends with another item needed
+        (the states, each once), or ``None`` where it enters an item (cached)."""
         key = (a, q, node)
         needing = self._needing.get(key, _UNKNOWN)
         if needing is _UNKNOWN:
@@ -437,7 +445,46 @@ class FrameMasks:
             if len(self._needing) >= FRAME_CACHE:
                 self._needing.clear()
             self._needing[key] = needing
-        return needing is not None and not any(self.no_item_left(a, e, written) for e in needing)
+        return needing
+
+    def _new_values_return(self, sid: int, pops: tuple[int, ...]) -> tuple[FrameTokens, list[int]] | None:
+        """The tokens of the caller of item frame ``sid`` from the ``pops`` where the array's walk
+        enters no item, as one frame (:meth:`returns`), and the other pops (each the caller's
+        own), where the value the item ends with at any of them is surely new and changes none of
+        the array's frames from the first ones; else ``None``. So where the item is a
+        string (every spelling of a string is among those the danger tracks: :func:`.value_texts`)
+        out of danger, the array's walk from each pop enters no item, and every item it may need
+        next has two values outside the set (one more written leaves one: :meth:`.UniqueItems.spare`).
+        Then the array's frames from the pops are those of no item written, whatever the value."""
+        a, _, parent, data = self.stacks.stacks[sid]
+        view, unique, stacks = self.view, self.view.unique, self.stacks
+        assert unique is not None
+        if unique.mask_key(data) or not (unique.text(data)[:1] == b'"' or self._spells_strings(a)):
+            return None
+        pa, pq, grand, written = stacks.stacks[parent]
+        if stacks.nested and grand >= 0 and stacks.records[grand]:
+            return None  # (an item below the array reads the bytes too)
+        needed: set[int] = set()
+        free, rest = [], []
+        for m in pops:
+            needing = self._needing_of(pa, pq, m)
+            if needing is None:
+                rest.append(m)
+                continue
+            free.append(m)
+            for e in needing:
+                needed |= view.items_needed(pa, e)
+        if len(free) < RETURNS_FROM or not all(unique.spare(k, written, view.auto) for k in needed):
+            return None
+        return self.returns(self.stacks.stack(pa, pq, grand, 0), tuple(free)), rest
+
+    def _spells_strings(self, a: int) -> bool:
+        """Whether item automaton ``a`` spells only JSON strings (it calls nothing and starts with ``"``)."""
+        got = self._strings.get(a)
+        if got is None:
+            pool, root = self.view.network.pool, self.view.roots[a]
+            got = self._strings[a] = not pool.symbols_in(root) and pool.firsts.first_bytes(root) == _QUOTE
+        return got
 
     def no_item_left(self, a: int, q: int, written: int) -> bool:
         """Whether state ``q`` of unique array ``a`` needs another item and every item automaton it
@@ -506,9 +553,21 @@ class FrameMasks:
         parts.append(frame)
         if parent < 0 or not frame.pops:
             return
-        if len(frame.pops) >= RETURNS_FROM and not self.stacks.nested and a not in self.view.recording:
-            parts.append(self.returns(parent, frame.pops))
-            return
+        if len(frame.pops) >= RETURNS_FROM:
+            if a not in self.view.recording:
+                if not self.stacks.nested:
+                    parts.append(self.returns(parent, frame.pops))
+                    return
+            else:
+                returned = self._new_values_return(sid, frame.pops)  # (a string item: its value at each pop is new)
+                if returned is not None:
+                    shared, rest = returned
+                    parts.append(shared)
+                    for m in rest:
+                        caller = self.caller(sid, node, m)
+                        if caller >= 0:
+                            self.collect(caller, m, parts, seen)
+                    return
         for m in frame.pops:
             caller = self.caller(sid, node, m)
             if caller >= 0:

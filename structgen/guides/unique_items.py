@@ -453,19 +453,24 @@ class UniqueItems:
             got = self._live[k] = root != NOTHING and self.pool.is_live(root)
         return not got
 
-    def _witness_outside(self, item: int, keys: frozenset, autos: Any) -> bool:
+    def spare(self, item: int, written: int, autos: Any) -> bool:
+        """Whether item automaton ``item`` has two values outside set ``written`` among its
+        witnesses: then it is not :meth:`exhausted` with one more value written, whatever it is."""
+        return self._witness_outside(item, self._sets[written][0], autos, 2)
+
+    def _witness_outside(self, item: int, keys: frozenset, autos: Any, need: int = 1) -> bool:
         """Whether one of a few short texts of item automaton ``item`` (at most
         :data:`WITNESSES`) spells a value outside ``keys``: then another item can be written. A
         best-first search towards the end of an item (at most :data:`WITNESS_STATES` steps; two
         bytes per way on, whitespace bytes skipped where another byte goes on: outside a string
-        they spell no new value), kept per item automaton and taken further only while every value
-        it found is in ``keys`` (a set of one item needs two values, not all of them)."""
+        they spell no new value), kept per item automaton and taken further only while fewer than
+        ``need`` values it found are outside ``keys`` (a set of one item needs two values, not all of them)."""
         with self._witness_lock:
             search = self._witnesses.get(item)
             if search is None:
                 auto = autos(item).auto
                 search = self._witnesses[item] = _WitnessSearch(auto, [(_length_at_least(auto, 0), 0, 0, b"")])
-            if not search.found <= keys:
+            if len(search.found - keys) >= need:
                 return True
             auto, heap, found = search.auto, search.heap, search.found
             while search.steps < WITNESS_STATES and heap and len(found) < WITNESSES:
@@ -479,6 +484,6 @@ class UniqueItems:
                     if value is not None:
                         key = value_key(value[0])
                         found.add(key)
-                        if key not in keys:
+                        if key not in keys and len(found - keys) >= need:
                             return True
             return False

@@ -299,6 +299,43 @@ def test_a_token_that_spells_a_whole_nested_item_after_whitespace_is_masked_as_i
     assert not guide.token_mask(s)[tokens.index(b" []")] and guide.token_mask(s)[tokens.index(b' ["a"]')]
 
 
+@pytest.mark.parametrize("items", [{"type": "string"}, {"anyOf": [{"type": "string"}, {"type": "number"}]},
+                                   {"type": "string", "enum": ["a", "b", "ab"]}])
+@pytest.mark.parametrize("returns_from", [1, 8])
+def test_string_items_returning_at_many_nodes_are_masked_as_their_values(monkeypatch: pytest.MonkeyPatch, items: dict,
+                                                                         returns_from: int) -> None:
+    """Where a string item may return at many trie nodes, the array's tokens from those where it
+    enters no new item are made once (``FrameMasks._new_values_return``): every token of every
+    mask steps and every other token does not (breadth first, 6 tokens deep: repeats, numbers
+    and items opened inside a token among them), the nesting too."""
+    from structgen.guides import frame_masks
+    monkeypatch.setattr(frame_masks, "RETURNS_FROM", returns_from)
+    shared = []
+    made = frame_masks.FrameMasks._new_values_return
+    monkeypatch.setattr(frame_masks.FrameMasks, "_new_values_return", lambda self, *a: shared.append(made(self, *a)) or shared[-1])
+    tokens = [b"[", b"]", b",", b'"', b"a", b"b", b'a"', b'b"', b'ab"', b'"]', b'",', b'a",', b'a"]', b'","', b'", "', b'b","a',
+              b" ", b"1", b"1]", b"1,", b'[["', b'"],', b'"]]']
+    for schema in ({"type": "array", "items": items, "uniqueItems": True},
+                   {"type": "array", "items": {"type": "array", "items": items, "uniqueItems": True}}):
+        vocab = _vocab(tokens)
+        guide = structgen.compile_json_schema(schema, vocab)
+        level = [guide.initial_state]
+        for _ in range(6):
+            nxt = []
+            for s in level:
+                try:
+                    mask = guide.token_mask(s)
+                except structgen.errors.VocabularyError:
+                    continue
+                for t in range(len(tokens)):
+                    n = guide.next_state(s, t)
+                    assert (n >= 0) == bool(mask[t]), (schema, s, tokens[t])
+                    if n >= 0:
+                        nxt.append(n)
+            level = list(dict.fromkeys(nxt))[:300]
+    assert returns_from > 1 or "enum" in items or any(x is not None for x in shared)  # (a finite set: no spare values)
+
+
 def test_an_item_is_its_whole_value_nested_arrays_included() -> None:
     """An outer item's text takes in the bytes its nested unique array reads: a repeated item is
     refused where it closes, a nested repeat where the nested item closes, and the mask never
