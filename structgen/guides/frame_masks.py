@@ -20,7 +20,7 @@ way, else depth-first through the trie (one native walk, :func:`structgen.vocab.
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Callable, TypeVar
+from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
@@ -41,7 +41,6 @@ __all__ = ["FrameMasks"]
 #: A frame that may return at this many trie nodes or more has its caller's tokens from all of
 #: them cached as one (see :meth:`FrameMasks.returns`).
 RETURNS_FROM = 8
-EXACT_ROOTS = False
 _EMPTY_IDS = np.empty(0, dtype=np.int64)
 _T = TypeVar("_T")
 
@@ -310,7 +309,7 @@ class FrameMasks(ItemFrames):
         may be several nodes, none below another (not for a bounded frame): the frame's tokens
         from each of them, walked at once."""
         if not (bounded or data) and type(node) is int and self._solver is not False and a not in self._held and (
-                node or EXACT_ROOTS or not self.view.auto(a).auto.in_bounded_string(q)):
+                node or not self.view.auto(a).auto.in_bounded_string(q)):
             # (a root frame inside a string under a length stays here: its positions share the
             # walks of short tokens, clamped_walk and rest_walk, where the solver walks each exactly)
             native = self._native_frame(a, q, node)
@@ -434,7 +433,8 @@ class FrameMasks(ItemFrames):
         parts.append(frame)
         if parent < 0 or not frame.pops:
             return
-        if len(frame.pops) >= RETURNS_FROM:
+        pops: Sequence[int] = frame.pops
+        if len(pops) >= RETURNS_FROM:
             if a not in self.view.recording:
                 if not self.stacks.nested:
                     parts.append(self.returns(parent, frame.pops))
@@ -442,14 +442,9 @@ class FrameMasks(ItemFrames):
             else:
                 returned = self._new_values_return(sid, frame.pops, RETURNS_FROM)  # (a string item: its value at each pop is new)
                 if returned is not None:
-                    shared, rest = returned
+                    shared, pops = returned  # (the caller's own from the other pops, below)
                     parts.append(shared)
-                    for m in rest:
-                        caller = self.caller(sid, node, m)
-                        if caller >= 0:
-                            self.collect(caller, m, parts, seen)
-                    return
-        for m in frame.pops:
+        for m in pops:
             caller = self.caller(sid, node, m)
             if caller >= 0:
                 self.collect(caller, m, parts, seen)
