@@ -757,3 +757,26 @@ def test_a_sub_schema_leads_back_only_to_targets_that_reach_themselves() -> None
             assert refs.leads_to(sub, path, text, target) == searched, (target, path)
     assert refs.leads_to(doc["$defs"]["tree"]["properties"]["kids"], "/$defs/tree/properties/kids", "k", "/$defs/tree")
     assert not refs.leads_to(doc["$defs"]["leaf"], "/$defs/leaf", "l", "/$defs/leaf")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 11), max_size=4), min_size=1, max_size=12), st.randoms(use_true_random=False))
+def test_ref_closures_are_the_targets_each_target_reaches(edges: list[list[int]], rnd: Any) -> None:
+    """``RefResolver._closure`` (one strongly-connected-components search for every target it
+    meets) equals a plain search from each target, whatever order the targets are asked in."""
+    from structgen.json_schema.refs import RefResolver
+
+    n = len(edges)
+    defs = {f"d{i}": {"anyOf": [{"$ref": f"#/$defs/d{j % n}"} for j in out] + [{"type": "null"}]} for i, out in enumerate(edges)}
+    refs = RefResolver({"$defs": defs})
+    order = list(range(n))
+    rnd.shuffle(order)
+    for i in order:
+        seen: set[int] = set()
+        todo = [i]
+        while todo:
+            for j in edges[todo.pop()]:
+                if j % n not in seen:
+                    seen.add(j % n)
+                    todo.append(j % n)
+        assert refs._closure(f"/$defs/d{i}") == {f"/$defs/d{j}" for j in seen}, (edges, i)
