@@ -245,8 +245,7 @@ class Objects:
             alts = []
             if room:
                 for i in allowed(seen):
-                    name, value, _ = entries[i]  # (the member written then the rest: the term the first entry is too)
-                    alts.append(t.cat(sep, t.cat(name, t.colon, value, rest(seen | {i}, extras))))
+                    alts.append(member(i, seen | {i}, extras))
             loop = EPSILON
             if extra != NOTHING and room:
                 if max_p is None and extras >= cap:
@@ -256,6 +255,17 @@ class Objects:
             if final(seen, extras):
                 alts.append(t.cat(t.ws, t.lit("}")))
             got = memo[k] = t.cat(loop, t.alt(alts))
+            return got
+
+        def member(i: int, seen: frozenset[int], extras: int) -> Term:
+            """Entry ``i`` after a separator, then the rest: one term for every set of members before
+            it that leaves the same rest (in schema order, every earlier position: a term per
+            entry rather than one per pair of positions)."""
+            k = ("member", i, *key(seen, extras))
+            got = memo.get(k)
+            if got is None:
+                name, value, _ = entries[i]  # (the member written then the rest: the term the first entry is too)
+                got = memo[k] = t.cat(sep, t.cat(name, t.colon, value, rest(seen, extras)))
             return got
 
         firsts = []
