@@ -30,7 +30,7 @@ from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
 from ..vocab.trie import TokenTrie, walk_frame
 from .distances import NetworkDistances
 from .frame_tokens import PACKED_FROM, FrameTokens, ids_of_words
-from .item_frames import ItemFrames
+from .item_frames import ItemFrames, PopSplit
 from .native_stacks import FRAME_CACHE, frame_data_automata, solved
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
@@ -51,7 +51,7 @@ class FrameMasks(ItemFrames):
 
     __slots__ = (
         "view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes", "_returns",
-        "_solver", "_native", "_native_bytes", "_held", "_refused", "_needing", "_strings",
+        "_solver", "_native", "_native_bytes", "_held", "_refused", "_needing", "_pop_splits", "_strings",
     )
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex,
@@ -72,6 +72,7 @@ class FrameMasks(ItemFrames):
         self._native: dict[tuple[int, int, int], FrameTokens] = {}
         self._refused: set[tuple[int, int, int]] = set()  # (native frames that need frame data: made here)
         self._needing: dict[tuple[int, int, int], tuple[int, ...] | None] = {}  # (see _free_of_items)
+        self._pop_splits: dict[tuple[int, int, tuple[int, ...]], PopSplit | None] = {}  # (see _pops_split)
         self._strings: dict[int, bool] = {}  # (see _spells_strings)
         self._native_bytes = 0  # (the Python copies of native frames)
 

@@ -29,7 +29,7 @@ import numpy as np
 from ..automata.expr import NOTHING
 from .distances import NetworkDistances
 from .frame_tokens import FrameTokens
-from .network_view import NetworkView
+from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
 
 if TYPE_CHECKING:
@@ -41,6 +41,9 @@ __all__ = ["ItemFrames"]
 #: Cached walks of unique arrays read per (automaton, state, node) before the cache is cleared.
 NEEDING_CACHE = 200_000
 _UNKNOWN: tuple[int, ...] = (-1,)
+#: Pops split by one walk (:meth:`ItemFrames._pops_split`): those entering no item, the others, the items needed.
+PopSplit = tuple[list[int], list[int], set[int]]
+_NO_SPLIT: PopSplit = ([], [], set())
 _QUOTE = 1 << ord('"')
 
 
@@ -53,12 +56,14 @@ class ItemFrames:
     stacks: StackTable
     distances: NetworkDistances
     _needing: dict[tuple[int, int, int], tuple[int, ...] | None]
+    _pop_splits: dict[tuple[int, int, tuple[int, ...]], PopSplit | None]
     _strings: dict[int, bool]
 
     if TYPE_CHECKING:
         @property
         def trie(self) -> TokenTrie: ...
         def walk(self, a: int, q: int, node: int, exact: bool = True) -> TokenWalk: ...
+        def trie_walk(self, auto: AutomatonView, q: int, node: int | tuple[int, ...]) -> TokenWalk: ...
         def frame(self, a: int, q: int, node: int | tuple[int, ...], data: int = 0, bounded: bool = False) -> FrameTokens: ...
         def returns(self, parent: int, pops: tuple[int, ...]) -> FrameTokens: ...
 
@@ -101,19 +106,60 @@ class ItemFrames:
         pa, pq, grand, written = stacks.stacks[parent]
         if stacks.nested and grand >= 0 and stacks.records[grand]:
             return None  # (an item below the array reads the bytes too)
-        needed: set[int] = set()
-        free, rest = [], []
-        for m in pops:
-            needing = self._needing_of(pa, pq, m)
-            if needing is None:
-                rest.append(m)
-                continue
-            free.append(m)
-            for e in needing:
-                needed |= view.items_needed(pa, e)
+        split = self._pops_split(pa, pq, pops)
+        if split is not None:
+            free, rest, needed = split
+        else:
+            needed = set()
+            free, rest = [], []
+            for m in pops:
+                needing = self._needing_of(pa, pq, m)
+                if needing is None:
+                    rest.append(m)
+                    continue
+                free.append(m)
+                for e in needing:
+                    needed |= view.items_needed(pa, e)
         if len(free) < least or not all(unique.spare(k, written, view.auto) for k in needed):
             return None
         return self.returns(self.stacks.stack(pa, pq, grand, 0), tuple(free)), rest
+
+    def _pops_split(self, a: int, q: int, pops: tuple[int, ...]) -> PopSplit | None:
+        """``pops`` (trie nodes) split by one walk of unique array ``a`` from ``q`` at all of them
+        (cached): those whose walk enters no item, the others, and the items needed where any of
+        the walk's tokens ends (a superset of the first ones'). ``None`` where one pop is below
+        another (one walk would read a subtree twice): then each is walked on its own."""
+        key = (a, q, pops)
+        got = self._pop_splits.get(key, _NO_SPLIT)
+        if got is not _NO_SPLIT:
+            return got
+        parent = self.trie.parent
+        roots = set(pops)
+        up = parent[np.asarray(pops, dtype=np.int64)]
+        while True:  # (climbs as deep as the deepest pop: a token's length)
+            up = up[up > 0]
+            if not up.size:
+                break
+            if not roots.isdisjoint(up.tolist()):
+                self._pop_splits[key] = None
+                return None
+            up = parent[up]
+        view = self.view
+        auto = view.auto(a)
+        walk = self.trie_walk(auto, q, pops)
+        entering: set[int] = set()
+        for m, _, _ in walk.split(auto).calls:
+            while m not in roots:
+                m = int(parent[m])
+            entering.add(m)
+        needed: set[int] = set()
+        for e in set(walk.ends.tolist()):
+            needed |= view.items_needed(a, e)
+        got = ([m for m in pops if m not in entering], [m for m in pops if m in entering], needed)
+        if len(self._pop_splits) >= NEEDING_CACHE // 100:
+            self._pop_splits.clear()
+        self._pop_splits[key] = got
+        return got
 
     def _spells_strings(self, a: int) -> bool:
         """Whether item automaton ``a`` spells only JSON strings (it calls nothing and starts with ``"``)."""

@@ -313,6 +313,21 @@ def test_string_items_returning_at_many_nodes_are_masked_as_their_values(monkeyp
     shared = []
     made = frame_masks.FrameMasks._new_values_return
     monkeypatch.setattr(frame_masks.FrameMasks, "_new_values_return", lambda self, *a: shared.append(made(self, *a)) or shared[-1])
+    split_by_one_walk = frame_masks.FrameMasks._pops_split
+    splits = []
+
+    def checked_split(self: Any, a: int, q: int, pops: tuple[int, ...]) -> Any:
+        # (one walk from every pop sorts them as a walk from each does; its items needed take in theirs)
+        got = split_by_one_walk(self, a, q, pops)
+        if got is not None:
+            free, rest, needed = got
+            each = {m: self._needing_of(a, q, m) for m in pops}
+            assert free == [m for m in pops if each[m] is not None] and rest == [m for m in pops if each[m] is None]
+            assert all(self.view.items_needed(a, e) <= needed for m in free for e in each[m])  # type: ignore[union-attr]
+            splits.append(got)
+        return got
+
+    monkeypatch.setattr(frame_masks.FrameMasks, "_pops_split", checked_split)
     tokens = [b"[", b"]", b",", b'"', b"a", b"b", b'a"', b'b"', b'ab"', b'"]', b'",', b'a",', b'a"]', b'","', b'", "', b'b","a',
               b" ", b"1", b"1]", b"1,", b'[["', b'"],', b'"]]']
     for schema in ({"type": "array", "items": items, "uniqueItems": True},
@@ -334,6 +349,7 @@ def test_string_items_returning_at_many_nodes_are_masked_as_their_values(monkeyp
                         nxt.append(n)
             level = list(dict.fromkeys(nxt))[:300]
     assert returns_from > 1 or "enum" in items or any(x is not None for x in shared)  # (a finite set: no spare values)
+    assert returns_from > 1 or "enum" in items or any(rest for _, rest, _ in splits)  # (pops that open the next item in the token too)
 
 
 def test_an_item_is_its_whole_value_nested_arrays_included() -> None:
