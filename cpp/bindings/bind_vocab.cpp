@@ -12,6 +12,7 @@
 
 #include "../engine/clamp.h"
 #include "../engine/distances.h"
+#include "../engine/token_out.h"
 #include "../engine/frame_walk.h"
 #include "../engine/slices.h"
 #include "../engine/vocab.h"
@@ -185,9 +186,10 @@ void bind_vocab(nb::module_& m) {
               std::vector<int64_t> ids;
               std::vector<int32_t> ends;
               const TokenTrie& t = *trie;
-              walk_trie(a.core, t, roots, q, clamp, scratch, [&](int32_t, int32_t s, int32_t p) {
-                  for (int64_t id : t.tokens_at_pre(p)) ids.push_back(id), ends.push_back(s);
-              });
+              {
+                  TokenOut out(ids, ends);
+                  walk_trie(a.core, t, roots, q, clamp, scratch, [&](int32_t, int32_t s, int32_t p) { out.add(t, p, s); });
+              }
               return nb::make_tuple(owned(std::move(ids)), owned(std::move(ends)));
           },
           nb::arg("automaton"), nb::arg("trie"), nb::arg("node"), nb::arg("state"), nb::arg("clamp") = false,

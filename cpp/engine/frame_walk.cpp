@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "errors.h"
+#include "token_out.h"
 
 namespace structgen {
 
@@ -12,17 +13,19 @@ void walk_frame(LazyAutomaton& a, const TokenTrie& t, std::span<const int32_t> r
     const TokenTrie& kids = full ? *full : t;
     const int64_t num_kids = kids.num_nodes();
     std::vector<int8_t> branching;  // per state: -1 not read yet, 0, 1 (states may be made during the walk)
+    int32_t last = -1;  // (the last state asked and its answer: a string's nodes mostly share one)
+    bool last_branches = false;
     auto branches = [&](int32_t s) {
+        if (s == last) return last_branches;
+        last = s;
         const size_t i = static_cast<size_t>(s);
         if (i >= branching.size()) branching.resize(std::max(i + 1, branching.size() * 2), int8_t(-1));
         if (branching[i] < 0) branching[i] = may_branch(a, s) ? 1 : 0;
-        return branching[i] == 1;
+        return last_branches = branching[i] == 1;
     };
+    TokenOut tokens(out.ids, out.ends);
     walk_trie(a, t, roots, state, clamp, stack, [&](int32_t n, int32_t s, int32_t p) {
-        for (int64_t id : t.tokens_at_pre(p)) {
-            out.ids.push_back(id);
-            out.ends.push_back(s);
-        }
+        tokens.add(t, p, s);
         if (!branches(s)) return;
         if (!full) {  // (the node's children: its subtree in preorder)
             if (t.pre[p].end > p + 1) out.branch_nodes.push_back(n), out.branch_states.push_back(s);

@@ -132,6 +132,7 @@ void TokenTrie::derive() {
     }
     pre[n].end = pre[n].node = static_cast<int32_t>(n);
     pre[n].tok_first = static_cast<int32_t>(pre_tok_ids.size());
+    pre_tok_ids.push_back(-1);  // (a sentinel past the last node's tokens: see TokenSink)
     // a subtree ends where it began plus its size (sizes summed bottom up, breadth first reversed)
     std::vector<int32_t> size(n, 1);
     for (size_t i = n; i-- > 1;) size[parent[i]] += size[i];

@@ -71,7 +71,7 @@ public:
     };
     std::vector<PreNode> pre;
     std::vector<int32_t> pre_of;
-    std::vector<int64_t> pre_tok_ids;
+    std::vector<int64_t> pre_tok_ids;  // (one sentinel past the last: pre_tok_ids[pre[p].tok_first] is always readable)
     int32_t max_depth = 0;
 
 private:

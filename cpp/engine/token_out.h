@@ -1,0 +1,57 @@
+// The tokens a trie walk reads, appended with the state each ends in. Most nodes end one token or
+// none, in no order a branch predictor can learn: so each node stores its first token (or the
+// next node's, or the trie's sentinel) and the state unconditionally, and the count moves the end.
+// A node that ends several tokens (a vocabulary with duplicate byte strings) goes the slow way.
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "trie.h"
+
+namespace structgen {
+
+class TokenOut {
+public:
+    // appends to ids and ends (kept the same length); finish() trims them
+    TokenOut(std::vector<int64_t>& ids, std::vector<int32_t>& ends) : ids_(ids), ends_(ends), n_(ids.size()) {}
+    TokenOut(const TokenOut&) = delete;
+    TokenOut& operator=(const TokenOut&) = delete;
+    ~TokenOut() { finish(); }
+
+    // the tokens of the node at preorder position p, each ending in state s
+    void add(const TokenTrie& t, int32_t p, int32_t s) {
+        const TokenTrie::PreNode* pre = t.pre.data();
+        const int32_t first = pre[p].tok_first, count = pre[p + 1].tok_first - first;
+        if (n_ + 1 > ids_.size()) [[unlikely]]
+            grow();
+        if (count <= 1) [[likely]] {
+            ids_[n_] = t.pre_tok_ids[static_cast<size_t>(first)];  // (the sentinel where first is past the last)
+            ends_[n_] = s;
+            n_ += static_cast<size_t>(count);
+            return;
+        }
+        for (int32_t i = 0; i < count; ++i) {
+            if (n_ + 1 > ids_.size()) grow();
+            ids_[n_] = t.pre_tok_ids[static_cast<size_t>(first + i)];
+            ends_[n_++] = s;
+        }
+    }
+    size_t size() const { return n_; }
+    void finish() {
+        ids_.resize(n_);
+        ends_.resize(n_);
+    }
+
+private:
+    void grow() {
+        const size_t cap = std::max<size_t>(ids_.size() * 2, 256);
+        ids_.resize(cap);
+        ends_.resize(cap);
+    }
+    std::vector<int64_t>& ids_;
+    std::vector<int32_t>& ends_;
+    size_t n_;
+};
+
+}  // namespace structgen
