@@ -30,6 +30,8 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import interegular
@@ -191,12 +193,37 @@ def parse_regex(pattern: str) -> Pattern:
     return _parse(pattern, -1)[0]
 
 
+#: Parses kept per process (:func:`_parse`), the least recently used dropped past this many: a
+#: schema's patterns are read again by every compile of it or of a schema sharing them (3 ms each,
+#: interegular's reader), and a parse is immutable (frozen patterns, automata read only).
+PARSE_CACHE = 256
+_PARSES: OrderedDict[tuple[str, int, bool, int], tuple[Pattern, tuple[ByteDFA, ...]]] = OrderedDict()
+_PARSES_LOCK = threading.Lock()
+
+
 def _parse(pattern: str, num_slots: int, groups: bool = True) -> tuple[Pattern, tuple[ByteDFA, ...]]:
     """:func:`parse_regex`; with ``num_slots >= 0``, each large bracket class and each known group
     (unless not ``groups``) is read on its own and stands in the pattern for slot
-    ``num_slots + k`` (:func:`_slot_parts`): the parse, and the automata of those slots."""
+    ``num_slots + k`` (:func:`_slot_parts`): the parse, and the automata of those slots (cached:
+    :data:`PARSE_CACHE`; a group registered since reads the pattern anew)."""
     if not isinstance(pattern, str):
         raise RegexSyntaxError(repr(pattern), None, f"a pattern must be a str, not {type(pattern).__name__}")
+    key = (pattern, num_slots, groups, sum(len(same) for same in _KNOWN_GROUPS.values()))
+    with _PARSES_LOCK:
+        got = _PARSES.get(key)
+        if got is not None:
+            _PARSES.move_to_end(key)
+            return got
+    got = _parse_anew(pattern, num_slots, groups)
+    with _PARSES_LOCK:
+        _PARSES[key] = got
+        while len(_PARSES) > PARSE_CACHE:
+            _PARSES.popitem(last=False)
+    return got
+
+
+def _parse_anew(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tuple[ByteDFA, ...]]:
+    """:func:`_parse`, not cached."""
     spelled = plain_syntax(pattern)  # (\u, \p{..}, POSIX classes, ...: see structgen.automata.regex_syntax)
     try:
         parsed = _sre_parse.parse(spelled.text, 0)

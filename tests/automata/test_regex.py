@@ -333,3 +333,30 @@ def test_a_known_group_is_a_non_capturing_group() -> None:
 
     with pytest.raises(ValueError, match="not a non-capturing group"):
         register_group("(abcdefghijkl)")
+
+
+def test_a_parse_is_kept_until_a_group_is_registered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pattern read again (another compile of it) is the same parse, made once; a group
+    registered since reads it anew (the group then stands in it for a slot of its own), and past
+    ``PARSE_CACHE`` parses the least recently used goes."""
+    from structgen.automata import regex as rx
+
+    monkeypatch.setattr(rx, "_PARSES", type(rx._PARSES)())
+    monkeypatch.setattr(rx, "_KNOWN_GROUPS", {})
+    made = []
+    anew = rx._parse_anew
+    monkeypatch.setattr(rx, "_parse_anew", lambda *a: made.append(a) or anew(*a))
+    pattern = "x(?:abc|[0-9]{2}|zzz)+y"
+    first = rx._parse(pattern, 0)
+    assert rx._parse(pattern, 0) is first and len(made) == 1 and not first[1]
+    assert rx._parse(pattern, 3) is not first and len(made) == 2  # (slots numbered from 3: another parse)
+    rx.register_group("(?:abc|[0-9]{2}|zzz)")
+    again = rx._parse(pattern, 0)
+    assert again is not first and len(again[1]) == 1 and made[2] == (pattern, 0, True)  # (and the group's own, read once)
+    monkeypatch.setattr(rx, "PARSE_CACHE", 2)
+    rx._parse("a+", 0)
+    rx._parse("b+", 0)
+    assert len(rx._PARSES) == 2 and (pattern, 0, True, 1) not in rx._PARSES
+    with pytest.raises(structgen.errors.RegexSyntaxError):
+        rx._parse("(", 0)
+    assert len(rx._PARSES) == 2
