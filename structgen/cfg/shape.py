@@ -39,6 +39,7 @@ from typing import Callable, Iterable
 
 from ..automata.expr import NOTHING
 from ..automata.expr_rewrite import copy_term, substitute
+from ..automata.graphs import strongly_connected
 from ..automata.markers import GUARD_FIRST
 from ..automata.network import Network
 from ..errors import CompileBudgetExceeded
@@ -253,51 +254,3 @@ class _Shaper:
             required.update((a + base, bits) for a, bits in net.required.items())
             unique.update((a + base, tuple(i + base for i in items)) for a, items in net.unique_items.items())
         return Network.from_exprs(pool, exprs, required=required, unique_items=unique)
-
-
-def strongly_connected(nodes: list[int], successors: Callable[[int], Iterable[int]]) -> list[list[int]]:
-    """The strongly connected components of a graph (Tarjan's algorithm, without recursion), each
-    listed after every component it reaches (callees first)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    out: list[list[int]] = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(successors(root)))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            v, it = work[-1]
-            advanced = False
-            for w in it:
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, iter(successors(w))))
-                    advanced = True
-                    break
-                if w in on_stack:
-                    low[v] = min(low[v], index[w])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[v])
-            if low[v] == index[v]:
-                group = []
-                while True:
-                    w = stack.pop()
-                    on_stack.discard(w)
-                    group.append(w)
-                    if w == v:
-                        break
-                out.append(group)
-    return out

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional
 from urllib.parse import unquote
 
+from ..automata.graphs import strongly_connected
 from ..errors import SchemaError, SchemaNotSupported
 from .dialects import join_uri
 from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, walk
@@ -102,55 +103,27 @@ class RefResolver:
     def _closure(self, target: str) -> frozenset[str]:
         """Every target the schema at ``target`` leads to through its ``$ref`` keywords.
 
-        One search (Tarjan's, iterative) gives every target it meets its closure: the targets of one
-        strongly connected component share one set, made from their edges and the sets of the
-        components below them. (A search per target cost hundreds of milliseconds on a schema with
-        a thousand targets.)"""
-        got = self._closures.get(target)
+        One search of strongly connected components gives every target it meets its closure:
+        the targets of one component share one set, made from their edges and the sets of the
+        components below them (met first); targets closed before end the search. (A search per
+        target cost hundreds of milliseconds on a schema with a thousand targets.)"""
+        closures = self._closures
+        got = closures.get(target)
         if got is not None:
             return got
-        closures = self._closures
-        index: dict[str, int] = {target: 0}
-        low: dict[str, int] = {target: 0}
-        stack = [target]
-        on_stack = {target}
-        work = [(target, iter(self._successors(target)))]
-        while work:
-            v, edges = work[-1]
-            for w in edges:
-                if w in closures:
-                    continue  # (its component is closed: its set is read when v's closes)
-                if w not in index:
-                    index[w] = low[w] = len(index)
-                    stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, iter(self._successors(w))))
-                    break
-                if w in on_stack:
-                    low[v] = min(low[v], index[w])
-            else:
-                work.pop()
-                if work:
-                    u = work[-1][0]
-                    low[u] = min(low[u], low[v])
-                if low[v] == index[v]:
-                    members = []
-                    while True:
-                        w = stack.pop()
-                        on_stack.discard(w)
-                        members.append(w)
-                        if w == v:
-                            break
-                    reach: set[str] = set()
-                    for m in members:
-                        for d in self._successors(m):
-                            reach.add(d)
-                            below = closures.get(d)
-                            if below is not None:
-                                reach |= below
-                    shared = frozenset(reach)
-                    for m in members:
-                        closures[m] = shared
+        for group in strongly_connected([target], lambda t: () if t in closures else self._successors(t)):
+            if group[0] in closures:
+                continue  # (closed before: no edges in this search)
+            reach: set[str] = set()
+            for m in group:
+                for d in self._successors(m):
+                    reach.add(d)
+                    below = closures.get(d)
+                    if below is not None:
+                        reach |= below
+            shared = frozenset(reach)
+            for m in group:
+                closures[m] = shared
         return closures[target]
 
     def _successors(self, target: str) -> frozenset[str]:

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from structgen.cfg import compile_grammar, grammar_network
-from structgen.cfg.shape import strongly_connected
+from structgen.automata.graphs import strongly_connected
 from structgen.errors import CompileBudgetExceeded
 
 from ..support.earley import GbnfReference
