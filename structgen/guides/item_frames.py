@@ -149,7 +149,7 @@ class ItemFrames:
         walk = self.trie_walk(auto, q, pops)
         entering: set[int] = set()
         for m, _, _ in walk.split(auto).calls:
-            while m not in roots:
+            while m > 0 and m not in roots:  # (the pop the call is below)
                 m = int(parent[m])
             entering.add(m)
         needed: set[int] = set()
