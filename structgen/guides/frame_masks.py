@@ -34,7 +34,7 @@ from .item_frames import ItemFrames, PopSplit
 from .native_stacks import FRAME_CACHE, frame_data_automata, solved
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
-from .token_walks import TokenWalk, stepped_chain
+from .token_walks import TokenWalk, distinct, stepped_chain
 
 __all__ = ["FrameMasks"]
 
@@ -355,8 +355,8 @@ class FrameMasks(ItemFrames):
         if (auto.has_guards or array and data) and walk.size:
             # (a token may not end where only written keys, or only items written before, go on)
             ids, ends = walk.ids, walk.ends
-            unique, inverse = np.unique(ends, return_inverse=True)
-            dead = np.array([self.no_item_left(a, e, data) if array else view.is_dead(a, e, data) for e in unique.tolist()], dtype=bool)
+            unique, inverse = distinct(ends)
+            dead = np.array([self.no_item_left(a, e, data) if array else view.is_dead(a, e, data) for e in unique], dtype=bool)
             if dead.any():
                 keep = ~dead[inverse]
                 ids, ends = ids[keep], ends[keep]
@@ -522,3 +522,4 @@ class FrameMasks(ItemFrames):
         where = np.full(int(trie.token_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
         where[trie.token_ids] = trie.token_nodes
         return ~tainted[where[walk.ids]]
+

@@ -18,7 +18,7 @@ import numpy as np
 from ..vocab.slices import MIXED
 from .network_view import AutomatonView
 
-__all__ = ["Branches", "TokenWalk", "made", "stepped_chain"]
+__all__ = ["Branches", "TokenWalk", "distinct", "made", "stepped_chain"]
 
 
 def made(value: np.ndarray | Callable[[], np.ndarray]) -> np.ndarray:
@@ -28,6 +28,31 @@ def made(value: np.ndarray | Callable[[], np.ndarray]) -> np.ndarray:
     ([0, 1], [0, 1, 2])
     """
     return value() if callable(value) else value
+
+
+#: Up to this many values, :func:`distinct` sorts them out in Python: ``np.unique`` costs 15-20 µs
+#: even for one, and the frames of a unique array past an item mostly end one token or two
+#: (check-jsonschema's compose-spec: 13 such frames a step inside a string item).
+FEW_VALUES = 16
+
+
+def distinct(values: np.ndarray) -> tuple[list[int], np.ndarray]:
+    """``values``' distinct values, sorted, and per value its position among them
+    (``np.unique(values, return_inverse=True)``, the first as a list).
+
+    >>> seen, inverse = distinct(np.array([7, 3, 7]))
+    >>> seen, inverse.tolist()
+    ([3, 7], [1, 0, 1])
+    """
+    if values.size > FEW_VALUES:
+        unique, inverse = np.unique(values, return_inverse=True)
+        return unique.tolist(), inverse.reshape(-1)
+    listed = values.tolist()
+    seen = sorted(set(listed))
+    if len(seen) == 1:
+        return seen, np.zeros(len(listed), dtype=np.intp)
+    at = {v: i for i, v in enumerate(seen)}
+    return seen, np.array([at[v] for v in listed], dtype=np.intp)
 
 
 class TokenWalk:
@@ -102,11 +127,11 @@ class TokenWalk:
                 # (hundreds of thousands on a grammar's walks, in a handful of states: each state
                 # read once, the nodes sorted out by array; every list stays in walk order)
                 nodes, states = self._inner
-                seen, inverse = np.unique(states, return_inverse=True)
-                for p in seen.tolist():
+                seen, inverse = distinct(states)
+                for p in seen:
                     if p not in kinds:
                         kinds[p] = (bool(finals[p]), auto.calls(p), auto.guards(p))
-                of = [kinds[p] for p in seen.tolist()]
+                of = [kinds[p] for p in seen]
                 final = np.array([k[0] for k in of], dtype=bool)
                 if final.any():
                     pops += nodes[final[inverse]].tolist()
