@@ -170,3 +170,18 @@ def test_a_schema_the_compiled_check_refuses_gets_jsonschemas_error() -> None:
     with pytest.raises(SchemaNotSupported, match="pattern"):
         load_schema({"$schema": draft7, "properties": {"name": {"type": "string", "pattern": "a["}}})
     assert load_schema({"$schema": draft7, "enum": [1, True], "required": ["a"], "minimum": 2.5}) is not None
+
+
+@pytest.mark.parametrize("cls", [Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator],
+                         ids=lambda c: c.__name__)
+def test_the_compiled_type_tests_are_jsonschemas(cls: Any) -> None:
+    from structgen.json_schema.metaschema_check import _type_tests
+
+    checker = cls.TYPE_CHECKER
+    kind = _type_tests(checker)
+    values = [None, True, False, 0, 1, -7, 2**70, 1.0, 2.5, float("inf"), "", "1", [], [1], {}, {"a": 1}, (1,)]
+    for name in ["object", "array", "string", "boolean", "null", "integer", "number"]:
+        test = kind(name)
+        assert [test(v) for v in values] == [checker.is_type(v, name) for v in values], name
+    with pytest.raises(Exception, match="nope"):  # (an unknown type raises, as jsonschema's is_type does)
+        kind("nope")(1)
