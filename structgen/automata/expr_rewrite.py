@@ -191,30 +191,16 @@ def clamp(pool: ExprPool, e: int, n: int) -> int:
 
 
 def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:
-    """The concatenation of ``parts`` in order. Each part's own chain (but the last's) is
-    unrolled first, so a long left operand (a long literal) costs no recursion, unlike
-    :meth:`ExprPool.seq`."""
+    """The concatenation of ``parts`` in order, right-nested (the pool's ``concat``: each part's
+    own chain unrolled natively, so a long left operand costs no recursion), kept per pool by
+    ``parts``: the same parts are concatenated again and again (21,103 calls, 3,765 distinct, for
+    circle-ci)."""
     parts = tuple(parts)
-    if not parts:
-        return EPSILON
-    if NOTHING in parts:
-        return NOTHING
-    memo = pool.memo.concatenated  # (the same parts are concatenated again and again: 21,103 calls, 3,765 distinct, for circle-ci)
+    memo = pool.memo.concatenated
     got = memo.get(parts)
-    if got is not None:
-        return got
-    items: list[int] = []
-    for p in parts[:-1]:
-        node = pool.node(p)
-        while node[0] == _SEQ:
-            items.append(node[1])
-            p = node[2]
-            node = pool.node(p)
-        if p != EPSILON:
-            items.append(p)
-    out = pool.chain(items, parts[-1])  # (no item is a concatenation)
-    memo[parts] = out
-    return out
+    if got is None:
+        got = memo[parts] = pool.concat(parts)
+    return got  # type: ignore[no-any-return]
 
 
 #: How many leading bytes :func:`factored` takes out at most (each is a level of recursion).
