@@ -223,7 +223,24 @@ def _parse(pattern: str, num_slots: int, groups: bool = True) -> tuple[Pattern, 
 
 
 def _parse_anew(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tuple[ByteDFA, ...]]:
-    """:func:`_parse`, not cached."""
+    """:func:`_parse`, not cached. The registered groups are slotted first, so that Python's
+    parser and the checks read the rest only: a JSON string's character group is 250 characters,
+    most of an unanchored ``pattern``'s text (its reading took a third of the pattern's). An error
+    is raised by reading the pattern again whole: its position is then the pattern's own."""
+    if groups and num_slots >= 0:
+        text, dfas = _slot_parts(pattern, num_slots, classes=False)
+        if dfas:
+            try:
+                parsed, classes = _read(text, num_slots + len(dfas), groups)
+            except (RegexSyntaxError, RegexNotSupported):
+                pass  # (the same construct raises below, named where it stands in the pattern)
+            else:
+                return parsed, (*dfas, *classes)
+    return _read(pattern, num_slots, groups)
+
+
+def _read(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tuple[ByteDFA, ...]]:
+    """:func:`_parse_anew` of a pattern as it stands."""
     spelled = plain_syntax(pattern)  # (\u, \p{..}, POSIX classes, ...: see structgen.automata.regex_syntax)
     try:
         parsed = _sre_parse.parse(spelled.text, 0)
@@ -297,12 +314,13 @@ def _group_dfa(group: str) -> ByteDFA:
     return spelled_as(pattern_to_dfa(parsed, max_states=DEFAULT_MAX_STATES, slots=classes), group)
 
 
-def _slot_parts(text: str, first: int, groups: bool = True) -> tuple[str, list[ByteDFA]]:
+def _slot_parts(text: str, first: int, groups: bool = True, classes: bool = True) -> tuple[str, list[ByteDFA]]:
     """``text`` with each bracket class of at least :data:`_LARGE_CLASS` characters or with a range
-    of :data:`_WIDE_RANGE` code points, made of characters and ranges only, and each registered
-    group (:func:`register_group`), outside look-arounds, replaced by ``slot_marker(first + k)``
-    (a class or group met again takes the same slot), and their automata, by slot. Nothing is
-    replaced under a flag that changes classes.
+    of :data:`_WIDE_RANGE` code points, made of characters and ranges only (unless not
+    ``classes``), and each registered group (:func:`register_group`; unless not ``groups``),
+    outside look-arounds, replaced by ``slot_marker(first + k)`` (a class or group met again takes
+    the same slot), and their automata, by slot. Nothing is replaced under a flag that changes
+    classes.
 
     >>> text, dfas = _slot_parts("a[" + "bc" * 40 + "]+c[d]", 2)
     >>> text == "a" + chr(0xD802) + "+c[d]", dfas[0].accepts(b"b"), dfas[0].accepts(b"bc")
@@ -346,7 +364,7 @@ def _slot_parts(text: str, first: int, groups: bool = True) -> tuple[str, list[B
             whole = text[i : j + 1]
             k = slots.get(whole)
             large = len(whole) >= _LARGE_CLASS or any(ord(b) - ord(a) >= _WIDE_RANGE for a, b in _RANGE.findall(whole))
-            if k is None and large and not looks[-1] and first + len(slots) < MAX_SLOTS:
+            if k is None and large and classes and not looks[-1] and first + len(slots) < MAX_SLOTS:
                 dfa = _class_dfa(whole)
                 if dfa is not None:
                     k = slots[whole] = len(slots)

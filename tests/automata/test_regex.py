@@ -360,3 +360,30 @@ def test_a_parse_is_kept_until_a_group_is_registered(monkeypatch: pytest.MonkeyP
     with pytest.raises(structgen.errors.RegexSyntaxError):
         rx._parse("(", 0)
     assert len(rx._PARSES) == 2
+
+
+def test_a_pattern_holding_a_known_group_is_read_with_the_group_slotted_and_errors_placed_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A registered group is slotted before Python's parser reads the rest (the same slot, the same
+    language as read whole); an error after it is placed where it stands in the pattern."""
+    from structgen.automata import regex as rx
+    from structgen.automata.algebra import difference
+
+    monkeypatch.setattr(rx, "_PARSES", type(rx._PARSES)())
+    monkeypatch.setattr(rx, "_KNOWN_GROUPS", {})
+    group = "(?:abc|[0-9]{2}|zzz)"
+    rx.register_group(group)
+    pattern = f"x{group}+[{'q' * 70}]{group}?"
+    parsed, slots = rx._parse(pattern, 0)
+    assert len(slots) == 2  # (the group, then the large class)
+    whole = rx.pattern_to_dfa(rx.parse_regex(pattern), max_states=10_000)  # (no slot)
+    slotted = rx.regex_to_dfa(pattern)
+    assert difference(slotted, whole).is_empty and difference(whole, slotted).is_empty
+    for bad, error, position in [
+        (f"x{group}+y(", structgen.RegexSyntaxError, len(f"x{group}+y")),
+        (f"{group}{group}(a)\\1", structgen.RegexNotSupported, len(f"{group}{group}(a)")),
+    ]:
+        with pytest.raises(error) as e:
+            rx._parse(bad, 0)
+        assert e.value.position == position and repr(bad) in str(e.value), str(e.value)
