@@ -45,7 +45,7 @@ def compiled(schema: Any) -> Any:
     instead where nothing is called, which a guide never does: an unanchored pattern under a
     length of 1,224 takes 30 s there, and 1.4 s with its first mask as a guide)."""
     options = SchemaOptions()
-    root, _ = prepare(schema, options)
+    root = prepare(schema, options)
     warn_annotations(root, options)
     return compile_schema(root, options, network=True, lazy=True)
 

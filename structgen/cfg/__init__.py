@@ -129,7 +129,7 @@ def _compile_json(schema: Any, options: SchemaOptions) -> Any:
     from ..json_schema.api import compile_schema, prepare
     from ..json_schema.loading import warn_annotations
 
-    root, _ = prepare(schema, options)
+    root = prepare(schema, options)
     warn_annotations(root, options)
     return compile_schema(root, options, network=True, lazy=True)
 

@@ -7,7 +7,7 @@ into 2020-12 by :mod:`.dialects`. The keywords covered, and the departures from 
 specification: ``docs/json_schema.md``.
 
 >>> options = SchemaOptions(whitespace="")
->>> root, text = prepare({"type": "array", "items": {"type": "boolean"}, "maxItems": 2}, options)
+>>> root = prepare({"type": "array", "items": {"type": "boolean"}, "maxItems": 2}, options)
 >>> dfa = compile_schema(root, options)
 >>> dfa.accepts(b"[true,false]"), dfa.accepts(b"[true,false,true]")
 (True, False)
@@ -18,7 +18,6 @@ specification: ``docs/json_schema.md``.
 
 from __future__ import annotations
 
-import json
 from typing import Any, Optional, Sequence, Union
 
 from ..automata.dfa import ByteDFA
@@ -41,13 +40,13 @@ __all__ = ["compile_schema", "prepare", "schema_to_dfa", "schema_to_network", "s
 SchemaInput = Union[dict[str, Any], bool, str, type]
 
 
-def prepare(schema: SchemaInput, options: SchemaOptions) -> tuple[Schema, str]:
-    """``schema`` loaded, checked against its metaschema and rewritten into 2020-12 (the root
-    :func:`compile_schema` reads), and that root as canonical JSON text (a cache key).
+def prepare(schema: SchemaInput, options: SchemaOptions) -> Schema:
+    """``schema`` loaded, checked against its metaschema and rewritten into 2020-12: the root
+    :func:`compile_schema` reads. (A compile's cache key is the schema as given, in canonical
+    JSON text: :meth:`structgen.formats.JsonSchema.key`.)
 
     Raises :class:`SchemaError` for an invalid schema (see :func:`.loading.load_schema`)."""
-    root = load_2020_12(schema, options.dialect)
-    return root, json.dumps(root, sort_keys=True, ensure_ascii=False)
+    return load_2020_12(schema, options.dialect)
 
 
 def compile_schema(
