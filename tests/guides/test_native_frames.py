@@ -420,3 +420,29 @@ def test_the_engine_reads_guards_where_the_front_ends_write_them() -> None:
     from structgen import _engine
     from structgen.automata.markers import GUARD_FIRST
     assert _engine.GUARD_FIRST == GUARD_FIRST
+
+
+@pytest.mark.parametrize("count", [0, 1, 7, "most", "most+1", 9000])
+def test_a_kept_mask_reads_back_as_it_was_kept(smollm2_vocabulary: Any, count: Any) -> None:
+    """A state's mask is kept as its ids where they are at most one in eight words' worth, else as
+    the packed words (``TokenSet::of``: one pass that skips runs of zero words): either way it reads
+    back bit for bit, at the threshold too, with ids in the first and last words."""
+    guide = structgen.compile_json_schema({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}},
+                                           "$ref": "#/$defs/t", "title": f"kept {count}"}, smollm2_vocabulary)  # (a guide of its own)
+    assert isinstance(guide, PushdownGuide)
+    solver = guide._frames.solver
+    assert solver is not None
+    size = smollm2_vocabulary.size
+    words = (size + 31) // 32
+    n = {"most": words // 8, "most+1": words // 8 + 1}.get(count, count)
+    rng = random.Random(n)
+    ids = set(rng.sample(range(size), n)) | ({0, size - 1} if n >= 2 else set())
+    while len(ids) > n:
+        ids.discard(rng.choice(sorted(ids - {0, size - 1})))
+    bits = np.zeros(words, dtype=np.uint32)
+    for t in ids:
+        bits[t >> 5] |= np.uint32(1 << (t & 31))
+    state = guide.advance(guide.initial_state, _greedy(smollm2_vocabulary, b"[[["))  # (a state no mask was made for)
+    solver.keep_mask(state, bits.view(np.int32))
+    got = solver.state_mask(state)
+    assert got is not None and got.view(np.uint32).tolist() == bits.tolist()
