@@ -16,6 +16,7 @@ too, embedded in the pool (:meth:`Context.embed`).
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Any, Callable, Iterable, Iterator, Optional, Protocol
 
 import referencing
@@ -97,7 +98,6 @@ class Context:
         # the output's style: the options', widened for a while by widened()
         self.key_order = options.key_order
         self.extra_properties = options.extra_properties
-        self.validator = validator_class(options)(root, registry=referencing.Registry())  # (no remote retrieval)
         self.refs = RefResolver(root)
         self.calls = CallGraph(
             self.pool, on=network and spans is None, inline=compiler.compile_node, any_value=compiler.any_value,
@@ -105,6 +105,12 @@ class Context:
         )
         self._dfas: dict[Term, ByteDFA] = {}  # term -> its automaton (embedded or built for algebra)
         self._bodies: dict[str, Term] = {}  # translated pattern -> its term
+
+    @functools.cached_property
+    def validator(self) -> Any:
+        """``jsonschema``'s validator of the root (no remote retrieval), made on first use: a few
+        keywords ask it (``propertyNames``, ``enum`` against the rest, empty ``oneOf`` branches)."""
+        return validator_class(self.options)(self.root, registry=referencing.Registry())
 
     # -- automata inside terms -----------------------------------------------------------------
 
