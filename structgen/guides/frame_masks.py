@@ -522,4 +522,3 @@ class FrameMasks(ItemFrames):
         where = np.full(int(trie.token_ids.max(initial=-1)) + 1, -1, dtype=np.int64)
         where[trie.token_ids] = trie.token_nodes
         return ~tainted[where[walk.ids]]
-
