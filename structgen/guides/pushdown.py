@@ -103,7 +103,7 @@ class PushdownGuide(Guide):
     @property
     def num_states(self) -> int:
         """The states made so far (states are made as generation reaches them)."""
-        return len(self._stacks.configs)
+        return self._stacks.num_states()
 
     @property
     def num_automata(self) -> int:
@@ -121,7 +121,7 @@ class PushdownGuide(Guide):
         return int(self.network.memory_bytes + masks + autos + self._frames.memory_bytes + interned)
 
     def is_final(self, state: int) -> bool:
-        if not 0 <= state < len(self._stacks.configs):
+        if not 0 <= state < self._stacks.num_states():
             return False
         got = self._finals_memo.get(state)
         if got is None:
@@ -131,7 +131,7 @@ class PushdownGuide(Guide):
 
     def next_state(self, state: int, token_id: int) -> int:
         table = self._stacks
-        if not 0 <= state < len(table.configs):
+        if not 0 <= state < table.num_states():
             return -1
         tok = self.vocabulary.tokens[token_id] if 0 <= token_id < self.vocabulary.size else None
         if tok is None:
@@ -290,7 +290,7 @@ class PushdownGuide(Guide):
         """The native solver fills the state's row (its whole mask: ``FrameSolver.state_mask``)
         where the network needs no frame data."""
         solver = self._stack_solver
-        if solver is None or not 0 <= state < len(self._stacks.configs):
+        if solver is None or not 0 <= state < self._stacks.num_states():
             return None
         return NativeRow(solver, self._need, self._prepare)
 
@@ -312,7 +312,7 @@ class PushdownGuide(Guide):
         :meth:`.FrameMasks.frame`): the other tops' root frames that the solver has not made yet."""
         with self._busy:
             solver = self._stack_solver
-            if solver is None or not 0 <= state < len(self._stacks.configs) or self._deep(state):
+            if solver is None or not 0 <= state < self._stacks.num_states() or self._deep(state):
                 return NO_WORK
             stacks, view = self._stacks, self._view
             tops = [stacks.stacks[sid] for sid in stacks.configs[state]]

@@ -56,6 +56,10 @@ class StackTable:
         self._config_ids: dict[tuple[int, ...], int] = {}
         self.config([self.stack(0, 0, -1)])  # state 0: the root automaton at its start
 
+    def num_states(self) -> int:
+        """How many states are made (ids ``0 .. num_states() - 1``)."""
+        return len(self.configs)
+
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held by the interned stacks and states."""
