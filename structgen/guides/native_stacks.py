@@ -4,8 +4,9 @@ A pushdown guide's frames are made natively (the :class:`~structgen._engine.Fram
 for those that need frame data (unique items, key guards: :func:`frame_data_automata`). A network
 without frame data has its stacks, states and byte step made natively too
 (``cpp/engine/stack_table.h``): :class:`NativeStackTable` is a :class:`~.stacks.StackTable` whose
-stacks and states are made by the solver, mirrored here as they are made (the lists the frames,
-distances and budgets read), so a token's step is one native call. Automata are handed to the
+stacks and states are made by the solver, mirrored here when Python first reads them after the
+solver made more (the lists the frames, distances and budgets read), so a token's step is one
+native call. Automata are handed to the
 solver as its steps and frames reach them (:func:`solved`).
 
 Example:
