@@ -84,7 +84,7 @@ class NativeStackTable(StackTable):
     solver made more (a step of the serving path reads none of them: its masks and steps are
     native, and copying each new stack and state cost 1.6 µs a step)."""
 
-    __slots__ = ("solver", "_mirror", "_dirty")
+    __slots__ = ("solver", "_mirror", "_made", "_read_at")
 
     def __init__(self, view: NetworkView, max_depth: int, solver: FrameSolver) -> None:
         # (not StackTable.__init__: the solver made stack 0 and state 0 already)
@@ -93,7 +93,7 @@ class NativeStackTable(StackTable):
         self.solver = solver
         self._lock = threading.Lock()
         self._mirror: _Mirror = ([], [], [], [])
-        self._dirty = True
+        self._made, self._read_at = 1, 0  # (a count of the solver's makes, and the count the mirror has read)
         self.nested = False
         self._stack_ids, self._config_ids, self._read, self._stuck = {}, {}, {}, {}
 
@@ -123,11 +123,12 @@ class NativeStackTable(StackTable):
         return 100 * (len(stacks) + len(configs))
 
     def _synced(self) -> _Mirror:
-        """The mirror, with the stacks and states the solver made since it was last read."""
-        if self._dirty:
+        """The mirror, with the stacks and states the solver made since it was last read. (A
+        reader that sees it read sees it whole: the count it has read moves only once it is.)"""
+        if self._made != self._read_at:
             solver = self.solver
             with self._lock:
-                self._dirty = False  # (before reading: what the solver makes meanwhile marks it again)
+                made = self._made  # (what the solver makes from here on moves the count again)
                 stacks, depths, records, configs = self._mirror
                 n = len(stacks)
                 if solver.num_stacks != n:
@@ -138,31 +139,32 @@ class NativeStackTable(StackTable):
                 m = len(configs)
                 if solver.num_configs != m:
                     configs += solver.configs_from(m)
+                self._read_at = made
         return self._mirror
 
     def stack(self, a: int, q: int, parent: int, data: int = 0) -> int:
         if data:
             raise ValueError(f"a native stack has no frame data, not {data}")
         sid = self.solver.stack(a, q, parent)
-        self._dirty = True
+        self._made += 1
         return sid
 
     def config(self, stacks: Iterable[int]) -> int:
         cid = self.solver.config(list(stacks))
-        self._dirty = True
+        self._made += 1
         return cid
 
     def step(self, stacks: Iterable[int], b: int) -> list[int]:
         solver = self.solver
         out = solved(solver, self.view, lambda: solver.step(list(stacks), b))
-        self._dirty = True
+        self._made += 1
         return out
 
     def next_state(self, state: int, token: bytes) -> int:
         """The state after ``token``'s bytes from ``state`` (-1: refused)."""
         solver = self.solver
         got = solved(solver, self.view, lambda: solver.next_state(state, token))
-        self._dirty = True
+        self._made += 1
         return got
 
     def is_stuck(self, sid: int) -> bool:

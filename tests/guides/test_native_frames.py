@@ -446,3 +446,42 @@ def test_a_kept_mask_reads_back_as_it_was_kept(smollm2_vocabulary: Any, count: A
     solver.keep_mask(state, bits.view(np.int32))
     got = solver.state_mask(state)
     assert got is not None and got.view(np.uint32).tolist() == bits.tolist()
+
+
+def test_the_stack_mirror_is_whole_for_every_reader_while_threads_step(smollm2_vocabulary: Any) -> None:
+    """A native table's Python mirror is read when Python asks after the solver made more: four
+    threads step one guide along different texts and each reads the stacks of every state it got
+    at once (never a state the mirror lacks); at the end the mirror is the solver's own."""
+    import threading
+
+    from structgen.guides.native_stacks import NativeStackTable
+
+    guide = structgen.compile_json_schema({"$defs": {"t": {"anyOf": [{"type": "integer"}, {"type": "array", "items": {"$ref": "#/$defs/t"}}]}},
+                                           "$ref": "#/$defs/t", "title": "mirror"}, smollm2_vocabulary)
+    assert isinstance(guide, PushdownGuide)
+    table = guide._stacks
+    assert isinstance(table, NativeStackTable)
+    texts = [b"[[1,[2,[3]]],[[4]]]", b"[[[[[[5]]]]],6]", b"[7,[8,[9,[10,[11]]]]]", b"[[],[[]],[[[]]]]"]
+    failures: list[BaseException] = []
+
+    def run(text: bytes) -> None:
+        try:
+            for _ in range(20):
+                state = guide.initial_state
+                for t in _greedy(smollm2_vocabulary, text):
+                    state = guide.next_state(state, t)
+                    assert state >= 0
+                    assert all(0 <= sid < len(table.stacks) for sid in table.configs[state])
+        except BaseException as e:  # noqa: BLE001 - reported by the main thread
+            failures.append(e)
+
+    threads = [threading.Thread(target=run, args=(text,)) for text in texts]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not failures, failures
+    solver = table.solver
+    assert table.num_states() == len(table.configs) == solver.num_configs
+    assert table.configs == [tuple(c) for c in solver.configs_from(0)]
+    assert len(table.stacks) == len(table.depths) == len(table.records) == solver.num_stacks
