@@ -14,7 +14,7 @@ from typing import Any
 import interegular
 import jsonschema
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
@@ -780,3 +780,49 @@ def test_ref_closures_are_the_targets_each_target_reaches(edges: list[list[int]]
                     seen.add(j % n)
                     todo.append(j % n)
         assert refs._closure(f"/$defs/d{i}") == {f"/$defs/d{j}" for j in seen}, (edges, i)
+
+
+def _walk_by_recursion(schema: Any, tokens: tuple = ()) -> Any:
+    """The walk's definition, by recursion: a schema, then each keyword's subschemas in the
+    order of the keyword tuples."""
+    from structgen.json_schema.ops import SCHEMA_LISTS, SCHEMA_MAPS, SCHEMA_VALUED
+
+    if not isinstance(schema, dict):
+        return
+    yield schema, tokens
+    for key in SCHEMA_VALUED:
+        if key in schema:
+            yield from _walk_by_recursion(schema[key], tokens + (key,))
+    for key in SCHEMA_MAPS:
+        if isinstance(schema.get(key), dict):
+            for name, sub in schema[key].items():
+                yield from _walk_by_recursion(sub, tokens + (key, name))
+    for key in SCHEMA_LISTS:
+        if isinstance(schema.get(key), list):
+            for i, sub in enumerate(schema[key]):
+                yield from _walk_by_recursion(sub, tokens + (key, i))
+
+
+_HOLDING_KEYS = ["items", "not", "contains", "additionalProperties", "properties", "$defs", "patternProperties",
+                 "allOf", "anyOf", "prefixItems", "oneOf", "enum", "const", "type", "x"]
+_schemas = st.recursive(
+    st.one_of(st.booleans(), st.integers(), st.just({}), st.just([])),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.sampled_from(_HOLDING_KEYS),
+                        st.one_of(inner, st.dictionaries(st.sampled_from(["a", "b", "0"]), inner, max_size=3)), max_size=5),
+    ),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_schemas)
+@example({"oneOf": [{}], "not": {"x": 1}})
+@example({"properties": {"b": {}, "a": {"anyOf": [True, {}]}}, "items": {}, "prefixItems": [{}, 3, {}]})
+def test_the_walk_meets_every_subschema_in_the_order_of_its_definition(schema: Any) -> None:
+    """``ops.walk`` (a stack) yields the very objects, paths and order of the recursive definition,
+    whatever a keyword holds (a dict, a list, a scalar) and in whatever order the keys stand."""
+    from structgen.json_schema.ops import walk
+
+    assert [(id(s), t) for s, t in walk(schema, ("at",))] == [(id(s), t) for s, t in _walk_by_recursion(schema, ("at",))]
