@@ -20,7 +20,6 @@ under the schema. A keyword that cannot be enforced exactly raises :class:`Schem
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Hashable
 from typing import Any, Callable, Optional, TypeGuard, Union
@@ -33,7 +32,7 @@ from .formats import NUMBER_FORMATS
 from .keywords import Keywords
 from .numbers import Numbers
 from .objects import Objects
-from .ops import TYPES, MergeClash, Refs, Schema, TooDeep, accepts_all, clean, conj, merge, no_alternative, type_set
+from .ops import TYPES, MergeClash, Refs, Schema, TooDeep, accepts_all, clean, conj, merge, no_alternative, schema_text, type_set
 from .options import SchemaOptions
 from .shapes import check_disjoint
 from .spans import SpanStrings
@@ -63,6 +62,8 @@ class SchemaCompiler:
         # (kind, schema text, root?, base, entered, widened, calls on[, path]) -> term or error
         self._memos: dict[tuple[Hashable, ...], Union[Term, Exception]] = {}
         self._texts: dict[int, tuple[Schema, str]] = {}  # id(sub-schema) -> (it, held so the id stays its own; its text)
+        if isinstance(root, dict):
+            self._texts[id(root)] = (root, ctx.refs.text)  # (written once, by the resolver)
         self.universe = Universe(ctx)
 
     def run(self) -> Term:
@@ -98,7 +99,7 @@ class SchemaCompiler:
         if held is not None and held[0] is s:
             text = held[1]
         else:
-            text = json.dumps(s, sort_keys=True, default=repr)
+            text = schema_text(s)
             self._texts[id(s)] = (s, text)
         resolver = self.ctx.refs
         entered = tuple((t, refs.count(t)) for t in dict.fromkeys(refs) if resolver.leads_to(s, path, text, t))

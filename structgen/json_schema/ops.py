@@ -76,6 +76,16 @@ def no_alternative(errors: Sequence[Exception], message: str, path: str) -> Exce
     return UnsatisfiableConstraint(message, path or "/")
 
 
+def schema_text(s: Schema) -> str:
+    """The canonical JSON text of a (sub-)schema: keys sorted, what JSON cannot hold by its
+    ``repr``. Equal texts compile alike (the compile's memo keys).
+
+    >>> schema_text({"type": "string", "$id": "a"})
+    '{"$id": "a", "type": "string"}'
+    """
+    return json.dumps(s, sort_keys=True, default=repr)
+
+
 def pointer(tokens: Iterable[object]) -> str:
     """The JSON pointer of a path of keys and indices (``""`` for the root)."""
     return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 from ..automata.graphs import strongly_connected
 from ..errors import SchemaError, SchemaNotSupported
 from .dialects import join_uri
-from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, walk
+from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, schema_text, walk
 
 __all__ = ["RefResolver"]
 
@@ -29,14 +29,23 @@ class RefResolver:
     ``$ref`` that does not land inside the schema.
     """
 
-    def __init__(self, root: Schema) -> None:
+    def __init__(self, root: Schema, text: Optional[str] = None) -> None:
         self.root = root
+        #: the root's :func:`.ops.schema_text` (given, or written here)
+        self.text = schema_text(root) if text is None else text
         self.anchors: dict[str, Tokens] = {}  # "base#name" -> tokens
         self.resources: dict[str, Tokens] = {"": ()}
         self.bases: dict[Tokens, str] = {}
         self._direct: dict[tuple[Optional[str], str], frozenset[str]] = {}  # (schema text or None, path) -> targets
         self._closures: dict[str, frozenset[str]] = {}
         self._base_at: dict[str, str] = {}  # JSON pointer -> base URI (base_at)
+        # The one base URI of every place, where no schema but the root may hold an ``$id`` (no
+        # other "$id" in the text: most schemas), else None (found per place: _base).
+        ids = self.text.count('"$id"')
+        own = isinstance(root, dict) and isinstance(root.get("$id"), str)
+        self._one_base: Optional[str] = None
+        if ids == 0 or (ids == 1 and own):
+            self._one_base = join_uri("", root["$id"]).split("#")[0] if own else ""  # type: ignore[index]
         if isinstance(root, dict):
             self.resources = {}
             self._scan(root)
@@ -71,6 +80,8 @@ class RefResolver:
 
     def base_at(self, path: str) -> str:
         """The base URI in effect at JSON pointer ``path`` (where a ``$ref`` there resolves from)."""
+        if self._one_base is not None:
+            return self._one_base
         got = self._base_at.get(path)
         if got is None:  # (asked for every sub-schema a compile memoises: a path parsed once)
             got = self._base_at[path] = self._base(_tokens(path))
@@ -133,6 +144,8 @@ class RefResolver:
 
     def _base(self, tokens: Tokens) -> str:
         """The base URI in effect at ``tokens`` (the ``$id`` of the nearest enclosing resource)."""
+        if self._one_base is not None:
+            return self._one_base
         known = len(tokens)  # (iterative: compile paths may be long)
         while known and tokens[:known] not in self.bases:
             known -= 1

@@ -826,3 +826,42 @@ def test_the_walk_meets_every_subschema_in_the_order_of_its_definition(schema: A
     from structgen.json_schema.ops import walk
 
     assert [(id(s), t) for s, t in walk(schema, ("at",))] == [(id(s), t) for s, t in _walk_by_recursion(schema, ("at",))]
+
+
+def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> None:
+    """Where no schema but the root holds an ``$id`` (read off the root's text), every place has
+    the root's base URI without a search; each draft 2020-12 suite schema, a few with ``$id``
+    inside and some whose text holds ``"$id"`` only as a value, resolve every ``$ref`` and give
+    every place the same base as the search per place."""
+    from structgen.errors import SchemaError, SchemaNotSupported
+    from structgen.json_schema.dialects import to_2020_12
+    from structgen.json_schema.ops import pointer, walk
+    from structgen.json_schema.refs import RefResolver
+
+    schemas: list[Any] = [
+        {"$id": "https://x.test/root.json", "$ref": "#/$defs/a", "$defs": {"a": {"type": "string"}}},
+        {"$id": "https://x.test/root.json#", "properties": {"$id": {"enum": ["$id"]}, "r": {"$ref": "#/properties/%24id"}}},
+        {"$defs": {"a": {"$id": "https://x.test/a.json", "$defs": {"b": {"type": "null"}}, "$ref": "#/$defs/b"}},
+         "properties": {"a": {"$ref": "https://x.test/a.json"}, "b": {"$ref": "https://x.test/a.json#/$defs/b"}}},
+        {"$id": "https://x.test/", "items": {"$id": "sub/", "$ref": "x.json"}, "$defs": {"x": {"$id": "sub/x.json"}},
+         "description": 'a "$id" in a text'},
+        {"required": ["$id"], "properties": {"$id": {"type": "string"}}},
+    ]
+    for path in sorted((SUITES / "draft2020-12").glob("*.json")):
+        schemas += [case["schema"] for case in json.loads(path.read_text())]
+    fast = 0
+    for schema in schemas:
+        schema = to_2020_12(schema, "2020-12")
+        try:
+            one = RefResolver(schema)
+        except (SchemaError, SchemaNotSupported):
+            continue
+        fast += one._one_base is not None
+        each = RefResolver(schema)
+        each._one_base = None
+        for sub, tokens in walk(schema):
+            path = pointer(tokens)
+            assert one.base_at(path) == each.base_at(path), (schema, path)
+            if isinstance(sub.get("$ref"), str):
+                assert one._target(sub["$ref"], tokens) == each._target(sub["$ref"], tokens), (schema, path)
+    assert fast > 100  # (most suite schemas have no $id inside)
