@@ -11,6 +11,7 @@ in ``docs/json_schema.md`` (section "Dialects").
 """
 from __future__ import annotations
 
+import json
 import re
 from typing import Any, Callable, Optional
 from urllib.parse import unquote, urljoin
@@ -365,6 +366,25 @@ def _pointer_targets(root: dict[str, Any]) -> tuple[set[Tokens], set[Tokens]]:
     return targets, on_way
 
 
+#: The keywords the rewrite of a draft 2020-12 schema acts on (each quoted as in a JSON text).
+_REWRITTEN_IN_2020_12 = ('"definitions"', '"dependencies"', '"$recursiveRef"', '"$recursiveAnchor"')
+
+
+def _already_2020_12(schema: dict[str, Any]) -> bool:
+    """Whether a schema read in 2020-12 is its own rewrite, read off its JSON text: no keyword
+    the rewrite renames or drops, and no ``$schema`` but the root's (a resource inside may be of
+    another draft). A name that is also some other string (a property called ``definitions``)
+    only sends the schema through the rewrite."""
+    try:
+        text = json.dumps(schema, default=repr)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    if any(key in text for key in _REWRITTEN_IN_2020_12):
+        return False
+    marks = text.count('"$schema"')
+    return marks == 0 or (marks == 1 and isinstance(schema.get("$schema"), str))
+
+
 def to_2020_12(schema: Any, dialect: Optional[str] = None) -> Any:
     """``schema`` (read in ``dialect``, see :func:`dialect_of`) as an equivalent draft 2020-12
     schema; the input is not modified.
@@ -376,5 +396,7 @@ def to_2020_12(schema: Any, dialect: Optional[str] = None) -> Any:
     if not isinstance(schema, dict):
         return schema
     name = dialect_of(schema, dialect)
+    if name == "2020-12" and _already_2020_12(schema):
+        return schema
     rewriter = _Rewriter(schema, name)
     return rewriter.rewrite(schema, name, "", schema, ())

@@ -199,5 +199,13 @@ class RefResolver:
 
 
 def _tokens(path: str) -> tuple[str, ...]:
-    """The tokens of JSON pointer ``path``."""
-    return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:]) if path else ()
+    """The tokens of JSON pointer ``path`` (percent-escapes and ``~`` escapes read).
+
+    >>> _tokens("/$defs/a~1b/%7Ex")
+    ('$defs', 'a/b', '~x')
+    """
+    if not path:
+        return ()
+    if "%" not in path and "~" not in path:  # (most paths: nothing to read)
+        return tuple(path.split("/")[1:])
+    return tuple(unquote(t).replace("~1", "/").replace("~0", "~") for t in path.split("/")[1:])
