@@ -62,6 +62,7 @@ def compile_schema(
     spans = None if documents is None else SpanStrings(documents, root, max_states=options.max_states)
     compiler = SchemaCompiler(root, options, spans, network=network)
     term = compiler.run()
+    compiler.release()
     ctx = compiler.ctx
     if ctx.calls.callees:
         callees = [c for c in ctx.calls.callees if c is not None]

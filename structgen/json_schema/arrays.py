@@ -176,21 +176,21 @@ def array_term(t: JsonTerms, elems: list[Term], tail: Optional[Term], lo: int, c
     """The JSON arrays of ``elems`` (one per position) then ``tail`` items (``None``: none), with
     ``lo``..``cap`` items in all (``cap`` no more than the positions when ``tail`` is ``None``)."""
     sep = t.sep
-
-    def after(j: int) -> Term:  # items from position j on, each after a separator when j > 0
-        if cap is not None and j >= cap:
-            return EPSILON
-        if j >= len(elems):
-            if tail is None:
-                return EPSILON
-            need, most = max(0, lo - j), None if cap is None else cap - j
-            if j == 0:
-                return t.cat(tail, t.rep(t.cat(sep, tail), max(need - 1, 0), None if most is None else most - 1))
-            return t.rep(t.cat(sep, tail), need, most)
-        piece = t.cat(elems[j], after(j + 1)) if j == 0 else t.cat(sep, elems[j], after(j + 1))
-        return piece if j < lo or j == 0 else t.opt(piece)
-
-    content = after(0)
+    # Items from position j on (each after a separator when j > 0), built from the last position
+    # back to the first (a loop: a nested function calling itself is a cycle per array).
+    last = len(elems) if cap is None else min(len(elems), cap)
+    content: Term
+    if cap is not None and last >= cap or tail is None:
+        content = EPSILON
+    else:
+        need, most = max(0, lo - last), None if cap is None else cap - last
+        if last == 0:
+            content = t.cat(tail, t.rep(t.cat(sep, tail), max(need - 1, 0), None if most is None else most - 1))
+        else:
+            content = t.rep(t.cat(sep, tail), need, most)
+    for j in range(last - 1, -1, -1):
+        piece = t.cat(elems[j], content) if j == 0 else t.cat(sep, elems[j], content)
+        content = piece if j < lo or j == 0 else t.opt(piece)
     open_, close = t.lit("["), t.lit("]")
     if content == EPSILON:
         return t.cat(open_, t.ws, close)

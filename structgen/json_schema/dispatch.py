@@ -32,7 +32,9 @@ from .formats import NUMBER_FORMATS
 from .keywords import Keywords
 from .numbers import Numbers
 from .objects import Objects
-from .ops import TYPES, MergeClash, Refs, Schema, TooDeep, accepts_all, clean, conj, merge, no_alternative, schema_text, type_set
+from .ops import (
+    TYPES, MergeClash, Refs, Schema, TooDeep, accepts_all, clean, conj, detached, merge, no_alternative, schema_text, type_set,
+)
 from .options import SchemaOptions
 from .shapes import check_disjoint
 from .spans import SpanStrings
@@ -79,6 +81,13 @@ class SchemaCompiler:
             raise CompileBudgetExceeded(
                 "sub-schemas compiled one inside another (Python's recursion limit)", sys.getrecursionlimit()) from None
 
+    def release(self) -> None:
+        """Drop the memo tables once the root's term is made: what they hold (terms, the errors
+        of branches, each sub-schema's text) would otherwise wait for the cyclic collector, as the
+        compiler and its parts refer to one another."""
+        self._memos.clear()
+        self._texts.clear()
+
     # -- the Compiler protocol (what the parts ask of each other) ------------------------------
 
     def compile(self, s: Schema, path: str, refs: Refs) -> Term:
@@ -118,10 +127,14 @@ class SchemaCompiler:
             try:
                 got = make(s, path, refs)
             except (ConstraintError, TooDeep, CompileBudgetExceeded) as e:
-                got = self._memos[key + (path,)] = e
+                got = self._memos[key + (path,)] = detached(e)
             self._memos.setdefault(key, got)
         if isinstance(got, BaseException):
-            raise got
+            error, got = got, None
+            try:
+                raise error
+            finally:
+                del error  # (this frame, in the error's traceback, holding the error: a cycle)
         return got
 
     def _compile(self, s: Schema, path: str, refs: Refs) -> Term:
@@ -233,18 +246,24 @@ class SchemaCompiler:
         branches are not provably disjoint is left to :meth:`.Keywords.exclusive`."""
         rest = {k: v for k, v in s.items() if k != key}
         branches = s[key]
-        if key == "oneOf":
+        if key == "oneOf":  # (each refusal handled outside its except: the compiles below would chain to it)
             try:
                 check_disjoint(rest, branches, path, resolve=self.ctx.refs.resolve)
+                disjoint = True
             except SchemaNotSupported:
+                disjoint = False
+            if not disjoint:
                 try:
                     check_disjoint(rest, branches, path, resolve=self.ctx.refs.resolve, but_empty=True)
                     branches = self.without_shared_empty(rest, branches)
+                    disjoint = True
                 except SchemaNotSupported:
-                    keyed = one_of_keys(rest, branches, self.ctx.refs.resolve)  # (one key each: disjoint once the others are absent)
-                    if keyed is None:
-                        return self.keywords.exclusive(rest, branches, path, refs)
-                    branches = keyed
+                    pass
+            if not disjoint:
+                keyed = one_of_keys(rest, branches, self.ctx.refs.resolve)  # (one key each: disjoint once the others are absent)
+                if keyed is None:
+                    return self.keywords.exclusive(rest, branches, path, refs)
+                branches = keyed
         alts: list[Term] = []
         errors: list[Exception] = []
         for i, branch in enumerate(branches):
@@ -261,7 +280,7 @@ class SchemaCompiler:
                     merged = {"allOf": [rest, n]}
                 alts.append(self.compile(merged, where if rest else npath, nrefs))
             except (UnsatisfiableConstraint, TooDeep) as e:
-                errors.append(e)
+                errors.append(detached(e))
         if not alts:
             raise no_alternative(errors, f"no {key} branch can be satisfied", path)
         return self.ctx.unite(alts)
@@ -296,7 +315,7 @@ class SchemaCompiler:
             try:
                 alts.append(builders[name](s, path, refs))
             except (UnsatisfiableConstraint, TooDeep) as e:
-                errors.append(e)
+                errors.append(detached(e))
         if not alts:
             raise no_alternative(errors, f"no instance of type {types} satisfies the schema", path)
         return self.ctx.unite(alts)

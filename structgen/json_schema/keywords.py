@@ -17,7 +17,7 @@ from ..automata.expr import NOTHING
 from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
 from .discriminators import forbidden_keys, presence_branches
-from .ops import Refs, Schema, TooDeep, accepts_all, clean, conj, no_alternative
+from .ops import Refs, Schema, TooDeep, accepts_all, clean, conj, detached, no_alternative
 
 __all__ = ["Keywords", "implied_by"]
 
@@ -216,7 +216,7 @@ class Keywords:
             try:
                 alts.append(self.ctx.compiler.compile(branch, path, refs))
             except (UnsatisfiableConstraint, TooDeep) as e:
-                errors.append(e)
+                errors.append(detached(e))
         if not alts:
             raise no_alternative(errors, "no object satisfies the dependencies", path)
         return self.ctx.unite(alts)
@@ -255,7 +255,7 @@ class Keywords:
                 positive = self.ctx.compiler.compile(conj(rest, branch), where, refs)
                 positive = self.ctx.compiler.positive_in_universe(positive, where)
             except (UnsatisfiableConstraint, TooDeep) as e:
-                errors.append(e)
+                errors.append(detached(e))
                 continue
             others = self.ctx.unite([o for j, o in enumerate(overs) if j != i])
             got = self.ctx.minus(positive, others, where)

@@ -269,12 +269,15 @@ class Objects:
             return got
 
         firsts = []
-        if max_p is None or max_p >= 1:
-            for i in allowed(frozenset()):
-                name, value, _ = entries[i]
-                firsts.append(t.cat(name, t.colon, value, rest(frozenset({i}), 0)))
-            if extra != NOTHING:
-                firsts.append(t.cat(extra, rest(frozenset(), min(1, cap) if max_p is None else 1)))
+        try:
+            if max_p is None or max_p >= 1:
+                for i in allowed(frozenset()):
+                    name, value, _ = entries[i]
+                    firsts.append(t.cat(name, t.colon, value, rest(frozenset({i}), 0)))
+                if extra != NOTHING:
+                    firsts.append(t.cat(extra, rest(frozenset(), min(1, cap) if max_p is None else 1)))
+        finally:
+            del rest, member  # (each calls the other: a cycle left for the collector)
         if final(frozenset(), 0):
             firsts.append(t.lit("}"))
         got = t.alt(firsts)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Iterable, Iterator, Sequence, Union
+from typing import Any, Iterable, Iterator, Sequence, TypeVar, Union
 
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 
@@ -29,6 +29,7 @@ __all__ = [
 #: A JSON Schema: an object (whose keywords hold any JSON values) or a boolean.
 Schema = Union[dict[str, Any], bool]
 #: A place in a JSON document: the keys and array indices from its root (see :func:`pointer`).
+E = TypeVar("E", bound=BaseException)
 Tokens = tuple[Union[str, int], ...]
 #: The ``$ref`` targets (JSON pointers) a compile has entered on its way to a sub-schema, outermost
 #: first: how deep it recurses (``max_recursion_depth``).
@@ -63,6 +64,14 @@ class MergeClash(SchemaNotSupported):
 
 class TooDeep(CompileBudgetExceeded):
     """Recursion went past ``max_recursion_depth``; dropped where the recursive part is optional."""
+
+
+def detached(e: E) -> E:
+    """``e`` without its traceback and the exception it was raised while handling, to be kept
+    (a memo's error, a failed branch's): their frames would hold the whole compile in a cycle
+    that only the cyclic collector frees. Its message and ``__cause__`` stay."""
+    e.__context__ = None
+    return e.with_traceback(None)
 
 
 def no_alternative(errors: Sequence[Exception], message: str, path: str) -> Exception:
@@ -163,17 +172,19 @@ def canonical_json(v: Any) -> str:
     >>> canonical_json({"b": 1.0, "a": [2]}) == canonical_json({"a": [2.0], "b": 1})
     True
     """
+    return json.dumps(_integral(v), sort_keys=True)
 
-    def norm(x: Any) -> Any:
-        if isinstance(x, float) and x.is_integer():
-            return int(x)
-        if isinstance(x, list):
-            return [norm(y) for y in x]
-        if isinstance(x, dict):
-            return {k: norm(y) for k, y in x.items()}
-        return x
 
-    return json.dumps(norm(v), sort_keys=True)
+def _integral(x: Any) -> Any:
+    """``x`` with each integral float an int (a module function: a nested one that calls itself
+    is a cycle per call)."""
+    if isinstance(x, float) and x.is_integer():
+        return int(x)
+    if isinstance(x, list):
+        return [_integral(y) for y in x]
+    if isinstance(x, dict):
+        return {k: _integral(y) for k, y in x.items()}
+    return x
 
 
 # ---------------------------------------------------------------------------------------------

@@ -865,3 +865,91 @@ def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> N
             if isinstance(sub.get("$ref"), str):
                 assert one._target(sub["$ref"], tokens) == each._target(sub["$ref"], tokens), (schema, path)
     assert fast > 100  # (most suite schemas have no $id inside)
+
+
+def _array_term_by_recursion(t: Any, elems: list, tail: Any, lo: int, cap: Any) -> Any:
+    """``arrays.array_term``'s definition, by recursion over the positions."""
+    from structgen.automata.expr import EPSILON
+
+    def after(j: int) -> Any:
+        if cap is not None and j >= cap:
+            return EPSILON
+        if j >= len(elems):
+            if tail is None:
+                return EPSILON
+            need, most = max(0, lo - j), None if cap is None else cap - j
+            if j == 0:
+                return t.cat(tail, t.rep(t.cat(t.sep, tail), max(need - 1, 0), None if most is None else most - 1))
+            return t.rep(t.cat(t.sep, tail), need, most)
+        piece = t.cat(elems[j], after(j + 1)) if j == 0 else t.cat(t.sep, elems[j], after(j + 1))
+        return piece if j < lo or j == 0 else t.opt(piece)
+
+    content = after(0)
+    open_, close = t.lit("["), t.lit("]")
+    if content == EPSILON:
+        return t.cat(open_, t.ws, close)
+    if lo == 0:
+        return t.cat(open_, t.ws, t.opt(t.cat(content, t.ws)), close)
+    return t.cat(open_, t.ws, content, t.ws, close)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 4), st.booleans(), st.integers(0, 5), st.one_of(st.none(), st.integers(0, 6)))
+def test_an_array_term_is_its_recursive_definition(positions: int, tail: bool, lo: int, cap: Any) -> None:
+    """``array_term`` (a loop from the last position back) makes the very term of its recursive
+    definition (terms are hash-consed: equal ids are equal terms), for every count of positions,
+    tail or none, and bounds."""
+    from structgen.automata.expr import ExprPool
+    from structgen.json_schema.arrays import array_term
+    from structgen.json_schema.terms import JsonTerms
+
+    t = JsonTerms(ExprPool(), "[ ]?")
+    elems = [t.lit(f"e{i}") for i in range(positions)]
+    tail_term = t.lit("x") if tail else None
+    if cap is not None and not tail:
+        cap = min(cap, positions)
+    lo = min(lo, positions if not tail else lo, lo if cap is None else cap)  # (as the callers bound it)
+    assert array_term(t, elems, tail_term, lo, cap) == _array_term_by_recursion(t, elems, tail_term, lo, cap)
+
+
+def test_a_compile_leaves_no_frames_to_the_cyclic_collector() -> None:
+    """What a compile drops is freed as it goes, not left in cycles for the collector (whose pass
+    over them lands on a later step: 10 ms after circle-ci's compile, before): the errors of
+    branches and memos are kept without their frames, an object's builders that call each other
+    are let go, and an array's positions are a loop. Only the compiler's own few objects remain."""
+    import gc
+
+    from structgen.json_schema import schema_to_network
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "a": {"oneOf": [{"type": "string", "minLength": 2}, {"type": "string", "maxLength": 4},
+                            {"type": "integer", "minimum": 5, "maximum": 1}, {"type": ["integer", "boolean"], "minimum": 3}]},
+            "b": {"type": ["string", "integer"], "minimum": 5, "pattern": "^x"},
+            "c": {"anyOf": [{"type": "object", "properties": {"k": {"enum": [1, 2]}}, "required": ["k"]},
+                            {"type": "null", "minLength": 3}]},
+            "d": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "string"}], "items": {"type": "boolean"},
+                  "minItems": 1, "maxItems": 4},
+            "e": {"$ref": "#/$defs/tree"},
+            "f": {"type": "object", "properties": {"x": {"type": "integer"}, "y": {"type": "string"}}, "maxProperties": 1},
+        },
+        "required": ["a"],
+        "$defs": {"tree": {"type": "object", "properties": {"kids": {"type": "array", "items": {"$ref": "#/$defs/tree"}}}}},
+    }
+    schema_to_network(schema)  # (what a first compile loads and keeps)
+    gc.collect()
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        schema_to_network(schema)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        kinds = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        if was_on:
+            gc.enable()
+    assert "frame" not in kinds and "traceback" not in kinds
+    assert kinds.count("function") <= 5 and len(kinds) < 200, sorted(set(kinds))  # (before: 11 functions, 396 objects)
