@@ -44,7 +44,7 @@ from .embedded import spelled_as
 from .markers import MAX_SLOTS, SLOT_FIRST, slot_marker
 from .expr import ExprPool
 from .nfa import pattern_to_dfa, pattern_to_expr
-from .regex_syntax import plain_syntax
+from .regex_syntax import is_plain, plain_syntax
 from .utf8 import code_points_rows, complement_intervals, merge_intervals
 
 try:  # Python >= 3.11
@@ -225,10 +225,13 @@ def _parse(pattern: str, num_slots: int, groups: bool = True) -> tuple[Pattern, 
 def _parse_anew(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tuple[ByteDFA, ...]]:
     """:func:`_parse`, not cached. The registered groups are slotted first, so that Python's
     parser and the checks read the rest only: a JSON string's character group is 250 characters,
-    most of an unanchored ``pattern``'s text (its reading took a third of the pattern's). An error
-    is raised by reading the pattern again whole: its position is then the pattern's own."""
+    most of an unanchored ``pattern``'s text (its reading took a third of the pattern's). So are
+    its large classes, in a pattern whose syntax is plain already (a ``\\p{L}`` spelled out is
+    1,900 characters that Python's parser read twice, 7 ms, in every pattern holding it; a class
+    read alone is cached). An error is raised by reading the pattern again whole: its position
+    is then the pattern's own."""
     if groups and num_slots >= 0:
-        text, dfas = _slot_parts(pattern, num_slots, classes=False)
+        text, dfas = _slot_parts(pattern, num_slots, classes=is_plain(pattern))
         if dfas:
             try:
                 parsed, classes = _read(text, num_slots + len(dfas), groups)

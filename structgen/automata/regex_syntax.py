@@ -43,7 +43,7 @@ from ..errors import RegexNotSupported, RegexSyntaxError
 from .unicode_props import property_set
 from .utf8 import merge_intervals, subtract_intervals
 
-__all__ = ["POSIX_CLASSES", "Spelled", "plain_syntax"]
+__all__ = ["POSIX_CLASSES", "Spelled", "is_plain", "plain_syntax"]
 
 Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, inclusive
 
@@ -107,6 +107,16 @@ class Spelled:
             return pos
         start, origin, verbatim = self.pieces[k]
         return origin + (pos - start) if verbatim else origin
+
+
+def is_plain(pattern: str) -> bool:
+    """Whether :func:`plain_syntax` surely leaves ``pattern`` as it is (no escape or class it
+    rewrites; a quick look, ``False`` where unsure).
+
+    >>> is_plain(r"[a-z]+\\d"), is_plain(r"\\p{L}"), is_plain("[[:alpha:]]")
+    (True, False, False)
+    """
+    return not _may_need_rewriting(pattern)
 
 
 def plain_syntax(pattern: str) -> Spelled:

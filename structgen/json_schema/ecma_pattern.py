@@ -171,7 +171,10 @@ def _single_set(op: object, av: Any, either: bool = False) -> Optional[Ranges]:
             return None
         py.append(both)
         ecma.append(both)
-    p_set, e_set = union(*py), union(*ecma)
+    p_set = union(*py)
+    if py == ecma:  # (no class that the engines read apart: one set, 1,000 ranges for a \p{L})
+        return complement(p_set) if negate else p_set
+    e_set = union(*ecma)
     if negate:
         p_set, e_set = complement(p_set), complement(e_set)
     return union(p_set, e_set) if either else intersect(p_set, e_set)
