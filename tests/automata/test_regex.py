@@ -387,3 +387,31 @@ def test_a_pattern_holding_a_known_group_is_read_with_the_group_slotted_and_erro
         with pytest.raises(error) as e:
             rx._parse(bad, 0)
         assert e.value.position == position and repr(bad) in str(e.value), str(e.value)
+
+
+def test_a_plain_pattern_holding_a_large_class_is_read_with_the_class_slotted_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large bracket class of a pattern in plain syntax is slotted before Python's parser reads
+    the pattern (read alone, once: the same language as read whole, and the parser never sees the
+    class); a pattern that plain_syntax rewrites (a POSIX class, here one that would end the
+    bracket early) is read whole first; an error after the class is placed where it stands."""
+    from structgen.automata import regex as rx
+    from structgen.automata.algebra import difference
+
+    monkeypatch.setattr(rx, "_PARSES", type(rx._PARSES)())
+    large = "[" + "".join(chr(c) for c in range(0x391, 0x391 + 60)) + "a-z0-9_.:/=+\\-@ ]"
+    pattern = f"^(?:{large}*|x{large}?y)$"
+    read: list[str] = []
+    real_parse = rx._sre_parse.parse
+    monkeypatch.setattr(rx._sre_parse, "parse", lambda text, *a: read.append(text) or real_parse(text, *a))
+    parsed, slots = rx._parse(pattern, 0)
+    assert len(slots) == 1 and [text for text in read if large in text] == [large]  # (the class: once, alone)
+    monkeypatch.setattr(rx._sre_parse, "parse", real_parse)
+    whole = rx.pattern_to_dfa(rx.parse_regex(pattern), max_states=10_000)  # (no slot)
+    slotted = rx.regex_to_dfa(pattern)
+    assert difference(slotted, whole).is_empty and difference(whole, slotted).is_empty
+    posix = rx.regex_to_dfa("[" + "q" * 70 + "[:alpha:]]")  # (read as the class ends at its first "]": q [ : a l p h, then "]")
+    assert posix.accepts(b"b") and posix.accepts(b"q") and not posix.accepts(b"[]")
+    bad = f"{large}+(a)\\1"
+    with pytest.raises(structgen.RegexNotSupported) as e:
+        rx._parse(bad, 0)
+    assert e.value.position == len(f"{large}+(a)"), str(e.value)
