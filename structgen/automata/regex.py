@@ -145,6 +145,23 @@ def strip_anchors(pattern: str) -> str:
     return pattern
 
 
+def _without_anchors(parsed: Any, first: bool, last: bool) -> Any:
+    """Python's parse of a pattern holding no ``|``, without its leading ``^`` (``first``) and
+    trailing ``$`` (``last``), where they stand as the parse's first and last items (the parse of
+    the pattern without them is the rest); else ``None``. (With a ``|`` at the top the parser
+    factors a ``^`` every branch starts with out of them: ``^a|^b`` reads as ``^(?:a|b)``.)"""
+    data = list(parsed.data)
+    if first:
+        if not data or data[0] != (_sre_c.AT, _sre_c.AT_BEGINNING):
+            return None
+        data = data[1:]
+    if last:
+        if not data or data[-1] != (_sre_c.AT, _sre_c.AT_END):
+            return None
+        data = data[:-1]
+    return _sre_parse.SubPattern(parsed.state, data)
+
+
 def _position(pattern: str, marker: str) -> int | None:
     m = re.search(marker, pattern)
     return m.start() if m else None
@@ -255,11 +272,15 @@ def _read(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tuple[By
         raise RegexNotSupported(pattern, "the verbose (?x) or locale (?L) flag", _position(pattern, r"\(\?[a-zA-Z]*[xL]"))
     body = strip_anchors(spelled.text)
     body_parsed = parsed
-    if body != spelled.text:  # (parsed again only where an anchor went)
-        try:
-            body_parsed = _sre_parse.parse(body, 0)
-        except re.error as e:  # stripping an anchor can only remove a no-op; report against the original
-            raise RegexSyntaxError(pattern, spelled.position(e.pos), e.msg) from e
+    if body != spelled.text:  # (the parse without the anchors that went: cut from it, else read again)
+        body_parsed = None
+        if "|" not in spelled.text:  # (a "|" at the top may have the parser factor "^" out of its branches)
+            body_parsed = _without_anchors(parsed, spelled.text.startswith("^"), len(body) + spelled.text.startswith("^") < len(spelled.text))
+        if body_parsed is None:
+            try:
+                body_parsed = _sre_parse.parse(body, 0)
+            except re.error as e:  # stripping an anchor can only remove a no-op; report against the original
+                raise RegexSyntaxError(pattern, spelled.position(e.pos), e.msg) from e
     _check_supported(pattern, body_parsed)
     text = _spell_assertions(body)
     classes: list[ByteDFA] = []

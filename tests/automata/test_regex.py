@@ -415,3 +415,25 @@ def test_a_plain_pattern_holding_a_large_class_is_read_with_the_class_slotted_fi
     with pytest.raises(structgen.RegexNotSupported) as e:
         rx._parse(bad, 0)
     assert e.value.position == len(f"{large}+(a)"), str(e.value)
+
+
+@pytest.mark.parametrize("text", [
+    "^$", "^", "$", "^a|b$", "^^a", "^a$$", "^(a)$", "^[$]$", "^a\\\\$", "^(?:x|y)+$", "^\\d{2,}$", "^(?P<n>a)(?P=n)$",
+    "^[a-z0-9][\\.\\-a-z0-9]{1,61}[a-z0-9]$", "^(arn:aws[-a-z]*:elasticfilesystem:[0-9a-z-:]+:(ap|fs)-[0-9a-f]{8,40})$",
+    "(^a)$", "^a(?=b)", "^(?i:ab)$", "^a|^b", "^\\$$",
+])
+def test_a_pattern_read_without_its_anchors_is_its_parse_cut(text: str) -> None:
+    """The parse of a pattern without its outer anchors is cut from the pattern's own parse where
+    they stand as its first and last items (else read again): the same as reading the rest."""
+    from structgen.automata import regex as rx
+
+    body = rx.strip_anchors(text)
+    if body == text:
+        return
+    parsed = rx._sre_parse.parse(text, 0)
+    cut = rx._without_anchors(parsed, text.startswith("^"), len(body) + text.startswith("^") < len(text))
+    if "|" in text:  # (not cut: the parser may have factored a "^" out of the branches)
+        if text == "^a|^b":
+            assert cut is not None and repr(cut) != repr(rx._sre_parse.parse(body, 0))
+        return
+    assert cut is not None and repr(cut) == repr(rx._sre_parse.parse(body, 0)) and cut.state is parsed.state
