@@ -175,9 +175,20 @@ class Arrays:
 def array_term(t: JsonTerms, elems: list[Term], tail: Optional[Term], lo: int, cap: Optional[int]) -> Term:
     """The JSON arrays of ``elems`` (one per position) then ``tail`` items (``None``: none), with
     ``lo``..``cap`` items in all (``cap`` no more than the positions when ``tail`` is ``None``)."""
+    content = array_items(t, elems, tail, lo, cap)
+    open_, close = t.lit("["), t.lit("]")
+    if content == EPSILON:
+        return t.cat(open_, t.ws, close)
+    if lo == 0:
+        return t.cat(open_, t.ws, t.opt(t.cat(content, t.ws)), close)
+    return t.cat(open_, t.ws, content, t.ws, close)
+
+
+def array_items(t: JsonTerms, elems: list[Term], tail: Optional[Term], lo: int, cap: Optional[int]) -> Term:
+    """The items of :func:`array_term`'s arrays, between the brackets: position j's item after a
+    separator when j > 0, built from the last position back to the first (a loop: a nested
+    function calling itself was a cycle per array)."""
     sep = t.sep
-    # Items from position j on (each after a separator when j > 0), built from the last position
-    # back to the first (a loop: a nested function calling itself is a cycle per array).
     last = len(elems) if cap is None else min(len(elems), cap)
     content: Term
     if cap is not None and last >= cap or tail is None:
@@ -191,12 +202,7 @@ def array_term(t: JsonTerms, elems: list[Term], tail: Optional[Term], lo: int, c
     for j in range(last - 1, -1, -1):
         piece = t.cat(elems[j], content) if j == 0 else t.cat(sep, elems[j], content)
         content = piece if j < lo or j == 0 else t.opt(piece)
-    open_, close = t.lit("["), t.lit("]")
-    if content == EPSILON:
-        return t.cat(open_, t.ws, close)
-    if lo == 0:
-        return t.cat(open_, t.ws, t.opt(t.cat(content, t.ws)), close)
-    return t.cat(open_, t.ws, content, t.ws, close)
+    return content
 
 
 def finite_values(schemas: list[Schema], path: str) -> list[Any]:
