@@ -29,7 +29,6 @@ __all__ = [
 #: A JSON Schema: an object (whose keywords hold any JSON values) or a boolean.
 Schema = Union[dict[str, Any], bool]
 #: A place in a JSON document: the keys and array indices from its root (see :func:`pointer`).
-E = TypeVar("E", bound=BaseException)
 Tokens = tuple[Union[str, int], ...]
 #: The ``$ref`` targets (JSON pointers) a compile has entered on its way to a sub-schema, outermost
 #: first: how deep it recurses (``max_recursion_depth``).
@@ -64,6 +63,9 @@ class MergeClash(SchemaNotSupported):
 
 class TooDeep(CompileBudgetExceeded):
     """Recursion went past ``max_recursion_depth``; dropped where the recursive part is optional."""
+
+
+E = TypeVar("E", bound=BaseException)
 
 
 def detached(e: E) -> E:

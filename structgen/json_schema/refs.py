@@ -29,10 +29,10 @@ class RefResolver:
     ``$ref`` that does not land inside the schema.
     """
 
-    def __init__(self, root: Schema, text: Optional[str] = None) -> None:
+    def __init__(self, root: Schema) -> None:
         self.root = root
-        #: the root's :func:`.ops.schema_text` (given, or written here)
-        self.text = schema_text(root) if text is None else text
+        #: the root's :func:`.ops.schema_text` (the compile's memo reads it too)
+        self.text = schema_text(root)
         self.anchors: dict[str, Tokens] = {}  # "base#name" -> tokens
         self.resources: dict[str, Tokens] = {"": ()}
         self.bases: dict[Tokens, str] = {}
