@@ -9,7 +9,7 @@
 Every constraint is a format value (:mod:`structgen.formats`) and :func:`compile` is the one door:
 ``compile_regex(p, vocab)`` is ``compile(formats.Regex(p), vocab)``.
 
-The core (this module) needs only numpy, interegular and regex; the transformers integration
+The core (this module) needs only numpy, regex and jsonschema; the transformers integration
 (`LogitsProcessor`, `generate_*`) imports torch lazily, on first use.
 """
 

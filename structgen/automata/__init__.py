@@ -10,10 +10,10 @@
 - :mod:`.dfa`: :class:`~.dfa.ByteDFA`, numpy tables; trim, minimise, canonical numbering.
 - :mod:`.markers`: slot / call / guard characters of structgen-written regexes.
 - :mod:`.nfa` + :mod:`.lookaround`: parse tree → Thompson NFA → subset construction (look-arounds exact).
-- :mod:`.regex`: a user's regex (parsed by interegular, checked by Python's parser) → byte DFA.
+- :mod:`.regex`: a user's regex (read and checked by Python's own parser) → byte DFA or expression.
 - :mod:`.unicode_props`: ``\\p{..}`` classes as code-point ranges.
 - :mod:`.algebra`: ∩, ∪, − of byte DFAs.
 - :mod:`.network`: automata that call one another (compiled into a pushdown guide).
 - :mod:`.spans`: the suffix automaton of documents (verbatim spans).
-- :mod:`.char_fsm`: interegular's character FSMs lowered to bytes (a test reference only).
+- :mod:`.char_fsm`: interegular's reading and character FSMs lowered to bytes (a test reference only).
 """

@@ -1,7 +1,8 @@
 """interegular's character FSMs lowered to byte DFAs: the reference the NFA construction is tested against.
 
-structgen builds automata with :mod:`structgen.automata.nfa`; interegular's own ``to_fsm()``
-(character-level FSM algebra, slow on big patterns) is kept only so tests can compare the two.
+structgen reads a regex with Python's parser and builds automata with :mod:`structgen.automata.nfa`;
+interegular's reader and its ``to_fsm()`` (character-level FSM algebra, slow on big patterns)
+are an independent second reading, kept only so tests can compare the two.
 
 Example:
     >>> dfa = char_fsm_to_dfa(regex_to_char_fsm(r"\\d{2}"))
@@ -11,11 +12,14 @@ Example:
 
 from __future__ import annotations
 
+import interegular
 from interegular.fsm import FSM, anything_else
+from interegular.patterns import InvalidSyntax, Unsupported
 
 from ..errors import CompileBudgetExceeded
 from .dfa import DEFAULT_MAX_STATES, ByteDFA
-from .regex import INTEREGULAR_ERRORS, not_supported, parse_regex
+from ..errors import RegexNotSupported
+from .regex import prepared_regex
 from .utf8 import MAX_CODE_POINT, Utf8Writer, intervals_of
 
 __all__ = ["char_fsm_to_dfa", "regex_to_char_fsm"]
@@ -34,11 +38,10 @@ def regex_to_char_fsm(pattern: str) -> FSM:
     >>> fsm.accepts("2024-05"), fsm.accepts("2024-5")
     (True, False)
     """
-    parsed = parse_regex(pattern)
     try:
-        return parsed.to_fsm()
-    except INTEREGULAR_ERRORS as e:
-        raise not_supported(pattern, e) from e
+        return interegular.parse_pattern(prepared_regex(pattern)).to_fsm()
+    except (Unsupported, InvalidSyntax, RecursionError) as e:
+        raise RegexNotSupported(pattern, f"interegular cannot read or build it ({e!r})") from e
 
 
 def _char_intervals(fsm: FSM) -> dict[object, list[tuple[int, int]]]:

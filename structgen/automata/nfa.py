@@ -1,10 +1,12 @@
-"""interegular's regex AST → byte-level Thompson NFA → byte DFA (subset construction).
+"""Python's parse of a regex → byte-level Thompson NFA → byte DFA (subset construction), or → an
+expression of the pool.
 
-This replaces interegular's own ``Pattern.to_fsm()`` (character-level FSM algebra, whose cost
-grows quickly with the pattern) with a construction straight to bytes:
+The parse is the one Python's ``re`` makes (``re._parser``: the reader the regex front end checks
+a pattern with). The construction goes straight to bytes:
 
-1. **Resolve** the AST: flags are applied and every character group becomes a set of code-point
-   intervals, interpreted exactly as ``to_fsm`` does (see ``_char_set``).
+1. **Resolve** the parse: flags are applied and every class becomes a set of code-point intervals
+   (``\\d \\w \\s`` are the ASCII classes; case-insensitively a character stands for its
+   ``lower()`` and ``upper()``: see ``_class_set``).
 2. **Templates**: each distinct set is lowered once to UTF-8 byte paths (:mod:`.utf8`). All byte
    edges come from templates, so 0..255 is partitioned into *byte classes* by their labels.
 3. **Thompson NFA**, built back to front ("then go to ``nxt``"): a set is a copy of its template,
@@ -20,24 +22,22 @@ import itertools
 from typing import NamedTuple, Sequence, Union
 
 import numpy as np
-from interegular.patterns import (
-    Pattern,
-    REFlags,
-    Unsupported,
-    _CharGroup,
-    _Concatenation,
-    _NonCapturing,
-    _Repeated,
-)
+import re
+from typing import Any
 
 from ..errors import CompileBudgetExceeded
 from .dfa import ByteDFA, minimal_dfa
 from .expr import ExprPool
 from .markers import SLOT_FIRST, call_index, call_path
 from .lookaround import ANY_BYTES, Look, determinise_with_looks
-from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
+from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of, merge_intervals
 
-__all__ = ["pattern_to_dfa", "pattern_to_expr"]
+try:  # Python >= 3.11
+    from re import _constants as _C  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - Python 3.10
+    import sre_constants as _C
+
+__all__ = ["Parsed", "Unsupported", "pattern_to_dfa", "pattern_to_expr"]
 
 #: The NFA may hold this many states per allowed DFA state before compilation stops.
 NFA_STATES_PER_DFA_STATE = 4
@@ -46,6 +46,12 @@ NFA_STATES_PER_DFA_STATE = 4
 SUBSET_ENTRIES_PER_DFA_STATE = 16
 
 Intervals = tuple[tuple[int, int], ...]
+#: Python's parse of a regex (``re._parser.SubPattern``: a sequence of (op, argument) items).
+Parsed = Any
+
+
+class Unsupported(Exception):
+    """A construct the construction cannot enforce exactly (the caller names the pattern)."""
 
 
 class _Set(NamedTuple):
@@ -90,17 +96,17 @@ Node = Union[_Set, _Cat, _Alt, _Rep, _Embed, _Look, _Sym]
 _EMPTY = _Cat(())
 _ALL_BUT_NEWLINE: Intervals = ((0, 9), (11, MAX_CODE_POINT))
 _ALL: Intervals = ((0, MAX_CODE_POINT),)
-_KNOWN_FLAGS = REFlags.CASE_INSENSITIVE | REFlags.SINGLE_LINE
+_WORD_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 
 
-def pattern_to_expr(pattern: Pattern, pool: ExprPool, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> int:
-    """The expression (in ``pool``) of an ``interegular.parse_pattern`` result: built straight
+def pattern_to_expr(pattern: Parsed, pool: ExprPool, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> int:
+    """The expression (in ``pool``) of Python's parse of a regex: built straight
     from the parse tree, in time linear in the pattern (no NFA, no determinisation). Calls of a
     network are symbols. A pattern with look-arounds is compiled eagerly instead
     (:func:`pattern_to_dfa`, within ``max_states``) and embedded whole.
     """
     resolver = _Resolver({}, len(slots), slots, max_states, symbols=True)
-    root = resolver.resolve(pattern, REFlags(0))
+    root = resolver.resolve(pattern, pattern.state.flags)
     if _looks_in(root, set()):
         if _has_symbols(root):
             raise Unsupported("a look-around next to a call of another automaton")
@@ -145,17 +151,16 @@ def _has_symbols(node: Node) -> bool:
     return False
 
 
-def pattern_to_dfa(pattern: Pattern, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
-    """The minimal canonical :class:`ByteDFA` of an ``interegular.parse_pattern`` result.
+def pattern_to_dfa(pattern: Parsed, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> ByteDFA:
+    """The minimal canonical :class:`ByteDFA` of Python's parse of a regex.
 
-    Look-arounds (``_NonCapturing`` nodes) are exact (see :mod:`.lookaround`). Raises
-    ``interegular.patterns.Unsupported`` for what it cannot enforce exactly (the ``(?m)`` flag on a
-    character, a look-behind inside a look-ahead or the reverse) and :class:`CompileBudgetExceeded`
+    Look-arounds are exact (see :mod:`.lookaround`). Raises :class:`Unsupported` for what it
+    cannot enforce exactly (a look-behind inside a look-ahead or the reverse) and :class:`CompileBudgetExceeded`
     when the NFA grows past ``NFA_STATES_PER_DFA_STATE * max_states`` states or the DFA past
     ``max_states``. ``slots[k]`` is the automaton that :func:`slot_marker` ``(k)`` stands for.
     """
     resolver = _Resolver({}, len(slots), slots, max_states)
-    root = resolver.resolve(pattern, REFlags(0))
+    root = resolver.resolve(pattern, pattern.state.flags)
     return resolver.compile(root)
 
 
@@ -169,7 +174,7 @@ class _Resolver:
         self.sets = sets
         self.symbols = symbols  # calls as _Sym nodes (expressions), not paths of reserved bytes (NFA)
         self.num_slots = num_slots
-        self._memo: dict[tuple[_CharGroup, bool], _Set] = {}
+        self._memo: dict[tuple[tuple[Any, ...], bool], _Set] = {}
         # Automata the NFA embeds: the caller's slots, then ours (Σ* for look-around bodies).
         self.slots: list[ByteDFA] = list(slots)
         self.max_states = max_states
@@ -207,13 +212,12 @@ class _Resolver:
             table, finals = _determinise(nfa, start, num_classes, max_states)
         return minimal_dfa(table, finals, class_of)
 
-    def _look(self, p: _NonCapturing, flags: REFlags) -> _Look:
+    def _look(self, ahead: bool, negative: bool, inner: Any, flags: int) -> _Look:
         """A look-around: its body compiled now, in its own scope, to the automaton
         ``X·Σ*`` (ahead: the rest of the input from here) or ``Σ*·X`` (behind: all of it up
         to here). Look-arounds nested in the body in the same direction see the same input as
         they would in place; the other direction would need what the body's automaton does not
         read, so it is refused."""
-        ahead = not p.backwards
         direction = "ahead" if ahead else "behind"
         if self.scope is not None and self.scope != direction:
             raise Unsupported(
@@ -222,79 +226,131 @@ class _Resolver:
             )
         saved, self.scope = self.scope, direction
         try:
-            body = self.resolve(p.inner, flags)
+            body = self.resolve(inner, flags)
         finally:
             self.scope = saved
         if self._anything is None:
             self._anything = _Embed(len(self.slots))
             self.slots.append(ANY_BYTES)
         whole = _Cat((body, self._anything) if ahead else (self._anything, body))
-        self.looks.append(Look(ahead, bool(p.negate), self.compile(whole)))
+        self.looks.append(Look(ahead, negative, self.compile(whole)))
         return _Look(len(self.looks) - 1)
 
-    def resolve(self, p: object, flags: REFlags) -> Node:
-        if isinstance(p, Pattern):
-            flags = (flags | p.added_flags) & ~p.removed_flags
-            options = [self.resolve(o, flags) for o in p.options]
-            return options[0] if len(options) == 1 else _Alt(tuple(options))
-        if isinstance(p, _Concatenation):
-            parts = [x for x in (self.resolve(x, flags) for x in p.parts) if x != _EMPTY]
-            return parts[0] if len(parts) == 1 else _Cat(tuple(parts))
-        if isinstance(p, _Repeated):
-            if p.max is not None and p.max < p.min:
-                raise Unsupported(f"a repetition {{{p.min},{p.max}}} with max below min")
-            base = self.resolve(p.base, flags)
-            if p.max == 0:  # x{0,0} matches only the empty string
+    def resolve(self, parsed: Any, flags: int) -> Node:
+        """The node of a sequence of Python's parse (a ``SubPattern`` or its list of items) under
+        ``flags`` (``re`` flags: only ``IGNORECASE`` and ``DOTALL`` change what it matches)."""
+        parts = [x for x in (self._item(op, av, flags) for op, av in parsed) if x != _EMPTY]
+        return parts[0] if len(parts) == 1 else _Cat(tuple(parts))
+
+    def _item(self, op: Any, av: Any, flags: int) -> Node:
+        if op is _C.LITERAL:
+            return self._marked(av) or self._class(((_C.LITERAL, av),), flags)
+        if op is _C.IN:
+            # (Python's parser reads "x|<marker>" as a class [x<marker>]: a marker there is its own option)
+            marked = [self._marked(v) for o, v in av if o is _C.LITERAL] if av and av[0][0] is not _C.NEGATE else []
+            if any(marked):
+                rest = tuple(item for item in av if item[0] is not _C.LITERAL or not self._marked(item[1]))
+                options = [node for node in marked if node]
+                return _Alt((*options, self._class(rest, flags)) if rest else tuple(options))
+            return self._class(av, flags)
+        if op is _C.NOT_LITERAL:
+            return self._class(((_C.NEGATE, None), (_C.LITERAL, av)), flags)
+        if op is _C.ANY:
+            return self._set(_ALL if flags & re.DOTALL else _ALL_BUT_NEWLINE)
+        if op is _C.SUBPATTERN:
+            _group, add, remove, inner = av
+            return self.resolve(inner, (flags | add) & ~remove)
+        if op is _C.BRANCH:
+            return _Alt(tuple(self.resolve(option, flags) for option in av[1]))
+        if op is _C.MAX_REPEAT or op is _C.MIN_REPEAT:  # (lazy or greedy: the same language)
+            lo, hi, inner = av
+            hi = None if hi is _C.MAXREPEAT else hi
+            base = self.resolve(inner, flags)
+            if hi == 0:  # x{0,0} matches only the empty string
                 return _EMPTY
             if isinstance(base, _Rep) and base.lo == 0:
                 # (y{0,b}){m,n} is y{0,b*n}: a chain of nullable copies makes closures quadratic.
-                return _Rep(base.x, 0, None if base.hi is None or p.max is None else base.hi * p.max)
-            return _Rep(base, p.min, p.max)
-        if isinstance(p, _CharGroup):
-            if flags & ~_KNOWN_FLAGS:  # only (?m) parses; to_fsm refuses it on a character too
-                raise Unsupported("the multiline flag (?m)")
-            if not p.negated and len(p.chars) == 1:
-                ch = next(iter(p.chars))
-                k = ord(ch) - SLOT_FIRST
-                if 0 <= k < self.num_slots:
-                    return _Embed(k)
-                callee = call_index(ch)
-                if callee is not None:
-                    if self.symbols:
-                        return _Sym(callee)
-                    return _Cat(tuple(self._set(((-1, b),)) for b in call_path(callee)))
-            key = (p, bool(flags & REFlags.CASE_INSENSITIVE))
-            node = self._memo.get(key)
-            if node is None:
-                node = self._memo[key] = self._set(_char_set(p, key[1]))
-            return node
-        if isinstance(p, _NonCapturing):
-            return self._look(p, flags)
-        name = type(p).__name__
-        if name.endswith("__DotCls"):  # interegular's "." (a private class)
-            return self._set(_ALL if flags & REFlags.SINGLE_LINE else _ALL_BUT_NEWLINE)
-        if name.endswith("__EmptyCls"):
-            return _EMPTY
-        raise Unsupported(f"an unknown regex node {name}")
+                return _Rep(base.x, 0, None if base.hi is None or hi is None else base.hi * hi)
+            return _Rep(base, lo, hi)
+        if op is _C.ASSERT or op is _C.ASSERT_NOT:
+            direction, inner = av
+            return self._look(direction > 0, op is _C.ASSERT_NOT, inner, flags)
+        raise Unsupported(f"the regex construct {str(op).lower()}")  # (the reader's checks refuse these first)
+
+    def _marked(self, code: int) -> Node | None:
+        """What a marker character stands for (a slot's automaton, a call), else None."""
+        k = code - SLOT_FIRST
+        if 0 <= k < self.num_slots:
+            return _Embed(k)
+        callee = call_index(chr(code))
+        if callee is None:
+            return None
+        if self.symbols:
+            return _Sym(callee)
+        return _Cat(tuple(self._set(((-1, b),)) for b in call_path(callee)))
+
+    def _class(self, items: Any, flags: int) -> _Set:
+        """One character of a class of Python's parse (its items: literals, ranges, categories,
+        a leading negation); case-insensitively, as :func:`_cased` reads it."""
+        key = (tuple(items), bool(flags & re.IGNORECASE))
+        node = self._memo.get(key)
+        if node is None:
+            node = self._memo[key] = self._set(_class_set(key[0], key[1]))
+        return node
 
     def _set(self, ivs: Intervals) -> _Set:
         return _Set(self.sets.setdefault(ivs, len(self.sets)))
 
 
-def _char_set(group: _CharGroup, insensitive: bool) -> Intervals:
-    """The code points of a character group, as interegular's ``_CharGroup.to_fsm`` reads it.
+#: The ASCII classes ``\d \w \s`` (re.ASCII's reading) and their negations, by Python's category.
+_CATEGORIES: dict[Any, tuple[str, bool]] = {
+    _C.CATEGORY_DIGIT: ("0123456789", False),
+    _C.CATEGORY_NOT_DIGIT: ("0123456789", True),
+    _C.CATEGORY_WORD: (_WORD_CHARS, False),
+    _C.CATEGORY_NOT_WORD: (_WORD_CHARS, True),
+    _C.CATEGORY_SPACE: (" \t\n\r\f\v", False),
+    _C.CATEGORY_NOT_SPACE: (" \t\n\r\f\v", True),
+}
 
-    Case-insensitively a char stands for ``c.lower()`` and ``c.upper()``; a result of more than
-    one character (``"ß".upper() == "SS"``) is never read as one character, so it matches nothing.
-    A negated group is everything else (``\\n`` included).
-    """
-    chars: frozenset[str] = group.chars
+
+def _class_set(items: tuple[Any, ...], insensitive: bool) -> Intervals:
+    """The code points of a class: the union of its items (a negated category such as ``\\W`` is
+    everything but its characters), then its complement if it starts with a negation.
+    Case-insensitively each character (of an item, of a negated category's characters) stands
+    for its :func:`_cased` forms."""
+    negated = False
+    points: list[tuple[int, int]] = []
+    excluded: list[Intervals] = []  # (per negated category: what it leaves out)
+    for op, av in items:
+        if op is _C.LITERAL:
+            points.append((av, av))
+        elif op is _C.RANGE:
+            points.append(av)
+        elif op is _C.NEGATE:
+            negated = True
+        elif op is _C.CATEGORY and av in _CATEGORIES:
+            chars, complemented = _CATEGORIES[av]
+            category = tuple(intervals_of(ord(c) for c in chars))
+            if complemented:
+                excluded.append(_cased(category) if insensitive else category)
+            else:
+                points.extend(category)
+        else:
+            raise Unsupported(f"the class item {str(op).lower()} {str(av).lower()}")
+    ivs: Intervals = tuple(merge_intervals(points))
     if insensitive:
-        chars = frozenset({*(c.lower() for c in chars), *(c.upper() for c in chars)})
-    ivs = intervals_of(ord(c) for c in chars if len(c) == 1)
-    if not group.negated:
-        return tuple(ivs)
-    return complement_intervals(ivs)
+        ivs = _cased(ivs)
+    for left_out in excluded:
+        ivs = tuple(merge_intervals([*ivs, *complement_intervals(left_out)]))
+    return complement_intervals(ivs) if negated else ivs
+
+
+def _cased(ivs: Intervals) -> Intervals:
+    """Case-insensitively a character stands for ``c.lower()`` and ``c.upper()``; a result of more
+    than one character (``"ß".upper() == "SS"``) is never read as one character, so it matches
+    nothing."""
+    cased = {f for lo, hi in ivs for cp in range(lo, hi + 1) for f in (chr(cp).lower(), chr(cp).upper()) if len(f) == 1}
+    return tuple(intervals_of(ord(c) for c in cased))
 
 
 def _looks_in(node: Node, out: set[int]) -> set[int]:

@@ -1,7 +1,6 @@
-"""Regex → byte DFA, with `interegular` as the parser and :mod:`structgen.automata.nfa` as the construction.
-(A large bracket class, such as a ``\\p{..}`` spelled out, is read by Python's parser into ranges
-instead, and embedded as an automaton of its own: interegular holds a class as its set of
-characters.)
+"""Regex → byte DFA or expression, with Python's own parser (``re._parser``) as the reader and
+:mod:`structgen.automata.nfa` as the construction. (A large bracket class, such as a ``\\p{..}``
+spelled out, and a registered group are read once and embedded as automata of their own.)
 
 Patterns use Python `re` syntax with full-match semantics (the whole output must match).
 Constructs no finite automaton enforces exactly raise :class:`RegexNotSupported` naming the
@@ -14,8 +13,8 @@ Semantics to know:
   JSON Schema's ECMA-262 patterns): ``\\d`` is ``[0-9]``.
 * ``^`` at the very start and ``$`` at the very end mean nothing more (the match is already
   anchored). Elsewhere they are assertions, as in Python: ``^`` and ``\\A`` hold at the start,
-  ``\\Z`` at the end, ``$`` at the end or before a final ``\\n``. The multiline flag ``(?m)`` is
-  refused.
+  ``\\Z`` at the end, ``$`` at the end or before a final ``\\n``. Under the multiline flag ``(?m)``
+  they are refused (it changes nothing else).
 * Look-arounds ``(?=X)``, ``(?!X)``, ``(?<=X)``, ``(?<!X)`` (look-behinds of any width, as in the
   ``regex`` module and ECMA-262) and the word boundaries ``\\b``, ``\\B`` (over the ASCII ``\\w``,
   as with ``re.ASCII``) are compiled exactly, wherever they sit (see :mod:`structgen.automata.lookaround`).
@@ -34,16 +33,14 @@ import threading
 from collections import OrderedDict
 from typing import Any, Sequence
 
-import interegular
 import numpy as np
-from interegular.patterns import InvalidSyntax, Pattern, Unsupported
 
 from ..errors import RegexNotSupported, RegexSyntaxError
 from .dfa import DEFAULT_MAX_STATES, ByteDFA, canonical_dfa
 from .embedded import spelled_as
 from .markers import MAX_SLOTS, SLOT_FIRST, slot_marker
 from .expr import ExprPool
-from .nfa import pattern_to_dfa, pattern_to_expr
+from .nfa import Parsed, Unsupported, pattern_to_dfa, pattern_to_expr
 from .regex_syntax import is_plain, plain_syntax
 from .utf8 import code_points_rows, complement_intervals, merge_intervals
 
@@ -55,7 +52,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     import sre_parse as _sre_parse
 
 __all__ = [
-    "INTEREGULAR_ERRORS", "not_supported", "parse_regex", "regex_to_dfa", "regex_to_expr", "register_group",
+    "READER_ERRORS", "not_supported", "parse_regex", "prepared_regex", "regex_to_dfa", "regex_to_expr", "register_group",
     "slotted_regex_to_dfa", "strip_anchors",
 ]
 
@@ -72,7 +69,7 @@ for _name, _desc, _mark in (
     if hasattr(_sre_c, _name):
         _UNSUPPORTED_OPS[getattr(_sre_c, _name)] = (_desc, _mark)
 
-# Assertions interegular does not read, spelled as the look-arounds they are (outside classes).
+# Assertions spelled as the look-arounds they are (outside classes): the construction reads look-arounds only.
 _WORD = "[0-9A-Za-z_]"
 _ANY = "(?s:.)"
 _ASSERTION_SPELLINGS = {
@@ -87,7 +84,7 @@ _ASSERTION_SPELLINGS = {
 
 def _spell_assertions(pattern: str) -> str:
     """``pattern`` with ``^ $ \\A \\Z \\b \\B`` written as look-arounds, and each look-around
-    group wrapped in ``(?:...)`` (Python lets one be quantified; interegular does not).
+    group wrapped in ``(?:...)`` (Python lets one be quantified; a reference reader may not).
 
     >>> _spell_assertions(r"a\\Z[$]")
     'a(?!(?s:.))[$]'
@@ -201,24 +198,36 @@ def _children(av: Any) -> list[Any]:
     return out
 
 
-def parse_regex(pattern: str) -> Pattern:
-    """Validate ``pattern`` and parse it with interegular (full-match semantics, anchors stripped).
+def parse_regex(pattern: str) -> Parsed:
+    """Validate ``pattern`` and read it (full-match semantics, anchors stripped, assertions
+    spelled as look-arounds): Python's parse, the one :func:`structgen.automata.nfa.pattern_to_dfa` builds from.
 
-    >>> type(parse_regex(r"\\d{4}")).__name__
-    'Pattern'
+    >>> [str(op) for op, _ in parse_regex(r"\\d{4}")]
+    ['MAX_REPEAT']
     """
     return _parse(pattern, -1)[0]
 
 
+def prepared_regex(pattern: str) -> str:
+    """``pattern`` as the construction reads it: checked, in plain syntax, without the anchors
+    full-match semantics make no-ops, its assertions spelled as look-arounds (what a reference
+    reader, such as interegular in :mod:`.char_fsm`, is given).
+
+    >>> prepared_regex(r"^a\\Z")
+    'a(?!(?s:.))'
+    """
+    return _prepare(pattern, -1, False)[0]
+
+
 #: Parses kept per process (:func:`_parse`), the least recently used dropped past this many: a
-#: schema's patterns are read again by every compile of it or of a schema sharing them (3 ms each,
-#: interegular's reader), and a parse is immutable (frozen patterns, automata read only).
+#: schema's patterns are read again by every compile of it or of a schema sharing them, and a
+#: parse is read only (never changed once made).
 PARSE_CACHE = 256
-_PARSES: OrderedDict[tuple[str, int, bool, int], tuple[Pattern, tuple[ByteDFA, ...]]] = OrderedDict()
+_PARSES: OrderedDict[tuple[str, int, bool, int], tuple[Parsed, tuple[ByteDFA, ...]]] = OrderedDict()
 _PARSES_LOCK = threading.Lock()
 
 
-def _parse(pattern: str, num_slots: int, groups: bool = True) -> tuple[Pattern, tuple[ByteDFA, ...]]:
+def _parse(pattern: str, num_slots: int, groups: bool = True) -> tuple[Parsed, tuple[ByteDFA, ...]]:
     """:func:`parse_regex`; with ``num_slots >= 0``, each large bracket class and each known group
     (unless not ``groups``) is read on its own and stands in the pattern for slot
     ``num_slots + k`` (:func:`_slot_parts`): the parse, and the automata of those slots (cached:
@@ -239,14 +248,13 @@ def _parse(pattern: str, num_slots: int, groups: bool = True) -> tuple[Pattern, 
     return got
 
 
-def _parse_anew(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tuple[ByteDFA, ...]]:
+def _parse_anew(pattern: str, num_slots: int, groups: bool) -> tuple[Parsed, tuple[ByteDFA, ...]]:
     """:func:`_parse`, not cached. The registered groups are slotted first, so that Python's
     parser and the checks read the rest only: a JSON string's character group is 250 characters,
-    most of an unanchored ``pattern``'s text (its reading took a third of the pattern's). So are
-    its large classes, in a pattern whose syntax is plain already (a ``\\p{L}`` spelled out is
-    1,900 characters that Python's parser read twice, 7 ms, in every pattern holding it; a class
-    read alone is cached). An error is raised by reading the pattern again whole: its position
-    is then the pattern's own."""
+    most of an unanchored ``pattern``'s text. So are its large classes, in a pattern whose syntax
+    is plain already (a ``\\p{L}`` spelled out is 1,900 characters that Python's parser read
+    twice, 7 ms, in every pattern holding it; a class read alone is cached). An error is raised by
+    reading the pattern again whole: its position is then the pattern's own."""
     if groups and num_slots >= 0:
         text, dfas = _slot_parts(pattern, num_slots, classes=is_plain(pattern))
         if dfas:
@@ -259,8 +267,21 @@ def _parse_anew(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tu
     return _read(pattern, num_slots, groups)
 
 
-def _read(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tuple[ByteDFA, ...]]:
-    """:func:`_parse_anew` of a pattern as it stands."""
+def _read(pattern: str, num_slots: int, groups: bool) -> tuple[Parsed, tuple[ByteDFA, ...]]:
+    """:func:`_parse_anew` of a pattern as it stands: the parse of its prepared text."""
+    text, parsed, classes = _prepare(pattern, num_slots, groups)
+    if parsed is None:
+        try:
+            parsed = _sre_parse.parse(text, 0)
+        except (re.error, OverflowError, RecursionError) as e:  # pragma: no cover - rewrites keep Python's syntax
+            raise RegexSyntaxError(pattern, None, f"the prepared pattern {text!r} does not parse: {e}") from e
+    return parsed, tuple(classes)
+
+
+def _prepare(pattern: str, num_slots: int, groups: bool) -> tuple[str, Parsed | None, list[ByteDFA]]:
+    """``pattern`` checked (:class:`RegexSyntaxError`, :class:`RegexNotSupported`) and prepared:
+    in plain syntax, without its no-op anchors, assertions spelled as look-arounds, slotted (with
+    ``num_slots >= 0``); its parse where the check's parse is that text's; the slots' automata."""
     spelled = plain_syntax(pattern)  # (\u, \p{..}, POSIX classes, ...: see structgen.automata.regex_syntax)
     try:
         parsed = _sre_parse.parse(spelled.text, 0)
@@ -286,19 +307,15 @@ def _read(pattern: str, num_slots: int, groups: bool) -> tuple[Pattern, tuple[By
     classes: list[ByteDFA] = []
     if num_slots >= 0:
         text, classes = _slot_parts(text, num_slots, groups)
-    try:
-        return interegular.parse_pattern(text), tuple(classes)
-    except INTEREGULAR_ERRORS as e:
-        raise not_supported(pattern, e) from e
+    return text, body_parsed if text == body else None, classes
 
 
-#: A bracket class of at least this many characters is read by Python's parser into code-point
-#: ranges and stands in the pattern for one slot: interegular holds a class as the set of its
-#: characters, so a ``\\p{..}`` class spelled out (about 2,000 characters, 280,000 code points)
-#: took it 65 to 100 ms to read, wherever it appeared.
+#: A bracket class of at least this many characters is read on its own, once per process, and
+#: stands in the pattern for one slot: a ``\\p{..}`` class spelled out is about 2,000 characters
+#: that Python's parser would read again in every pattern holding it.
 _LARGE_CLASS = 64
 #: ... or holding a range of at least this many code points (``\\ud800-\\udfff``, the surrogates
-#: a JSON string's raw characters leave out: interegular holds each of them).
+#: a JSON string's raw characters leave out: its automaton is then made once).
 _WIDE_RANGE = 256
 _RANGE = re.compile(r"(?<!\\)([^\\])-([^\\\]])")
 #: Flag groups that change what a class matches ((?i), (?a), (?u), (?L), and their negations):
@@ -405,7 +422,7 @@ def _slot_parts(text: str, first: int, groups: bool = True, classes: bool = True
 def _class_dfa(text: str) -> ByteDFA | None:
     """The automaton of one bracket class (one character of it, as UTF-8), read by Python's
     parser; ``None`` for a class holding more than characters and ranges (``\\d``, ``\\w``:
-    classes whose meaning is ours, left to interegular)."""
+    classes whose meaning is ours, left in the pattern)."""
     try:
         parsed = list(_sre_parse.parse(text, 0))
     except re.error:
@@ -447,7 +464,7 @@ def regex_to_dfa(pattern: str, *, max_states: int = DEFAULT_MAX_STATES, slots: S
     parsed, classes = _parse(pattern, len(slots))
     try:
         return pattern_to_dfa(parsed, max_states=max_states, slots=[*slots, *classes])
-    except INTEREGULAR_ERRORS as e:
+    except READER_ERRORS as e:
         raise not_supported(pattern, e) from e
 
 
@@ -467,7 +484,7 @@ def regex_to_expr(
     parsed, classes = _parse(pattern, len(slots))
     try:
         return pattern_to_expr(parsed, pool, max_states=max_states, slots=[*slots, *classes])
-    except INTEREGULAR_ERRORS as e:
+    except READER_ERRORS as e:
         raise not_supported(pattern, e) from e
 
 
@@ -479,16 +496,11 @@ def slotted_regex_to_dfa(regex: str, slots: Sequence[ByteDFA], *, max_states: in
     return regex_to_dfa(local, max_states=max_states, slots=[slots[ord(c) - SLOT_FIRST] for c in used])
 
 
-INTEREGULAR_ERRORS = (Unsupported, InvalidSyntax, RecursionError)
+READER_ERRORS = (Unsupported, RecursionError)
 
 
 def not_supported(pattern: str, e: Exception) -> RegexNotSupported:
-    """Our error for one of interegular's (or a recursion limit hit while walking its AST)."""
-    if isinstance(e, InvalidSyntax):
-        # Python accepted the pattern, so this is a gap of interegular's reader, e.g. a bare "{"
-        # that Python reads as a literal.
-        detail = str(e) or r"e.g. an unescaped literal brace; write \{"
-        return RegexNotSupported(pattern, f"syntax interegular cannot read ({detail})")
+    """Our error for one of the construction's (or a recursion limit hit while walking the parse)."""
     if isinstance(e, RecursionError):
         return RegexNotSupported(pattern, "nesting too deep for the regex parser")
-    return RegexNotSupported(pattern, f"a construct the regex parser does not implement ({str(e).rstrip('.') or 'unknown'})")
+    return RegexNotSupported(pattern, f"a construct the construction does not implement ({str(e).rstrip('.') or 'unknown'})")

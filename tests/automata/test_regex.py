@@ -91,8 +91,9 @@ def _interegular_dfa(pattern: str) -> ByteDFA:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(flags=_FLAG_PREFIXES, body=small_patterns)
 def test_nfa_construction_agrees_with_interegular(flags: str, body: str) -> None:
-    """The NFA construction builds the same language as interegular's ``to_fsm()``, flags and
-    case folding included: canonical numbering of minimal DFAs makes that equal tables."""
+    """Python's parse, resolved and built by the NFA construction, gives the same language as
+    interegular's own reading and ``to_fsm()`` (two readers, two constructions), flags and case
+    folding included: canonical numbering of minimal DFAs makes that equal tables."""
     pattern = flags + body
     ours, theirs = regex_to_dfa(pattern), _interegular_dfa(pattern)
     assert ours.transitions.tolist() == theirs.transitions.tolist(), pattern
@@ -120,9 +121,12 @@ def test_flags(pattern: str, accepted: list[str], rejected: list[str]) -> None:
     assert (dfa.transitions == _interegular_dfa(pattern).transitions).all()
 
 
-def test_multiline_flag_is_refused_like_interegular() -> None:
-    with pytest.raises(structgen.RegexNotSupported, match="multiline"):
-        regex_to_dfa("(?m)a")
+def test_multiline_flag_changes_nothing_but_anchors_which_it_refuses() -> None:
+    same = regex_to_dfa("a[bc]")  # (Python's (?m) changes only ^ and $)
+    assert (regex_to_dfa("(?m)a[bc]").transitions == same.transitions).all()
+    for pattern in ("(?m)a$\nb", "(?m)a\n^b", "(?m:a$)\n"):
+        with pytest.raises(structgen.RegexNotSupported, match="multiline"):
+            regex_to_dfa(pattern)
 
 
 @pytest.mark.parametrize(
@@ -175,12 +179,21 @@ def test_prefixes_of_accepted_strings_stay_alive(pattern: str, s: str) -> None:
         (r"", [""], ["a"]),
         (r"a?a?", ["", "a", "aa"], ["aaa"]),  # every state final: minimisation must still split
         (r"(?:ab)?c?", ["", "ab", "abc", "c"], ["abab", "cc"]),
+        # Braces Python reads as text, or as a repetition with no lower bound: read as Python reads them.
+        (r"a{", ["a{"], ["a", "{"]),
+        (r"x{a}", ["x{a}"], ["x", "xa"]),
+        (r"a{,2}", ["", "a", "aa"], ["aaa", "a{,2}"]),
+        # Python's parser reads an alternation of single characters as a class: the classes
+        # \W \S together are every character; a class with \W and a letter holds the letter.
+        (r"[\W\S]", ["a", " ", "_"], [""]),
+        (r"(?i)[\Wa]", ["a", "A", "-"], ["b", "_"]),
     ],
 )
 def test_examples(pattern: str, accepted: list[str], rejected: list[str]) -> None:
     dfa = regex_to_dfa(pattern)
     for s in accepted:
         assert dfa.accepts(s.encode()), s
+        assert re.fullmatch(pattern, s, re.ASCII), s  # (the examples agree with Python's re)
     for s in rejected:
         assert not dfa.accepts(s.encode()), s
 
@@ -224,14 +237,9 @@ def test_unsupported_constructs_are_named(pattern: str, construct: str, position
 
 @pytest.mark.parametrize(
     "pattern, position, reason",
-    [("a{", None, None), ("(ab", 0, "missing )"), ("[z-a]", 1, "bad character range"), ("a{3,1}", 2, "min repeat"), ("*a", 0, "nothing to repeat")],
+    [("(ab", 0, "missing )"), ("[z-a]", 1, "bad character range"), ("a{3,1}", 2, "min repeat"), ("*a", 0, "nothing to repeat")],
 )
-def test_syntax_errors_have_positions(pattern: str, position: int | None, reason: str | None) -> None:
-    if pattern == "a{":
-        # Python reads "a{" as the literal text "a{"; interegular cannot: refused, not misread.
-        with pytest.raises(structgen.RegexNotSupported, match="interegular"):
-            regex_to_dfa(pattern)
-        return
+def test_syntax_errors_have_positions(pattern: str, position: int, reason: str) -> None:
     with pytest.raises(structgen.RegexSyntaxError) as e:
         regex_to_dfa(pattern)
     assert e.value.position == position and reason in str(e.value) and repr(pattern) in str(e.value)
