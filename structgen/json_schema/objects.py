@@ -64,6 +64,10 @@ def _matches(pattern: str, name: str) -> bool:
     return python or compiled_pattern(pattern).fullmatch(encoded(name)) is not None
 
 
+#: The declared members of an object written so far (``Objects.object_automaton``).
+_Written = tuple[Any, ...]
+
+
 class Objects:
     """Object schemas (a part of the schema compiler)."""
 
@@ -87,6 +91,8 @@ class Objects:
         max_p = None if max_p is None else int(max_p)
         if max_p is not None and max_p < len(required):
             raise UnsatisfiableConstraint(f"maxProperties {max_p} < {len(required)} required properties", path or "/")
+        if max_p is not None and max_p < min_p:
+            raise UnsatisfiableConstraint(f"maxProperties {max_p} < minProperties {min_p}", path or "/")
         if max_p == 0:
             return t.sequence("{", NOTHING, "}")
         if not names and not patterns and "propertyNames" not in s and min_p == 0 and max_p is None:
@@ -208,77 +214,87 @@ class Objects:
             return t.cat(t.lit("{"), t.ws, t.alt([some, t.lit("}")] if min_p == 0 else [some]))
         any_order = self.ctx.key_order == "any" and n <= MAX_ANY_ORDER_KEYS
         required = frozenset(i for i, (_, _, r) in enumerate(entries) if r)
+        last_required = max(required, default=-1)
+        counted = bool(min_p or max_p is not None)
         cap = max_p if max_p is not None else (1 if min_p > 0 else 0)  # extras counted up to this
         memo: dict[tuple[Hashable, ...], Term] = {}
+        # The declared members written so far: in any order, the set of them; in the schema's
+        # order, the last one and how many (no required entry is ever skipped, so they are all
+        # written once the last required one is: see ``allowed``).
+        start: _Written = (frozenset(),) if any_order else (-1, 0)
 
-        def allowed(seen: frozenset[int]) -> list[int]:
+        def allowed(state: _Written) -> list[int]:
             if any_order:
-                return [i for i in range(n) if i not in seen]
-            last = max(seen) if seen else -1
+                return [i for i in range(n) if i not in state[0]]
             out = []
-            for j in range(last + 1, n):
+            for j in range(state[0] + 1, n):
                 out.append(j)
                 if j in required:
                     break
             return out
 
-        def final(seen: frozenset[int], extras: int) -> bool:
-            if not required <= seen:
+        def after(state: _Written, i: int) -> _Written:
+            return (state[0] | {i},) if any_order else (i, state[1] + 1)
+
+        def written(state: _Written) -> int:
+            return len(state[0]) if any_order else state[1]
+
+        def final(state: _Written, extras: int) -> bool:
+            if not (required <= state[0] if any_order else state[0] >= last_required):
                 return False
-            count = len(seen) + extras
-            return len(seen) + min(extras, 1) >= min_p and (max_p is None or count <= max_p)
+            count = written(state)
+            return count + min(extras, 1) >= min_p and (max_p is None or count + extras <= max_p)
 
-        def key(seen: frozenset[int], extras: int) -> tuple[Hashable, ...]:
+        def key(state: _Written, extras: int) -> tuple[Hashable, ...]:
             if any_order:
-                return (seen, extras)
-            last = max(seen) if seen else -1
-            return (last, len(seen) if (min_p or max_p is not None) else 0, extras, required <= seen)
+                return (state[0], extras)
+            return (state[0], state[1] if counted else 0, extras)
 
-        def rest(seen: frozenset[int], extras: int) -> Term:
+        def rest(state: _Written, extras: int) -> Term:
             """The members after these (each preceded by a separator) and the closing brace."""
-            k = key(seen, extras)
+            k = key(state, extras)
             if k in memo:
                 return memo[k]
             memo[k] = NOTHING  # (no cycles: extras grow or stop)
-            count = len(seen) + extras
-            room = max_p is None or count + 1 <= max_p
+            room = max_p is None or written(state) + extras + 1 <= max_p
             alts = []
             if room:
-                for i in allowed(seen):
-                    alts.append(member(i, seen | {i}, extras))
+                for i in allowed(state):
+                    alts.append(member(i, state, extras))
             loop = EPSILON
             if extra != NOTHING and room:
                 if max_p is None and extras >= cap:
                     loop = t.star(t.cat(sep, extra))
                 else:
-                    alts.append(t.cat(sep, t.cat(extra, rest(seen, extras + 1))))
-            if final(seen, extras):
+                    alts.append(t.cat(sep, t.cat(extra, rest(state, extras + 1))))
+            if final(state, extras):
                 alts.append(t.cat(t.ws, t.lit("}")))
             got = memo[k] = t.cat(loop, t.alt(alts))
             return got
 
-        def member(i: int, seen: frozenset[int], extras: int) -> Term:
+        def member(i: int, before: _Written, extras: int) -> Term:
             """Entry ``i`` after a separator, then the rest: one term for every set of members before
             it that leaves the same rest (in schema order, every earlier position: a term per
             entry rather than one per pair of positions)."""
-            k = ("member", i, *key(seen, extras))
+            state = after(before, i)
+            k = ("member", i, *key(state, extras))
             got = memo.get(k)
             if got is None:
                 name, value, _ = entries[i]  # (the member written then the rest: the term the first entry is too)
-                got = memo[k] = t.cat(sep, t.cat(name, t.colon, value, rest(seen, extras)))
+                got = memo[k] = t.cat(sep, t.cat(name, t.colon, value, rest(state, extras)))
             return got
 
         firsts = []
         try:
             if max_p is None or max_p >= 1:
-                for i in allowed(frozenset()):
+                for i in allowed(start):
                     name, value, _ = entries[i]
-                    firsts.append(t.cat(name, t.colon, value, rest(frozenset({i}), 0)))
+                    firsts.append(t.cat(name, t.colon, value, rest(after(start, i), 0)))
                 if extra != NOTHING:
-                    firsts.append(t.cat(extra, rest(frozenset(), min(1, cap) if max_p is None else 1)))
+                    firsts.append(t.cat(extra, rest(start, min(1, cap) if max_p is None else 1)))
         finally:
             del rest, member  # (each calls the other: a cycle left for the collector)
-        if final(frozenset(), 0):
+        if final(start, 0):
             firsts.append(t.lit("}"))
         got = t.alt(firsts)
         if got == NOTHING:

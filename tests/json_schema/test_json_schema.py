@@ -327,6 +327,49 @@ def test_extra_members_only_under_a_count() -> None:
         assert not dfa.accepts(b'{"x":1,}') and not dfa.accepts(b'{"x":1"x":2}')
 
 
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    n=st.integers(1, 4), data=st.data(), extras=st.booleans(), key_order=st.sampled_from(["schema", "any"]),
+    min_p=st.one_of(st.none(), st.integers(0, 5)), max_p=st.one_of(st.none(), st.integers(0, 5)),
+)
+def test_an_object_under_counts_holds_the_valid_objects(
+    n: int, data: st.DataObject, extras: bool, key_order: str, min_p: int | None, max_p: int | None
+) -> None:
+    """An object whose declared members are counted (``minProperties``, ``maxProperties``) or
+    that has extra members beside them: its automaton holds exactly the valid objects written in
+    the order it allows (the schema's, or any) with the declared members at most once, where
+    extra members count towards ``minProperties`` as one at most (two could repeat a key)."""
+    import itertools
+
+    names = "abcd"[:n]
+    required = sorted(data.draw(st.sets(st.sampled_from(names))))
+    schema: dict[str, Any] = {"type": "object", "properties": {k: {"const": i} for i, k in enumerate(names)},
+                              "required": required, "additionalProperties": False}
+    if extras:
+        schema["patternProperties"] = {"^x": {"const": 9}}
+    for key, bound in (("minProperties", min_p), ("maxProperties", max_p)):
+        if bound is not None:
+            schema[key] = bound
+    valid = jsonschema.Draft202012Validator(schema).is_valid
+    try:
+        dfa = schema_to_dfa(schema, whitespace="", key_order=key_order, extra_properties=True)
+    except UnsatisfiableConstraint:
+        dfa = None
+    for size in range(n + 1):
+        for declared in itertools.combinations(names, size):
+            orders = itertools.permutations(declared) if key_order == "any" else [declared]
+            for order in orders:
+                for e in range(3 if extras else 1):
+                    for at in itertools.combinations_with_replacement(range(size + 1), e):
+                        keys = list(order)
+                        for j, pos in enumerate(at):  # (extras x0, x1 inserted at these places)
+                            keys.insert(pos + j, f"x{j}")
+                        instance = {k: 9 if k.startswith("x") else names.index(k) for k in keys}
+                        text = json.dumps(instance, separators=(",", ":"))
+                        expected = valid(instance) and size + min(e, 1) >= (min_p or 0)
+                        assert (dfa is not None and dfa.accepts(text.encode())) == expected, (schema, key_order, text)
+
+
 def test_tuples() -> None:
     rx = re.compile(schema_to_regex(SOUND_ONLY["tuple"]))
     assert rx.fullmatch('["a", 1]') and rx.fullmatch('["a", 1, true]')
