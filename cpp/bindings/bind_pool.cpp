@@ -285,6 +285,7 @@ void bind_pool(nb::module_& m) {
              nb::arg("e"), nb::arg("limit") = LIVENESS_LIMIT)
         .def("byte_classes", [](PyPool& p, int64_t e) { return p.classes(p.id(e)); })
         .def("first_bytes", [](PyPool& p, int64_t e) { return mask_to(p.first_bytes(p.id(e))); })
+        .def("readable_bytes", [](PyPool& p, int64_t e) { return mask_to(p.readable_bytes(p.id(e))); })
         .def("first_symbols", [](PyPool& p, int64_t e) { return p.symset(p.first_symbols(p.id(e))); })
         .def_prop_ro("memory_bytes", [](PyPool& p) { return p.memory_bytes(); })
         // the liveness search's internals (tests read them)

@@ -1,6 +1,7 @@
 // What a term may read first: its byte classes (a partition of the bytes on each part of which
 // the derivative is the same), its first bytes, its first symbols; the parts of a long
-// alternation by the byte they start with (a derivative then derives only those).
+// alternation by the byte they start with (a derivative then derives only those). And every byte
+// a term may read anywhere.
 #include <algorithm>
 
 #include "pool.h"
@@ -131,6 +132,62 @@ ByteSet Pool::first_bytes_of(Id e) {
     }
     first_bytes_[e] = got;
     has_first_bytes_[e] = 1;
+    return got;
+}
+
+ByteSet Pool::readable_bytes(Id e) {
+    if (e < has_readable_.size() && has_readable_[e]) return readable_[e];
+    return readable_bytes_of(e);
+}
+
+ByteSet Pool::readable_bytes_of(Id e) {
+    DepthGuard guard(depth);
+    const Node n = nodes_[e];
+    ByteSet got;
+    switch (n.kind) {
+        case Kind::Bytes:
+            got = masks_[n.a];
+            break;
+        case Kind::Seq: {  // (a chain read in a loop: a long literal is a deep one)
+            Id tail = e;
+            while (nodes_[tail].kind == Kind::Seq) {
+                got |= readable_bytes(nodes_[tail].a);
+                tail = nodes_[tail].b;
+            }
+            got |= readable_bytes(tail);
+            break;
+        }
+        case Kind::Alt: {
+            auto ms = members(e);
+            std::vector<Id> parts(ms.begin(), ms.end());
+            for (Id p : parts) got |= readable_bytes(p);
+            break;
+        }
+        case Kind::And: {
+            got = ByteSet::all();
+            auto ms = members(e);
+            std::vector<Id> parts(ms.begin(), ms.end());
+            for (Id p : parts) got &= readable_bytes(p);
+            break;
+        }
+        case Kind::Rep:
+            got = readable_bytes(n.a);
+            break;
+        case Kind::Dfa:
+            got = embedded_[n.a]->readable_bytes();
+            break;
+        case Kind::Not:
+            got = ByteSet::all();
+            break;
+        default:  // (nothing, the empty string, a symbol: no byte)
+            break;
+    }
+    if (has_readable_.size() <= e) {
+        has_readable_.resize(std::max<size_t>(nodes_.size(), e + 1), 0);
+        readable_.resize(has_readable_.size());
+    }
+    readable_[e] = got;
+    has_readable_[e] = 1;
     return got;
 }
 

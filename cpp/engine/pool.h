@@ -7,7 +7,8 @@
 // symbol (a call or a guard of a pushdown guide), an embedded eager automaton at a state, an
 // intersection and a complement. Facts kept per term as it is interned: nullable, algebraic
 // (holds ∩ or ¬), size, largest counter, symbols, a lower bound of its strings' lengths. Memo
-// tables: derivatives by (term, byte) and (term, symbol), byte classes, first bytes and symbols.
+// tables: derivatives by (term, byte) and (term, symbol), byte classes, first bytes and symbols,
+// the bytes a term reads anywhere.
 //
 // The Python face is structgen/automata/expr.py (ExprPool); the semantics are documented there.
 // Not thread-safe by itself: the binding holds the GIL for every call into a pool.
@@ -125,6 +126,8 @@ public:
     const std::vector<ByteSet>& class_list(uint32_t index) const { return class_lists_[index]; }
     // the bytes e may read first (every byte for an embedded automaton or a complement)
     ByteSet first_bytes(Id e);
+    // every byte e may read anywhere (every byte for a complement)
+    ByteSet readable_bytes(Id e);
     // the symbols that may come first (a symbol set id)
     uint32_t first_symbols(Id e);
     // the members of alternation e that may read byte b first
@@ -157,6 +160,7 @@ private:
     bool same(Id e, const Node& n, const ByteSet* mask, std::span<const Id> members) const;
     const std::vector<ByteSet>& classes_of(Id e);
     ByteSet first_bytes_of(Id e);
+    ByteSet readable_bytes_of(Id e);
     uint32_t first_symbols_of(Id e);
 
     std::vector<Node> nodes_;
@@ -179,6 +183,8 @@ private:
     FlatMap<uint32_t> class_list_ids_;  // hash of a list -> first index with that hash (chained by scan)
     std::vector<ByteSet> first_bytes_;
     std::vector<uint8_t> has_first_bytes_;
+    std::vector<ByteSet> readable_;
+    std::vector<uint8_t> has_readable_;
     std::vector<uint32_t> first_symbols_;  // +1; 0: not computed
     FlatMap<std::vector<std::vector<Id>>> by_byte_;  // alternation -> its parts by first byte
 

@@ -39,38 +39,13 @@ _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
 )
 
 def readable_bytes(pool: ExprPool, e: int) -> int:
-    """Every byte ``e`` may read anywhere (a 256-bit mask; memoised in the pool).
+    """Every byte ``e`` may read anywhere (a 256-bit mask; memoised in the native pool).
 
     >>> pool = ExprPool()
     >>> readable_bytes(pool, pool.literal(b"ab")) == (1 << ord("a")) | (1 << ord("b"))
     True
     """
-    memo = pool.memo.readable
-    if e in memo:
-        return memo[e]
-    node = pool.node(e)
-    kind = node[0]
-    if kind == _BYTES:
-        got = node[1]
-    elif kind == _SEQ:  # (a chain read in a loop: a long literal is a deep one)
-        got = 0
-        while node[0] == _SEQ:
-            got |= readable_bytes(pool, node[1])
-            tail = node[2]
-            node = pool.node(tail)
-        got |= readable_bytes(pool, tail)
-    elif kind == _ALT or kind == _AND:
-        got = 0 if kind == _ALT else ALL_BYTES
-        for p in node[1]:
-            got = got | readable_bytes(pool, p) if kind == _ALT else got & readable_bytes(pool, p)
-    elif kind == _REP:
-        got = readable_bytes(pool, node[1])
-    elif kind == _DFA:
-        got = pool.embedded(node[1]).readable_bytes()
-    else:
-        got = ALL_BYTES if kind == _NOT else 0
-    memo[e] = got
-    return got
+    return pool.readable_bytes(e)
 
 
 def _children_first(table: dict[Any, int], e: int, key_of: Callable[[int], Any], parts_of: Callable[[int], Sequence[int]],

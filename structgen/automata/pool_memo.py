@@ -1,8 +1,8 @@
 """The memo tables that Python modules keep beside a pool's terms, typed: one field per table,
 each named by what it maps (the untyped ``facts`` bag they replace). The native engine keeps its
 own (derivatives, byte classes, liveness, string lengths, shortest lengths); these are the
-rewrites that still build terms in Python (:mod:`.expr_rewrite`: restrict, readable bytes,
-concatenations; the clamps and the slices' successors are native)."""
+rewrites that still build terms in Python (:mod:`.expr_rewrite`: restrict, concatenations; the
+clamps, the slices' successors and the bytes a term reads are native)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,6 @@ __all__ = ["PoolMemo"]
 class PoolMemo:
     """Per pool: what each rewrite made of each term (keys are term ids and the rewrite's arguments)."""
 
-    #: term -> every byte it may read anywhere (:func:`.expr_rewrite.readable_bytes`)
-    readable: dict[int, int] = field(default_factory=dict)
     #: (term, allowed bytes, dead symbols) -> the term read only through those (:func:`.expr_rewrite.restrict`)
     restricted: dict[tuple[int, int, frozenset[int]], int] = field(default_factory=dict)
     #: (embedded automaton, allowed bytes, dead symbols) -> the index of its restriction

@@ -72,9 +72,8 @@ class DfaGuide(Guide):
         self._finals = automaton.finals
         # (the native guide: packed masks cached within mask_cache_bytes, next states, forced bytes)
         self._core = _engine.DfaGuideCore(automaton, self._index.native, mask_cache_bytes, description, repr(vocabulary))
-        single = self._index.single_bytes
         read = readable_bytes(automaton.pool, automaton.root)
-        self._spells_bytes = all(b in single for b in range(256) if read >> b & 1)
+        self._spells_bytes = not read & ~self._index.native.single_bytes  # (every byte it reads is a token)
         self._dists: SpelledDistances | None = None
         self._exact: dict[int, int] | None = None
         self._obligation: MaxObligation | None = None

@@ -145,11 +145,11 @@ class NetworkDistances:
         """Whether every byte the reachable automata read is a single-byte token."""
         got = self._spelled_check
         if got is None:
-            pool, roots, single = self.view.network.pool, self.view.roots, self.index.single_bytes
+            pool, roots = self.view.network.pool, self.view.roots
             read = 0
             for k in self.view.reachable():
                 read |= readable_bytes(pool, roots[k])
-            got = self._spelled_check = all(b in single for b in range(256) if read >> b & 1)
+            got = self._spelled_check = not read & ~self.index.native.single_bytes
         return got
 
     def prepare(self) -> None:

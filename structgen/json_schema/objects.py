@@ -101,7 +101,7 @@ class Objects:
             except (UnsatisfiableConstraint, TooDeep):
                 return t.sequence("{", NOTHING, "}")
             return t.sequence("{", t.member(t.string, value), "}")
-        name_ok = ctx.validator.evolve(schema=names_schema)
+        name_ok = None if names_schema is True else ctx.validator.evolve(schema=names_schema)  # (a validator is made on first use)
         entries: list[tuple[Term, Term, bool]] = []  # (key, value, required) of each entry
         for name in names:
             is_required = name in required
@@ -111,7 +111,7 @@ class Objects:
                     value_schema = conj(value_schema, sub)
             where = f"{path}/properties/{pointer([name])[1:]}" if name in props else f"{path}/additionalProperties"
             try:
-                if names_schema is not True and not name_ok.is_valid(name):
+                if name_ok is not None and not name_ok.is_valid(name):
                     raise UnsatisfiableConstraint(f"property name {name!r} is not valid under propertyNames", where)
                 value = ctx.compiler.compile(value_schema, where, refs)
             except (UnsatisfiableConstraint, TooDeep):

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib
 import re
 import sys
@@ -73,11 +74,13 @@ def width(items: Iterable[Item]) -> tuple[int, Optional[int]]:
     return lo, hi
 
 
+@functools.lru_cache(maxsize=64)
 def matches_only(regex: str, allowed: str) -> bool:
     """Whether every string ``regex`` (Python syntax) matches is made of characters in ``allowed``.
 
     Conservative: shorthands (``\\s``), negated classes, ``.`` and anything but plain
-    characters, classes, groups, alternations and repetitions count as "no"."""
+    characters, classes, groups, alternations and repetitions count as "no". (Cached: every
+    compile's options ask it of their whitespace.)"""
     try:
         items = list(parse_items(regex))
     except re.error:

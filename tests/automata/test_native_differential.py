@@ -4,7 +4,7 @@ every constraint of grammars/ and benchmarks/corpus/ and on random regexes: a te
 is copied, constructor by constructor, into a reference pool, and the two lazy automata are walked
 side by side (breadth first): the same finality, the same dead and live bytes, the same symbols,
 the states in one-to-one correspondence, the same facts per state (nullable, lower bound, size,
-largest counter, byte classes, shortest length). Until the reference leaves the repository (issue
+largest counter, byte classes, first and readable bytes, shortest length). Until the reference leaves the repository (issue
 39's later slices), this is what says the port changed nothing."""
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ..support.strategies import patterns
 from .reference import string_length as ref_lengths
 from .reference.embedded import EmbeddedDfa as RefEmbeddedDfa
 from .reference.expr import ExprPool as RefPool
+from .reference.expr_firsts import readable_bytes as ref_readable_bytes
 from .reference.lazy import LazyAutomaton as RefLazy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -101,6 +102,7 @@ def assert_same_automaton(pool: ExprPool, root: int, states: int = STATES) -> in
     pairs = {0: 0}
     todo = [0]
     ml, ref_ml = MinLength(pool, {}), ref_lengths.MinLength(ref_pool, {})
+    readable: dict[int, int] = {}
     for q in todo:
         if len(pairs) > states:
             break
@@ -112,6 +114,7 @@ def assert_same_automaton(pool: ExprPool, root: int, states: int = STATES) -> in
             ref_pool.lower_bound(f), min(ref_pool.size(f), 1 << 62), ref_pool.largest_counter(f), ref_pool.is_algebraic(f))
         assert set(pool.byte_classes(e)) == set(ref_pool.byte_classes(f))
         assert pool.first_bytes(e) == ref_pool.firsts.first_bytes(f)
+        assert pool.readable_bytes(e) == ref_readable_bytes(ref_pool, f, readable)
         assert ml.of(e) == ref_ml.of(f)
         row, ref_row = native.row(q), ref.row(r)
         for b in range(256):

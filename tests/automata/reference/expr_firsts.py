@@ -24,7 +24,7 @@ from typing import Any
 
 from structgen.automata.byte_masks import ALL_BYTES, bytes_of_mask
 
-__all__ = ["NO_SYMBOLS", "Firsts"]
+__all__ = ["NO_SYMBOLS", "Firsts", "readable_bytes"]
 
 #: The empty symbol set, shared by every term without calls (the pool's too: one object, not
 #: one per term for the garbage collector to walk).
@@ -159,3 +159,34 @@ def _refine(p: tuple[int, ...], q: tuple[int, ...]) -> tuple[int, ...]:
             if c:
                 out.append(c)
     return tuple(out)
+
+
+def readable_bytes(pool: Any, e: int, memo: dict[int, int]) -> int:
+    """Every byte ``e`` may read anywhere (a 256-bit mask), as the Python pool's rewrites read it
+    (``memo``: term -> mask, kept by the caller)."""
+    if e in memo:
+        return memo[e]
+    kinds = dict(zip(("bytes", "seq", "alt", "rep", "sym", "dfa", "and", "not"), pool.firsts._kinds))
+    node = pool.node(e)
+    kind = node[0]
+    if kind == kinds["bytes"]:
+        got = node[1]
+    elif kind == kinds["seq"]:  # (a chain read in a loop: a long literal is a deep one)
+        got = 0
+        while node[0] == kinds["seq"]:
+            got |= readable_bytes(pool, node[1], memo)
+            tail = node[2]
+            node = pool.node(tail)
+        got |= readable_bytes(pool, tail, memo)
+    elif kind == kinds["alt"] or kind == kinds["and"]:
+        got = 0 if kind == kinds["alt"] else ALL_BYTES
+        for p in node[1]:
+            got = got | readable_bytes(pool, p, memo) if kind == kinds["alt"] else got & readable_bytes(pool, p, memo)
+    elif kind == kinds["rep"]:
+        got = readable_bytes(pool, node[1], memo)
+    elif kind == kinds["dfa"]:
+        got = pool.embedded(node[1]).readable_bytes()
+    else:
+        got = ALL_BYTES if kind == kinds["not"] else 0
+    memo[e] = got
+    return got
