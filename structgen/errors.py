@@ -84,9 +84,9 @@ class ConstraintError(StructgenError, ValueError):
 class RegexSyntaxError(ConstraintError):
     """The pattern is not a valid regular expression.
 
-    >>> raise RegexSyntaxError("a{", 2, "missing }")
+    >>> raise RegexSyntaxError("(ab", 0, "missing ), unterminated subpattern")
     Traceback (most recent call last):
-    structgen.errors.RegexSyntaxError: invalid regex 'a{' at position 2: missing }
+    structgen.errors.RegexSyntaxError: invalid regex '(ab' at position 0: missing ), unterminated subpattern
     """
 
     def __init__(self, pattern: str, position: int | None, reason: str) -> None:

@@ -83,7 +83,7 @@ def test_unsupported_schema_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_bad_regex_as_a_subprocess_is_fast_and_has_no_traceback() -> None:
-    result = _run("generate", "prompt", "--regex", "a{2")
+    result = _run("generate", "prompt", "--regex", "(ab")
     assert result.returncode == 2, result
     assert result.stdout == ""
     _one_line_error(result.stderr)

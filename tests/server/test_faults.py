@@ -171,7 +171,8 @@ def test_a_drain_lets_requests_in_flight_finish_and_refuses_new_ones(tiny_llama:
 
 def test_a_drain_past_its_timeout_ends_requests_with_an_error(tiny_llama: tuple[Any, Any]) -> None:
     app = _app(tiny_llama, max_batch_size=4)
-    with app_server(app, drain_timeout=0.2) as (base, server):
+    # (the timeout well below the 430 tokens' time: a warm process writes them in about 0.2 s)
+    with app_server(app, drain_timeout=0.02) as (base, server):
         with httpx.stream("POST", f"{base}/v1/chat/completions",
                           json=_long_chat(0, max_tokens=440, response_format={"type": "regex", "pattern": "[a-z ]{430}"}),
                           timeout=120) as s:
@@ -179,6 +180,7 @@ def test_a_drain_past_its_timeout_ends_requests_with_an_error(tiny_llama: tuple[
             next(events)
             server.handle_exit(signal.SIGTERM, None)
             last = list(events)[-1]
+        assert "error" in last, last
         assert last["error"]["code"] == "server_shutting_down" and "drain timeout" in last["error"]["message"]
         _wait(lambda: app.state.drain.in_flight == 0, "the requests to end")
 
