@@ -22,6 +22,11 @@ from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, schema_text, walk
 __all__ = ["RefResolver"]
 
 
+#: The keywords the resolver's scan reads beside ``$id``: a schema whose text names none of them
+#: (and holds at most the root's ``$id``) has the root as its one resource and nothing to check.
+_SCANNED = ("$ref", "$anchor", "$dynamicAnchor", "$dynamicRef", *LEGACY_KEYWORDS)
+
+
 class RefResolver:
     """The resources, anchors and base URIs of ``root`` (a 2020-12 schema), and ``$ref`` targets.
 
@@ -48,7 +53,10 @@ class RefResolver:
             self._one_base = join_uri("", root["$id"]).split("#")[0] if own else ""  # type: ignore[index]
         if isinstance(root, dict):
             self.resources = {}
-            self._scan(root)
+            if self._one_base is not None and not any(f'"{key}"' in self.text for key in _SCANNED):
+                self.resources[self._one_base] = ()  # (what the scan finds: the root's resource, no anchor, no $ref)
+            else:
+                self._scan(root)
 
     def _scan(self, root: dict[str, Any]) -> None:
         """Resources (every ``$id``, resolved against its parent's base URI) and their anchors;

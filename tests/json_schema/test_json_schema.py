@@ -875,7 +875,8 @@ def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> N
     """Where no schema but the root holds an ``$id`` (read off the root's text), every place has
     the root's base URI without a search; each draft 2020-12 suite schema, a few with ``$id``
     inside and some whose text holds ``"$id"`` only as a value, resolve every ``$ref`` and give
-    every place the same base as the search per place."""
+    every place the same base as the search per place. A schema whose text names no ``$ref`` or
+    anchor has the resources and anchors the scan finds."""
     from structgen.errors import SchemaError, SchemaNotSupported
     from structgen.json_schema.dialects import to_2020_12
     from structgen.json_schema.ops import pointer, walk
@@ -890,6 +891,10 @@ def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> N
          "description": 'a "$id" in a text'},
         {"required": ["$id"], "properties": {"$id": {"type": "string"}}},
         {"properties": {"a": {"$ref": "#/$defs/b"}, "c": {"items": {"$ref": "#/properties/a"}}}, "$defs": {"b": {"type": "integer"}}},
+        {"$id": "https://x.test/plain.json", "properties": {"a": {"type": "string"}}},
+        {"properties": {"a": {"const": "$ref"}, "b": {"enum": [{"$anchor": "x"}]}}},
+        {"$defs": {"a": {"$anchor": "here", "type": "null"}}},
+        {"properties": {"b": {"$dynamicAnchor": "d"}}},
     ]
     suite = sorted((SUITES / "draft2020-12").glob("*.json"))  # (none where the suite is not beside the checkout)
     for path in suite:
@@ -902,6 +907,11 @@ def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> N
         except (SchemaError, SchemaNotSupported):
             continue
         fast += one._one_base is not None
+        if isinstance(schema, dict):  # (a text naming no $ref or anchor is not scanned: the scan finds what it assumes)
+            scanned = RefResolver(schema)
+            scanned.resources, scanned.anchors = {}, {}
+            scanned._scan(schema)
+            assert (one.resources, one.anchors) == (scanned.resources, scanned.anchors), schema
         each = RefResolver(schema)
         each._one_base = None
         for sub, tokens in walk(schema):
