@@ -139,6 +139,27 @@ def walk(schema: Any, tokens: Tokens = ()) -> Iterator[tuple[dict[str, Any], Tok
                 todo.append((value, at + (key,)))
 
 
+def subschemas(sub: dict[str, Any]) -> list[dict[str, Any]]:
+    """The subschemas (dicts) ``sub`` holds directly, under the keywords :func:`walk` follows.
+
+    >>> subschemas({"items": {"type": "string"}, "anyOf": [{}, True], "properties": {"a": {}}, "enum": [{}]})
+    [{'type': 'string'}, {}, {}]
+    """
+    out: list[dict[str, Any]] = []
+    for key, value in sub.items():
+        if key not in _PLACE:
+            continue
+        if key in _MAPS:
+            if isinstance(value, dict):
+                out.extend(v for v in value.values() if isinstance(v, dict))
+        elif key in _LISTS:
+            if isinstance(value, list):
+                out.extend(v for v in value if isinstance(v, dict))
+        elif isinstance(value, dict):
+            out.append(value)
+    return out
+
+
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 

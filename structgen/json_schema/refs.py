@@ -17,7 +17,7 @@ from urllib.parse import unquote
 from ..automata.graphs import strongly_connected
 from ..errors import SchemaError, SchemaNotSupported
 from .dialects import join_uri
-from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, schema_text, walk
+from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, schema_text, subschemas, walk
 
 __all__ = ["RefResolver"]
 
@@ -42,6 +42,7 @@ class RefResolver:
         self.resources: dict[str, Tokens] = {"": ()}
         self.bases: dict[Tokens, str] = {}
         self._direct: dict[tuple[Optional[str], str], frozenset[str]] = {}  # (schema text or None, path) -> targets
+        self._within: dict[int, tuple[dict[str, Any], frozenset[str]]] = {}  # id -> (the schema held, its targets)
         self._closures: dict[str, frozenset[str]] = {}
         self._base_at: dict[str, str] = {}  # JSON pointer -> base URI (base_at)
         # The one base URI of every place, where no schema but the root may hold an ``$id`` (no
@@ -106,6 +107,8 @@ class RefResolver:
 
     def _direct_targets(self, s: Schema, path: str, text: Optional[str]) -> frozenset[str]:
         """The targets of the ``$ref`` keywords inside ``s`` (``text``: ``None`` for a target itself)."""
+        if self._one_base is not None and isinstance(s, dict):
+            return self._targets_within(s)
         key = (text, path)
         got = self._direct.get(key)
         if got is None:
@@ -118,6 +121,36 @@ class RefResolver:
                         pass  # (the compile says so)
             got = self._direct[key] = frozenset(found)
         return got
+
+    def _targets_within(self, s: dict[str, Any]) -> frozenset[str]:
+        """:meth:`_direct_targets` where every place has one base URI, so that a ``$ref`` resolves
+        alike wherever it stands: made bottom-up, once per subschema (a search of each schema
+        the compile memoises walked its whole subtree again, at every level)."""
+        memo = self._within
+        got = memo.get(id(s))
+        if got is not None and got[0] is s:
+            return got[1]
+        todo: list[tuple[dict[str, Any], bool]] = [(s, False)]
+        while todo:
+            node, children_done = todo.pop()
+            if children_done:
+                found: set[str] = set()
+                ref = node.get("$ref")
+                if isinstance(ref, str):
+                    try:
+                        found.add(self.resolve(ref, "")[1])
+                    except SchemaError:
+                        pass  # (the compile says so)
+                for child in subschemas(node):
+                    found |= memo[id(child)][1]
+                memo[id(node)] = (node, frozenset(found))
+                continue
+            held = memo.get(id(node))
+            if held is not None and held[0] is node:
+                continue
+            todo.append((node, True))
+            todo.extend((child, False) for child in subschemas(node))
+        return memo[id(s)][1]
 
     def _closure(self, target: str) -> frozenset[str]:
         """Every target the schema at ``target`` leads to through its ``$ref`` keywords.

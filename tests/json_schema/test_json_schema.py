@@ -875,11 +875,12 @@ def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> N
     """Where no schema but the root holds an ``$id`` (read off the root's text), every place has
     the root's base URI without a search; each draft 2020-12 suite schema, a few with ``$id``
     inside and some whose text holds ``"$id"`` only as a value, resolve every ``$ref`` and give
-    every place the same base as the search per place. A schema whose text names no ``$ref`` or
-    anchor has the resources and anchors the scan finds."""
+    every place the same base as the search per place, and each subschema the same ``$ref``
+    targets inside. A schema whose text names no ``$ref`` or anchor has the resources and anchors
+    the scan finds."""
     from structgen.errors import SchemaError, SchemaNotSupported
     from structgen.json_schema.dialects import to_2020_12
-    from structgen.json_schema.ops import pointer, walk
+    from structgen.json_schema.ops import pointer, schema_text, walk
     from structgen.json_schema.refs import RefResolver
 
     schemas: list[Any] = [
@@ -919,6 +920,8 @@ def test_a_schema_with_one_base_uri_resolves_as_the_search_per_place_does() -> N
             assert one.base_at(path) == each.base_at(path), (schema, path)
             if isinstance(sub.get("$ref"), str):
                 assert one._target(sub["$ref"], tokens) == each._target(sub["$ref"], tokens), (schema, path)
+            text = schema_text(sub)  # (the $ref targets inside: made bottom-up once where there is one base)
+            assert one._direct_targets(sub, path, text) == each._direct_targets(sub, path, text), (schema, path)
     assert fast > (100 if suite else 1)  # (most suite schemas have no $id inside; two of those above)
 
 
