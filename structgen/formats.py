@@ -42,6 +42,7 @@ from typing import Any, ClassVar, Hashable, Union
 from .automata.dfa import DEFAULT_MAX_STATES
 from .automata.spans import documents_key, normalize_documents
 from .errors import ConstraintError
+from .json_schema.ops import remember_text
 from .json_schema.options import DEFAULT_WHITESPACE, SchemaOptions
 
 __all__ = [
@@ -275,7 +276,7 @@ class JsonSchema(Format):
             try:
                 if isinstance(schema, str):  # (JSON text: canonical, so that it shares its dict's guide)
                     schema = json.loads(schema)
-                text = json.dumps(schema, sort_keys=True, ensure_ascii=False)
+                text = remember_text(schema)  # (kept for the compile's metaschema check and resolver)
             except (TypeError, ValueError):  # not JSON: the compile names the problem (SchemaError)
                 text = schema if isinstance(schema, str) else repr(schema)
             object.__setattr__(self, "_text", text)

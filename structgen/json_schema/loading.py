@@ -27,7 +27,7 @@ from .dialects import dialect_of, metaschema_validator, to_2020_12
 from .ecma_pattern import compiled_pattern
 from .metaschemas import fast_metaschema_check, flat_metaschema_validator
 from .formats import FORMATS, FREE_STRING_FORMATS, NUMBER_FORMATS, compiled_format, format_regex
-from .ops import Schema, encoded, pointer, walk
+from .ops import Schema, encoded, known_text, pointer, walk
 from .options import SchemaOptions
 from .unknown_keywords import KNOWN_KEYWORDS, near_keyword
 
@@ -86,11 +86,13 @@ def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
     """``piece`` checked against ``validator``'s metaschema, once per distinct piece (its JSON text).
     A number JSON cannot write (``NaN``, ``Infinity``: Python's ``json.loads`` reads them) is a
     :class:`SchemaError` naming its pointer."""
-    try:
-        text = json.dumps(piece, sort_keys=True, allow_nan=False)
-    except ValueError:
-        path, value = _non_finite(piece, where)
-        raise SchemaError(f"{value!r} is not a JSON number (JSON has no NaN or Infinity)", pointer(path)) from None
+    text = known_text(piece)
+    if "NaN" in text or "Infinity" in text:  # (written bare where a number is one: look closer)
+        try:
+            json.dumps(piece, allow_nan=False)
+        except ValueError:
+            path, value = _non_finite(piece, where)
+            raise SchemaError(f"{value!r} is not a JSON number (JSON has no NaN or Infinity)", pointer(path)) from None
     key = (validator, text)
     if key in _VALID_PIECES:
         _VALID_PIECES.move_to_end(key)

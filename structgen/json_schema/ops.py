@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import Any, Iterable, Iterator, Sequence, TypeVar, Union
 
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
@@ -88,13 +89,40 @@ def no_alternative(errors: Sequence[Exception], message: str, path: str) -> Exce
 
 
 def schema_text(s: Schema) -> str:
-    """The canonical JSON text of a (sub-)schema: keys sorted, what JSON cannot hold by its
-    ``repr``. Equal texts compile alike (the compile's memo keys).
+    """The canonical JSON text of a (sub-)schema: keys sorted, characters as they are, what JSON
+    cannot hold by its ``repr``. Equal texts compile alike (the compile's memo keys).
 
-    >>> schema_text({"type": "string", "$id": "a"})
-    '{"$id": "a", "type": "string"}'
+    >>> schema_text({"type": "string", "$id": "é"})
+    '{"$id": "é", "type": "string"}'
     """
-    return json.dumps(s, sort_keys=True, default=repr)
+    return json.dumps(s, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+#: Per thread, the schema :func:`remember_text` was last given and its text.
+_REMEMBERED = threading.local()
+
+
+def remember_text(s: Schema) -> str:
+    """:func:`schema_text` of a schema about to be compiled, made now (the compile cache's key
+    is it) and kept for the compile's later readers in this thread (:func:`known_text`: the
+    metaschema check, the ``$ref`` resolver), which would otherwise write the whole text again."""
+    text = schema_text(s)
+    _REMEMBERED.pair = (s, text)
+    return text
+
+
+def known_text(s: Schema) -> str:
+    """:func:`schema_text` of ``s``: the one :func:`remember_text` kept last in this thread when
+    it was given this very object, else made now.
+
+    >>> schema = {"type": "string"}
+    >>> remember_text(schema) is known_text(schema), known_text({"type": "string"})
+    (True, '{"type": "string"}')
+    """
+    pair = getattr(_REMEMBERED, "pair", None)
+    if pair is not None and pair[0] is s:
+        return pair[1]  # type: ignore[no-any-return]
+    return schema_text(s)
 
 
 def pointer(tokens: Iterable[object]) -> str:

@@ -17,7 +17,7 @@ from urllib.parse import unquote
 from ..automata.graphs import strongly_connected
 from ..errors import SchemaError, SchemaNotSupported
 from .dialects import join_uri
-from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, schema_text, subschemas, walk
+from .ops import LEGACY_KEYWORDS, Schema, Tokens, known_text, pointer, subschemas, walk
 
 __all__ = ["RefResolver"]
 
@@ -37,7 +37,7 @@ class RefResolver:
     def __init__(self, root: Schema) -> None:
         self.root = root
         #: the root's :func:`.ops.schema_text` (the compile's memo reads it too)
-        self.text = schema_text(root)
+        self.text = known_text(root)
         self.anchors: dict[str, Tokens] = {}  # "base#name" -> tokens
         self.resources: dict[str, Tokens] = {"": ()}
         self.bases: dict[Tokens, str] = {}

@@ -1005,3 +1005,20 @@ def test_a_compile_leaves_no_frames_to_the_cyclic_collector() -> None:
             gc.enable()
     assert "frame" not in kinds and "traceback" not in kinds
     assert kinds.count("function") <= 5 and len(kinds) < 200, sorted(set(kinds))  # (before: 11 functions, 396 objects)
+
+
+def test_a_schema_changed_in_place_compiles_as_it_is_now() -> None:
+    """The text a compile's key is made of is kept for the compile's later readers (the
+    metaschema check, the resolver), never for a later compile: a schema dict changed in place
+    and compiled again is compiled as it is now."""
+    import structgen
+
+    vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(256)] + [None], eos_token_ids=[256])
+    schema: dict[str, Any] = {"type": "string", "maxLength": 1}
+    first = structgen.compile_json_schema(schema, vocab)
+    schema["type"], schema["properties"] = "object", {"a": {"$ref": "#/$defs/n"}}
+    schema["$defs"] = {"n": {"type": "integer"}}
+    schema["required"] = ["a"]
+    second = structgen.compile_json_schema(schema, vocab)
+    assert first is not second
+    assert second.accepts_bytes(b'{"a": 1}') and not second.accepts_bytes(b'"x"') and first.accepts_bytes(b'"x"')
