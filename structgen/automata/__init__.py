@@ -10,7 +10,8 @@
 - :mod:`.dfa`: :class:`~.dfa.ByteDFA`, numpy tables; trim, minimise, canonical numbering.
 - :mod:`.markers`: slot / call / guard characters of structgen-written regexes.
 - :mod:`.nfa` + :mod:`.lookaround`: parse tree → Thompson NFA → subset construction (look-arounds exact).
-- :mod:`.regex`: a user's regex (read and checked by Python's own parser) → byte DFA or expression.
+- :mod:`.regex`: a user's regex (read and checked by Python's own parser) → byte DFA or expression;
+  :mod:`.regex_classes`: the code points of a class of that parse.
 - :mod:`.unicode_props`: ``\\p{..}`` classes as code-point ranges.
 - :mod:`.algebra`: ∩, ∪, − of byte DFAs.
 - :mod:`.network`: automata that call one another (compiled into a pushdown guide).

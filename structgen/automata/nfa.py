@@ -6,7 +6,7 @@ a pattern with). The construction goes straight to bytes:
 
 1. **Resolve** the parse: flags are applied and every class becomes a set of code-point intervals
    (``\\d \\w \\s`` are the ASCII classes; case-insensitively a character stands for its
-   ``lower()`` and ``upper()``: see ``_class_set``).
+   ``lower()`` and ``upper()``: see :mod:`.regex_classes`).
 2. **Templates**: each distinct set is lowered once to UTF-8 byte paths (:mod:`.utf8`). All byte
    edges come from templates, so 0..255 is partitioned into *byte classes* by their labels.
 3. **Thompson NFA**, built back to front ("then go to ``nxt``"): a set is a copy of its template,
@@ -30,7 +30,8 @@ from .dfa import ByteDFA, minimal_dfa
 from .expr import ExprPool
 from .markers import SLOT_FIRST, call_index, call_path
 from .lookaround import ANY_BYTES, Look, determinise_with_looks
-from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of, merge_intervals
+from .regex_classes import class_set
+from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
 
 try:  # Python >= 3.11
     from re import _constants as _C  # type: ignore[attr-defined]
@@ -96,7 +97,6 @@ Node = Union[_Set, _Cat, _Alt, _Rep, _Embed, _Look, _Sym]
 _EMPTY = _Cat(())
 _ALL_BUT_NEWLINE: Intervals = ((0, 9), (11, MAX_CODE_POINT))
 _ALL: Intervals = ((0, MAX_CODE_POINT),)
-_WORD_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopqrstuvwxyz"
 
 
 def pattern_to_expr(pattern: Parsed, pool: ExprPool, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> int:
@@ -291,66 +291,18 @@ class _Resolver:
 
     def _class(self, items: Any, flags: int) -> _Set:
         """One character of a class of Python's parse (its items: literals, ranges, categories,
-        a leading negation); case-insensitively, as :func:`_cased` reads it."""
+        a leading negation); case-insensitively, as :func:`.regex_classes.class_set` reads it."""
         key = (tuple(items), bool(flags & re.IGNORECASE))
         node = self._memo.get(key)
         if node is None:
-            node = self._memo[key] = self._set(_class_set(key[0], key[1]))
+            ivs = class_set(key[0], key[1])
+            if ivs is None:  # (Python's parser makes no other item)
+                raise Unsupported(f"a class item among {[str(op).lower() for op, _ in items]}")
+            node = self._memo[key] = self._set(ivs)
         return node
 
     def _set(self, ivs: Intervals) -> _Set:
         return _Set(self.sets.setdefault(ivs, len(self.sets)))
-
-
-#: The ASCII classes ``\d \w \s`` (re.ASCII's reading) and their negations, by Python's category.
-_CATEGORIES: dict[Any, tuple[str, bool]] = {
-    _C.CATEGORY_DIGIT: ("0123456789", False),
-    _C.CATEGORY_NOT_DIGIT: ("0123456789", True),
-    _C.CATEGORY_WORD: (_WORD_CHARS, False),
-    _C.CATEGORY_NOT_WORD: (_WORD_CHARS, True),
-    _C.CATEGORY_SPACE: (" \t\n\r\f\v", False),
-    _C.CATEGORY_NOT_SPACE: (" \t\n\r\f\v", True),
-}
-
-
-def _class_set(items: tuple[Any, ...], insensitive: bool) -> Intervals:
-    """The code points of a class: the union of its items (a negated category such as ``\\W`` is
-    everything but its characters), then its complement if it starts with a negation.
-    Case-insensitively each character (of an item, of a negated category's characters) stands
-    for its :func:`_cased` forms."""
-    negated = False
-    points: list[tuple[int, int]] = []
-    excluded: list[Intervals] = []  # (per negated category: what it leaves out)
-    for op, av in items:
-        if op is _C.LITERAL:
-            points.append((av, av))
-        elif op is _C.RANGE:
-            points.append(av)
-        elif op is _C.NEGATE:
-            negated = True
-        elif op is _C.CATEGORY and av in _CATEGORIES:
-            chars, complemented = _CATEGORIES[av]
-            category = tuple(intervals_of(ord(c) for c in chars))
-            if complemented:
-                excluded.append(_cased(category) if insensitive else category)
-            else:
-                points.extend(category)
-        else:
-            raise Unsupported(f"the class item {str(op).lower()} {str(av).lower()}")
-    ivs: Intervals = tuple(merge_intervals(points))
-    if insensitive:
-        ivs = _cased(ivs)
-    for left_out in excluded:
-        ivs = tuple(merge_intervals([*ivs, *complement_intervals(left_out)]))
-    return complement_intervals(ivs) if negated else ivs
-
-
-def _cased(ivs: Intervals) -> Intervals:
-    """Case-insensitively a character stands for ``c.lower()`` and ``c.upper()``; a result of more
-    than one character (``"ß".upper() == "SS"``) is never read as one character, so it matches
-    nothing."""
-    cased = {f for lo, hi in ivs for cp in range(lo, hi + 1) for f in (chr(cp).lower(), chr(cp).upper()) if len(f) == 1}
-    return tuple(intervals_of(ord(c) for c in cased))
 
 
 def _looks_in(node: Node, out: set[int]) -> set[int]:

@@ -23,7 +23,7 @@ EXPECTED = (IndexError, ValueError, TypeError, OverflowError, CompileBudgetExcee
 ints = st.one_of(st.integers(-3, 40), st.integers(-(1 << 70), 1 << 70), st.sampled_from([255, 256, (1 << 31) - 1, 1 << 31, 1 << 62, (1 << 62) + 1]))
 OPS = ["bytes_of", "byte_range", "literal", "seq", "alt", "repeat", "symbol", "both", "negate", "minus", "derive",
        "derive_symbol", "node", "nullable", "is_live", "liveness", "witness_length", "byte_classes", "first_symbols",
-       "chain", "embed_state", "lazy", "string_length", "min_length", "symbols_in"]
+       "chain", "embed_state", "lazy", "string_length", "min_length", "symbols_in", "readable_bytes"]
 
 
 def _run(pool: ExprPool, terms: list[int], op: str, a: int, b: int, c: int, data: bytes) -> None:
@@ -70,6 +70,12 @@ def _run(pool: ExprPool, terms: list[int], op: str, a: int, b: int, c: int, data
         pool.first_symbols(pick(a))
     elif op == "symbols_in":
         pool.symbols_in(pick(a))
+    elif op == "readable_bytes":  # (a 256-bit mask; a derivative reads no byte its term does not)
+        x = pick(a)
+        read = pool.readable_bytes(x)
+        assert 0 <= read < 1 << 256
+        if 0 <= b < 256:
+            assert pool.readable_bytes(pool.derive(x, b)) & ~read == 0
     elif op == "embed_state":
         terms.append(pool.embed_state(a, b))
     elif op == "string_length":
