@@ -19,16 +19,15 @@ The result goes through the same trim / minimise / canonical numbering as every 
 from __future__ import annotations
 
 import itertools
-from typing import NamedTuple, Sequence, Union
+import re
+from typing import Any, NamedTuple, Sequence, Union
 
 import numpy as np
-import re
-from typing import Any
 
 from ..errors import CompileBudgetExceeded
 from .dfa import ByteDFA, minimal_dfa
 from .expr import ExprPool
-from .markers import SLOT_FIRST, call_index, call_path
+from .markers import MAX_CALLS, SLOT_FIRST, call_index, call_marker, call_path
 from .lookaround import ANY_BYTES, Look, determinise_with_looks
 from .regex_classes import class_set
 from .utf8 import MAX_CODE_POINT, Utf8Writer, complement_intervals, intervals_of
@@ -97,6 +96,8 @@ Node = Union[_Set, _Cat, _Alt, _Rep, _Embed, _Look, _Sym]
 _EMPTY = _Cat(())
 _ALL_BUT_NEWLINE: Intervals = ((0, 9), (11, MAX_CODE_POINT))
 _ALL: Intervals = ((0, MAX_CODE_POINT),)
+#: The characters markers are (slots, then calls: surrogates, which no pattern of a user's holds).
+_MARKERS, _MARKERS_END = SLOT_FIRST, ord(call_marker(0)) + MAX_CALLS
 
 
 def pattern_to_expr(pattern: Parsed, pool: ExprPool, *, max_states: int, slots: Sequence[ByteDFA] = ()) -> int:
@@ -247,10 +248,15 @@ class _Resolver:
             return self._marked(av) or self._class(((_C.LITERAL, av),), flags)
         if op is _C.IN:
             # (Python's parser reads "x|<marker>" as a class [x<marker>]: a marker there is its own option)
-            marked = [self._marked(v) for o, v in av if o is _C.LITERAL] if av and av[0][0] is not _C.NEGATE else []
-            if any(marked):
-                rest = tuple(item for item in av if item[0] is not _C.LITERAL or not self._marked(item[1]))
-                options = [node for node in marked if node]
+            if av[0][0] is not _C.NEGATE and any(o is _C.LITERAL and _MARKERS <= v < _MARKERS_END for o, v in av):
+                options: list[Node] = []
+                rest = []
+                for item in av:
+                    node = self._marked(item[1]) if item[0] is _C.LITERAL else None
+                    if node is None:
+                        rest.append(item)
+                    else:
+                        options.append(node)
                 return _Alt((*options, self._class(rest, flags)) if rest else tuple(options))
             return self._class(av, flags)
         if op is _C.NOT_LITERAL:
@@ -279,6 +285,8 @@ class _Resolver:
 
     def _marked(self, code: int) -> Node | None:
         """What a marker character stands for (a slot's automaton, a call), else None."""
+        if not _MARKERS <= code < _MARKERS_END:
+            return None
         k = code - SLOT_FIRST
         if 0 <= k < self.num_slots:
             return _Embed(k)
