@@ -100,6 +100,9 @@ def compiled_metaschema(validator_class: Any, document: Any, format_checker: Any
                 return lambda x: any(p(x) for p in parts)
             return _all_of(parts)
         if k == "enum":
+            if v and all(type(each) is str for each in v):  # (jsonschema's equal of strings is ==: a set's test)
+                names = frozenset(v)
+                return lambda x: isinstance(x, str) and x in names
             return lambda x: any(equal(each, x) for each in v)
         if k == "const":
             return lambda x: equal(x, v)
