@@ -107,8 +107,11 @@ class RefResolver:
 
     def _direct_targets(self, s: Schema, path: str, text: Optional[str]) -> frozenset[str]:
         """The targets of the ``$ref`` keywords inside ``s`` (``text``: ``None`` for a target itself)."""
-        if self._one_base is not None and isinstance(s, dict):
-            return self._targets_within(s)
+        if text is not None:  # (asked again and again, of a compile's memoised schemas at every level)
+            if '"$ref"' not in text:
+                return frozenset()
+            if self._one_base is not None and isinstance(s, dict):
+                return self._targets_within(s)
         key = (text, path)
         got = self._direct.get(key)
         if got is None:

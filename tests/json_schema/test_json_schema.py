@@ -771,8 +771,9 @@ def test_sub_schemas_nested_past_pythons_recursion_limit_are_a_budget_error() ->
 
 def test_a_sub_schema_leads_back_only_to_targets_that_reach_themselves() -> None:
     """``RefResolver.leads_to`` (the recursion depth a compile is memoised under) answers without a
-    search for a target that does not reach itself, and as the search does for the others."""
-    from structgen.json_schema.ops import pointer, walk
+    search for a target that does not reach itself, and as the search does for the others (the
+    ``$ref`` targets inside each place: those a walk of it finds)."""
+    from structgen.json_schema.ops import pointer, schema_text, walk
     from structgen.json_schema.refs import RefResolver
 
     doc = {
@@ -795,11 +796,14 @@ def test_a_sub_schema_leads_back_only_to_targets_that_reach_themselves() -> None
         node = refs._node(tuple(int(x) if x.isdigit() else x for x in target.split("/")[1:]))
         for sub, tokens in walk(node):
             path = target + pointer(tokens)
-            text = json.dumps(sub, sort_keys=True)
-            searched = any(d == target or target in refs._closure(d) for d in refs._direct_targets(sub, path, text))
+            text = schema_text(sub)
+            inside = {refs.resolve(x["$ref"], path + pointer(t))[1] for x, t in walk(sub) if isinstance(x.get("$ref"), str)}
+            assert refs._direct_targets(sub, path, text) == inside, (target, path)
+            searched = any(d == target or target in refs._closure(d) for d in inside)
             assert refs.leads_to(sub, path, text, target) == searched, (target, path)
-    assert refs.leads_to(doc["$defs"]["tree"]["properties"]["kids"], "/$defs/tree/properties/kids", "k", "/$defs/tree")
-    assert not refs.leads_to(doc["$defs"]["leaf"], "/$defs/leaf", "l", "/$defs/leaf")
+    kids, leaf = doc["$defs"]["tree"]["properties"]["kids"], doc["$defs"]["leaf"]
+    assert refs.leads_to(kids, "/$defs/tree/properties/kids", schema_text(kids), "/$defs/tree")
+    assert not refs.leads_to(leaf, "/$defs/leaf", schema_text(leaf), "/$defs/leaf")
 
 
 @settings(max_examples=60, deadline=None)
