@@ -31,7 +31,12 @@ from ..automata.expr_rewrite import concat_all, copy_from
 from ..automata.regex import regex_to_expr
 from .ops import encoded
 
-__all__ = ["TEMPLATE", "JsonTerms"]
+__all__ = ["SHARED_RANGES", "TEMPLATE", "JsonTerms"]
+
+#: The integer ranges of OpenAPI's ``int32`` and ``int64`` formats (:data:`.formats.NUMBER_FORMATS`),
+#: in most Kubernetes schemas: built once per process in the template pool (other ranges, once per
+#: compile: the template would otherwise grow with every schema's bounds).
+SHARED_RANGES = frozenset({(-(2**31), 2**31 - 1), (-(2**63), 2**63 - 1)})
 
 #: Code points a JSON string holds raw: not ``"``, ``\\``, nor a control.
 _RAW = ((0x20, 0x21), (0x23, 0x5B), (0x5D, 0x10FFFF))
@@ -270,11 +275,15 @@ class JsonTerms:
         return self.alt(parts)
 
     def integer_range(self, lo: Optional[int], hi: Optional[int]) -> int:
-        """The canonical JSON integers ``n`` with ``lo <= n <= hi`` (``None``: unbounded side)."""
+        """The canonical JSON integers ``n`` with ``lo <= n <= hi`` (``None``: unbounded side):
+        made once per pool, and the ranges of the ``int32`` / ``int64`` formats once per process."""
         if lo is not None and hi is not None and lo > hi:
             raise ValueError(f"empty integer range [{lo}, {hi}]")
         if lo is None and hi is None:
             return self.integer
+        return self.cached(f"integer[{lo},{hi}]", lambda t: t._integer_range(lo, hi), shared=(lo, hi) in SHARED_RANGES)
+
+    def _integer_range(self, lo: Optional[int], hi: Optional[int]) -> int:
         if lo is not None and lo >= 0:
             return self.natural_range(lo, hi)
         minus = self.lit("-")

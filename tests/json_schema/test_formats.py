@@ -96,6 +96,25 @@ def test_integer_range_random(lo: int | None, hi: int | None, values: list[int])
         assert (rx.fullmatch(str(v)) is not None) == expected, (lo, hi, v)
 
 
+def test_the_format_ranges_are_made_once_per_process_and_others_once_per_pool() -> None:
+    """The ``int32`` / ``int64`` ranges are the template's (built once per process: a fork of it
+    holds them already); any other range is made once per pool; either is the term built anew."""
+    from structgen.json_schema.formats import NUMBER_FORMATS
+    from structgen.json_schema.terms import SHARED_RANGES, TEMPLATE
+
+    assert SHARED_RANGES == frozenset(NUMBER_FORMATS.values())
+    for lo, hi in sorted(SHARED_RANGES):
+        TEMPLATE.integer_range(lo, hi)
+        fork = JsonTerms(ExprPool.forked(TEMPLATE.pool))
+        got = fork.integer_range(lo, hi)
+        assert got < len(TEMPLATE.pool) and got == fork._integer_range(lo, hi)  # (the fork's own id: the same term)
+        assert re.fullmatch(to_regex(fork.pool, got), str(hi)) and not re.fullmatch(to_regex(fork.pool, got), str(hi + 1))
+    terms = JsonTerms(ExprPool())
+    before = len(TEMPLATE.pool)
+    first = terms.integer_range(3, 1234)
+    assert terms.integer_range(3, 1234) == first == terms._integer_range(3, 1234) and len(TEMPLATE.pool) == before
+
+
 def test_integer_range_huge_bounds() -> None:
     big = 10**40 + 12345
     rx = re.compile(integer_range(-big, big))
