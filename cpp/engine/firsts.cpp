@@ -3,6 +3,8 @@
 // alternation by the byte they start with (a derivative then derives only those). And every byte
 // a term may read anywhere.
 #include <algorithm>
+#include <span>
+#include <vector>
 
 #include "pool.h"
 
@@ -20,6 +22,21 @@ std::vector<ByteSet> refine(const std::vector<ByteSet>& p, const std::vector<Byt
             if (!c.empty()) out.push_back(c);
         }
     return out;
+}
+
+// the union of f over the members (an alternation's), or their intersection (``both``: an
+// intersection's); copied first, as f may add terms
+template <class F>
+ByteSet fold_members(std::span<const Id> members, bool both, F f) {
+    std::vector<Id> parts(members.begin(), members.end());
+    ByteSet got = both ? ByteSet::all() : ByteSet();
+    for (Id p : parts) {
+        if (both)
+            got &= f(p);
+        else
+            got |= f(p);
+    }
+    return got;
 }
 }  // namespace
 
@@ -87,8 +104,8 @@ const std::vector<ByteSet>& Pool::classes_of(Id e) {
 }
 
 ByteSet Pool::first_bytes(Id e) {
-    if (e < has_first_bytes_.size() && has_first_bytes_[e]) return first_bytes_[e];
-    return first_bytes_of(e);
+    const ByteSet* got = first_bytes_.find(e);
+    return got ? *got : first_bytes_of(e);
 }
 
 ByteSet Pool::first_bytes_of(Id e) {
@@ -103,19 +120,10 @@ ByteSet Pool::first_bytes_of(Id e) {
             got = first_bytes(n.a);
             if (nullable_[n.a]) got |= first_bytes(n.b);
             break;
-        case Kind::Alt: {
-            auto ms = members(e);
-            std::vector<Id> parts(ms.begin(), ms.end());
-            for (Id p : parts) got |= first_bytes(p);
+        case Kind::Alt:
+        case Kind::And:
+            got = fold_members(members(e), n.kind == Kind::And, [this](Id p) { return first_bytes(p); });
             break;
-        }
-        case Kind::And: {
-            got = ByteSet::all();
-            auto ms = members(e);
-            std::vector<Id> parts(ms.begin(), ms.end());
-            for (Id p : parts) got &= first_bytes(p);
-            break;
-        }
         case Kind::Rep:
             got = first_bytes(n.a);
             break;
@@ -126,18 +134,13 @@ ByteSet Pool::first_bytes_of(Id e) {
         default:
             break;
     }
-    if (has_first_bytes_.size() <= e) {
-        has_first_bytes_.resize(std::max<size_t>(nodes_.size(), e + 1), 0);
-        first_bytes_.resize(has_first_bytes_.size());
-    }
-    first_bytes_[e] = got;
-    has_first_bytes_[e] = 1;
+    first_bytes_.put(e, got, nodes_.size());
     return got;
 }
 
 ByteSet Pool::readable_bytes(Id e) {
-    if (e < has_readable_.size() && has_readable_[e]) return readable_[e];
-    return readable_bytes_of(e);
+    const ByteSet* got = readable_.find(e);
+    return got ? *got : readable_bytes_of(e);
 }
 
 ByteSet Pool::readable_bytes_of(Id e) {
@@ -157,19 +160,10 @@ ByteSet Pool::readable_bytes_of(Id e) {
             got |= readable_bytes(tail);
             break;
         }
-        case Kind::Alt: {
-            auto ms = members(e);
-            std::vector<Id> parts(ms.begin(), ms.end());
-            for (Id p : parts) got |= readable_bytes(p);
+        case Kind::Alt:
+        case Kind::And:
+            got = fold_members(members(e), n.kind == Kind::And, [this](Id p) { return readable_bytes(p); });
             break;
-        }
-        case Kind::And: {
-            got = ByteSet::all();
-            auto ms = members(e);
-            std::vector<Id> parts(ms.begin(), ms.end());
-            for (Id p : parts) got &= readable_bytes(p);
-            break;
-        }
         case Kind::Rep:
             got = readable_bytes(n.a);
             break;
@@ -182,12 +176,7 @@ ByteSet Pool::readable_bytes_of(Id e) {
         default:  // (nothing, the empty string, a symbol: no byte)
             break;
     }
-    if (has_readable_.size() <= e) {
-        has_readable_.resize(std::max<size_t>(nodes_.size(), e + 1), 0);
-        readable_.resize(has_readable_.size());
-    }
-    readable_[e] = got;
-    has_readable_[e] = 1;
+    readable_.put(e, got, nodes_.size());
     return got;
 }
 

@@ -46,9 +46,7 @@ void Pool::fork_from(const Pool& t) {
     class_lists_.clear();
     class_list_ids_.clear();
     first_bytes_.clear();
-    has_first_bytes_.clear();
     readable_.clear();
-    has_readable_.clear();
     first_symbols_.clear();
     by_byte_.clear();
     search_ = std::make_unique<Liveness>(*this);
@@ -374,7 +372,7 @@ size_t Pool::memory_bytes() const {
     size_t dfas = 0;
     for (auto& e : embedded_) dfas += e->memory_bytes();
     return terms + masks_.size() * 32 + members_.size() * 4 + table_.size() * 4 + derived_.bytes() + derived_sym_.bytes() +
-           class_lists_.size() * 64 + readable_.size() * (sizeof(ByteSet) + 1) + dfas;
+           class_lists_.size() * 64 + readable_.memory_bytes() + dfas;
 }
 
 }  // namespace structgen

@@ -13,6 +13,7 @@
 // The Python face is structgen/automata/expr.py (ExprPool); the semantics are documented there.
 // Not thread-safe by itself: the binding holds the GIL for every call into a pool.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -46,6 +47,30 @@ struct Node {
     Kind kind;
     uint32_t a = 0, b = 0;
     int64_t c = 0, d = 0;
+};
+
+// A byte set per term, made on first use (first bytes, readable bytes).
+class ByteSetMemo {
+public:
+    const ByteSet* find(Id e) const { return e < has_.size() && has_[e] ? &value_[e] : nullptr; }
+    // (terms: how many the pool holds, so that one resize covers those made since)
+    void put(Id e, const ByteSet& m, size_t terms) {
+        if (has_.size() <= e) {
+            has_.resize(std::max<size_t>(terms, size_t(e) + 1), 0);
+            value_.resize(has_.size());
+        }
+        value_[e] = m;
+        has_[e] = 1;
+    }
+    void clear() {
+        value_.clear();
+        has_.clear();
+    }
+    size_t memory_bytes() const { return value_.size() * (sizeof(ByteSet) + 1); }
+
+private:
+    std::vector<ByteSet> value_;
+    std::vector<uint8_t> has_;
 };
 
 class Liveness;
@@ -181,10 +206,7 @@ private:
     std::vector<uint32_t> class_of_;
     std::deque<std::vector<ByteSet>> class_lists_;  // (a deque: references stay valid as it grows)
     FlatMap<uint32_t> class_list_ids_;  // hash of a list -> first index with that hash (chained by scan)
-    std::vector<ByteSet> first_bytes_;
-    std::vector<uint8_t> has_first_bytes_;
-    std::vector<ByteSet> readable_;
-    std::vector<uint8_t> has_readable_;
+    ByteSetMemo first_bytes_, readable_;
     std::vector<uint32_t> first_symbols_;  // +1; 0: not computed
     FlatMap<std::vector<std::vector<Id>>> by_byte_;  // alternation -> its parts by first byte
 
