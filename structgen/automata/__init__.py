@@ -16,5 +16,4 @@
 - :mod:`.algebra`: ∩, ∪, − of byte DFAs.
 - :mod:`.network`: automata that call one another (compiled into a pushdown guide).
 - :mod:`.spans`: the suffix automaton of documents (verbatim spans).
-- :mod:`.char_fsm`: interegular's reading and character FSMs lowered to bytes (a test reference only).
 """

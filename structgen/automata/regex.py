@@ -211,7 +211,7 @@ def parse_regex(pattern: str) -> Parsed:
 def prepared_regex(pattern: str) -> str:
     """``pattern`` as the construction reads it: checked, in plain syntax, without the anchors
     full-match semantics make no-ops, its assertions spelled as look-arounds (what a reference
-    reader, such as interegular in :mod:`.char_fsm`, is given).
+    reader is given: the tests read it with interegular too, ``tests/automata/reference/char_fsm.py``).
 
     >>> prepared_regex(r"^a\\Z")
     'a(?!(?s:.))'

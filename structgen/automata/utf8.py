@@ -1,7 +1,7 @@
 """UTF-8 lowering: code-point maps → byte paths. The one place characters become bytes.
 
-Both the character-FSM lowering (:func:`structgen.automata.char_fsm.char_fsm_to_dfa`) and the regex
-NFA (:mod:`structgen.automata.nfa`) write their byte edges with :class:`Utf8Writer`. Only valid UTF-8 is
+Both the character-FSM lowering (the tests' reference, ``tests/automata/reference/char_fsm.py``)
+and the regex NFA (:mod:`structgen.automata.nfa`) write their byte edges with :class:`Utf8Writer`. Only valid UTF-8 is
 produced: no overlong encodings, no surrogates (U+D800-U+DFFF), nothing above U+10FFFF.
 """
 

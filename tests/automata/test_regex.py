@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 import structgen
 from structgen.automata.dfa import ByteDFA
 from structgen.automata.regex import regex_to_dfa
-from structgen.automata.char_fsm import char_fsm_to_dfa, regex_to_char_fsm
 
+from .reference.char_fsm import char_fsm_to_dfa, regex_to_char_fsm
 from ..support.strategies import _ALPHABET, _CLASSES, _LITERALS, _atom, _quantified, patterns  # noqa: F401
 
 

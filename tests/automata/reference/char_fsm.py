@@ -16,11 +16,10 @@ import interegular
 from interegular.fsm import FSM, anything_else
 from interegular.patterns import InvalidSyntax, Unsupported
 
-from ..errors import CompileBudgetExceeded
-from .dfa import DEFAULT_MAX_STATES, ByteDFA
-from ..errors import RegexNotSupported
-from .regex import prepared_regex
-from .utf8 import MAX_CODE_POINT, Utf8Writer, intervals_of
+from structgen.automata.dfa import DEFAULT_MAX_STATES, ByteDFA
+from structgen.automata.regex import prepared_regex
+from structgen.automata.utf8 import MAX_CODE_POINT, Utf8Writer, intervals_of
+from structgen.errors import CompileBudgetExceeded, RegexNotSupported
 
 __all__ = ["char_fsm_to_dfa", "regex_to_char_fsm"]
 
