@@ -11,6 +11,7 @@
 #include <string>
 
 #include "../engine/frames.h"
+#include "../engine/token_bits.h"
 #include "casters.h"
 #include "numpy.h"
 #include "py_guides.h"
@@ -89,6 +90,7 @@ void bind_frames(nb::module_& m) {
                      calls.push_back({nodes[i], callees[i], static_cast<int32_t>(rets[i])});
                  }
                  Frame f = asking([&] { return s.core.expand(a, pops, calls); });
+                 if (f.bits) f.ids = ids_of_bits(*f.bits);  // (a large walk's tokens, packed: listed, as the caller reads ids)
                  return nb::make_tuple(owned(std::move(f.ids)), owned(std::move(f.pops)));
              },
              nb::arg("automaton"), nb::arg("pops"), nb::arg("nodes"), nb::arg("callees"), nb::arg("rets"),

@@ -187,7 +187,7 @@ void bind_vocab(nb::module_& m) {
               std::vector<int32_t> ends;
               const TokenTrie& t = *trie;
               {
-                  TokenOut out(ids, ends);
+                  TokenOut out(ids, &ends);
                   walk_trie(a.core, t, roots, q, clamp, scratch, [&](int32_t, int32_t s, int32_t p) { out.add(t, p, s); });
               }
               return nb::make_tuple(owned(std::move(ids)), owned(std::move(ends)));

@@ -4,7 +4,7 @@
 // and the branch points, the nodes reached that have children and whose state may branch off (a
 // return from a final state, a call, a key guard), where the frame goes on in other frames. The
 // nodes and states of every step are never gathered (a string's walk reaches 200,000 nodes in a
-// handful of states); a state's branching is read once per walk.
+// handful of states); whether a state may branch is read off the automaton (LazyAutomaton::may_branch).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -25,12 +25,13 @@ struct FrameWalk {
 
 // Whether a walk may branch off at state q: a return (q is final), a call or a guard (a symbol may
 // come first; read off q's term, its row need not be built).
-inline bool may_branch(LazyAutomaton& a, int32_t q) { return a.is_final(q) || a.pool().first_symbols(a.expr(q)) != 0; }
+inline bool may_branch(const LazyAutomaton& a, int32_t q) { return a.may_branch(q); }
 
 // The frame walk of trie t from roots (none below another) in state (clamp: see walk_trie). full:
 // where t was cut out of full (t's origin), the branch points are full's nodes with their children
 // counted in full; null: t's own nodes. Throws InvalidArgument where t has no origin in full.
+// with_ends false: out.ends is left as it is (the caller reads only the tokens and branch points).
 void walk_frame(LazyAutomaton& a, const TokenTrie& t, std::span<const int32_t> roots, int32_t state, bool clamp,
-                const TokenTrie* full, WalkStack& stack, FrameWalk& out);
+                const TokenTrie* full, WalkStack& stack, FrameWalk& out, bool with_ends = true);
 
 }  // namespace structgen

@@ -23,6 +23,9 @@ thread_local WalkStack scratch_stack;
 thread_local std::vector<uint64_t> scratch_tokens;
 thread_local std::vector<uint32_t> scratch_nodes;
 thread_local uint32_t scratch_stamp = 0;
+// the raw result of a frame walk (a string's walk reads tens of thousands of tokens: its buffers,
+// grown once per thread, are not allocated, grown and faulted in again for every walk)
+thread_local FrameWalk scratch_walk;
 
 }  // namespace
 // a state that may read more first bytes than this may be a string's body (a slice may apply)
@@ -123,7 +126,8 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q,
     const Key key{a, q, node};
     if (auto found = walks_.find(key); found != walks_.end()) return found->second;
     auto out = std::make_shared<Walk>();
-    FrameWalk raw;
+    FrameWalk& raw = scratch_walk;  // (a walk makes no walk inside it: the buffers are free here)
+    raw.ids.clear(), raw.branch_nodes.clear(), raw.branch_states.clear();
     const int32_t roots[1] = {node};
     bool sliced = false;
     if (!node && auto_.pool().first_bytes(auto_.expr(q)).count() >= WIDE_FROM) {
@@ -133,14 +137,21 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q,
             if (m < 0) continue;
             StringSlice& sl = index_->slice(k);
             if (sl.count_up_to(m) > 0) out->bits = sl.up_to_bits(m, index_->words());
-            walk_frame(auto_, *sl.rest, roots, q, false, &t, scratch_stack, raw);
+            walk_frame(auto_, *sl.rest, roots, q, false, &t, scratch_stack, raw, false);
             sliced = true;
         }
     }
-    if (!sliced) walk_frame(auto_, t, roots, q, false, nullptr, scratch_stack, raw);
-    out->ids = std::move(raw.ids);
+    if (!sliced) walk_frame(auto_, t, roots, q, false, nullptr, scratch_stack, raw, false);
+    const size_t words = index_->words();
+    if (!out->bits && raw.ids.size() * 2 > words) {  // (packed where the words take less room than the ids)
+        auto bits = std::make_shared<std::vector<uint32_t>>(words, 0);
+        set_token_bits(*bits, raw.ids);
+        out->bits = std::move(bits);
+    } else {
+        out->ids.assign(raw.ids.begin(), raw.ids.end());
+    }
     sort_out(a, auto_, raw, node, q, *out);
-    keep(out->ids.size() * 8 + out->pops.size() * 8 + out->calls.size() * sizeof(Call) + 64);
+    keep(out->ids.size() * 8 + (out->bits && !sliced ? words * 4 : 0) + out->pops.size() * 8 + out->calls.size() * sizeof(Call) + 64);
     walks_.emplace(key, out);
     return out;
 }
@@ -225,7 +236,17 @@ void FrameSolver::unite(std::span<const std::shared_ptr<const Frame>> parts, std
                         const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out) {
     bool packed = own_bits != nullptr;
     for (const auto& p : parts) packed = packed || p->bits != nullptr;
-    if (packed) {  // (a slice's tokens among them: the union as a packed mask)
+    if (packed) {  // (a slice's or a large walk's tokens among them: the union as a packed mask)
+        size_t contributors = (own.empty() ? 0 : 1) + (own_bits ? 1 : 0);
+        const std::shared_ptr<const std::vector<uint32_t>>* alone = own_bits ? &own_bits : nullptr;
+        for (const auto& p : parts) {
+            contributors += (p->ids.empty() ? 0 : 1) + (p->bits ? 1 : 0);
+            if (p->bits) alone = &p->bits;
+        }
+        if (contributors == 1) {  // (one packed part and nothing else: shared, not copied)
+            out.bits = *alone;
+            return;
+        }
         auto bits = std::make_shared<std::vector<uint32_t>>(index_->words(), 0);
         auto add = [&](std::span<const int64_t> ids, const std::shared_ptr<const std::vector<uint32_t>>& b) {
             for (const int64_t t : ids) (*bits)[static_cast<size_t>(t) >> 5] |= uint32_t{1} << (t & 31);

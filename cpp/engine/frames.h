@@ -51,8 +51,9 @@ struct NeedsFrameData : std::runtime_error {
 struct Frame {
     std::vector<int64_t> ids;   // the tokens (sorted where made of several parts; a walk's order where of one)
     std::vector<int64_t> pops;  // the trie nodes where the frame may return (first seen first)
-    // (or null) the tokens as a packed mask instead: a frame at the root that reads a string slice
-    // (its hundred thousand slice tokens are never listed); ids is then empty
+    // (or null) the tokens as a packed mask instead, where they are many: a frame at the root that
+    // reads a string slice (its hundred thousand slice tokens are never listed), or whose walk reads
+    // more tokens than half the mask's words (a list would take more room); ids is then empty
     std::shared_ptr<const std::vector<uint32_t>> bits;
     int64_t size() const;  // the number of tokens
 };
@@ -100,7 +101,7 @@ private:
     struct Walk {
         std::vector<int64_t> ids, pops;
         std::vector<Call> calls;
-        std::shared_ptr<const std::vector<uint32_t>> bits;  // (a root walk through a slice: its slice tokens)
+        std::shared_ptr<const std::vector<uint32_t>> bits;  // (a root walk through a slice: its slice tokens; else the ids packed, where many)
         bool needs_data = false;  // (it passes a guard or enters an automaton with frame data)
     };
     struct Key {

@@ -41,6 +41,7 @@ int32_t LazyAutomaton::state_of(Id e) {
     if (q >= capacity_) grow();
     exprs_.push_back(e);
     finals_.push_back(pool_.nullable(e));
+    branches_.push_back(finals_.back() || pool_.first_symbols(e) != 0);
     built_.push_back(0);
     symbols_.emplace_back();
     ids_.put(e, q);
@@ -98,7 +99,7 @@ const std::vector<std::pair<int64_t, int32_t>>& LazyAutomaton::symbols_of(int32_
 }
 
 size_t LazyAutomaton::memory_bytes() const {
-    return sizeof(int32_t) * capacity_ * 256 + retired_bytes_ + exprs_.size() * (4 + 1 + 1 + 40 + 16) + clamped_.bytes() +
+    return sizeof(int32_t) * capacity_ * 256 + retired_bytes_ + exprs_.size() * (4 + 1 + 1 + 1 + 40 + 16) + clamped_.bytes() +
            heads_.bytes();
 }
 

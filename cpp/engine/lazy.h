@@ -36,6 +36,9 @@ public:
     Id expr(int32_t q) const { return exprs_[q]; }
     bool is_final(int32_t q) const { return finals_[q]; }
     bool is_built(int32_t q) const { return built_[q]; }
+    // whether a walk may branch off at q: a return (q is final), a call or a guard (a symbol may
+    // come first; read off q's term when q is made, its row need not be built)
+    bool may_branch(int32_t q) const { return branches_[q]; }
 
     // the state of term e (numbered when first met)
     int32_t state_of(Id e);
@@ -78,7 +81,7 @@ private:
     Pool& pool_;
     Id root_;
     std::vector<Id> exprs_;
-    std::vector<uint8_t> finals_, built_;
+    std::vector<uint8_t> finals_, built_, branches_;
     std::vector<std::optional<std::vector<std::pair<int64_t, int32_t>>>> symbols_;
     FlatMap<int32_t> ids_;
     FlatMap<int32_t> clamped_, heads_;  // q << 24 | n

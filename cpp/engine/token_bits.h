@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "errors.h"
 #include "popcount.h"
@@ -25,7 +26,16 @@ inline void or_token_bits(std::span<uint32_t> words, std::span<const uint32_t> o
     for (size_t i = 0; i < n; ++i) words[i] |= other[i];
 }
 
-// The tokens set in words.
+// The tokens set in words, ascending.
+inline std::vector<int64_t> ids_of_bits(std::span<const uint32_t> words) {
+    std::vector<int64_t> ids;
+    ids.reserve(static_cast<size_t>(popcount_words(words)));
+    for (size_t w = 0; w < words.size(); ++w)
+        for (uint32_t x = words[w]; x; x &= x - 1) ids.push_back(static_cast<int64_t>(w * 32 + static_cast<size_t>(__builtin_ctz(x))));
+    return ids;
+}
+
+// The number of tokens set in words.
 inline int64_t count_token_bits(std::span<const uint32_t> words) {
     return popcount_words(words);
 }

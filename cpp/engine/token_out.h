@@ -2,6 +2,7 @@
 // none, in no order a branch predictor can learn: so each node stores its first token (or the
 // next node's, or the trie's sentinel) and the state unconditionally, and the count moves the end.
 // A node that ends several tokens (a vocabulary with duplicate byte strings) goes the slow way.
+// Without ends (a frame's tokens, whose end states nobody reads) only the ids are written.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -13,8 +14,8 @@ namespace structgen {
 
 class TokenOut {
 public:
-    // appends to ids and ends (kept the same length); finish() trims them
-    TokenOut(std::vector<int64_t>& ids, std::vector<int32_t>& ends) : ids_(ids), ends_(ends), n_(ids.size()) {}
+    // appends to ids and ends (kept the same length; ends null: ids only); finish() trims them
+    TokenOut(std::vector<int64_t>& ids, std::vector<int32_t>* ends) : ids_(ids), ends_(ends), n_(ids.size()) {}
     TokenOut(const TokenOut&) = delete;
     TokenOut& operator=(const TokenOut&) = delete;
     ~TokenOut() { finish(); }
@@ -27,30 +28,31 @@ public:
             grow();
         if (count <= 1) [[likely]] {
             ids_[n_] = t.pre_tok_ids[static_cast<size_t>(first)];  // (the sentinel where first is past the last)
-            ends_[n_] = s;
+            if (ends_) (*ends_)[n_] = s;
             n_ += static_cast<size_t>(count);
             return;
         }
         for (int32_t i = 0; i < count; ++i) {
             if (n_ + 1 > ids_.size()) grow();
             ids_[n_] = t.pre_tok_ids[static_cast<size_t>(first + i)];
-            ends_[n_++] = s;
+            if (ends_) (*ends_)[n_] = s;
+            ++n_;
         }
     }
     size_t size() const { return n_; }
     void finish() {
         ids_.resize(n_);
-        ends_.resize(n_);
+        if (ends_) ends_->resize(n_);
     }
 
 private:
     void grow() {
-        const size_t cap = std::max<size_t>(ids_.size() * 2, 256);
+        const size_t cap = std::max({ids_.size() * 2, ids_.capacity(), size_t(256)});  // (a reused buffer: its room first)
         ids_.resize(cap);
-        ends_.resize(cap);
+        if (ends_) ends_->resize(cap);
     }
     std::vector<int64_t>& ids_;
-    std::vector<int32_t>& ends_;
+    std::vector<int32_t>* ends_;
     size_t n_;
 };
 

@@ -485,3 +485,39 @@ def test_the_stack_mirror_is_whole_for_every_reader_while_threads_step(smollm2_v
     assert table.num_states() == len(table.configs) == solver.num_configs
     assert table.configs == [tuple(c) for c in solver.configs_from(0)]
     assert len(table.stacks) == len(table.depths) == len(table.records) == solver.num_stacks
+
+
+def test_a_walk_of_many_tokens_is_kept_packed_and_listed_where_ids_are_read(smollm2_vocabulary: structgen.Vocabulary) -> None:
+    """A frame whose walk reads more tokens than half the mask's words is kept as packed words
+    (``cpp/engine/frames.cpp``), a smaller one as ids; ``expand``, whose caller reads ids, lists
+    the packed ones. Both against ``regex`` over the token bytes: a word after a space, then ``)``."""
+    import regex
+
+    vocab = smollm2_vocabulary
+    net = Network([r"\(" + C(1) + r"\)", r"[a-z]+"], [])
+    guide = PushdownGuide(net, vocab)
+    frames = guide._frames
+    solver = frames.solver
+    assert solver is not None
+    for k in range(len(net)):
+        frames.solved(solver, lambda: solver.set_automaton(k, guide._view.auto(k).auto))
+    trie = frames.trie
+    space = trie.node_of(b" ")
+    word = regex.compile(rb"[a-z]+\)?")
+
+    def below(pattern: regex.Pattern[bytes], head: bytes) -> list[int]:
+        return sorted(t for t, b in enumerate(vocab.tokens) if b and b.startswith(head) and len(b) > len(head)
+                      and pattern.fullmatch(b[len(head):]))
+
+    ids, pops, words, size = solver.frame(1, 0, space)  # (the word automaton from the space's node)
+    want = below(regex.compile(rb"[a-z]+"), b" ")
+    assert len(want) * 2 > (vocab.size + 31) // 32 and words is not None and ids.size == 0 and size == len(want)
+    assert _allowed_of_words(words, vocab.size) == want
+    small = trie.node_of(b" qu")
+    s_ids, _, s_words, _ = solver.frame(1, 0, small)
+    assert s_words is None and sorted(s_ids.tolist()) == below(regex.compile(rb"[a-z]+"), b" qu")
+    after_paren = guide._view.auto(0).auto.step(0, ord("("))
+    ((symbol, ret),) = guide._view.auto(0).auto.symbols_of(after_paren)
+    assert symbol == 1
+    listed, _ = frames.solved(solver, lambda: solver.expand(0, [], [space], [1], [ret]))
+    assert sorted(listed.tolist()) == below(word, b" ")
