@@ -230,7 +230,7 @@ class FrameMasks(ItemFrames):
                 set_token_bits(out, rest.ids)
                 return out
 
-            return TokenWalk(ids, ends, [], (rest,), size=count + rest.size, words=words)
+            return TokenWalk(ids, ends, [], (rest,), size=count + rest.size, words=words, sliced=(sl, m, rest))
         return None
 
     def rest_walk(self, a: int, auto: AutomatonView, q: int, k: int, exact: bool, cut: int = 0) -> TokenWalk:
@@ -280,12 +280,43 @@ class FrameMasks(ItemFrames):
         got: TokenWalk | None = None
         n, clamped = auto.auto.head_cut(q, self.index.short_token_cuts) if auto.auto.in_bounded_string(q) else (0, q)
         if n:
+            got = self._with_long_tokens(auto, q, n, self._short_walk(a, clamped, n))
+        self._keep_walk(key, got)
+        return got
+
+    def _short_walk(self, a: int, clamped: int, n: int) -> TokenWalk:
+        """The tokens of at most ``n`` bytes of the root walk of ``clamped`` (a string's state with its bound cut for
+        them), with the branch points within ``n`` bytes: shared by every position of the string whose state clamps to
+        ``clamped`` (cached: the filter reads every token of the walk)."""
+        key = (a, clamped, -3 - n, False)  # (node -3 - n: the short tokens of this root walk)
+        got = self._walks.get(key)
+        if got is None:
             short = self.walk(a, clamped, 0, exact=False)
             starts = self.trie.depth_starts
             near = [(m, p) for m, p in short.branches if bisect_right(starts, m) - 1 <= n]
-            keep = np.flatnonzero(self.index.token_lengths.take(short.ids) <= n)  # (see tokens_at)
-            got = self._with_long_tokens(auto, q, n, TokenWalk(short.ids.take(keep), lambda: short.ends.take(keep), near))
-        self._keep_walk(key, got)
+            lengths = self.index.token_lengths
+
+            def listed() -> TokenWalk:
+                keep = np.flatnonzero(lengths.take(short.ids) <= n)  # (see tokens_at)
+                return TokenWalk(short.ids.take(keep), lambda: short.ends.take(keep), near)
+
+            if short.sliced is None:
+                got = listed()
+            else:  # (a string slice's hundred thousand tokens: packed, filtered by one AND, listed only if read)
+                sl, m, rest = short.sliced
+                words = sl.packed_up_to(m) & self.index.short_words(n)
+                set_token_bits(words, rest.ids[lengths.take(rest.ids) <= n])
+                words.flags.writeable = False
+                whole: list[TokenWalk] = []
+
+                def one() -> TokenWalk:
+                    if not whole:
+                        whole.append(listed())
+                    return whole[0]
+
+                got = TokenWalk(lambda: one().ids, lambda: one().ends, near, size=int(np.bitwise_count(words.view(np.uint32)).sum()),
+                                words=lambda: words)
+            self._keep_walk(key, got)
         return got
 
     def _with_long_tokens(self, auto: AutomatonView, q: int, n: int, short: TokenWalk) -> TokenWalk:
@@ -295,7 +326,18 @@ class FrameMasks(ItemFrames):
         assert trie.origin is not None  # (cut out of the vocabulary's trie)
         starts = self.trie.depth_starts
         far = [(m, p) for m, p in ((int(trie.origin[m]), p) for m, p in long.branches) if bisect_right(starts, m) - 1 > n]
-        return TokenWalk(np.concatenate([short.ids, long.ids]), lambda: np.concatenate([short.ends, long.ends]), short.branches + far)
+        ends = lambda: np.concatenate([short.ends, long.ends])  # noqa: E731
+        packed = short.words
+        if packed is None:
+            return TokenWalk(np.concatenate([short.ids, long.ids]), ends, short.branches + far)
+
+        def words(packed: Callable[[], np.ndarray] = packed) -> np.ndarray:
+            out = packed().copy()
+            set_token_bits(out, long.ids)
+            return out
+
+        return TokenWalk(lambda: np.concatenate([short.ids, long.ids]), ends, short.branches + far,
+                         size=short.size + long.size, words=words)
 
     # -- frames --------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from ..vocab.slices import MIXED
+from ..vocab.slices import MIXED, StringSlice
 from .network_view import AutomatonView
 
 __all__ = ["Branches", "TokenWalk", "distinct", "made", "stepped_chain"]
@@ -58,12 +58,13 @@ def distinct(values: np.ndarray) -> tuple[list[int], np.ndarray]:
 class TokenWalk:
     """Tokens below a trie node read inside one automaton from one state."""
 
-    __slots__ = ("_ids", "size", "_ends", "_branches", "_inner", "_split", "_parts", "words")
+    __slots__ = ("_ids", "size", "_ends", "_branches", "_inner", "_split", "_parts", "words", "sliced")
 
     def __init__(self, ids: np.ndarray | Callable[[], np.ndarray], ends: np.ndarray | Callable[[], np.ndarray],
                  branches: list[tuple[int, int]], parts: tuple["TokenWalk", ...] = (),
                  inner: tuple[np.ndarray, np.ndarray] | None = None, *,
-                 size: int | None = None, words: Callable[[], np.ndarray] | None = None) -> None:
+                 size: int | None = None, words: Callable[[], np.ndarray] | None = None,
+                 sliced: tuple[StringSlice, int, "TokenWalk"] | None = None) -> None:
         # token ids accepted (their bytes all read by the automaton's own edges), or how to make them
         # (with their number as ``size``: a slice's hundred thousand tokens are made only if read)
         self._ids = ids
@@ -76,6 +77,9 @@ class TokenWalk:
         self._inner = inner
         self._split: Branches | None = None
         self._parts = parts  # (walks whose branches, after ``branches``, are this one's too)
+        # (or None) a root walk through a string slice: (the slice, its tokens' most characters, the
+        # walk of its rest trie), whose tokens are the slice's of at most that many characters and the rest's
+        self.sliced = sliced
 
     @property
     def ids(self) -> np.ndarray:

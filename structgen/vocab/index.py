@@ -112,6 +112,19 @@ class VocabularyIndex:
         """The :data:`SHORT_TOKEN_CUTS` below the longest token."""
         return tuple(n for n in SHORT_TOKEN_CUTS if n < self.longest_token)
 
+    def short_words(self, n: int) -> np.ndarray:
+        """The tokens of at most ``n`` bytes as packed int32 words (bit ``t % 32`` of word ``t // 32``;
+        read-only, cached): a string slice's tokens of a length, filtered by bytes with one AND."""
+        def build() -> np.ndarray:
+            lengths = self.token_lengths
+            packed = np.zeros((lengths.size + 31) // 32 * 4, dtype=np.uint8)
+            bits = np.packbits(lengths <= n, bitorder="little")
+            packed[: bits.size] = bits
+            words = packed.view("<i4").astype(np.int32, copy=False)
+            words.flags.writeable = False
+            return words
+        return self._once(f"short_words {n}", build)
+
     def long_tokens(self, n: int) -> TokenTrie:
         """The trie of the tokens of more than ``n`` bytes, cut out of :attr:`trie`."""
         return self._once(f"long_tokens {n}", lambda: TokenTrie(self.native.long_tokens(n)))

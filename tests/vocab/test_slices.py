@@ -13,6 +13,7 @@ import structgen
 from structgen.automata.regex import regex_to_dfa
 from structgen.json_schema import schema_to_dfa
 from structgen.guides.dfa_guide import DfaGuide
+from structgen.guides.frame_tokens import ids_of_words
 from structgen.vocab.index import string_slice
 from structgen.automata.expr import ExprPool
 from structgen.automata.lazy import LazyAutomaton
@@ -289,6 +290,40 @@ def test_walks_near_a_length_bound_are_cut_by_token_length_and_equal_exact_walks
     assert position == 90 and q < 0  # (91 characters is one too many)
     assert {n for n in cut_at if n} == {n for n in sl.cuts(frames.index.short_token_cuts) if n < 90}  # (each cut taken somewhere)
     assert accepted_long > 0  # (long rest tokens accepted: the long part of a cut walk matters)
+
+
+def test_root_walks_of_a_pattern_under_a_length_bound_equal_exact_walks() -> None:
+    """At every position of a string under a pattern and ``maxLength`` (an intersection, a
+    Kubernetes name's), a root frame's walk (the short tokens from the state with its bound cut
+    for them, the long ones from the position itself) reads the tokens of the exact walk of the
+    whole trie; where a slice holds the short ones they are packed (one AND of the slice's tokens
+    of a length and the vocabulary's of a byte length), and the packed words list the same tokens."""
+    from structgen.guides.pushdown import PushdownGuide
+
+    vocab = _long_token_vocabulary()
+    name = {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "maxLength": 63}
+    guide = structgen.compile_json_schema({"type": "object", "properties": {"name": name, "labels": {
+        "type": "object", "additionalProperties": {"type": "string"}}}, "required": ["name"], "additionalProperties": False}, vocab)
+    assert isinstance(guide, PushdownGuide)
+    frames = guide._frames
+    state, walked, packed = guide.advance(guide.initial_state, list(b'{"name":"')), 0, 0
+    for position in range(65):
+        (sid,) = guide._stacks.configs[state]
+        a, q, _, _ = guide._stacks.stacks[sid]
+        auto = guide._view.auto(a)
+        want = sorted(frames.full_walk(auto, q).ids.tolist())
+        root = frames.clamped_walk(a, q)
+        if root is not None:
+            walked += 1
+            assert sorted(root.ids.tolist()) == want and root.size == len(want), position
+            if root.words is not None:
+                packed += 1
+                assert ids_of_words(root.words(), len(frames.index.tokens)).tolist() == want, position
+        state = guide.next_state(state, ord("a"))
+        if state < 0:
+            break
+    assert position == 63 and state < 0  # (64 characters is one too many)
+    assert walked > 10 and packed > 10
 
 
 def test_masks_near_a_length_bound_with_calls_past_the_string_equal_the_tokens_that_step() -> None:
