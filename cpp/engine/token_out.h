@@ -47,7 +47,7 @@ public:
 
 private:
     void grow() {
-        const size_t cap = std::max({ids_.size() * 2, ids_.capacity(), size_t(256)});  // (a reused buffer: its room first)
+        const size_t cap = std::max<size_t>(ids_.size() * 2, 256);  // (within a reused buffer's room: no allocation, only the new part set)
         ids_.resize(cap);
         if (ends_) ends_->resize(cap);
     }
