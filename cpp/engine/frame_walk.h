@@ -23,10 +23,6 @@ struct FrameWalk {
     std::vector<int32_t> branch_states;  // the state at each branch point
 };
 
-// Whether a walk may branch off at state q: a return (q is final), a call or a guard (a symbol may
-// come first; read off q's term, its row need not be built).
-inline bool may_branch(const LazyAutomaton& a, int32_t q) { return a.may_branch(q); }
-
 // The frame walk of trie t from roots (none below another) in state (clamp: see walk_trie). full:
 // where t was cut out of full (t's origin), the branch points are full's nodes with their children
 // counted in full; null: t's own nodes. Throws InvalidArgument where t has no origin in full.

@@ -96,7 +96,7 @@ void FrameSolver::sort_out(int64_t a, LazyAutomaton& auto_, const FrameWalk& raw
             out.calls.push_back({m, k, r});
         }
     };
-    if (root >= 0 && trie_->num_children[static_cast<size_t>(root)] > 0 && may_branch(auto_, q)) one(root, q);
+    if (root >= 0 && trie_->num_children[static_cast<size_t>(root)] > 0 && auto_.may_branch(q)) one(root, q);
     for (size_t i = 0; i < raw.branch_nodes.size(); ++i) one(raw.branch_nodes[i], raw.branch_states[i]);
 }
 
@@ -111,7 +111,7 @@ int64_t FrameSolver::slice_run(LazyAutomaton& a, int32_t q, int k) {
         const int64_t next = char_successor(a, chain.back(), k);
         if (next == MIXED) return -1;
         if (next < 0) break;
-        if (may_branch(a, static_cast<int32_t>(next))) return -1;
+        if (a.may_branch(static_cast<int32_t>(next))) return -1;
         chain.push_back(static_cast<int32_t>(next));
         if (chain.back() == chain[chain.size() - 2]) break;  // a loop: every length leads here
     }
