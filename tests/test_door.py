@@ -171,6 +171,28 @@ def test_unknown_keywords_error_is_not_skipped_by_a_cached_annotate() -> None:
         structgen.compile(JsonSchema(schema, unknown_keywords="error"), vocab())
 
 
+def test_schemas_that_differ_only_in_their_properties_order_write_their_own_order() -> None:
+    """The engine writes an object's keys in its schema's order (each key prompts its value:
+    a reasoning field put before the answer is written first), so two schemas that differ only
+    in that order are two guides, whichever compiles first, and two such objects inside one
+    schema are two terms (the memo's key is the sub-schema's text)."""
+    def props(*names: str) -> dict[str, Any]:
+        return {"type": "object", "properties": {n: {"type": "integer"} for n in names}, "required": sorted(names),
+                "additionalProperties": False}
+
+    def first_key(schema: dict[str, Any], prefix: bytes = b'{"') -> bytes:
+        guide = structgen.compile(JsonSchema(schema, whitespace=""), vocab())
+        return guide.forced_bytes(guide.advance(guide.initial_state, [LETTERS.index(bytes([c])) for c in prefix]))
+
+    for order in ((("a", "b"), ("b", "a")), (("b", "a"), ("a", "b"))):
+        compiler.clear_cache()
+        for names in order:
+            assert first_key(props(*names)) == names[0].encode() + b'":'
+    both = {"type": "object", "properties": {"x": props("a", "b"), "y": props("b", "a")}, "required": ["x", "y"],
+            "additionalProperties": False}
+    assert first_key(both, b'{"x":{"') == b'a":' and first_key(both, b'{"x":{"a":1,"b":2},"y":{"') == b'b":'
+
+
 def test_options_are_one_object_and_an_unknown_one_is_named() -> None:
     assert JsonSchema(SCHEMA, whitespace="").options == SchemaOptions(whitespace="")
     assert JsonSchema(SCHEMA, SchemaOptions(key_order="any"), whitespace="").options == SchemaOptions(

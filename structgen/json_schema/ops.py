@@ -89,13 +89,16 @@ def no_alternative(errors: Sequence[Exception], message: str, path: str) -> Exce
 
 
 def schema_text(s: Schema) -> str:
-    """The canonical JSON text of a (sub-)schema: keys sorted, characters as they are, what JSON
-    cannot hold by its ``repr``. Equal texts compile alike (the compile's memo keys).
+    """The JSON text of a (sub-)schema: keys in their order, characters as they are, what JSON
+    cannot hold by its ``repr``. Equal texts compile alike (the compile's memo keys, and the
+    compile cache's): the order of an object's ``properties`` is the order the engine writes its
+    keys in, so schemas that differ only in it compile apart (sorted keys gave the second such
+    schema the first one's guide).
 
     >>> schema_text({"type": "string", "$id": "é"})
-    '{"$id": "é", "type": "string"}'
+    '{"type": "string", "$id": "é"}'
     """
-    return json.dumps(s, sort_keys=True, ensure_ascii=False, default=repr)
+    return json.dumps(s, ensure_ascii=False, default=repr)
 
 
 #: Per thread, the schema :func:`remember_text` was last given and its text.
