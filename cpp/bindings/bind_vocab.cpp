@@ -59,6 +59,12 @@ struct PySpelled {
 };
 
 thread_local WalkStack scratch;
+// a walk's tokens, grown once per thread (a string's walk reads a hundred thousand: grown, copied
+// and faulted in again for every walk, they cost more than the walk's one exact copy out)
+thread_local FrameWalk scratch_walk;
+
+template <class T>
+std::vector<T> exact(const std::vector<T>& v) { return std::vector<T>(v.begin(), v.end()); }
 
 }  // namespace
 
@@ -183,14 +189,15 @@ void bind_vocab(nb::module_& m) {
           [](PyLazy& a, std::shared_ptr<TokenTrie> trie, nb::handle node, int64_t state, bool clamp) {
               const int32_t q = a.state(state);
               auto roots = roots_of(*trie, node);
-              std::vector<int64_t> ids;
-              std::vector<int32_t> ends;
+              std::vector<int64_t>& ids = scratch_walk.ids;
+              std::vector<int32_t>& ends = scratch_walk.ends;
+              ids.clear(), ends.clear();
               const TokenTrie& t = *trie;
               {
                   TokenOut out(ids, &ends);
                   walk_trie(a.core, t, roots, q, clamp, scratch, [&](int32_t, int32_t s, int32_t p) { out.add(t, p, s); });
               }
-              return nb::make_tuple(owned(std::move(ids)), owned(std::move(ends)));
+              return nb::make_tuple(owned(exact(ids)), owned(exact(ends)));
           },
           nb::arg("automaton"), nb::arg("trie"), nb::arg("node"), nb::arg("state"), nb::arg("clamp") = false,
           "(token ids, states): the tokens that end at the nodes walk_trie reaches, each with its node's state");
@@ -200,10 +207,11 @@ void bind_vocab(nb::module_& m) {
               const int32_t q = a.state(state);
               auto roots = roots_of(*trie, node);
               const TokenTrie* whole = full.is_none() ? nullptr : &nb::cast<TokenTrie&>(full);
-              FrameWalk out;
+              FrameWalk& out = scratch_walk;
+              out.ids.clear(), out.ends.clear(), out.branch_nodes.clear(), out.branch_states.clear();
               walk_frame(a.core, *trie, roots, q, clamp, whole, scratch, out);
-              return nb::make_tuple(owned(std::move(out.ids)), owned(std::move(out.ends)), owned(std::move(out.branch_nodes)),
-                                    owned(std::move(out.branch_states)));
+              return nb::make_tuple(owned(exact(out.ids)), owned(exact(out.ends)), owned(exact(out.branch_nodes)),
+                                    owned(exact(out.branch_states)));
           },
           nb::arg("automaton"), nb::arg("trie"), nb::arg("node"), nb::arg("state"), nb::arg("clamp") = false,
           nb::arg("full").none() = nb::none(),
