@@ -268,13 +268,13 @@ class JsonSchema(Format):
         return _named_errors(lambda: cls(schema, SchemaOptions(**values), extract_from=extract_from, name=name))
 
     def schema_text(self) -> str:
-        """The schema as canonical JSON text (a pydantic class by its JSON Schema)."""
+        """The schema as JSON text, its keys in their order (a pydantic class by its JSON Schema)."""
         if not self._text:
             schema = self.schema
             if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
                 schema = schema.model_json_schema()
             try:
-                if isinstance(schema, str):  # (JSON text: canonical, so that it shares its dict's guide)
+                if isinstance(schema, str):  # (JSON text: written again, so that it shares its dict's guide)
                     schema = json.loads(schema)
                 text = remember_text(schema)  # (kept for the compile's metaschema check and resolver)
             except (TypeError, ValueError):  # not JSON: the compile names the problem (SchemaError)

@@ -97,7 +97,7 @@ class RefResolver:
         return got
 
     def leads_to(self, s: Schema, path: str, text: str, target: str) -> bool:
-        """Whether compiling ``s`` (at ``path``; ``text``: its canonical JSON) may enter the
+        """Whether compiling ``s`` (at ``path``; ``text``: its :func:`.ops.schema_text`) may enter the
         ``$ref`` target ``target`` (a JSON pointer), directly or through other targets. (``s`` is
         reached from ``target``, entered on the way to it: only a target that reaches itself can
         be reached again from ``s``, and most are not recursive, so ``s`` is not searched.)"""
