@@ -15,6 +15,7 @@
 #include "../engine/slices.h"
 #include "../engine/min_length.h"
 #include "../engine/string_length.h"
+#include "../engine/substitute.h"
 #include "casters.h"
 #include "py_pool.h"
 
@@ -197,6 +198,12 @@ void bind_pool(nb::module_& m) {
         .def("min_lengths", [](EmbeddedDfa& e, nb::handle weights) { return e.min_lengths(weights_of(weights)); })
         .def("readable_bytes", [](EmbeddedDfa& e) { return mask_to(e.readable_bytes()); });
 
+    nb::class_<SubstitutionMemo>(m, "SubstitutionMemo",
+                                 "What substitutions with one mapping made of each sub-term (see structgen.automata.expr_rewrite.substitute).")
+        .def(nb::init<>())
+        .def("__len__", &SubstitutionMemo::size)
+        .def_prop_ro("memory_bytes", &SubstitutionMemo::bytes);
+
     nb::class_<PyPool>(m, "Pool", "Hash-consed byte terms and their derivatives (see structgen.automata.expr).")
         .def(nb::init<>())
         .def("_fork_from", [](PyPool& self, PyPool& t) { self.fork_from(t); })
@@ -334,6 +341,14 @@ void bind_pool(nb::module_& m) {
         })
         .def("min_length", [](PyPool& p, int64_t e) { return p.string_lengths().min_length().of(p.id(e)); })
         // the clamps and the slices' per-term questions (memoised in the pool)
+        .def("substitute",
+             [](PyPool& p, int64_t e, nb::dict mapping, SubstitutionMemo* memo, bool symbols) {
+                 FlatMap<Id> map;
+                 for (auto [k, v] : mapping) map.put(p.id(k), p.id(v));
+                 SubstitutionMemo local;
+                 return substitute(p, p.id(e), map, memo ? *memo : local, symbols);
+             },
+             nb::arg("e"), nb::arg("mapping"), nb::arg("memo").none(), nb::kw_only(), nb::arg("symbols") = false)
         .def("clamp", [](PyPool& p, int64_t e, int64_t n) { return p.clamps().clamp(p.id(e), n); })
         .def("longest_shortest", [](PyPool& p, int64_t e) { return p.clamps().longest_shortest(p.id(e)); })
         .def("clampable_string", [](PyPool& p, nb::handle members, int64_t n) {

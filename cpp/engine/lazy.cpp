@@ -11,7 +11,7 @@ namespace structgen {
 
 LazyAutomaton::LazyAutomaton(Pool& pool, Id root) : pool_(pool), root_(root) {
     pool.check(root);
-    capacity_ = 64;
+    capacity_ = 8;  // (rows are 1 KiB: most automata of a compile stay small, and a fresh table is page faults)
     storage_.reset(new int32_t[capacity_ * 256]);
     table_ = storage_.get();
     std::fill(table_, table_ + capacity_ * 256, UNBUILT);

@@ -45,6 +45,18 @@ class EmbeddedDfa:
 
     def readable_bytes(self) -> int: ...
 
+class SubstitutionMemo:
+    """
+    What substitutions with one mapping made of each sub-term (see structgen.automata.expr_rewrite.substitute).
+    """
+
+    def __init__(self) -> None: ...
+
+    def __len__(self) -> int: ...
+
+    @property
+    def memory_bytes(self) -> int: ...
+
 class Pool:
     """
     Hash-consed byte terms and their derivatives (see structgen.automata.expr).
@@ -145,6 +157,8 @@ class Pool:
     def fewest_units(self, arg0: int, arg1: int, /) -> int | None: ...
 
     def min_length(self, arg: int, /) -> int: ...
+
+    def substitute(self, e: int, mapping: dict[int, int], memo: SubstitutionMemo | None, *, symbols: bool = False) -> int: ...
 
     def clamp(self, arg0: int, arg1: int, /) -> int: ...
 

@@ -27,12 +27,13 @@ from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
+from .._engine import SubstitutionMemo
 from .embedded import EmbeddedDfa
 from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
 from .markers import GUARD_FIRST
 from .string_length import note_restricted
 
-__all__ = ["clamp", "concat_all", "copy_from", "copy_term", "factored", "readable_bytes", "restrict", "substitute"]
+__all__ = ["clamp", "concat_all", "copy_from", "copy_term", "factored", "readable_bytes", "restrict", "substitute", "SubstitutionMemo"]
 
 _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
     KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
@@ -241,39 +242,21 @@ def _rebuilt(pool: ExprPool, node: tuple, done: dict[int, int]) -> int:
     return pool.repeat(done[node[1]], node[2], None if node[3] < 0 else node[3])
 
 
-def substitute(pool: ExprPool, e: int, mapping: dict[int, int], done: dict[int, int] | None = None, *,
+def substitute(pool: ExprPool, e: int, mapping: dict[int, int], done: SubstitutionMemo | None = None, *,
                symbols: bool = False) -> int:
     """``e`` with every sub-term that is a key of ``mapping`` replaced by its value; embedded
     automata are kept as they are. ``done``: what earlier substitutions with the same mapping
-    (or one that only grew since) made of each sub-term, kept and added to across calls.
-    ``symbols``: every key is a symbol, so a sub-term with no symbol in it is kept unread."""
-    if not mapping:
-        return e
-    if done is None:
-        done = {}
-    stack = [e]
-    while stack:
-        x = stack[-1]
-        if x in done:
-            stack.pop()
-            continue
-        if x in mapping:
-            done[x] = mapping[x]
-            stack.pop()
-            continue
-        if symbols and not pool.symbols_in(x):
-            done[x] = x
-            stack.pop()
-            continue
-        node = pool.node(x)
-        kids = _children(node)
-        pending = [k for k in kids if k not in done]
-        if pending:
-            stack.extend(pending)
-            continue
-        stack.pop()
-        done[x] = _rebuilt(pool, node, done) if kids else x
-    return done[e]
+    (or one that only grew since) made of each sub-term, kept and added to across calls (it
+    belongs to ``pool``). ``symbols``: every key is a symbol, so a sub-term with no symbol in it
+    is kept unread. Native (``cpp/engine/substitute.cpp``).
+
+    >>> pool = ExprPool()
+    >>> memo = SubstitutionMemo()
+    >>> e = substitute(pool, pool.star(pool.symbol(1)), {pool.symbol(1): pool.literal(b"ab")}, memo, symbols=True)
+    >>> e == pool.star(pool.literal(b"ab")), len(memo) > 0
+    (True, True)
+    """
+    return pool.substitute(e, mapping, done, symbols=symbols)
 
 
 #: Per destination pool, per source pool: (the source, its terms copied, its automata adopted).

@@ -38,7 +38,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from ..automata.expr import NOTHING
-from ..automata.expr_rewrite import copy_term, substitute
+from ..automata.expr_rewrite import SubstitutionMemo, copy_term, substitute
 from ..automata.graphs import strongly_connected
 from ..automata.markers import GUARD_FIRST
 from ..automata.network import Network
@@ -96,7 +96,7 @@ class _Shaper:
         that ends a name then returns through one frame, not through every level of the ring."""
         pool, bodies = self.pool, self.bodies
         mapping: dict[int, int] = {}
-        done: dict[int, int] = {}
+        done = SubstitutionMemo()
         for group in strongly_connected(list(bodies), self.callees):  # (callees first)
             for k in group:
                 if mapping:
@@ -106,7 +106,7 @@ class _Shaper:
                 mapping[pool.symbol(k)] = bodies.pop(k)
             elif cycles:
                 mapping.update(self.inline_group(group))
-                done = {}  # (the group's bodies went through it before their own symbols were mapped)
+                done = SubstitutionMemo()  # (the group's bodies went through it before their own symbols were mapped)
             self.check_budget(k)
         if mapping:
             self.root = substitute(pool, self.root, mapping, done, symbols=True)
@@ -119,7 +119,7 @@ class _Shaper:
         rest = [k for k in group if k not in keep]
         inside = set(rest)
         local: dict[int, int] = {}
-        done: dict[int, int] = {}
+        done = SubstitutionMemo()
         order = strongly_connected(rest, lambda k: [s for s in self.callees(k) if s in inside])  # (acyclic: singletons)
         for (k,) in order:
             bodies[k] = substitute(pool, bodies[k], local, done, symbols=True)
@@ -242,7 +242,7 @@ class _Shaper:
         if size > GUARD_FIRST:
             raise CompileBudgetExceeded("automata in the grammar's network", GUARD_FIRST, self.terms.grammar.start)
         mapping = {pool.symbol(k): pool.symbol(v) for k, v in renumber.items() if k != v}
-        done: dict[int, int] = {}
+        done = SubstitutionMemo()
         exprs = [substitute(pool, self.root, mapping, done, symbols=True)]
         exprs += [substitute(pool, bodies[k], mapping, done, symbols=True) for k in own]
         required: dict[int, int] = {}

@@ -43,7 +43,7 @@ from typing import Any, Hashable, Iterator
 import numpy as np
 
 from ..automata.expr import NOTHING, ExprPool
-from ..automata.expr_rewrite import substitute
+from ..automata.expr_rewrite import SubstitutionMemo, substitute
 
 __all__ = ["UniqueItems", "value_key", "value_texts"]
 
@@ -252,7 +252,7 @@ class UniqueItems:
         #: whether some item calls a unique array nested in it (then item frames lie below others)
         self.nested = any(pool.symbols_in(roots[i]) for i in self.recording)
         self._flat_mapping: dict[int, int] = {}  # call symbol -> the callee's language, calls inlined
-        self._flat_done: dict[int, int] = {}
+        self._flat_done = SubstitutionMemo()
         self._flat_lock = threading.Lock()
         self._rests: dict[tuple[int, int], int] = {}
         self._completions: dict[int, tuple[bytes, ...] | None] = {}

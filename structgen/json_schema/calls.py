@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Callable, Optional
 
 from ..automata.expr import NOTHING, ExprPool
-from ..automata.expr_rewrite import substitute
+from ..automata.expr_rewrite import SubstitutionMemo, substitute
 from ..automata.markers import GUARD_FIRST
 from ..errors import CompileBudgetExceeded, SchemaNotSupported
 from .ops import Refs, Schema
@@ -84,7 +84,7 @@ class CallGraph:
         self._flat: dict[tuple[int, int], int] = {}  # (callee, level) -> its flat term
         self._flat_mapping: dict[int, dict[int, int]] = {}  # level -> call symbol -> its callee's flat term
         self._flat_terms: dict[tuple[int, int], int] = {}  # (term, level) -> flat term (see flat)
-        self._flat_done: dict[int, dict[int, int]] = {}  # level -> sub-term -> flat sub-term, shared by its flats
+        self._flat_done: dict[int, SubstitutionMemo] = {}  # level -> sub-term -> flat sub-term, shared by its flats
 
     def new_callee(self, term: Optional[int] = None) -> int:
         """A new automaton (``term``: its expression, if known yet)."""
@@ -216,7 +216,10 @@ class CallGraph:
                 symbol = self.pool.symbol(k)
                 if symbol not in mapping:
                     mapping[symbol] = self._flat_callee(k, level)
-            got = self._flat_terms[key] = substitute(self.pool, term, mapping, self._flat_done.setdefault(level, {}), symbols=True)
+            memo = self._flat_done.get(level)
+            if memo is None:
+                memo = self._flat_done[level] = SubstitutionMemo()
+            got = self._flat_terms[key] = substitute(self.pool, term, mapping, memo, symbols=True)
         return got
 
     def _flat_callee(self, k: int, level: int) -> int:

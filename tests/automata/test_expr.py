@@ -389,3 +389,53 @@ def test_a_fork_starts_with_its_templates_terms_and_copies_what_the_template_mak
             e = pool.derive(e, b)
         assert pool.nullable(e) == want, text
     assert all(template.node(i) != pool.node(own) for i in range(len(template)))
+
+
+def _symbol_shape(pool: ExprPool, x: int, y: int) -> int:
+    """``x·S1 | (S2·y)* | (x ∩ y)``: a term with calls 1 and 2."""
+    return pool.alt([pool.concat([x, pool.symbol(1)]), pool.star(pool.concat([pool.symbol(2), y])), pool.both([x, y])])
+
+
+@settings(max_examples=150, deadline=None)
+@given(a=patterns, b=patterns, c=patterns, d=patterns, texts=st.lists(_TEXTS, min_size=1, max_size=10))
+def test_a_substitution_accepts_what_the_pattern_with_the_callees_written_in_does(
+    a: str, b: str, c: str, d: str, texts: list[str]
+) -> None:
+    """``substitute`` (native) replaces each call by its callee's term, through concatenations,
+    alternations, repetitions and into intersections: the result accepts what ``regex`` says of
+    the pattern with the callees written in. A memo kept from a substitution by a smaller mapping
+    (of every call in the term it was given) gives the same term as a fresh one."""
+    from structgen.automata.expr_rewrite import SubstitutionMemo, substitute
+
+    pool = ExprPool()
+    x, y, one, two = (regex_to_expr(p, pool) for p in (a, b, c, d))
+    term = _symbol_shape(pool, x, y)
+    memo = SubstitutionMemo()
+    half = substitute(pool, pool.concat([x, pool.symbol(1)]), {pool.symbol(1): one}, memo, symbols=True)
+    assert not pool.symbols_in(half) and len(memo) > 0
+    got = substitute(pool, term, {pool.symbol(1): one, pool.symbol(2): two}, memo, symbols=True)
+    assert got == substitute(pool, term, {pool.symbol(1): one, pool.symbol(2): two}, symbols=True)
+    assert not pool.symbols_in(got)
+    pattern = f"(?:{a})(?:{c})|(?:(?:{d})(?:{b}))*|(?:{a})(?<=^(?:{b}))"  # (the last: a string of both a and b)
+    for text in texts:
+        ref = regex.fullmatch(f"(?:{pattern})", text, flags=regex.ASCII | regex.V0, timeout=0.5)
+        assert _accepts(pool, got, text.encode()) == (ref is not None), (pattern, text)
+
+
+def test_a_substitution_walks_terms_deeper_than_the_stack_and_keeps_its_memo_to_one_pool() -> None:
+    import pytest
+
+    from structgen.automata.expr_rewrite import SubstitutionMemo, substitute
+
+    pool = ExprPool()
+    a = pool.literal(b"a")
+    e = pool.symbol(1)
+    for _ in range(20_000):  # (a chain of concatenations 20,000 deep, the call at the bottom)
+        e = pool.alt((pool.seq(a, e), pool.literal(b"}")))
+    memo = SubstitutionMemo()
+    got = substitute(pool, e, {pool.symbol(1): pool.literal(b"!")}, memo, symbols=True)
+    assert _accepts(pool, got, b"a" * 20_000 + b"!") and not _accepts(pool, got, b"a" * 3 + b"!!")
+    assert _accepts(pool, got, b"aa}")
+    other = ExprPool()
+    with pytest.raises(ValueError, match="another pool"):
+        substitute(other, other.symbol(1), {other.symbol(1): other.literal(b"x")}, memo, symbols=True)
