@@ -11,7 +11,6 @@ in ``docs/json_schema.md`` (section "Dialects").
 """
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable, Optional
 from urllib.parse import unquote, urljoin
@@ -19,7 +18,7 @@ from urllib.parse import unquote, urljoin
 import jsonschema
 
 from ..errors import SchemaNotSupported
-from .ops import Tokens, pointer
+from .ops import Tokens, known_text, pointer
 
 __all__ = ["DIALECTS", "dialect_of", "join_uri", "metaschema_validator", "to_2020_12"]
 
@@ -376,7 +375,7 @@ def _already_2020_12(schema: dict[str, Any]) -> bool:
     another draft). A name that is also some other string (a property called ``definitions``)
     only sends the schema through the rewrite."""
     try:
-        text = json.dumps(schema, default=repr)
+        text = known_text(schema)  # (the compile cache's key made it: not written again)
     except (ValueError, TypeError, RecursionError):
         return False
     if any(key in text for key in _REWRITTEN_IN_2020_12):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+from json.encoder import encode_basestring
 from typing import Any, Iterable, Iterator, Sequence, TypeVar, Union
 
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
@@ -98,7 +99,12 @@ def schema_text(s: Schema) -> str:
     >>> schema_text({"type": "string", "$id": "é"})
     '{"type": "string", "$id": "é"}'
     """
-    return json.dumps(s, ensure_ascii=False, default=repr)
+    return _SCHEMA_ENCODER.encode(s)
+
+
+#: :func:`schema_text`'s encoder, made once (``json.dumps`` with options makes one per call; the
+#: compile's memo asks for the text of each sub-schema it compiles). Reentrant: it keeps no state.
+_SCHEMA_ENCODER = json.JSONEncoder(ensure_ascii=False, default=repr)
 
 
 #: Per thread, the schema :func:`remember_text` was last given and its text.
@@ -200,7 +206,7 @@ def encoded(text: str) -> str:
     >>> encoded('say "hi"\\n')
     'say \\\\"hi\\\\"\\\\n'
     """
-    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False)[1:-1])
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", encode_basestring(text)[1:-1])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from structgen.automata.embedded import EmbeddedDfa
-from structgen.automata.expr import NOTHING, ExprPool
+from structgen.automata.expr import EPSILON, NOTHING, ExprPool
+from structgen.automata.expr_rewrite import SubstitutionMemo
 from structgen.automata.lazy import LazyAutomaton
 from structgen.errors import CompileBudgetExceeded
 
@@ -23,7 +24,11 @@ EXPECTED = (IndexError, ValueError, TypeError, OverflowError, CompileBudgetExcee
 ints = st.one_of(st.integers(-3, 40), st.integers(-(1 << 70), 1 << 70), st.sampled_from([255, 256, (1 << 31) - 1, 1 << 31, 1 << 62, (1 << 62) + 1]))
 OPS = ["bytes_of", "byte_range", "literal", "seq", "alt", "repeat", "symbol", "both", "negate", "minus", "derive",
        "derive_symbol", "node", "nullable", "is_live", "liveness", "witness_length", "byte_classes", "first_symbols",
-       "chain", "embed_state", "lazy", "string_length", "min_length", "symbols_in", "readable_bytes"]
+       "chain", "embed_state", "lazy", "string_length", "min_length", "symbols_in", "readable_bytes", "substitute"]
+
+
+#: per pool of the run (by id, the pool held beside it), the substitution memo its calls share
+_MEMOS: dict[int, tuple[ExprPool, SubstitutionMemo]] = {}
 
 
 def _run(pool: ExprPool, terms: list[int], op: str, a: int, b: int, c: int, data: bytes) -> None:
@@ -78,6 +83,16 @@ def _run(pool: ExprPool, terms: list[int], op: str, a: int, b: int, c: int, data
             assert pool.readable_bytes(pool.derive(x, b)) & ~read == 0
     elif op == "embed_state":
         terms.append(pool.embed_state(a, b))
+    elif op == "substitute":  # (any terms as keys and values, a memo kept per pool across calls)
+        if id(pool) not in _MEMOS:
+            _MEMOS[id(pool)] = (pool, SubstitutionMemo())
+            pool.substitute(EPSILON, {}, _MEMOS[id(pool)][1])  # (its first use: the memo is this pool's)
+        memo = _MEMOS[id(pool)][1]
+        got = pool.substitute(pick(a), {pick(b): pick(c)}, memo if c % 2 else None, symbols=b % 2 == 0)
+        terms.append(got)
+        if b % 3 == 0:  # (a memo of another pool is refused)
+            with pytest.raises(ValueError):
+                ExprPool().substitute(EPSILON, {EPSILON: EPSILON}, memo)
     elif op == "string_length":
         pool.mark_string_length(pick(a), pick(b))
         pool.string_length_verdict(pick(c))
@@ -107,6 +122,7 @@ def test_random_calls_raise_named_errors_or_succeed(steps: list[tuple[str, int, 
             _run(pool, terms, op, a, b, c, data)
         except EXPECTED:
             pass
+    _MEMOS.clear()
     restored = pickle.loads(pickle.dumps(pool))
     assert len(restored) == len(pool)
 
