@@ -418,11 +418,69 @@ def _slot_parts(text: str, first: int, groups: bool = True, classes: bool = True
     return "".join(out), dfas
 
 
+#: One item of a bracket class the fast reader takes: ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\xXX``, a
+#: backslash before a character that is not an ASCII letter or digit (that character), any other
+#: character but a backslash; the last group: any other escape (the class goes to Python's parser).
+_CLASS_ITEM = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\x([0-9a-fA-F]{2})|\\([^0-9A-Za-z])|([^\\])|(\\.?)", re.S)
+#: What Python's parser warns of inside a class (a nested set, set operations): left to it.
+_CLASS_WARNED = re.compile(r"\[|--|&&|~~|\|\|")
+
+
+def class_ranges(text: str) -> tuple[bool, list[tuple[int, int]]] | None:
+    """``(negated, code-point ranges)`` of the bracket class ``text`` (``[...]``, as
+    :func:`_slot_parts` cuts it out) read as Python's parser reads it, without it: one regex
+    scan, where the parser spends a Python call per character (a ``\\p{L}`` spelled out is
+    3,000 escapes). ``None`` where the class holds anything else (``\\d``, an octal escape, a
+    reversed range, what the parser warns of): the parser reads it.
+
+    >>> class_ranges("[^a-c\\u00e9\\-]"), class_ranges("[]x-]"), class_ranges("[\\d]")
+    ((True, [(97, 99), (233, 233), (45, 45)]), (False, [(93, 93), (120, 120), (45, 45)]), None)
+    """
+    if len(text) < 3 or text[0] != "[" or text[-1] != "]":
+        return None
+    negated = text[1] == "^"
+    body = text[2 if negated else 1 : -1]
+    if not body or _CLASS_WARNED.search(body):
+        return None
+    codes: list[int] = []
+    dashes: list[bool] = []  # (an unescaped "-": what makes a range)
+    for m in _CLASS_ITEM.finditer(body):
+        u, big, x, punct, plain, other = m.groups()
+        if other is not None or (plain == "]" and m.start()):  # (a "]" past the first ends the class)
+            return None
+        cp = int(u or big or x, 16) if plain is None and punct is None else ord(plain or punct)
+        if cp > 0x10FFFF:
+            return None
+        codes.append(cp)
+        dashes.append(plain == "-")
+    out: list[tuple[int, int]] = []
+    i, n = 0, len(codes)
+    while i < n:
+        lo = codes[i]
+        i += 1
+        if i < n and dashes[i]:
+            if i + 1 == n:  # ("x-" at the end: x and "-")
+                out += [(lo, lo), (45, 45)]
+                break
+            hi = codes[i + 1]
+            if hi < lo:
+                return None
+            out.append((lo, hi))
+            i += 2
+        else:
+            out.append((lo, lo))
+    return negated, out
+
+
 @functools.lru_cache(maxsize=256)
 def _class_dfa(text: str) -> ByteDFA | None:
-    """The automaton of one bracket class (one character of it, as UTF-8), read by Python's
-    parser; ``None`` for a class holding more than characters and ranges (``\\d``, ``\\w``:
-    classes whose meaning is ours, left in the pattern)."""
+    """The automaton of one bracket class (one character of it, as UTF-8), read by
+    :func:`class_ranges` or else Python's parser; ``None`` for a class holding more than
+    characters and ranges (``\\d``, ``\\w``: classes whose meaning is ours, left in the pattern)."""
+    fast = class_ranges(text)
+    if fast is not None:
+        negated, ranges = fast
+        return _code_points_dfa(ranges, negated, text)
     try:
         parsed = list(_sre_parse.parse(text, 0))
     except re.error:
@@ -446,6 +504,11 @@ def _class_dfa(text: str) -> ByteDFA | None:
             ranges.append(av)
         else:
             return None
+    return _code_points_dfa(ranges, negated, text)
+
+
+def _code_points_dfa(ranges: list[tuple[int, int]], negated: bool, text: str) -> ByteDFA:
+    """The automaton of one character of ``ranges`` (of the others where ``negated``), as UTF-8."""
     merged = merge_intervals(ranges)
     if negated:
         merged = list(complement_intervals(merged))

@@ -170,15 +170,45 @@ def _class_body(ranges: Ranges) -> str:
     return "".join(_escape(a) if a == b else f"{_escape(a)}-{_escape(b)}" for a, b in ranges)
 
 
-def expand_properties(pattern: str, path: str = "") -> str:
+#: The first of the code points that stand for a property's set in :func:`expand_properties`
+#: with ``placeholders`` (plane 15's private use characters).
+PLACEHOLDER_FIRST = 0xF0000
+_PLACEHOLDER_LAST = 0xFFFFD
+#: A set of at most this many ranges is spelled out all the same (a few escapes).
+_SPELLED = 16
+#: What keeps a pattern's properties spelled out: a character or an escape that may be a
+#: placeholder's code point, or a property next to a ``-`` (a range's end, as spelled out).
+_NO_PLACEHOLDERS = re.compile(r"[\U000F0000-\U0010FFFF]|\\[UuNx]\{|\\U|-\\[pP]\{|\\[pP]\{[A-Za-z_&=]+\}-")
+
+
+def expand_properties(pattern: str, path: str = "", placeholders: Optional[list[Ranges]] = None) -> str:
     """``pattern`` with every ``\\p{..}`` / ``\\P{..}`` written as a plain character class (in
     Python syntax, ``\\uXXXX`` escapes); patterns without one come back unchanged.
 
+    ``placeholders`` (a list to fill): each set of more than 16 ranges is written as one code point
+    from :data:`PLACEHOLDER_FIRST` instead (its ranges in the list, once): Python's parser then
+    reads the pattern without the thousands of escapes of a ``\\p{L}``, and
+    :func:`structgen.json_schema.python_regex.fill_placeholders` puts the sets into its items.
+    Left empty where the pattern may hold such a code point itself, or a property next to a ``-``.
+
     >>> expand_properties(r"^\\p{Zl}+$")
     '^[\\\\u2028]+$'
+    >>> table = []
+    >>> expand_properties(r"[_\\p{Nd}]\\p{Nd}\\p{Zp}", placeholders=table), len(table), table[0][0]
+    ('[_\\\\U000f0000][\\\\U000f0000][\\\\u2029]', 1, (48, 57))
     """
     if "\\p" not in pattern and "\\P" not in pattern:
         return pattern
+    if placeholders is not None and _NO_PLACEHOLDERS.search(pattern):
+        placeholders = None
+
+    def written(ranges: Ranges) -> str:  # (a class's body)
+        if placeholders is None or len(ranges) <= _SPELLED or PLACEHOLDER_FIRST + len(placeholders) > _PLACEHOLDER_LAST:
+            return _class_body(ranges)
+        if ranges not in placeholders:  # (one set, one placeholder: the parser finds equal items equal)
+            placeholders.append(ranges)
+        return _escape(PLACEHOLDER_FIRST + placeholders.index(ranges))
+
     out: list[str] = []
     i, in_class, negated = 0, False, False
     while i < len(pattern):
@@ -191,7 +221,7 @@ def expand_properties(pattern: str, path: str = "") -> str:
                     raise SchemaNotSupported("pattern", path, f"the Unicode property {m.group(0)!r} (general categories, Any, ASCII, Assigned, White_Space, Graph and Print are supported)")
                 if in_class and negated and not _exact_in_every_version(m.group(2), m.group(1) == "P"):
                     raise SchemaNotSupported("pattern", path, f"a Unicode property {m.group(0)!r} inside a negated class")
-                body = _class_body(ranges)
+                body = written(ranges)
                 if in_class:
                     out.append(body)
                 else:
@@ -210,7 +240,7 @@ def expand_properties(pattern: str, path: str = "") -> str:
             negated_class = _negated_class(pattern, i, path)
             if negated_class is not None:  # [^_\p{Z}]: the assigned characters outside it (see the module docs)
                 ranges, i = negated_class
-                out.append(f"[{_class_body(ranges)}]" if ranges else f"[^{_class_body(((0, _MAX),))}]")
+                out.append(f"[{written(ranges)}]" if ranges else f"[^{_class_body(((0, _MAX),))}]")
                 continue
             in_class = True
             negated = pattern[i + 1 : i + 2] == "^"

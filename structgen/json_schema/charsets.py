@@ -122,6 +122,8 @@ def write_class(s: Ranges, negate: bool) -> str:
 
 _MUST_ESCAPE = norm([(0x00, 0x1F), (0x22, 0x22), (0x5C, 0x5C)])
 _SHORT_ESCAPES = {0x22: '"', 0x5C: "\\\\", 0x2F: "/", 0x08: "b", 0x0C: "f", 0x0A: "n", 0x0D: "r", 0x09: "t"}
+#: The last code point with an escape of its own (short, or ``\\u00XX`` below 0x20).
+_LAST_ESCAPED = max(0x1F, *_SHORT_ESCAPES)
 # Surrogates have no UTF-8 form (and a raw one in a structgen regex marks a slot: see structgen.automata.markers).
 _MUST_ESCAPE_OR_SURROGATE = union(_MUST_ESCAPE, ((0xD800, 0xDFFF),))
 
@@ -160,11 +162,12 @@ def _encoded(s: Ranges) -> Optional[str]:
         if size(chosen) > _MAX_CLASS_CHARS:
             return _TOO_MANY
         alts.append(write_class(chosen, negate))
-    short = "".join(v for k, v in _SHORT_ESCAPES.items() if contains(s, k))
+    near = tuple(r for r in s if r[0] <= _LAST_ESCAPED)  # (the ranges that may hold a character escaped on its own)
+    short = "".join(v for k, v in _SHORT_ESCAPES.items() if contains(near, k))
     if short:
         alts.append("\\\\" + (short if len(short) == 1 else f"[{short}]"))
     for high in (0, 1):
-        lows = [c & 0xF for c in range(high * 16, high * 16 + 16) if contains(s, c)]
+        lows = [c & 0xF for c in range(high * 16, high * 16 + 16) if contains(near, c)]
         if lows:
             alts.append(f"\\\\u00{high}{_hex_digit_class(lows)}")
     if not alts:

@@ -27,7 +27,7 @@ import re
 from typing import Any, Iterable, Literal, Optional, Union
 
 from ..automata.regex import regex_to_dfa
-from ..automata.unicode_props import expand_properties, spelled_dotall
+from ..automata.unicode_props import PLACEHOLDER_FIRST, expand_properties, spelled_dotall
 from ..errors import SchemaNotSupported
 from .charsets import (
     CATEGORIES,
@@ -42,7 +42,7 @@ from .charsets import (
     python_category,
     union,
 )
-from .python_regex import Item, parse_items, sre, width
+from .python_regex import Item, fill_placeholders, parse_items, sre, width
 from .regex_text import CHAR, alt, quantify
 
 __all__ = ["compiled_pattern", "has_assertions", "pattern_regex"]
@@ -439,8 +439,11 @@ def _constrain(ir: list[_Piece], min_len: int, max_len: Optional[int], t: _Trans
 def _parse(pattern: str, path: str) -> list[Item]:
     pattern = spelled_dotall(pattern)  # (a leading (?s), as CloudFormation writes it)
     _prescan(pattern, path)
+    sets: list[tuple[tuple[int, int], ...]] = []  # (each property's set, by placeholder)
     try:
-        parsed = parse_items(expand_properties(pattern, path))
+        parsed = parse_items(expand_properties(pattern, path, placeholders=sets))
+        if sets:
+            fill_placeholders(parsed, sets, PLACEHOLDER_FIRST)
     except re.error as e:
         raise SchemaNotSupported("pattern", path, f"{pattern!r} is not a Python regex: {e}") from e
     if parsed.state.flags & ~re.UNICODE:

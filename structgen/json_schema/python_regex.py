@@ -17,7 +17,7 @@ import sys
 import warnings
 from typing import Any, Iterable, Optional
 
-__all__ = ["ONE_CHAR_OPS", "Item", "matches_only", "parse_items", "sre", "width"]
+__all__ = ["ONE_CHAR_OPS", "Item", "fill_placeholders", "matches_only", "parse_items", "sre", "width"]
 
 # Python's regex parser and its opcodes: public in ``sre_parse`` / ``sre_constants`` until 3.10,
 # private modules of ``re`` since 3.11 (the old names warn).
@@ -40,6 +40,63 @@ def parse_items(regex: str) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return _sre_parse.parse(regex)
+
+
+def fill_placeholders(parsed: Any, sets: list[tuple[tuple[int, int], ...]], first: int) -> None:
+    """Put each property's set where its placeholder stands in ``parsed`` (in place): code point
+    ``first + k`` is set ``sets[k]`` (see :func:`structgen.automata.unicode_props.expand_properties`).
+    The items come out as Python's parser makes them of the set spelled out (each range a
+    ``RANGE``, or a ``LITERAL`` where one code point; a class's items without repeats; a class of
+    one code point a ``LITERAL``, negated a ``NOT_LITERAL``), so the reading is the same.
+
+    >>> items = parse_items("[a\\U000f0000]+")
+    >>> fill_placeholders(items, [((48, 57),)], 0xF0000)
+    >>> items[0][1][2][0]
+    (IN, [(LITERAL, 97), (RANGE, (48, 57))])
+    """
+    last = first + len(sets)
+
+    def spelled(cp: int) -> list[Item]:
+        return [(sre.LITERAL, a) if a == b else (sre.RANGE, (a, b)) for a, b in sets[cp - first]]
+
+    def one_class(items: list[Item]) -> Item:
+        items = list(dict.fromkeys(items))  # (the parser's own _uniq)
+        negated = items[:1] == [(sre.NEGATE, None)]
+        rest = items[1:] if negated else items
+        if len(rest) == 1 and rest[0][0] is sre.LITERAL:
+            return (sre.NOT_LITERAL if negated else sre.LITERAL, rest[0][1])
+        return (sre.IN, items)
+
+    def fill(value: Any) -> Any:
+        if isinstance(value, _sre_parse.SubPattern):
+            fill_list(value.data)
+            return value
+        if isinstance(value, list):
+            fill_list(value)
+            return value
+        if isinstance(value, tuple):
+            return tuple(fill(v) for v in value)
+        return value
+
+    def fill_list(items: list[Any]) -> None:
+        for i, item in enumerate(items):
+            if not isinstance(item, tuple) or len(item) != 2:
+                fill(item)
+                continue
+            op, av = item
+            if op is sre.IN:
+                if any(iop is sre.LITERAL and first <= iav < last for iop, iav in av):
+                    out: list[Item] = []
+                    for iop, iav in av:
+                        out += spelled(iav) if iop is sre.LITERAL and first <= iav < last else [(iop, iav)]
+                    items[i] = one_class(out)
+            elif op is sre.LITERAL or op is sre.NOT_LITERAL:
+                if first <= av < last:
+                    items[i] = one_class(([(sre.NEGATE, None)] if op is sre.NOT_LITERAL else []) + spelled(av))
+            else:
+                items[i] = (op, fill(av))
+
+    fill(parsed)
 
 
 def width(items: Iterable[Item]) -> tuple[int, Optional[int]]:

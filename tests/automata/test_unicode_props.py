@@ -149,3 +149,54 @@ def test_schema_patterns_python_warns_about_leak_no_future_warning(pattern: str,
         warnings.simplefilter("error")  # (the metaschema's format: regex check compiled them bare)
         dfa = schema_to_dfa({"type": "string", "pattern": pattern})
     assert dfa.accepts(json.dumps(inside).encode()) and not dfa.accepts(b'"c"')
+
+
+def _plain(value: object) -> object:
+    """A parse as nested lists and tuples (Python's parser's SubPatterns as their items)."""
+    from structgen.json_schema.python_regex import sre
+
+    if isinstance(value, sre.__class__) or type(value).__name__ == "SubPattern":
+        return [_plain(v) for v in value.data]  # type: ignore[attr-defined]
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    return value
+
+
+_ECMA_PIECES = st.one_of(
+    st.sampled_from([r"\p{L}", r"\p{Zl}", r"\P{Zl}", r"\p{N}", r"\p{Any}", r"\P{Any}", r"\p{ASCII}", r"\p{Cc}", r"\p{Zp}"]),
+    st.sampled_from(["a", "b", "-", "_", ".", "\\-", "\\.", "\\d", "é", "+", "*", "?", "|", "{2}", "{1,3}"]),
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(st.tuples(st.sampled_from(["", "[", "[^", "(", "(?:", "(?=", "(?<!"]), st.lists(_ECMA_PIECES, min_size=1, max_size=4)),
+                       min_size=1, max_size=4))
+def test_properties_read_through_placeholders_parse_as_spelled_out(pieces: list[tuple[str, list[str]]]) -> None:
+    """A pattern's properties written as placeholder code points, read by Python's parser and
+    filled in (:func:`fill_placeholders`), give the very items of the pattern spelled out: the
+    same ranges in the same places, a class of one code point a LITERAL, repeats dropped."""
+    import re
+    import warnings
+
+    from structgen.automata.unicode_props import PLACEHOLDER_FIRST
+    from structgen.json_schema.python_regex import fill_placeholders, parse_items
+
+    closing = {"": "", "[": "]", "[^": "]", "(": ")", "(?:": ")", "(?=": ")", "(?<!": ")"}
+    pattern = "".join(opening + "".join(p for p in inner if not (opening.startswith("[") and p in "+*?|{2}{1,3}"))
+                      + closing[opening] for opening, inner in pieces)
+    try:
+        spelled = expand_properties(pattern)
+    except SchemaNotSupported:
+        return
+    sets: list = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want = parse_items(spelled)
+        except re.error:
+            with pytest.raises(re.error):
+                parse_items(expand_properties(pattern, placeholders=sets))
+            return
+        got = parse_items(expand_properties(pattern, placeholders=sets))
+    fill_placeholders(got, sets, PLACEHOLDER_FIRST)
+    assert _plain(got) == _plain(want), pattern
