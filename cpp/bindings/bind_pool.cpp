@@ -340,7 +340,7 @@ void bind_pool(nb::module_& m) {
             return got ? nb::cast(*got) : nb::none();
         })
         .def("min_length", [](PyPool& p, int64_t e) { return p.string_lengths().min_length().of(p.id(e)); })
-        // the clamps and the slices' per-term questions (memoised in the pool)
+        // a term with sub-terms replaced (substitute.h: the memo is the caller's, one per pool)
         .def("substitute",
              [](PyPool& p, int64_t e, nb::dict mapping, SubstitutionMemo* memo, bool symbols) {
                  FlatMap<Id> map;
@@ -349,6 +349,7 @@ void bind_pool(nb::module_& m) {
                  return substitute(p, p.id(e), map, memo ? *memo : local, symbols);
              },
              nb::arg("e"), nb::arg("mapping"), nb::arg("memo").none(), nb::kw_only(), nb::arg("symbols") = false)
+        // the clamps and the slices' per-term questions (memoised in the pool)
         .def("clamp", [](PyPool& p, int64_t e, int64_t n) { return p.clamps().clamp(p.id(e), n); })
         .def("longest_shortest", [](PyPool& p, int64_t e) { return p.clamps().longest_shortest(p.id(e)); })
         .def("clampable_string", [](PyPool& p, nb::handle members, int64_t n) {

@@ -33,7 +33,7 @@ from .expr import ALL_BYTES, EPSILON, KINDS, NOTHING, ExprPool
 from .markers import GUARD_FIRST
 from .string_length import note_restricted
 
-__all__ = ["clamp", "concat_all", "copy_from", "copy_term", "factored", "readable_bytes", "restrict", "substitute", "SubstitutionMemo"]
+__all__ = ["SubstitutionMemo", "clamp", "concat_all", "copy_from", "copy_term", "factored", "readable_bytes", "restrict", "substitute"]
 
 _BYTES, _SEQ, _ALT, _REP, _SYM, _DFA, _AND, _NOT = (
     KINDS["bytes"], KINDS["seq"], KINDS["alt"], KINDS["rep"], KINDS["sym"], KINDS["dfa"], KINDS["and"], KINDS["not"],
