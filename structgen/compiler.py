@@ -77,20 +77,20 @@ class _Cache(Generic[V]):
     run of ``make`` (a failed run is forgotten, so the next call tries again).
 
     With ``measure`` (a value's bytes) it is also bounded in bytes: each insert counts the new
-    value's bytes beside the others' as last measured, and measures them all again (dropping the
-    least recently used while over) when that is over the bound or every :attr:`REMEASURE`
-    inserts (guides grow as they cache masks; measuring walks their caches, too slow for every
-    insert)."""
+    value's bytes beside the others' as last measured, measures again the few measured longest
+    ago (enough that each value is measured again within :attr:`REMEASURE` inserts: guides grow
+    as they cache masks, and measuring walks their caches, so all of them at once would land in
+    one compile), and drops the least recently used while the total is over the bound."""
 
-    REMEASURE = 16
+    REMEASURE = 32
 
     def __init__(self, size: int, max_bytes: int | None = None, measure: Callable[[V], int] | None = None) -> None:
         self.size = size
         self.max_bytes = max_bytes
         self._measure = measure
         self._data: OrderedDict[Hashable, Future[V]] = OrderedDict()
-        self._bytes: dict[Hashable, int] = {}
-        self._since = 0
+        self._bytes: dict[Hashable, int] = {}  # (by when measured: the oldest first)
+        self._total = 0  # (the sum of _bytes)
         self._lock = threading.Lock()
 
     def get_or_make(self, key: Hashable, make: Callable[[], V]) -> tuple[V, bool]:
@@ -118,25 +118,29 @@ class _Cache(Generic[V]):
         if self._measure is not None and self.max_bytes is not None:
             with self._lock:
                 if self._data.get(key) is future:
-                    self._bytes[key] = self._measure(value)
-                    self._since += 1
-                    if self._since >= self.REMEASURE or sum(self._bytes.values()) > self.max_bytes:
-                        self._remeasure(self.max_bytes)
+                    self._note(key, self._measure(value))
+                    self._remeasure(self.max_bytes)
         return value, True
 
     def _forget_oldest(self) -> None:
         key, _ = self._data.popitem(last=False)
-        self._bytes.pop(key, None)
+        self._total -= self._bytes.pop(key, 0)
+
+    def _note(self, key: Hashable, size: int) -> None:
+        """``key``'s value measured at ``size`` bytes now (the most recently measured)."""
+        self._total += size - self._bytes.pop(key, 0)
+        self._bytes[key] = size
 
     def _remeasure(self, max_bytes: int) -> None:
+        """Measure again the values measured longest ago (one in :attr:`REMEASURE` of them, the
+        newest left out), then drop the least recently used while over ``max_bytes``."""
         assert self._measure is not None
-        self._since = 0
-        done = {k: f.result() for k, f in self._data.items() if f.done() and f.exception() is None}
-        self._bytes = {k: self._measure(v) for k, v in done.items()}
-        total = sum(self._bytes.values())
-        while total > max_bytes and len(self._data) > 1:
-            key, _ = self._data.popitem(last=False)
-            total -= self._bytes.pop(key, 0)
+        for _ in range(min(-(-len(self._bytes) // self.REMEASURE), len(self._bytes) - 1)):
+            key = next(iter(self._bytes))
+            found = self._data[key]  # (a key leaves _bytes when it leaves _data; only made values enter)
+            self._note(key, self._measure(found.result()))
+        while self._total > max_bytes and len(self._data) > 1:
+            self._forget_oldest()
 
     def __contains__(self, key: Hashable) -> bool:
         with self._lock:
@@ -147,6 +151,7 @@ class _Cache(Generic[V]):
         with self._lock:
             self._data.clear()
             self._bytes.clear()
+            self._total = 0
 
 
 @dataclass(frozen=True)

@@ -207,26 +207,41 @@ def test_a_slice_never_leads_into_a_dead_intersection(llama3_vocabulary: Any) ->
 
 
 def test_the_compile_cache_measures_guides_again_as_they_grow() -> None:
-    """Guides grow as masks are cached: the byte bound must see that within ``REMEASURE`` inserts
-    even while the sizes known from the inserts stay under it."""
+    """Guides grow as masks are cached: the byte bound sees that within ``REMEASURE`` inserts,
+    even while the sizes known from the inserts stay under it. Each insert measures a few guides
+    again (those measured longest ago), never all of them at once: every cached guide's walk
+    landed in one compile every ``REMEASURE`` inserts."""
     from structgen.compiler import _Cache
 
     class Sized:
         def __init__(self, n: int) -> None:
             self.memory_bytes = n
 
-    lru: _Cache[Sized] = _Cache(1000, max_bytes=100, measure=lambda v: v.memory_bytes)
+    measured: list[Sized] = []
+
+    def measure(v: Sized) -> int:
+        measured.append(v)
+        return v.memory_bytes
+
+    lru: _Cache[Sized] = _Cache(1000, max_bytes=100, measure=measure)
     first, made = lru.get_or_make("first", lambda: Sized(10))
     assert made
     first.memory_bytes = 95  # (its masks were cached after the insert)
-    for i in range(_Cache.REMEASURE - 2):
+    for i in range(_Cache.REMEASURE):
         lru.get_or_make(i, lambda: Sized(1))
-    assert lru.get_or_make("first", lambda: Sized(10)) == (first, False)  # not measured again yet: kept
-    for i in range(100, 100 + _Cache.REMEASURE):
-        lru.get_or_make(i, lambda: Sized(1))
-    assert lru.get_or_make("first", lambda: Sized(10))[0] is not first  # measured: over the bound, dropped
+    assert lru.get_or_make("first", lambda: Sized(10))[0] is not first  # measured again: over the bound, dropped
     lru.clear()
     assert lru.get_or_make("first", lambda: Sized(10))[0] is not first
+
+    many: _Cache[Sized] = _Cache(1000, max_bytes=10**9, measure=measure)
+    held = [many.get_or_make(i, lambda: Sized(1))[0] for i in range(64)]
+    seen: set[int] = set()
+    for i in range(100, 100 + _Cache.REMEASURE):
+        measured.clear()
+        many.get_or_make(i, lambda: Sized(1))
+        assert len(measured) <= 1 + -(-(65 + i - 100) // _Cache.REMEASURE)  # (the new one, and a few again)
+        seen.update(id(v) for v in measured)
+    assert all(id(v) in seen for v in held)  # (each measured again within REMEASURE inserts)
 
 
 @settings(max_examples=200, deadline=None)
