@@ -562,3 +562,20 @@ def fill_rows(rows: list[tuple[FrameSolver | DfaGuideCore, int, int]], bitmask: 
     """
     Fill bitmask rows [(guide core, state, row)] (a pushdown guide's FrameSolver or a DfaGuideCore) with their states' whole masks (cached, else made on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout; the words past a vocabulary's are zeroed). Answers [(position, missing)] of the rows left to the caller: a mask the guide makes itself, an error (the caller's fill raises it), or an automaton not given yet (missing: hand it over and ask again; else -1)
     """
+
+class JsonTexts:
+    """
+    A value's JSON text and the texts of its dicts (see structgen.json_schema.ops).
+    """
+
+    @property
+    def text(self) -> str:
+        """The value's text, as json.JSONEncoder(ensure_ascii=False) writes it."""
+    def text_of(self, d: object) -> str | None:
+        """The text of a dict inside the value (this very object), else None."""
+    def __len__(self) -> int: ...
+
+def json_texts(value: object) -> JsonTexts | None:
+    """
+    The JSON text of ``value`` with its dicts' texts (JsonTexts), or None where json.JSONEncoder must write it.
+    """

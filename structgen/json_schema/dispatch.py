@@ -33,7 +33,7 @@ from .keywords import Keywords
 from .numbers import Numbers
 from .objects import Objects
 from .ops import (
-    TYPES, MergeClash, Refs, Schema, TooDeep, accepts_all, clean, conj, detached, merge, no_alternative, schema_text, type_set,
+    TYPES, MergeClash, Refs, Schema, TooDeep, accepts_all, clean, conj, detached, known_text, merge, no_alternative, type_set,
 )
 from .options import SchemaOptions
 from .shapes import check_disjoint
@@ -108,7 +108,7 @@ class SchemaCompiler:
         if held is not None and held[0] is s:
             text = held[1]
         else:
-            text = schema_text(s)
+            text = known_text(s)  # (a slice of the root's text, where s is inside it)
             self._texts[id(s)] = (s, text)
         resolver = self.ctx.refs
         entered = tuple((t, refs.count(t)) for t in dict.fromkeys(refs) if resolver.leads_to(s, path, text, t))

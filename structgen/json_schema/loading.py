@@ -27,7 +27,7 @@ from .dialects import dialect_of, metaschema_validator, to_2020_12
 from .ecma_pattern import compiled_pattern
 from .metaschemas import fast_metaschema_check, flat_metaschema_validator
 from .formats import FORMATS, FREE_STRING_FORMATS, NUMBER_FORMATS, compiled_format, format_regex
-from .ops import Schema, encoded, known_text, pointer, walk
+from .ops import Schema, composed_text, encoded, known_text, pointer, walk
 from .options import SchemaOptions
 from .unknown_keywords import KNOWN_KEYWORDS, near_keyword
 
@@ -60,33 +60,36 @@ def load_schema(schema: Union[dict[str, Any], bool, str, type], *, dialect: Opti
     if _CHECKED.get(key) is schema:
         return schema
     validator = metaschema_validator(dialect_of(schema, dialect))
-    for where, piece in _pieces(reached_part(schema)):
-        _check(validator, where, piece)
+    for where, piece, text in _pieces(reached_part(schema)):
+        _check(validator, where, piece, text)
     _CHECKED[key] = schema
     while len(_CHECKED) > 64:
         _CHECKED.popitem(last=False)
     return schema
 
 
-def _pieces(schema: Schema) -> Iterator[tuple[tuple[str, ...], Any]]:
-    """The parts of ``schema`` checked on their own against the metaschema: the root without its
-    definitions, then each definition (a schema of its own there too). A bundle of definitions
-    shared by many schemas (Kubernetes resources) is then checked once per distinct definition."""
+def _pieces(schema: Schema) -> Iterator[tuple[tuple[str, ...], Any, str]]:
+    """The parts of ``schema`` checked on their own against the metaschema, each with its text:
+    the root without its definitions, then each definition (a schema of its own there too). A
+    bundle of definitions shared by many schemas (Kubernetes resources) is then checked once per
+    distinct definition."""
     if not isinstance(schema, dict):
-        yield (), schema
+        yield (), schema, known_text(schema)
         return
     maps = [k for k in ("$defs", "definitions") if isinstance(schema.get(k), dict)]
-    yield (), {k: v for k, v in schema.items() if k not in maps} if maps else schema
+    if maps:
+        yield (), {k: v for k, v in schema.items() if k not in maps}, composed_text((k, v) for k, v in schema.items() if k not in maps)
+    else:
+        yield (), schema, known_text(schema)
     for m in maps:
         for name, sub in schema[m].items():
-            yield (m, name), sub
+            yield (m, name), sub, known_text(sub)
 
 
-def _check(validator: Any, where: tuple[str, ...], piece: Any) -> None:
-    """``piece`` checked against ``validator``'s metaschema, once per distinct piece (its JSON text).
-    A number JSON cannot write (``NaN``, ``Infinity``: Python's ``json.loads`` reads them) is a
-    :class:`SchemaError` naming its pointer."""
-    text = known_text(piece)
+def _check(validator: Any, where: tuple[str, ...], piece: Any, text: str) -> None:
+    """``piece`` checked against ``validator``'s metaschema, once per distinct piece (``text``,
+    its JSON text). A number JSON cannot write (``NaN``, ``Infinity``: Python's ``json.loads``
+    reads them) is a :class:`SchemaError` naming its pointer."""
     if "NaN" in text or "Infinity" in text:  # (written bare where a number is one: look closer)
         try:
             json.dumps(piece, allow_nan=False)

@@ -20,6 +20,7 @@ import threading
 from json.encoder import encode_basestring
 from typing import Any, Iterable, Iterator, Sequence, TypeVar, Union
 
+from .._engine import json_texts
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 
 __all__ = [
@@ -107,31 +108,73 @@ def schema_text(s: Schema) -> str:
 _SCHEMA_ENCODER = json.JSONEncoder(ensure_ascii=False, default=repr)
 
 
-#: Per thread, the schema :func:`remember_text` was last given and its text.
+#: Per thread, the schema :func:`remember_text` was last given, its text, and the texts of its
+#: objects (:class:`JsonTexts`; ``None`` where Python's encoder wrote it).
 _REMEMBERED = threading.local()
 
 
 def remember_text(s: Schema) -> str:
     """:func:`schema_text` of a schema about to be compiled, made now (the compile cache's key
-    is it) and kept for the compile's later readers in this thread (:func:`known_text`: the
-    metaschema check, the ``$ref`` resolver), which would otherwise write the whole text again."""
-    text = schema_text(s)
-    _REMEMBERED.pair = (s, text)
+    is it) and kept, with the text of each object inside it, for the compile's later readers in
+    this thread (:func:`known_text`: the metaschema check, the ``$ref`` resolver, the compile's
+    memo), which would otherwise write each sub-schema again (each character once per level
+    above it). One native walk writes them all (:func:`structgen._engine.json_texts`); a value
+    it does not write exactly as :func:`schema_text` does is written by Python's encoder."""
+    texts = json_texts(s)
+    text = schema_text(s) if texts is None else texts.text
+    _REMEMBERED.pair = (s, text, texts)
     return text
 
 
 def known_text(s: Schema) -> str:
     """:func:`schema_text` of ``s``: the one :func:`remember_text` kept last in this thread when
-    it was given this very object, else made now.
+    it was given this very object or one inside it, else made now.
 
-    >>> schema = {"type": "string"}
-    >>> remember_text(schema) is known_text(schema), known_text({"type": "string"})
+    >>> schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    >>> remember_text(schema) is known_text(schema), known_text(schema["properties"]["a"])
     (True, '{"type": "string"}')
     """
     pair = getattr(_REMEMBERED, "pair", None)
-    if pair is not None and pair[0] is s:
-        return pair[1]  # type: ignore[no-any-return]
+    if pair is not None:
+        if pair[0] is s:
+            return pair[1]  # type: ignore[no-any-return]
+        if pair[2] is not None and isinstance(s, dict):
+            text = pair[2].text_of(s)
+            if text is not None:
+                return text  # type: ignore[no-any-return]
     return schema_text(s)
+
+
+def composed_text(items: Iterable[tuple[str, Any]]) -> str:
+    """:func:`schema_text` of a new dict holding ``items``, from the texts :func:`known_text`
+    knows of their values (the root without its definitions, checked on its own).
+
+    >>> schema = {"$defs": {"a": {}}, "properties": {"b": {"type": "string"}}, "required": ["b"]}
+    >>> composed_text((k, v) for k, v in schema.items() if k != "$defs")
+    '{"properties": {"b": {"type": "string"}}, "required": ["b"]}'
+    """
+    held = list(items)
+    if not all(type(k) is str for k, _ in held):
+        return schema_text(dict(held))
+    return "{" + ", ".join(f"{encode_basestring(k)}: {_value_text(v)}" for k, v in held) + "}"
+
+
+def _value_text(v: Any) -> str:
+    if isinstance(v, dict):
+        return known_text(v)
+    if type(v) is list:  # (a list of schemas: one level, each dict's text known)
+        return "[" + ", ".join(known_text(x) if isinstance(x, dict) else schema_text(x) for x in v) + "]"
+    return schema_text(v)
+
+
+def root_text(root: Schema) -> str:
+    """:func:`known_text` of the root a compile reads: kept by :func:`remember_text` when the
+    root is not the schema the cache key was made of (a schema rewritten into 2020-12), so that
+    the compile's readers find its sub-schemas' texts too."""
+    pair = getattr(_REMEMBERED, "pair", None)
+    if pair is not None and (pair[0] is root or (pair[2] is not None and isinstance(root, dict) and pair[2].text_of(root) is not None)):
+        return known_text(root)
+    return remember_text(root)
 
 
 def pointer(tokens: Iterable[object]) -> str:

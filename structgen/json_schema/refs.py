@@ -17,7 +17,7 @@ from urllib.parse import unquote
 from ..automata.graphs import strongly_connected
 from ..errors import SchemaError, SchemaNotSupported
 from .dialects import join_uri
-from .ops import LEGACY_KEYWORDS, Schema, Tokens, known_text, pointer, subschemas, walk
+from .ops import LEGACY_KEYWORDS, Schema, Tokens, pointer, root_text, subschemas, walk
 
 __all__ = ["RefResolver"]
 
@@ -36,8 +36,9 @@ class RefResolver:
 
     def __init__(self, root: Schema) -> None:
         self.root = root
-        #: the root's :func:`.ops.schema_text` (the compile's memo reads it too)
-        self.text = known_text(root)
+        #: the root's :func:`.ops.schema_text` (the compile's memo reads it too, and its
+        #: sub-schemas' texts: :func:`.ops.root_text`)
+        self.text = root_text(root)
         self.anchors: dict[str, Tokens] = {}  # "base#name" -> tokens
         self.resources: dict[str, Tokens] = {"": ()}
         self.bases: dict[Tokens, str] = {}
