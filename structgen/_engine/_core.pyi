@@ -2,7 +2,7 @@
 the generic types filled in by hand)."""
 
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Sequence, Set as AbstractSet
 from typing import Annotated, Any, overload
 
 import numpy
@@ -578,4 +578,9 @@ class JsonTexts:
 def json_texts(value: object) -> JsonTexts | None:
     """
     The JSON text of ``value`` with its dicts' texts (JsonTexts), or None where json.JSONEncoder must write it.
+    """
+
+def walk_schemas(schema: object, tokens: tuple[object, ...], place: dict[str, int], maps: AbstractSet[str], lists: AbstractSet[str]) -> list[tuple[dict[str, Any], tuple[str | int, ...]]]:
+    """
+    [(sub-schema, path)]: every dict under the keywords in place (keyword -> its place in the walk), depth first, a schema before its sub-schemas; maps and lists name the keywords holding maps and lists of schemas (see structgen.json_schema.ops.walk)
     """

@@ -20,7 +20,7 @@ import threading
 from json.encoder import encode_basestring
 from typing import Any, Iterable, Iterator, Sequence, TypeVar, Union
 
-from .._engine import json_texts
+from .._engine import json_texts, walk_schemas
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 
 __all__ = [
@@ -191,32 +191,13 @@ _MAPS, _LISTS = frozenset(SCHEMA_MAPS), frozenset(SCHEMA_LISTS)
 def walk(schema: Any, tokens: Tokens = ()) -> Iterator[tuple[dict[str, Any], Tokens]]:
     """Every subschema (dicts only) with its path, following the keywords that hold schemas:
     depth first, a schema before its subschemas, the keywords in the order of
-    :data:`SCHEMA_VALUED`, :data:`SCHEMA_MAPS`, :data:`SCHEMA_LISTS`. (A stack, not nested
-    generators: a subschema costs the same at any depth.)
+    :data:`SCHEMA_VALUED`, :data:`SCHEMA_MAPS`, :data:`SCHEMA_LISTS`. One native walk
+    (:func:`structgen._engine.walk_schemas`): the front end walks a schema several times per compile.
 
     >>> [t for _, t in walk({"anyOf": [{}], "items": {"not": {}}, "properties": {"a": 1}})]
     [(), ('items',), ('items', 'not'), ('anyOf', 0)]
     """
-    if not isinstance(schema, dict):
-        return
-    place = _PLACE
-    todo: list[tuple[dict[str, Any], Tokens]] = [(schema, tokens)]
-    while todo:
-        sub, at = todo.pop()
-        yield sub, at
-        held = [key for key in sub if key in place]
-        if len(held) > 1:
-            held.sort(key=place.__getitem__)
-        for key in reversed(held):  # (pushed last first: popped in order)
-            value = sub[key]
-            if key in _MAPS:
-                if isinstance(value, dict):
-                    todo.extend((v, at + (key, name)) for name, v in reversed(value.items()) if isinstance(v, dict))
-            elif key in _LISTS:
-                if isinstance(value, list):
-                    todo.extend((value[i], at + (key, i)) for i in range(len(value) - 1, -1, -1) if isinstance(value[i], dict))
-            elif isinstance(value, dict):
-                todo.append((value, at + (key,)))
+    return iter(walk_schemas(schema, tokens, _PLACE, _MAPS, _LISTS))
 
 
 def subschemas(sub: dict[str, Any]) -> list[dict[str, Any]]:
