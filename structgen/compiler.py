@@ -530,9 +530,10 @@ def warm_up(vocabulary: Vocabulary) -> float:
     """Do now what the first compile in a process would otherwise do on a user's request: load
     the JSON Schema front end, build the metaschema check and the canonical universe, compile
     :data:`WARM_UP_SCHEMA` and a regex and take their first masks (so the automata of a JSON
-    string's characters that patterns share are built), parse the built-in formats,
-    read the Unicode tables of patterns' ``\\p{..}``, ``\\s``, ``\\d`` and ``\\w`` (about 0.7 s
-    once; the first request's compile is then as fast as any other). Returns the seconds it took.
+    string's characters that patterns share are built), parse the built-in formats and measure
+    their widths, make ``jsonschema``'s validator class of the default options, read the
+    Unicode tables of patterns' ``\\p{..}``, ``\\s``, ``\\d`` and ``\\w`` (about 0.7 s once;
+    the first request's compile is then as fast as any other). Returns the seconds it took.
     ``structgen serve`` and the vLLM plugin call it at start-up, after
     :func:`~structgen.vocab.index.prepare_vocabulary`.
 
@@ -544,8 +545,11 @@ def warm_up(vocabulary: Vocabulary) -> float:
         guide.token_mask(guide.initial_state)
     from .automata import unicode_props
     from .json_schema import charsets, formats  # (the package is imported by now: see _json_schema_front_end)
+    from .json_schema.loading import validator_class
+    from .json_schema.options import SchemaOptions
 
     formats.parse_formats()
+    validator_class(SchemaOptions())  # (jsonschema's validator class of the default options: 1.2 ms of the first schema that asks it)
     unicode_props.load_tables()  # (else the first \p{..} in a pattern: 90 ms)
     for shorthand in ("digit", "space", "word"):  # (else the first \s: 18 ms)
         charsets.python_category(shorthand)

@@ -23,10 +23,11 @@ refused.
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 import unicodedata
 import warnings
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import SchemaNotSupported
 from .utf8 import subtract_intervals
@@ -143,6 +144,9 @@ def property_set(name: str, negated: bool = False) -> Optional[Ranges]:
         return None
     return _minus(_assigned(), members) if negated else members
 
+
+#: Python's regex parser (``re._parser``; ``sre_parse`` before Python 3.11).
+_RE_PARSER: Any = importlib.import_module("re._parser" if hasattr(re, "_parser") else "sre_parse")
 
 _PROPERTY = re.compile(r"\\([pP])\{([A-Za-z_&=]+)\}")
 
@@ -344,13 +348,31 @@ def spelled_dotall(pattern: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=4096)
 def regex_syntax_ok(pattern: str) -> bool:
     """Whether Python reads ``pattern`` once its property escapes are stood in for (a
-    metaschema ``format: regex`` check that knows ``\\p``)."""
+    metaschema ``format: regex`` check that knows ``\\p``). Kept per pattern: schemas repeat
+    theirs (each of a bundle's definitions is checked on its own). Not a string: not a regex
+    to check (as ``jsonschema``'s own format checks answer; the metaschema's ``type`` refuses it).
+
+    >>> regex_syntax_ok("^[a-z]+$"), regex_syntax_ok("\\p{L}+"), regex_syntax_ok("(a"), regex_syntax_ok(5)
+    (True, True, False, True)
+    """
+    if not isinstance(pattern, str):
+        return True
+    read = spelled_dotall(pattern)
+    if "\\p" in read or "\\P" in read:
+        read = _PROPERTY.sub(lambda m: "\\w", read)
+    # Python's parser alone: its compiler refuses only a look-behind of varying width (read in
+    # full where one may stand); the parse is most of a first compile, the compile the rest.
+    read_all: Any = re.compile if "(?<" in read else _RE_PARSER.parse
     try:
-        with warnings.catch_warnings():  # ("possible set operation": ECMA-262 reads [a||b] literally, as Python does today)
-            warnings.simplefilter("ignore", FutureWarning)
-            re.compile(_PROPERTY.sub(lambda m: "\\w", spelled_dotall(pattern)))
+        if "[" not in read:
+            read_all(read)
+        else:
+            with warnings.catch_warnings():  # ("possible set operation": ECMA-262 reads [a||b] literally, as Python does today)
+                warnings.simplefilter("ignore", FutureWarning)
+                read_all(read)
     except re.error:
         return False
     return True

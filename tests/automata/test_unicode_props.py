@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
+import warnings
 
 import pytest
 import regex
@@ -13,7 +15,7 @@ from hypothesis import strategies as st
 
 from structgen.errors import SchemaNotSupported
 from structgen.json_schema import load_schema, schema_to_dfa
-from structgen.automata.unicode_props import expand_properties, property_set
+from structgen.automata.unicode_props import expand_properties, property_set, regex_syntax_ok, spelled_dotall
 
 FAST = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = ["L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "N", "Nd", "Nl", "No", "P", "Pd", "S", "Sm", "Sc", "Z", "Zs",
@@ -200,3 +202,29 @@ def test_properties_read_through_placeholders_parse_as_spelled_out(pieces: list[
         got = parse_items(expand_properties(pattern, placeholders=sets))
     fill_placeholders(got, sets, PLACEHOLDER_FIRST)
     assert _plain(got) == _plain(want), pattern
+
+
+def _python_reads(pattern: str) -> bool:
+    """The check as ``re.compile`` answers it (the specification of :func:`regex_syntax_ok`)."""
+    read = spelled_dotall(pattern)
+    read = re.sub(r"\\([pP])\{([A-Za-z_&=]+)\}", lambda m: "\\w", read)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            re.compile(read)
+    except re.error:
+        return False
+    return True
+
+
+_PATTERN_PIECES = st.sampled_from([
+    "a", "b+", ".", "[a-z]", "[^\\d]", "(", ")", "(?:", "(?=x)", "(?!y)", "(?<=ab)", "(?<!a|bc)", "(?<=a+)", "(?<n>x)",
+    "(?P<n>x)", "(?P=n)", "\\1", "{2,3}", "{3,2}", "*", "+?", "|", "^", "$", "\\p{L}", "\\P{Lu}", "\\p{", "[a||b]",
+    "[[a]]", "[z-a]", "\\", "\\x4", "\\u00e9", "(?s)", "(?i)", "(?L)", "(?a)", "\\Z", "\\z", "]", "}", "{",
+])
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_PATTERN_PIECES, max_size=6).map("".join))
+def test_the_regex_format_check_reads_as_pythons_compiler(pattern: str) -> None:
+    assert regex_syntax_ok(pattern) is _python_reads(pattern)
