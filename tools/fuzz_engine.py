@@ -1,7 +1,9 @@
 """Fuzz the native engine's Python API for a while: the property tests of
 tests/automata/test_native_safety.py and tests/vocab/test_native_vocab_safety.py (random terms, bytes, ids,
 counters, lazy walks, token tries, trie walks, slices and the DFA guide's core; every
-failure must be a named exception, never a crash) and the oracle tests (the lazy automata of
+failure must be a named exception, never a crash), tests/json_schema/test_native_front_end_safety.py
+(random Python values into the schema texts, the sub-schema walk and the metaschema check) and the
+oracle tests (the lazy automata of
 random patterns against the ``regex`` module), under the ``explore`` Hypothesis profile (fresh
 draws, ten times the examples), round after round until the time is up.
 
@@ -30,7 +32,7 @@ def main() -> int:
         got = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "--hypothesis-profile", "explore",
              "tests/automata/test_native_safety.py", "tests/vocab/test_native_vocab_safety.py",
-             "tests/automata/test_native_oracle.py"],
+             "tests/automata/test_native_oracle.py", "tests/json_schema/test_native_front_end_safety.py"],
             check=False,
         )
         if got.returncode:

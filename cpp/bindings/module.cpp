@@ -17,6 +17,7 @@ void bind_frames(nb::module_& m);
 void bind_batch(nb::module_& m);
 void bind_texts(nb::module_& m);
 void bind_walk(nb::module_& m);
+void bind_metaschema(nb::module_& m);
 
 void register_errors(nb::module_& m) {
     static nb::object budget = nb::module_::import_("structgen.errors").attr("CompileBudgetExceeded");
@@ -54,6 +55,7 @@ NB_MODULE(_core, m) {
     structgen::py::bind_batch(m);
     structgen::py::bind_texts(m);
     structgen::py::bind_walk(m);
+    structgen::py::bind_metaschema(m);
     m.attr("NOTHING") = structgen::NOTHING;
     m.attr("EPSILON") = structgen::EPSILON;
     m.attr("INF") = structgen::INF;

@@ -2,7 +2,7 @@
 the generic types filled in by hand)."""
 
 
-from collections.abc import Iterable, Sequence, Set as AbstractSet
+from collections.abc import Callable, Iterable, Sequence, Set as AbstractSet
 from typing import Annotated, Any, overload
 
 import numpy
@@ -584,3 +584,13 @@ def walk_schemas(schema: object, tokens: tuple[object, ...], place: dict[str, in
     """
     [(sub-schema, path)]: every dict under the keywords in place (keyword -> its place in the walk), depth first, a schema before its sub-schemas; maps and lists name the keywords holding maps and lists of schemas (see structgen.json_schema.ops.walk)
     """
+
+class MetaschemaCheck:
+    """
+    A metaschema as a table of native checks (see structgen.json_schema.metaschema_check).
+    """
+
+    def __init__(self, nodes: list[list[tuple[Any, ...]]], is_object: tuple[int, Callable[[Any], bool]] | Callable[[Any], bool], is_array: tuple[int, Callable[[Any], bool]] | Callable[[Any], bool], is_number: tuple[int, Callable[[Any], bool]] | Callable[[Any], bool], is_string: tuple[int, Callable[[Any], bool]] | Callable[[Any], bool]) -> None:
+        """nodes[0] is the root; each node a list of checks (kind, args...); a type test (code, function) or a function"""
+    def __call__(self, schema: object) -> bool:
+        """Whether the schema is valid (else: ask jsonschema)"""

@@ -175,13 +175,58 @@ def test_a_schema_the_compiled_check_refuses_gets_jsonschemas_error() -> None:
 @pytest.mark.parametrize("cls", [Draft4Validator, Draft6Validator, Draft7Validator, Draft201909Validator, Draft202012Validator],
                          ids=lambda c: c.__name__)
 def test_the_compiled_type_tests_are_jsonschemas(cls: Any) -> None:
-    from structgen.json_schema.metaschema_check import _type_tests
+    from structgen._engine import MetaschemaCheck
+    from structgen.json_schema.metaschema_check import _as_function, _type_tests
 
     checker = cls.TYPE_CHECKER
     kind = _type_tests(checker)
-    values = [None, True, False, 0, 1, -7, 2**70, 1.0, 2.5, float("inf"), "", "1", [], [1], {}, {"a": 1}, (1,)]
+    values = [None, True, False, 0, 1, -7, 2**70, 1.0, 2.5, float("inf"), float("nan"), -0.0, "", "1", [], [1], {}, {"a": 1},
+              (1,), 1j, _Int(3), _Float(2.0), _Str("s"), _List([1]), _Dict(a=1)]
     for name in ["object", "array", "string", "boolean", "null", "integer", "number"]:
         test = kind(name)
-        assert [test(v) for v in values] == [checker.is_type(v, name) for v in values], name
+        native = MetaschemaCheck([[("type", [test])]], kind("object"), kind("array"), kind("number"), kind("string"))
+        expected = [checker.is_type(v, name) for v in values]
+        assert [native(v) for v in values] == expected, name
+        assert [_as_function(test)(v) for v in values] == expected, name
+    assert isinstance(kind("integer"), tuple) is (cls is not Draft4Validator)  # (drafts 6+: native)
     with pytest.raises(Exception, match="nope"):  # (an unknown type raises, as jsonschema's is_type does)
-        kind("nope")(1)
+        MetaschemaCheck([[("type", [kind("nope")])]], kind("object"), kind("array"), kind("number"), kind("string"))(1)
+
+
+class _Int(int):
+    pass
+
+
+class _Float(float):
+    pass
+
+
+class _Str(str):
+    pass
+
+
+class _List(list):  # type: ignore[type-arg]
+    pass
+
+
+class _Dict(dict):  # type: ignore[type-arg]
+    pass
+
+
+def test_a_value_that_is_not_plain_json_is_left_to_jsonschema() -> None:
+    fast, full = _compiled(Draft202012Validator)
+    for doc in ({"properties": _Dict(a={})}, _Dict(type="string"), {"allOf": _List([{}])}, {"required": _List(["a"])}):
+        assert full.is_valid(doc)
+        assert fast(doc) is False  # (a subclass's items() may differ from its storage: jsonschema reads it)
+    assert load_schema({"properties": _Dict(a={"type": "string"})}) is not None
+
+
+def test_nesting_past_the_native_depth_is_left_to_jsonschema() -> None:
+    fast, full = _compiled(Draft7Validator)
+    doc: Any = {}
+    for _ in range(100):
+        doc = {"not": doc}
+    assert fast(doc) is True and full.is_valid(doc)
+    for _ in range(1000):
+        doc = {"not": doc}
+    assert fast(doc) is False  # (past 1,000 levels of checks)
