@@ -36,7 +36,7 @@ from ..automata.markers import CLOSE_GUARD, GUARD_FIRST, MAX_GUARDED_KEYS
 from ..errors import SchemaNotSupported, UnsatisfiableConstraint
 from .context import Context, Term
 from .ecma_pattern import compiled_pattern, pattern_regex
-from .ops import Refs, TooDeep, conj, encoded, pointer
+from .ops import Refs, TooDeep, conj, encoded, pointer_token
 
 __all__ = ["MAX_ANY_ORDER_KEYS", "MAX_PATTERN_PROPERTIES", "Objects"]
 
@@ -109,7 +109,7 @@ class Objects:
             for p, sub in patterns.items():
                 if _matches(p, name):
                     value_schema = conj(value_schema, sub)
-            where = f"{path}/properties/{pointer([name])[1:]}" if name in props else f"{path}/additionalProperties"
+            where = f"{path}/properties/{pointer_token(name)}" if name in props else f"{path}/additionalProperties"
             try:
                 if name_ok is not None and not name_ok.is_valid(name):
                     raise UnsatisfiableConstraint(f"property name {name!r} is not valid under propertyNames", where)

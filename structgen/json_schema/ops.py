@@ -179,7 +179,19 @@ def root_text(root: Schema) -> str:
 
 def pointer(tokens: Iterable[object]) -> str:
     """The JSON pointer of a path of keys and indices (``""`` for the root)."""
-    return "".join("/" + str(t).replace("~", "~0").replace("/", "~1") for t in tokens)
+    return "".join("/" + pointer_token(t) for t in tokens)
+
+
+def pointer_token(token: object) -> str:
+    """One key or index as a JSON pointer writes it (``~`` and ``/`` escaped).
+
+    >>> pointer_token("a/b~c"), pointer_token(3)
+    ('a~1b~0c', '3')
+    """
+    text = token if type(token) is str else str(token)
+    if "~" in text or "/" in text:
+        text = text.replace("~", "~0").replace("/", "~1")
+    return text
 
 
 #: Each keyword that holds schemas, by its place in the walk: the one-schema keywords, the maps,
