@@ -160,7 +160,7 @@ void bind_lazy(nb::module_& m) {
         })
         .def_prop_ro("table", [](nb::handle self) {
             PyLazy& a = nb::cast<PyLazy&>(self);
-            size_t shape[2] = {static_cast<size_t>(a.core.capacity()), 256};
+            size_t shape[2] = {static_cast<size_t>(a.core.num_states()), 256};  // (the rows of the states met)
             return nb::ndarray<nb::numpy, int32_t, nb::ndim<2>>(const_cast<int32_t*>(a.core.table()), 2, shape, self);
         })
         // the clamps (counters cut to what a token can tell apart)
@@ -191,7 +191,7 @@ void bind_lazy(nb::module_& m) {
                 if (!i.is_valid()) throw nb::python_error();
                 a.core.build(a.state(nb::cast<int64_t>(i)));
             }
-            size_t shape[2] = {static_cast<size_t>(a.core.capacity()), 256};
+            size_t shape[2] = {static_cast<size_t>(a.core.num_states()), 256};  // (the rows of the states met)
             return nb::ndarray<nb::numpy, int32_t, nb::ndim<2>>(const_cast<int32_t*>(a.core.table()), 2, shape, self);
         });
 }

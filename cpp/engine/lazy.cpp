@@ -12,9 +12,8 @@ namespace structgen {
 LazyAutomaton::LazyAutomaton(Pool& pool, Id root) : pool_(pool), root_(root) {
     pool.check(root);
     capacity_ = 8;  // (rows are 1 KiB: most automata of a compile stay small, and a fresh table is page faults)
-    storage_.reset(new int32_t[capacity_ * 256]);
+    storage_.reset(new int32_t[capacity_ * 256]);  // (each row written when its state is met: state_of)
     table_ = storage_.get();
-    std::fill(table_, table_ + capacity_ * 256, UNBUILT);
     state_of(root);
 }
 
@@ -24,9 +23,11 @@ void LazyAutomaton::check(int64_t q) const {
 
 void LazyAutomaton::grow() {
     int64_t cap = capacity_ * 2;
+    // Only the rows of states met are copied; the rest are written as their states are met
+    // (state_of), so the half of a doubled table not used yet is not touched (page faults: the
+    // largest native cost of a fresh guide's cold steps, perf over the batch's k8s row).
     std::unique_ptr<int32_t[]> bigger(new int32_t[cap * 256]);
-    std::memcpy(bigger.get(), table_, sizeof(int32_t) * capacity_ * 256);
-    std::fill(bigger.get() + capacity_ * 256, bigger.get() + cap * 256, UNBUILT);
+    std::memcpy(bigger.get(), table_, sizeof(int32_t) * size_t(num_states()) * 256);
     retired_bytes_ += sizeof(int32_t) * capacity_ * 256;
     retired_.push_back(std::move(storage_));
     storage_ = std::move(bigger);
@@ -39,6 +40,7 @@ int32_t LazyAutomaton::state_of(Id e) {
     if (num_states() >= MAX_LAZY_STATES) throw BudgetExceeded("states of one lazy automaton", MAX_LAZY_STATES);
     int32_t q = num_states();
     if (q >= capacity_) grow();
+    std::fill(table_ + size_t(q) * 256, table_ + size_t(q) * 256 + 256, UNBUILT);
     exprs_.push_back(e);
     finals_.push_back(pool_.nullable(e));
     branches_.push_back(finals_.back() || pool_.first_symbols(e) != 0);

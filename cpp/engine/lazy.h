@@ -5,9 +5,11 @@
 // is -1 (a derivative that is NOTHING, or an intersection / complement with no string left).
 //
 // Rows live in one flat int32 table (state * 256 + byte; UNBUILT where not built yet), which the
-// Python side reads as a numpy view. The table grows by reallocation; the buffers it outgrows are
-// kept until the automaton dies, so a view handed out before a growth stays valid (it reads the
-// rows as they were: fetch the table again after building a state).
+// Python side reads as a numpy view of the rows of the states met. A row is written when its
+// state is met, so a table that grew touches no page it does not use yet. The table grows by
+// reallocation; the buffers it outgrows are kept until the automaton dies, so a view handed out
+// before a growth stays valid (it reads the rows as they were: fetch the table again after
+// building a state).
 #pragma once
 #include <cstdint>
 #include <memory>
