@@ -84,22 +84,32 @@ def fill_native_rows(rows: list[tuple[Any, int, int]], natives: Sequence[NativeR
     native threads) in up to :data:`FILL_ROUNDS` rounds (a row stopped at an automaton not made
     yet is asked again once its ``need`` made it); answers the positions in ``rows`` left to the
     caller's serial fill."""
-    prepared: set[int] = set()
-    for native in natives:
-        if native.prepare is not None and id(native.core) not in prepared:
-            prepared.add(id(native.core))
-            native.prepare()
+    if not rows:
+        return []
+    if len(natives) == 1:  # (one row: nothing to share a preparation with)
+        if natives[0].prepare is not None:
+            natives[0].prepare()
+    else:
+        prepared: set[int] = set()
+        for native in natives:
+            if native.prepare is not None and id(native.core) not in prepared:
+                prepared.add(id(native.core))
+                native.prepare()
+    stopped = fill_rows(rows, bitmask, threads)
+    if not stopped:  # (the common case: every row filled in the first round)
+        return []
     left: list[int] = []
-    todo = rows
     at = list(range(len(rows)))
-    for _ in range(FILL_ROUNDS):
-        if not todo:
-            break
+    for i in range(FILL_ROUNDS):
+        if i:
+            if not at:
+                break
+            stopped = fill_rows([rows[j] for j in at], bitmask, threads)
         again: list[int] = []
-        for k, missing in fill_rows(todo, bitmask, threads):
+        for k, missing in stopped:
             need = natives[at[k]].need
             (again if missing >= 0 and need is not None and _made(need, missing) else left).append(at[k])
-        todo, at = [rows[j] for j in again], again
+        at = again
     return sorted(left + at)
 
 
