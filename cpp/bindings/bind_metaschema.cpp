@@ -23,6 +23,14 @@ namespace {
 // Sub-schemas nested deeper are left to jsonschema.
 constexpr int MAX_DEPTH = 1000;
 
+// fn(x) read as a bool (a Python error raised as one).
+bool truth(const nb::object& fn, PyObject* x) {
+    nb::object got = fn(nb::handle(x));
+    const int r = PyObject_IsTrue(got.ptr());
+    if (r < 0) throw nb::python_error();
+    return r == 1;
+}
+
 // A type test: one jsonschema's checker answers from the Python type alone, else its function.
 struct TypeTest {
     enum Code : int { OBJECT, ARRAY, STRING, BOOLEAN, NULL_, NUMBER, INTEGER, PYTHON };
@@ -50,10 +58,7 @@ struct TypeTest {
                 break;
             case PYTHON: break;
         }
-        nb::object got = fn(nb::handle(x));
-        const int truth = PyObject_IsTrue(got.ptr());
-        if (truth < 0) throw nb::python_error();
-        return truth == 1;
+        return truth(fn, x);
     }
 
     // Plain JSON of another type than a number (bool included: not a number to jsonschema).
@@ -118,6 +123,19 @@ private:
         return r == 1;
     }
 
+    // Whether f(key, value) holds for every member of x, where x is an object (true where it is
+    // not one; false for a dict subclass, whose items() jsonschema reads).
+    template <class F>
+    bool members(PyObject* x, F&& f) const {
+        if (!is_object_(x)) return true;
+        if (!PyDict_CheckExact(x)) return false;
+        Py_ssize_t pos = 0;
+        PyObject *key, *value;
+        while (PyDict_Next(x, &pos, &key, &value))
+            if (!f(key, value)) return false;
+        return true;
+    }
+
     bool check(const Check& c, PyObject* x, int depth) const {
         switch (c.kind) {
             case Check::REF:
@@ -126,30 +144,19 @@ private:
                 for (const TypeTest& t : c.types)
                     if (t(x)) return true;
                 return false;
-            case Check::PROPERTIES: {
-                if (!is_object_(x)) return true;
-                if (!PyDict_CheckExact(x)) return false;  // (a subclass's items(): jsonschema reads it)
-                Py_ssize_t pos = 0;
-                PyObject *key, *value;
-                while (PyDict_Next(x, &pos, &key, &value)) {
+            case Check::PROPERTIES:
+                return members(x, [&](PyObject* key, PyObject* value) {
                     PyObject* sub = PyDict_GetItemWithError(c.names.ptr(), key);
                     if (sub == nullptr) {
                         if (PyErr_Occurred()) throw nb::python_error();
-                        continue;
+                        return true;
                     }
-                    if (!node(static_cast<uint32_t>(PyLong_AsUnsignedLong(sub)), value, depth + 1)) return false;  // (checked when made)
-                }
-                return true;
-            }
-            case Check::ADDITIONAL: {
-                if (!is_object_(x)) return true;
-                if (!PyDict_CheckExact(x)) return false;
-                Py_ssize_t pos = 0;
-                PyObject *key, *value;
-                while (PyDict_Next(x, &pos, &key, &value))
-                    if (!contains(c.names, key) && !node(c.node, value, depth + 1)) return false;
-                return true;
-            }
+                    return node(static_cast<uint32_t>(PyLong_AsUnsignedLong(sub)), value, depth + 1);  // (checked when made)
+                });
+            case Check::ADDITIONAL:
+                return members(x, [&](PyObject* key, PyObject* value) {
+                    return contains(c.names, key) || node(c.node, value, depth + 1);
+                });
             case Check::ITEMS: {
                 if (!is_array_(x)) return true;
                 if (!PyList_CheckExact(x)) return false;
@@ -167,12 +174,8 @@ private:
                 return true;
             case Check::ENUM_STRINGS:
                 return PyUnicode_Check(x) && contains(c.names, x);
-            case Check::PREDICATE: {
-                nb::object got = c.value(nb::handle(x));
-                const int truth = PyObject_IsTrue(got.ptr());
-                if (truth < 0) throw nb::python_error();
-                return truth == 1;
-            }
+            case Check::PREDICATE:
+                return truth(c.value, x);
             case Check::MINIMUM:
             case Check::EXCLUSIVE_MINIMUM: {
                 if (!is_number_(x)) return true;
@@ -188,15 +191,8 @@ private:
                 if (r < 0) throw nb::python_error();
                 return r == 1;
             }
-            case Check::PROPERTY_NAMES: {
-                if (!is_object_(x)) return true;
-                if (!PyDict_CheckExact(x)) return false;
-                Py_ssize_t pos = 0;
-                PyObject *key, *value;
-                while (PyDict_Next(x, &pos, &key, &value))
-                    if (!node(c.node, key, depth + 1)) return false;
-                return true;
-            }
+            case Check::PROPERTY_NAMES:
+                return members(x, [&](PyObject* key, PyObject*) { return node(c.node, key, depth + 1); });
             case Check::NEVER:
                 return false;
         }
