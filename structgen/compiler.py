@@ -369,9 +369,10 @@ def _front_end(fmt: Format) -> _Compiled:
 def _json_schema(fmt: JsonSchema) -> _Compiled:
     compile_schema, prepare, annotation_warnings = _json_schema_front_end()
     options = fmt.options
-    root = prepare(fmt.schema, options)
-    given = annotation_warnings(root, options)
-    automata = compile_schema(root, options, fmt.extract_from, network=fmt.extract_from is None, lazy=True)
+    with fmt.texts_known():
+        root = prepare(fmt.schema, options)
+        given = annotation_warnings(root, options)
+        automata = compile_schema(root, options, fmt.extract_from, network=fmt.extract_from is None, lazy=True)
     return _Compiled(automata, given)
 
 

@@ -42,7 +42,7 @@ from typing import Any, ClassVar, Hashable, Union
 from .automata.dfa import DEFAULT_MAX_STATES
 from .automata.spans import documents_key, normalize_documents
 from .errors import ConstraintError
-from .json_schema.ops import remember_text
+from .json_schema.ops import schema_text, schema_texts, texts_known
 from .json_schema.options import DEFAULT_WHITESPACE, SchemaOptions
 
 __all__ = [
@@ -243,6 +243,7 @@ class JsonSchema(Format):
     extract_from: tuple[str, ...] | None
     name: str
     _text: str = field(repr=False)
+    _texts: Any = field(repr=False)  # (the texts of the schema's objects: read by its compile)
 
     def __init__(self, schema: Any, options: SchemaOptions | None = None, *,
                  extract_from: str | typing.Sequence[str] | None = None, name: str = "", **option_values: Any) -> None:
@@ -258,6 +259,7 @@ class JsonSchema(Format):
         object.__setattr__(self, "extract_from", docs)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "_text", "")
+        object.__setattr__(self, "_texts", None)
 
     @classmethod
     def from_options(cls, schema: Any, options: Mapping[str, Any], *,
@@ -273,14 +275,22 @@ class JsonSchema(Format):
             schema = self.schema
             if isinstance(schema, type) and hasattr(schema, "model_json_schema"):
                 schema = schema.model_json_schema()
+            texts = None
             try:
                 if isinstance(schema, str):  # (JSON text: written again, so that it shares its dict's guide)
-                    schema = json.loads(schema)
-                text = remember_text(schema)  # (kept for the compile's metaschema check and resolver)
+                    text = schema_text(json.loads(schema))
+                else:
+                    text, texts = schema_texts(schema)  # (its objects' texts too: its compile reads them)
             except (TypeError, ValueError):  # not JSON: the compile names the problem (SchemaError)
                 text = schema if isinstance(schema, str) else repr(schema)
             object.__setattr__(self, "_text", text)
+            object.__setattr__(self, "_texts", texts)
         return self._text
+
+    def texts_known(self) -> typing.ContextManager[None]:
+        """The scope of this schema's compile: the texts of its objects, written with
+        :meth:`schema_text`, are read there (:func:`.json_schema.ops.texts_known`)."""
+        return texts_known(self.schema, self.schema_text(), self._texts)
 
     def key(self) -> Hashable:
         docs = None if self.extract_from is None else documents_key(self.extract_from)

@@ -14,13 +14,14 @@ shares.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import threading
 from json.encoder import encode_basestring
-from typing import Any, Iterable, Iterator, Sequence, TypeVar, Union
+from typing import Any, Iterable, Iterator, Optional, Sequence, TypeVar, Union
 
-from .._engine import json_texts, walk_schemas
+from .._engine import JsonTexts, json_texts, walk_schemas
 from ..errors import CompileBudgetExceeded, SchemaNotSupported, UnsatisfiableConstraint
 
 __all__ = [
@@ -108,33 +109,45 @@ def schema_text(s: Schema) -> str:
 _SCHEMA_ENCODER = json.JSONEncoder(ensure_ascii=False, default=repr)
 
 
-#: Per thread, the schema :func:`remember_text` was last given, its text, and the texts of its
-#: objects (:class:`JsonTexts`; ``None`` where Python's encoder wrote it).
-_REMEMBERED = threading.local()
+#: Per thread, while a schema is compiled (:func:`texts_known`): the schema, its text, and the
+#: texts of its objects (:class:`JsonTexts`; ``None`` where Python's encoder wrote it).
+_KNOWN = threading.local()
 
 
-def remember_text(s: Schema) -> str:
-    """:func:`schema_text` of a schema about to be compiled, made now (the compile cache's key
-    is it) and kept, with the text of each object inside it, for the compile's later readers in
-    this thread (:func:`known_text`: the metaschema check, the ``$ref`` resolver, the compile's
-    memo), which would otherwise write each sub-schema again (each character once per level
-    above it). One native walk writes them all (:func:`structgen._engine.json_texts`); a value
-    it does not write exactly as :func:`schema_text` does is written by Python's encoder."""
+def schema_texts(s: Schema) -> tuple[str, Optional[JsonTexts]]:
+    """:func:`schema_text` of ``s`` and the texts of the objects inside it, written in one native
+    walk (:func:`structgen._engine.json_texts`); ``(text, None)`` where a value is not written
+    natively exactly as :func:`schema_text` writes it (Python's encoder writes it then)."""
     texts = json_texts(s)
-    text = schema_text(s) if texts is None else texts.text
-    _REMEMBERED.pair = (s, text, texts)
-    return text
+    return (schema_text(s), None) if texts is None else (texts.text, texts)
+
+
+@contextlib.contextmanager
+def texts_known(s: Any, text: str, texts: Optional[JsonTexts]) -> Iterator[None]:
+    """Within: :func:`known_text` answers from ``text`` and ``texts`` (:func:`schema_texts` of
+    ``s``, made for the compile cache's key) for ``s`` and the objects inside it, in this thread.
+    The compile of ``s`` runs within (the metaschema check, the ``$ref`` resolver and the
+    compile's memo read sub-schema texts; written again, each character would be written once
+    per level above it); nothing changes ``s`` meanwhile, and nothing outside a compile reads
+    texts kept from an earlier one."""
+    held = getattr(_KNOWN, "pair", None)
+    _KNOWN.pair = (s, text, texts)
+    try:
+        yield
+    finally:
+        _KNOWN.pair = held
 
 
 def known_text(s: Schema) -> str:
-    """:func:`schema_text` of ``s``: the one :func:`remember_text` kept last in this thread when
-    it was given this very object or one inside it, else made now.
+    """:func:`schema_text` of ``s``: read from the texts of the schema being compiled
+    (:func:`texts_known`) where ``s`` is that very object or one inside it, else made now.
 
     >>> schema = {"type": "object", "properties": {"a": {"type": "string"}}}
-    >>> remember_text(schema) is known_text(schema), known_text(schema["properties"]["a"])
-    (True, '{"type": "string"}')
+    >>> with texts_known(schema, *schema_texts(schema)):
+    ...     known_text(schema["properties"]["a"])
+    '{"type": "string"}'
     """
-    pair = getattr(_REMEMBERED, "pair", None)
+    pair = getattr(_KNOWN, "pair", None)
     if pair is not None:
         if pair[0] is s:
             return pair[1]  # type: ignore[no-any-return]
@@ -143,6 +156,20 @@ def known_text(s: Schema) -> str:
             if text is not None:
                 return text  # type: ignore[no-any-return]
     return schema_text(s)
+
+
+def root_text(root: Schema) -> str:
+    """:func:`known_text` of the root a compile reads. Where the root is not the schema the
+    cache key was made of (a schema rewritten into 2020-12), its texts are made now and read
+    for the rest of the compile (:func:`texts_known`'s scope ends with it)."""
+    pair = getattr(_KNOWN, "pair", None)
+    if pair is None:
+        return schema_text(root)
+    if pair[0] is root or (pair[2] is not None and isinstance(root, dict) and pair[2].text_of(root) is not None):
+        return known_text(root)
+    text, texts = schema_texts(root)
+    _KNOWN.pair = (root, text, texts)
+    return text
 
 
 def composed_text(items: Iterable[tuple[str, Any]]) -> str:
@@ -165,16 +192,6 @@ def _value_text(v: Any) -> str:
     if type(v) is list:  # (a list of schemas: one level, each dict's text known)
         return "[" + ", ".join(known_text(x) if isinstance(x, dict) else schema_text(x) for x in v) + "]"
     return schema_text(v)
-
-
-def root_text(root: Schema) -> str:
-    """:func:`known_text` of the root a compile reads: kept by :func:`remember_text` when the
-    root is not the schema the cache key was made of (a schema rewritten into 2020-12), so that
-    the compile's readers find its sub-schemas' texts too."""
-    pair = getattr(_REMEMBERED, "pair", None)
-    if pair is not None and (pair[0] is root or (pair[2] is not None and isinstance(root, dict) and pair[2].text_of(root) is not None)):
-        return known_text(root)
-    return remember_text(root)
 
 
 def pointer(tokens: Iterable[object]) -> str:
