@@ -168,12 +168,11 @@ void bind_frames(nb::module_& m) {
                  if (out.size() != s.core.words())
                      throw InvalidArgument("FrameSolver.collect: words of " + std::to_string(out.size()) + " int32, not " +
                                            std::to_string(s.core.words()) + " (the vocabulary's)");
-                 return asking([&] { return s.own_masks().collect(stacks, out); });
+                 asking([&] { s.own_masks().collect(stacks, out); });
              },
              nb::arg("stacks"), nb::arg("words").noconvert(),
              "OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it "
-             "returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the "
-             "root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and "
+             "returns) into words (int32, one bit per token). KeyError(k) for an automaton not given yet: hand it over and "
              "ask again (what was OR-ed stays OR-ed)")
         .def("mark_frame_data", [](PyFrameSolver& s, int64_t k) { s.core.mark_frame_data(k); }, nb::arg("k"),
              "Mark automaton k as carrying frame data: frame and expand raise NeedsFrameData for a frame of it, one "

@@ -121,9 +121,18 @@ int64_t FrameSolver::slice_run(LazyAutomaton& a, int32_t q, int k) {
 
 std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q, int32_t node) {
     LazyAutomaton& auto_ = automaton(a);
+    if (!node && auto_.in_bounded_string(q)) {
+        const auto [n, clamped] = auto_.head_cut(q, index_->short_token_cuts());
+        if (n) return cut_walk(a, auto_, q, n, clamped);
+    }
+    return plain_walk(a, auto_, q, node, node);
+}
+
+std::shared_ptr<const FrameSolver::Walk> FrameSolver::plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node,
+                                                                 int64_t key_node) {
     const TokenTrie& t = *trie_;
     if (node) q = auto_.clamped_head(q, t.height[static_cast<size_t>(node)]);
-    const Key key{a, q, node};
+    const Key key{a, q, key_node};
     if (auto found = walks_.find(key); found != walks_.end()) return found->second;
     auto out = std::make_shared<Walk>();
     FrameWalk& raw = scratch_walk;  // (a walk makes no walk inside it: the buffers are free here)
@@ -152,6 +161,59 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q,
     }
     sort_out(a, auto_, raw, node, q, *out);
     keep(out->ids.size() * 8 + (out->bits && !sliced ? words * 4 : 0) + out->pops.size() * 8 + out->calls.size() * sizeof(Call) + 64);
+    walks_.emplace(key, out);
+    return out;
+}
+
+std::shared_ptr<const FrameSolver::Walk> FrameSolver::short_walk(int64_t a, LazyAutomaton& auto_, int32_t clamped, int64_t n) {
+    const Key key{a, clamped, -2 - n};
+    if (auto found = walks_.find(key); found != walks_.end()) return found->second;
+    const TokenTrie& t = *trie_;
+    const std::shared_ptr<const Walk> whole = plain_walk(a, auto_, clamped, 0, -1);
+    auto out = std::make_shared<Walk>();
+    const std::vector<int64_t>& lengths = index_->token_lengths();
+    for (const int64_t id : whole->ids)
+        if (lengths[static_cast<size_t>(id)] <= n) out->ids.push_back(id);
+    if (whole->bits) {  // (a string slice's tokens, or many: filtered by one AND, never listed)
+        const Bits& short_bits = *index_->short_tokens(n);
+        auto bits = std::make_shared<std::vector<uint32_t>>(*whole->bits);
+        for (size_t i = 0; i < bits->size(); ++i) (*bits)[i] &= short_bits[i];
+        out->bits = std::move(bits);
+    }
+    // the branch points within n bytes (past the string, the clamped state goes on as the position's own)
+    for (const int64_t m : whole->pops)
+        if (t.depth_of(static_cast<int32_t>(m)) <= n) out->pops.push_back(m);
+    for (const Call& c : whole->calls) {
+        if (t.depth_of(static_cast<int32_t>(c.node)) > n) continue;
+        if (c.callee >= GUARD_FIRST || has_frame_data(c.callee)) out->needs_data = true;
+        out->calls.push_back(c);
+    }
+    keep(out->ids.size() * 8 + (out->bits ? out->bits->size() * 4 : 0) + out->pops.size() * 8 + out->calls.size() * sizeof(Call) + 64);
+    walks_.emplace(key, out);
+    return out;
+}
+
+std::shared_ptr<const FrameSolver::Walk> FrameSolver::cut_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int64_t n, int32_t clamped) {
+    const Key key{a, q, 0};
+    if (auto found = walks_.find(key); found != walks_.end()) return found->second;
+    const std::shared_ptr<const Walk> near = short_walk(a, auto_, clamped, n);
+    auto out = std::make_shared<Walk>(*near);  // (the short tokens' bits shared, not copied)
+    // the tokens of more than n bytes from q itself, in their own trie; their branch points past n bytes
+    FrameWalk& raw = scratch_walk;
+    raw.ids.clear(), raw.branch_nodes.clear(), raw.branch_states.clear();
+    const int32_t roots[1] = {0};
+    const TokenTrie& t = *trie_;
+    walk_frame(auto_, *index_->long_tokens(n), roots, q, true, &t, scratch_stack, raw, false);
+    out->ids.insert(out->ids.end(), raw.ids.begin(), raw.ids.end());
+    size_t kept = 0;
+    for (size_t i = 0; i < raw.branch_nodes.size(); ++i) {
+        if (t.depth_of(static_cast<int32_t>(raw.branch_nodes[i])) <= n) continue;
+        raw.branch_nodes[kept] = raw.branch_nodes[i];
+        raw.branch_states[kept++] = raw.branch_states[i];
+    }
+    raw.branch_nodes.resize(kept), raw.branch_states.resize(kept);
+    sort_out(a, auto_, raw, -1, q, *out);
+    keep(out->ids.size() * 8 + out->pops.size() * 8 + out->calls.size() * sizeof(Call) + 64);
     walks_.emplace(key, out);
     return out;
 }

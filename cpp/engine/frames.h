@@ -112,7 +112,17 @@ private:
         size_t operator()(const Key& k) const noexcept;
     };
 
+    // the own walk of frame (a, q) from node: at the root of a string under a length bound that a
+    // token of n bytes cannot reach but a longer one can (LazyAutomaton::head_cut), cut_walk; else plain_walk
     std::shared_ptr<const Walk> walk(int64_t a, int32_t q, int32_t node);
+    // the walk from node in q clamped to the node's height (cached under key_node)
+    std::shared_ptr<const Walk> plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node, int64_t key_node);
+    // the tokens of at most n bytes from the root in clamped (a string's position with its bound cut
+    // for them) with the branch points within n bytes: shared by every position that clamps to it
+    std::shared_ptr<const Walk> short_walk(int64_t a, LazyAutomaton& auto_, int32_t clamped, int64_t n);
+    // the root walk of q: short_walk of its clamped state, and the longer tokens walked from q itself
+    // in the trie of tokens of more than n bytes (Python: FrameMasks.clamped_walk)
+    std::shared_ptr<const Walk> cut_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int64_t n, int32_t clamped);
     // the slice tokens a root walk of q takes from slice k's precomputed ones (m: their most
     // characters), or -1 where slice k does not apply (see structgen/vocab/slices.py)
     int64_t slice_run(LazyAutomaton& a, int32_t q, int k);

@@ -38,19 +38,10 @@ private:
     FlatMap<char> seen_;
 };
 
-std::vector<int64_t> StackMasks::collect(std::span<const int64_t> sids, std::span<uint32_t> words) {
+void StackMasks::collect(std::span<const int64_t> sids, std::span<uint32_t> words) {
     for (const int64_t sid : sids) stacks_.entry(sid);  // (all checked before anything is written)
-    std::vector<int64_t> left;
     Seen seen;
-    for (const int64_t sid : sids) {
-        const StackTable::Entry& e = stacks_.entry(sid);
-        if (frames_.automaton(e.a).in_bounded_string(e.q)) {
-            left.push_back(sid);
-            continue;
-        }
-        collect_from(sid, 0, words, seen);
-    }
-    return left;
+    for (const int64_t sid : sids) collect_from(sid, 0, words, seen);
 }
 
 void StackMasks::collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, Seen& seen) {

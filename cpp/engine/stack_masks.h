@@ -7,9 +7,7 @@
 //
 // A frame that may return at many nodes (a string's closing quote inside hundreds of tokens)
 // returns at the same nodes from every position of the string: the caller's union from those
-// nodes is made once, kept per (caller, nodes) as a token set, and OR-ed in whole. A stack's top
-// at the root of a string under a length bound is left to the caller (its walks are shared by the
-// string's positions there: FrameMasks.clamped_walk); its callers are not.
+// nodes is made once, kept per (caller, nodes) as a token set, and OR-ed in whole.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -29,9 +27,8 @@ public:
     StackMasks(FrameSolver& frames, const StackTable& stacks, size_t max_entries)
         : frames_(frames), stacks_(stacks), max_entries_(max_entries < 1 ? 1 : max_entries) {}
 
-    // OR the masks of stacks sids (from the root) into words; answers the stacks it left to the
-    // caller (a top at the root of a string under a length bound), in their order.
-    std::vector<int64_t> collect(std::span<const int64_t> sids, std::span<uint32_t> words);
+    // OR the masks of stacks sids (from the root) into words.
+    void collect(std::span<const int64_t> sids, std::span<uint32_t> words);
 
     size_t memory_bytes() const { return bytes_; }
 

@@ -18,7 +18,7 @@ std::shared_ptr<const TokenSet> StateMasks::mask(int64_t state) {
     }
     thread_local Bits union_;  // (reused: a fresh mask's pages are not touched until it is kept)
     union_.assign(index_->words(), 0);
-    if (!masks_.collect(stacks, union_).empty()) return nullptr;
+    masks_.collect(stacks, union_);
     if (final) set_token_bits(union_, index_->eos());
     auto got = std::make_shared<const TokenSet>(TokenSet::of(union_));
     if (got->empty()) return nullptr;  // (a dead end: the guide names it)

@@ -1,9 +1,8 @@
 // A pushdown state's whole mask, natively, cached as a TokenSet (its ids where few) (Python face:
 // PushdownGuide._packed, which asks here first and keeps here what it made itself): the union of
 // its stacks' masks (StackMasks), with EOS where one of its stacks may end. Null where the guide makes the mask
-// itself: a stack near the nesting bound (each token is checked there), a top at the root of a
-// string under a length bound (that frame is the guide's), or no token at all in a state that
-// cannot end (the guide raises its dead end).
+// itself: a stack near the nesting bound (each token is checked there), or no token at all in a
+// state that cannot end (the guide raises its dead end).
 #pragma once
 #include <cstdint>
 #include <memory>

@@ -539,8 +539,8 @@ class FrameSolver:
         """Keep words (the vocabulary's width) as the state's whole mask"""
     @property
     def num_masks(self) -> int: ...
-    def collect(self, stacks: Sequence[int], words: NDArray[numpy.int32]) -> list[int]:
-        """OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it returns) into words (int32, one bit per token); answers the stacks left to the caller (a top at the root of a string under a length bound). KeyError(k) for an automaton not given yet: hand it over and ask again (what was OR-ed stays OR-ed)"""
+    def collect(self, stacks: Sequence[int], words: NDArray[numpy.int32]) -> None:
+        """OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it returns) into words (int32, one bit per token). KeyError(k) for an automaton not given yet: hand it over and ask again (what was OR-ed stays OR-ed)"""
     @property
     def memory_bytes(self) -> int: ...
     def mark_frame_data(self, k: int) -> None:

@@ -29,7 +29,7 @@ from ..vocab.index import VocabularyIndex
 from ..vocab.slices import MIXED, SLICES, StringSlice, counted_run, slice_chain
 from ..vocab.trie import TokenTrie, walk_frame
 from .distances import NetworkDistances
-from .frame_tokens import PACKED_FROM, FrameTokens, ids_of_words
+from .frame_tokens import FrameTokens, ids_of_words, united
 from .item_frames import ItemFrames, PopSplit
 from .native_stacks import FRAME_CACHE, frame_data_automata, solved
 from .network_view import AutomatonView, NetworkView
@@ -115,9 +115,18 @@ class FrameMasks(ItemFrames):
             self._native[key] = got
         return got
 
-    def has_native(self, a: int, q: int, node: int) -> bool:
-        """Whether the native frame ``(a, q, node)`` (``q`` clamped) is cached here."""
-        return (a, q, node) in self._native
+    def unmade_roots(self, tops: Sequence[tuple[int, int, int, int]]) -> list[tuple[int, int]]:
+        """Of stacks ``tops`` (``(a, q, parent, data)``), the root frames ``(a, q)`` (``q`` clamped) that
+        the solver would make and that are not cached here: a batch makes them on native threads first."""
+        longest = self.index.longest_token
+        out = []
+        for a, q, _, data in tops:
+            if data or a in self._held:
+                continue
+            q = self.view.auto(a).auto.clamped(q, longest)
+            if (a, q, 0) not in self._native:
+                out.append((a, q))
+        return out
 
     @property
     def solver(self) -> FrameSolver | None:
@@ -351,10 +360,7 @@ class FrameMasks(ItemFrames):
         for ``q`` itself; only budgets near their end need one (see :meth:`farthest`). ``node``
         may be several nodes, none below another (not for a bounded frame): the frame's tokens
         from each of them, walked at once."""
-        if not (bounded or data) and type(node) is int and self._solver is not False and a not in self._held and (
-                node or not self.view.auto(a).auto.in_bounded_string(q)):
-            # (a root frame inside a string under a length stays here: its positions share the
-            # walks of short tokens, clamped_walk and rest_walk, where the solver walks each exactly)
+        if not (bounded or data) and type(node) is int and self._solver is not False and a not in self._held:
             native = self._native_frame(a, q, node)
             if native is not None:
                 return native
@@ -404,7 +410,7 @@ class FrameMasks(ItemFrames):
                 ids, ends = ids[keep], ends[keep]
         else:
             ends = walk.ends if bounded else None
-        parts: list[np.ndarray] = []
+        parts: list[FrameTokens | np.ndarray] = []  # (frames stay frames: a packed one is OR-ed, never listed)
         umax = int(dist.dists(a, data, ends).max(initial=0)) if bounded else 0
         split = walk.split(auto)
         pops: list[int] = list(split.pops)
@@ -427,7 +433,7 @@ class FrameMasks(ItemFrames):
                     calls = [c for c in calls if c[0] <= 0]
         for m, k, r in calls:
             callee = self.frame(k, 0, m, view.callee_data(a, data) if array else 0, bounded)
-            parts.append(callee.ids)
+            parts.append(callee)
             back = dist.dist(a, r, data) if bounded else 0
             umax = max(umax, callee.umax + back) if callee.size else umax
             for m2 in callee.pops:
@@ -435,7 +441,7 @@ class FrameMasks(ItemFrames):
                 if after < 0:
                     continue
                 rest = self.frame(a, r, m2, after, bounded)
-                parts.append(rest.ids)
+                parts.append(rest)
                 if rest.size:
                     umax = max(umax, rest.umax)
                 pops.extend(rest.pops)
@@ -443,27 +449,15 @@ class FrameMasks(ItemFrames):
             passed = view.pass_guard(a, g, data)
             if passed is not None:  # (zero-width: the same frame goes on with new data)
                 rest = self.frame(a, r, m, passed, bounded)
-                parts.append(rest.ids)
+                parts.append(rest)
                 if rest.size:
                     umax = max(umax, rest.umax)
                 pops.extend(rest.pops)
         if not parts and ids is None and walk.words is not None:
             return FrameTokens(lambda: walk.ids, tuple(dict.fromkeys(pops)), umax, size=walk.size, words=walk.words)
-        return FrameTokens(self._union([walk.ids if ids is None else ids, *parts]), tuple(dict.fromkeys(pops)), umax)
-
-    def _union(self, parts: list[np.ndarray]) -> np.ndarray:
-        """The token ids of every one of ``parts``, each once: through a bool array over the
-        vocabulary where they are many (sorting 100k ids, a string's, took milliseconds)."""
-        parts = [p for p in parts if p.size]
-        if len(parts) <= 1:
-            return parts[0] if parts else _EMPTY_IDS
-        if sum(p.size for p in parts) < PACKED_FROM:
-            merged = np.sort(np.concatenate(parts))  # (each once: np.unique would import numpy.ma on its first call, 15 ms inside a step)
-            return merged[np.concatenate(([True], merged[1:] != merged[:-1]))]
-        seen = np.zeros(len(self.index.tokens), dtype=bool)
-        for p in parts:
-            seen[p] = True
-        return np.flatnonzero(seen)
+        own: FrameTokens | np.ndarray = ids if ids is not None else (
+            walk.ids if walk.words is None else FrameTokens(lambda: walk.ids, (), 0, size=walk.size, words=walk.words))
+        return united([own, *parts], len(self.index.tokens), tuple(dict.fromkeys(pops)), umax)
 
     def collect(self, sid: int, node: int, parts: list[FrameTokens], seen: set[tuple[int, int]]) -> None:
         """Add to ``parts`` the frames whose tokens make up stack ``sid``'s mask from ``node``:
@@ -514,7 +508,7 @@ class FrameMasks(ItemFrames):
                     else:
                         for m in frame.pops:
                             self.collect(grand, m, parts, seen)
-            got = FrameTokens(self._union([p.ids for p in parts]), (), 0)
+            got = united(parts, len(self.index.tokens), (), 0)
             if len(self._returns) >= FRAME_CACHE:
                 self._returns.clear()
             self._returns[key] = got

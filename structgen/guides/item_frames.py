@@ -33,6 +33,7 @@ from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
 
 if TYPE_CHECKING:
+    from ..vocab.index import VocabularyIndex
     from ..vocab.trie import TokenTrie
     from .token_walks import TokenWalk
 
@@ -55,6 +56,7 @@ class ItemFrames:
     view: NetworkView
     stacks: StackTable
     distances: NetworkDistances
+    index: VocabularyIndex
     _needing: dict[tuple[int, int, int], tuple[int, ...] | None]
     _pop_splits: dict[tuple[int, int, tuple[int, ...]], PopSplit | None]
     _strings: dict[int, bool]
@@ -223,7 +225,7 @@ class ItemFrames:
                 stack.append((child, s2, d2, e2))
         if not dead and umax == plain.umax:
             return plain
-        return FrameTokens(plain.ids[~np.isin(plain.ids, dead)] if dead else plain.ids, plain.pops, umax)
+        return plain.without(dead, len(self.index.tokens), umax) if dead else plain.with_umax(umax)
 
     def tokens_in_danger(self, stacks: tuple[int, ...]) -> list[int]:
         """The tokens read from the root along which some item frame of ``stacks`` (below the

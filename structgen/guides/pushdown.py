@@ -238,20 +238,11 @@ class PushdownGuide(Guide):
 
     def _native_words(self, state: int, words: np.ndarray) -> bool:
         """OR ``state``'s mask into ``words`` with the native solver's ``collect`` (the stacks
-        are the solver's own: :class:`.NativeStackTable`); a stack it leaves (a top at the root of
-        a string under a length bound) is collected here. ``False`` where the network needs frame data."""
-        frames = self._frames
+        are the solver's own: :class:`.NativeStackTable`). ``False`` where the network needs frame data."""
         solver = self._stack_solver
         if solver is None:
             return False
-        left = frames.solved(solver, lambda: solver.collect(self._stacks.configs[state], words))
-        if left:
-            parts: list[FrameTokens] = []
-            seen: set[tuple[int, int]] = set()
-            for sid in left:
-                frames.collect(sid, 0, parts, seen)
-            for frame in parts:
-                frame.or_into(words)
+        self._frames.solved(solver, lambda: solver.collect(self._stacks.configs[state], words))
         return True
 
     def _token_set(self, state: int) -> np.ndarray:
@@ -307,26 +298,19 @@ class PushdownGuide(Guide):
         return solver is not None and self._hand_automaton(solver, k)
 
     def _prefetch(self, state: int) -> NativeWork:
-        """The native work of a state's mask that the native solver leaves to this guide (a top at
-        the root of a string under a length bound, whose frame is made here:
-        :meth:`.FrameMasks.frame`): the other tops' root frames that the solver has not made yet."""
+        """The native work of a state's mask in a network with frame data (where there is none,
+        the solver fills the state's row whole: :meth:`_native_row`): the root frames of its tops
+        that need no frame data and that the solver has not made yet (:meth:`.FrameMasks.unmade_roots`)."""
         with self._busy:
-            solver = self._stack_solver
-            if solver is None or not 0 <= state < self._stacks.num_states() or self._deep(state):
+            solver = self._frames.solver
+            if solver is None or self._stack_solver is not None or not 0 <= state < self._stacks.num_states() or self._deep(state):
                 return NO_WORK
-            stacks, view = self._stacks, self._view
-            tops = [stacks.stacks[sid] for sid in stacks.configs[state]]
-            if not any(view.auto(a).auto.in_bounded_string(q) for a, q, _, _ in tops):
-                return NO_WORK  # (the solver's whole: its row is filled natively)
+            stacks = self._stacks
+            wanted = self._frames.unmade_roots([stacks.stacks[sid] for sid in stacks.configs[state]])
+            if not wanted:
+                return NO_WORK
             self._hand_made(solver)
-            wanted = []
-            for a, q, _, _ in tops:
-                auto = view.auto(a).auto
-                if not auto.in_bounded_string(q):
-                    q = auto.clamped(q, self._index.longest_token)
-                    if not self._frames.has_native(a, q, 0):
-                        wanted.append((solver, a, q, 0))
-            return NativeWork(wanted, ())
+            return NativeWork([(solver, a, q, 0) for a, q in wanted], ())
 
     def _hand_made(self, solver: FrameSolver) -> None:
         """Hand the native solver the automata made since the last call (so that a batch's

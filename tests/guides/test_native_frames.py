@@ -521,3 +521,79 @@ def test_a_walk_of_many_tokens_is_kept_packed_and_listed_where_ids_are_read(smol
     assert symbol == 1
     listed, _ = frames.solved(solver, lambda: solver.expand(0, [], [space], [1], [ret]))
     assert sorted(listed.tolist()) == below(word, b" ")
+
+
+def _cut_tops(guide: PushdownGuide, state: int) -> int:
+    """How many of ``state``'s stacks have a top at the root of a string under a length bound whose
+    walk the solver cuts (``LazyAutomaton.head_cut``: a short token cannot reach the bound, a long one can)."""
+    cuts = guide._index.short_token_cuts
+    count = 0
+    for sid in guide._stacks.configs[state]:
+        a, q, _, _ = guide._stacks.stacks[sid]
+        auto = guide._view.auto(a).auto
+        count += auto.in_bounded_string(q) and auto.head_cut(q, cuts)[0] > 0
+    return count
+
+
+
+def _bounded_tree(string: dict[str, Any]) -> dict[str, Any]:
+    """A recursive schema (so a pushdown guide) whose nodes hold ``string``."""
+    node = {"type": "object", "properties": {"a": string, "kids": {"type": "array", "items": {"$ref": "#/$defs/node"}}}, "required": ["a"]}
+    return {"$defs": {"node": node}, "$ref": "#/$defs/node"}
+
+
+#: Patterns whose strings under a length bound are an intersection with the length term
+#: (``LazyAutomaton.in_bounded_string``), not one counted repetition.
+_BOUNDED_PATTERNS = ["^[a-z]+(-[a-z]+)*$", "^(x|yz)+$", "^[^\\\\]*b"]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 90), st.integers(0, 3), st.sampled_from(_BOUNDED_PATTERNS), st.randoms(use_true_random=False))
+def test_roots_in_strings_under_a_length_bound_give_the_python_masks(smollm2_vocabulary: structgen.Vocabulary, max_length: int,
+                                                                    min_length: int, pattern: str, rng: random.Random) -> None:
+    """At the root of a string under a length bound, the solver's walk (``FrameSolver::cut_walk``:
+    the short tokens shared by the string's positions, the long ones walked from the position
+    itself) gives the Python engine's masks (``FrameMasks.clamped_walk``), packed and unpacked,
+    along random walks that mostly stay inside the string: nearer its bound than the longest token."""
+    import pickle
+
+    string = {"type": "string", "pattern": pattern, "minLength": min(min_length, max_length), "maxLength": max_length}
+    guide = structgen.compile_json_schema(_bounded_tree(string), smollm2_vocabulary)
+    assert isinstance(guide, PushdownGuide)
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    assert native._native is not None
+    words = (smollm2_vocabulary.size + 31) // 32
+    sn = sp = native.initial_state
+    for _ in range(40):
+        want = python.token_mask(sp)
+        assert np.array_equal(native.token_mask(sn), want), (json.dumps(string), sn)
+        packed = native._packed(sn)
+        assert packed is not None and packed.size == words
+        assert np.array_equal(np.unpackbits(packed.view(np.uint8), bitorder="little")[: want.size].view(bool), want)
+        allowed = [t for t in np.flatnonzero(want).tolist() if smollm2_vocabulary.tokens[t]]
+        if not allowed:
+            break
+        t = rng.choice(allowed)
+        sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+        assert sn >= 0 and sp >= 0
+
+
+@pytest.mark.parametrize("pattern", _BOUNDED_PATTERNS[:2])
+def test_the_walks_above_reach_roots_the_solver_cuts(smollm2_vocabulary: structgen.Vocabulary, pattern: str) -> None:
+    """The property above is not vacuous: a string of 40 characters at most, written a few
+    characters at a time, has tops whose walk the solver cuts, and their masks are Python's."""
+    import pickle
+
+    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern, "maxLength": 40}), smollm2_vocabulary)
+    assert isinstance(guide, PushdownGuide)
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    cut = 0
+    sn = sp = native.initial_state
+    for t in _greedy(smollm2_vocabulary, b'{"a":"' + b"x" * 40 + b'"}'):
+        cut += _cut_tops(native, sn)
+        assert np.array_equal(native.token_mask(sn), python.token_mask(sp))
+        sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+    assert native.is_final(sn) and python.is_final(sp)
+    assert cut >= 5
