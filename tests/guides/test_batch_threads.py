@@ -257,3 +257,54 @@ def test_a_forked_process_makes_its_own_threads() -> None:
     child.join(60)
     assert child.exitcode == 0, "the forked child hung or failed"
     assert here.recv() == [0b01, 0b10, 0b01, 0b10]
+
+
+def test_rows_with_frame_data_have_their_root_frames_made_on_the_threads(smollm2_vocabulary: structgen.Vocabulary,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows whose network carries frame data (a unique array, strings under a length bound) are
+    filled by their guide, after the root frames their tops need without frame data were made on
+    the threads (``PushdownGuide._prefetch``): the same bitmasks as the Python engine's."""
+    from structgen.guides import cursor as cursor_module
+
+    strings = {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 30}
+    schema = {"type": "object", "properties": {"tags": {"type": "array", "items": strings, "uniqueItems": True},
+                                               "name": strings}, "required": ["tags", "name"]}
+    text = json.dumps({"tags": ["alpha-beta", "gamma", "delta-epsilon-zeta"], "name": "some-name-here"})
+    ids = _greedy_ids(smollm2_vocabulary, text.encode())
+    frames_made: list[int] = []
+
+    def counted(frames: list[Any], masks: list[Any], threads: int) -> None:
+        frames_made.append(len(frames))
+        _engine.prefetch(frames, masks, threads)
+
+    monkeypatch.setattr(cursor_module, "prefetch", counted)
+    bitmasks = []
+    for native in (False, True):
+        monkeypatch.setattr(pushdown, "NATIVE", native)
+        structgen.compiler.clear_cache()
+        guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
+        assert isinstance(guide, PushdownGuide) and (guide._native is None) and (guide._frames.solver is not None) == native
+        cursors = [Cursor(Matcher.of(guide, smollm2_vocabulary.size)) for _ in range(2)]  # (a batch: one row is filled at once)
+        bitmask = Matcher.allocate_token_bitmask(2, smollm2_vocabulary.size)
+        steps = []
+        for k, t in enumerate(ids):
+            fill_next_token_bitmasks(cursors if k % 2 else cursors[::-1], bitmask, threads=2)
+            steps.append(bitmask.copy())
+            assert all(c.accept(t) for c in cursors)
+        bitmasks.append(steps)
+    for k, (a, b) in enumerate(zip(*bitmasks)):
+        assert np.array_equal(a, b), f"step {k}"
+    print("frames made on the threads, per batch:", frames_made)
+    assert sum(frames_made) >= 3, frames_made
+
+
+def _greedy_ids(vocab: structgen.Vocabulary, data: bytes) -> list[int]:
+    """The longest-first tokens of ``data`` (a valid spelling, not the tokenizer's)."""
+    ids = {t: i for i, t in enumerate(vocab.tokens) if t}
+    longest = max(len(t) for t in ids)
+    out, i = [], 0
+    while i < len(data):
+        n = max(k for k in range(1, longest + 1) if data[i:i + k] in ids)
+        out.append(ids[data[i:i + n]])
+        i += n
+    return out

@@ -326,9 +326,10 @@ def test_native_frames_of_corpus_schemas_on_llama3(llama3_vocabulary: structgen.
     assert checked >= 5
 
 
+_BOUNDED = {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 12}  # (see _BOUNDED_PATTERNS)
 _STRINGS = st.sampled_from([{"type": "string"}, {"type": "string", "maxLength": 6}, {"type": "string", "pattern": "^[a-c]+$"},
-                             {"type": "string", "format": "date"}])
-_PLAIN = st.sampled_from([{"type": "integer"}, {"type": "boolean"}, {"type": "string", "minLength": 2}])
+                             {"type": "string", "format": "date"}, _BOUNDED])
+_PLAIN = st.sampled_from([{"type": "integer"}, {"type": "boolean"}, {"type": "string", "minLength": 2}, _BOUNDED])
 
 
 @st.composite
