@@ -174,10 +174,12 @@ void bind_frames(nb::module_& m) {
              "OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it "
              "returns) into words (int32, one bit per token). KeyError(k) for an automaton not given yet: hand it over and "
              "ask again (what was OR-ed stays OR-ed)")
-        .def("mark_frame_data", [](PyFrameSolver& s, int64_t k) { s.core.mark_frame_data(k); }, nb::arg("k"),
-             "Mark automaton k as carrying frame data: frame and expand raise NeedsFrameData for a frame of it, one "
-             "that enters it or one that passes a guard (the guide makes those); the stacks and states are then the "
-             "guide's (stack, step, state_mask, collect and fill_rows raise ValueError)")
+        .def("mark_frame_data", [](PyFrameSolver& s, int64_t k, bool own_plain) { s.core.mark_frame_data(k, own_plain); },
+             nb::arg("k"), nb::arg("own_plain") = false,
+             "Mark automaton k as carrying frame data: frame and expand raise NeedsFrameData for a frame that "
+             "enters it or passes a guard, and for a frame of it unless own_plain (an item that calls nothing: its "
+             "frames need no data; the guide narrows them); the guide makes the refused frames; the stacks and "
+             "states are then the guide's (stack, step, state_mask, collect and fill_rows raise ValueError)")
         .def("set_automaton",
              [](PyFrameSolver& s, int64_t k, nb::object automaton) {
                  PyLazy& lazy = nb::cast<PyLazy&>(automaton);

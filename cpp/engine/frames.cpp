@@ -49,9 +49,9 @@ FrameSolver::FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<Toke
     data_.assign(autos_.size(), 0);
 }
 
-void FrameSolver::mark_frame_data(int64_t k) {
+void FrameSolver::mark_frame_data(int64_t k, bool own_plain) {
     if (k < 0 || k >= static_cast<int64_t>(autos_.size())) throw OutOfRange("FrameSolver: no automaton " + std::to_string(k));
-    data_[static_cast<size_t>(k)] = 1;
+    data_[static_cast<size_t>(k)] = own_plain ? OWN_PLAIN : 1;
     any_data_ = true;
 }
 
@@ -73,7 +73,7 @@ std::shared_ptr<const Frame> FrameSolver::frame(int64_t a, int64_t q, int64_t no
     LazyAutomaton& auto_ = automaton(a);
     auto_.check(q);
     if (node < 0 || node >= trie_->num_nodes()) throw OutOfRange("FrameSolver: no trie node " + std::to_string(node));
-    if (has_frame_data(a)) throw NeedsFrameData(a);
+    if (refuses_own(a)) throw NeedsFrameData(a);
     return solve(a, static_cast<int32_t>(q), static_cast<int32_t>(node));
 }
 
@@ -223,7 +223,7 @@ std::shared_ptr<const Frame> FrameSolver::solve(int64_t a, int32_t q, int32_t no
     const Key key{a, q, node};
     if (auto found = frames_.find(key); found != frames_.end()) return found->second;
     if (active_.count(key)) return empty_;  // a call cycle that reads no byte: nothing new down this way
-    if (refused_.count(key) || has_frame_data(a)) throw NeedsFrameData(a);
+    if (refused_.count(key) || refuses_own(a)) throw NeedsFrameData(a);
     DepthGuard guard(depth_);
     active_.insert(key);
     struct Leave {

@@ -6,7 +6,10 @@
 //
 // In a network with frame data (unique items, key guards), the automata that carry it are marked
 // (mark_frame_data): a frame that is one of theirs, enters one of them or passes a guard is
-// refused with NeedsFrameData (and the refusal kept), and the caller makes that frame itself.
+// refused with NeedsFrameData (and the refusal kept), and the caller makes that frame itself. An
+// automaton marked with its own frames plain (a unique array's item that calls nothing: its data,
+// its text so far, only narrows its frames, which the caller does) has its frames made here, and
+// only the frames that enter it are refused.
 //
 // The same algorithm as the Python frames it replaces, step for step (the differential tests
 // compare them): a frame's state is first clamped to what the longest token can tell apart; its
@@ -70,10 +73,14 @@ public:
     FrameSolver(std::vector<LazyAutomaton*> autos, std::shared_ptr<TokenIndex> index, size_t max_entries);
     // Hand automaton k over (k must be one of the network's; an automaton given stays).
     void set_automaton(int64_t k, LazyAutomaton* a);
-    // Mark automaton k as carrying frame data (its frames, and those that enter it, are refused).
-    void mark_frame_data(int64_t k);
+    // Mark automaton k as carrying frame data: the frames that enter it are refused, and its own
+    // frames too unless own_plain (they need no data: see above).
+    void mark_frame_data(int64_t k, bool own_plain = false);
     bool any_frame_data() const { return any_data_; }
+    // whether a frame that enters automaton k is refused
     bool has_frame_data(int64_t k) const { return k >= 0 && k < static_cast<int64_t>(data_.size()) && data_[static_cast<size_t>(k)]; }
+    // whether automaton k's own frames are refused
+    bool refuses_own(int64_t k) const { return has_frame_data(k) && data_[static_cast<size_t>(k)] != OWN_PLAIN; }
     int64_t num_automata() const { return static_cast<int64_t>(autos_.size()); }
     bool has_automaton(int64_t k) const { return k >= 0 && k < static_cast<int64_t>(autos_.size()) && autos_[static_cast<size_t>(k)]; }
 
@@ -144,7 +151,8 @@ private:
     std::unordered_map<Key, std::shared_ptr<const Walk>, KeyHash> walks_;
     std::unordered_set<Key, KeyHash> active_;
     std::unordered_set<Key, KeyHash> refused_;  // (frames that need frame data)
-    std::vector<char> data_;  // per automaton: whether it carries frame data
+    static constexpr char OWN_PLAIN = 2;
+    std::vector<char> data_;  // per automaton: 0, or whether it carries frame data (1: refused whole; OWN_PLAIN)
     bool any_data_ = false;
     std::shared_ptr<const Frame> empty_ = std::make_shared<Frame>();
     // (the walk's stack, the union's bitmap and the pops' stamps are per thread, shared by the

@@ -543,8 +543,8 @@ class FrameSolver:
         """OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it returns) into words (int32, one bit per token). KeyError(k) for an automaton not given yet: hand it over and ask again (what was OR-ed stays OR-ed)"""
     @property
     def memory_bytes(self) -> int: ...
-    def mark_frame_data(self, k: int) -> None:
-        """Mark automaton k as carrying frame data: frame and expand raise NeedsFrameData for a frame of it, one that enters it or one that passes a guard (the guide makes those); the stacks and states are then the guide's (stack, step, state_mask, collect and fill_rows raise ValueError)"""
+    def mark_frame_data(self, k: int, own_plain: bool = False) -> None:
+        """Mark automaton k as carrying frame data: frame and expand raise NeedsFrameData for a frame that enters it or passes a guard, and for a frame of it unless own_plain (an item that calls nothing: its frames need no data; the guide narrows them); the guide makes the refused frames; the stacks and states are then the guide's (stack, step, state_mask, collect and fill_rows raise ValueError)"""
     @property
     def has_frame_data(self) -> bool:
         """Whether an automaton was marked as carrying frame data (mark_frame_data)"""

@@ -68,7 +68,7 @@ class FrameMasks(ItemFrames):
         self._walk_bytes = self._frame_bytes = 0  # (kept as they are cached: a compile cache reads them often)
         # the native frames (False: none); the automata whose frames carry frame data stay here
         self._solver: FrameSolver | bool = solver if solver is not None else False
-        self._held = frame_data_automata(view) if solver is not None and solver.has_frame_data else frozenset()
+        self._held = frame_data_automata(view, held=True) if solver is not None and solver.has_frame_data else frozenset()
         self._native: dict[tuple[int, int, int], FrameTokens] = {}
         self._refused: set[tuple[int, int, int]] = set()  # (native frames that need frame data: made here)
         self._needing: dict[tuple[int, int, int], tuple[int, ...] | None] = {}  # (see _free_of_items)
@@ -365,7 +365,10 @@ class FrameMasks(ItemFrames):
             if native is not None:
                 return native
         if a in self.view.recording:  # (an item's text changes where it may return; its tokens, only in danger)
-            data = self.view.unique.mask_key(data)  # type: ignore[union-attr]
+            key = self.view.unique.mask_key(data)  # type: ignore[union-attr]
+            if data and not key and not bounded:
+                return self.frame(a, q, node)  # (out of danger: the plain frame, natively where the item calls nothing)
+            data = key
         elif data and not bounded and type(node) is int and a in self.view.arrays and self._free_of_items(a, q, node, data):
             data = 0  # (the frame of no item written: shared by the sets, one per item text where an item returns mid-token)
         if not bounded and not data:

@@ -50,17 +50,21 @@ def native_solver(view: NetworkView, index: VocabularyIndex, max_depth: int,
     # (automata are handed over as frames and steps reach them: see solved)
     autos: list[object] = [view.autos[k].auto if k in view.autos else None for k in range(len(view.network))]
     solver = FrameSolver(autos, index.native, FRAME_CACHE, max_depth, mask_cache_bytes)
+    held = frame_data_automata(view, held=True)
     for k in sorted(frame_data_automata(view)):
-        solver.mark_frame_data(k)
+        solver.mark_frame_data(k, own_plain=k not in held)
     return solver
 
 
-def frame_data_automata(view: NetworkView) -> frozenset[int]:
+def frame_data_automata(view: NetworkView, held: bool = False) -> frozenset[int]:
     """The automata of ``view``'s network whose frames carry frame data: unique arrays, their
-    items, and the automata that pass a key guard."""
+    items, and the automata that pass a key guard. ``held``: those whose own frames the guide
+    makes (all but the items that call nothing and pass no guard: their frames need no data, the
+    guide narrows them where an item may still spell a written value)."""
     pool = view.network.pool
-    guarded = (k for k in view.reachable() if any(s >= GUARD_FIRST for s in pool.symbols_in(view.roots[k])))
-    return frozenset(k for k in (*view.arrays, *view.recording, *guarded) if k < len(view.network))
+    guarded = {k for k in view.reachable() if any(s >= GUARD_FIRST for s in pool.symbols_in(view.roots[k]))}
+    items = (k for k in view.recording if not held or k in guarded or pool.symbols_in(view.roots[k]))
+    return frozenset(k for k in (*view.arrays, *items, *guarded) if k < len(view.network))
 
 
 def solved(solver: FrameSolver, view: NetworkView, ask: Callable[[], _T]) -> _T:

@@ -376,8 +376,10 @@ def test_native_frames_in_networks_with_frame_data_give_the_python_masks(smollm2
 
 def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: structgen.Vocabulary) -> None:
     """A frame of an automaton marked as carrying frame data, or one that enters it, raises
-    ``NeedsFrameData`` (kept: asked again, it raises again), a frame that needs none is made; the
-    stacks and states are then the guide's: the solver's raise ``ValueError``, ``fill_rows`` too."""
+    ``NeedsFrameData`` (kept: asked again, it raises again), a frame that needs none is made; so is
+    a frame of an item that calls nothing (its data only narrows its frames), but not one that
+    enters it; the stacks and states are then the guide's: the solver's raise ``ValueError``,
+    ``fill_rows`` too."""
     from structgen._engine import NeedsFrameData, fill_rows
     from structgen.guides.matcher import Matcher
     from structgen.guides.native_stacks import frame_data_automata
@@ -389,14 +391,17 @@ def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: stru
     frames = guide._frames
     solver = frames.solver
     assert solver is not None and solver.has_frame_data
-    held = frame_data_automata(guide._view)
-    assert held and held == frames._held
+    marked, held = frame_data_automata(guide._view), frame_data_automata(guide._view, held=True)
+    assert held and held == frames._held and marked - held == guide._view.recording  # (the string items)
     for k in range(len(guide.network)):
         frames.solved(solver, lambda: solver.set_automaton(k, guide._view.auto(k).auto))
     for k in sorted(held):
         for _ in range(2):
             with pytest.raises(NeedsFrameData):
                 solver.frame(k, 0, 0)
+    for k in sorted(marked - held):
+        ids, pops, words, size = solver.frame(k, 0, 0)  # (an item's own frame: the opening quote)
+        assert size > 0 and pops.size <= 1  # (the empty string returns after its two quotes)
     state = guide.advance(guide.initial_state, _greedy(smollm2_vocabulary, b'{"a":'))
     (top,) = guide._stacks.configs[state]
     a, q, _, _ = guide._stacks.stacks[top]
