@@ -13,6 +13,8 @@ namespace structgen {
 
 // a union of this many ids or more goes through a bitmap over the vocabulary, not a sort
 constexpr size_t UNION_BY_BITMAP = 2048;
+// a short walk (cut_walk) listing more tokens than this keeps them packed
+constexpr size_t PACK_SHORT_FROM = 256;
 
 namespace {
 
@@ -174,10 +176,15 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::short_walk(int64_t a, Lazy
     const std::vector<int64_t>& lengths = index_->token_lengths();
     for (const int64_t id : whole->ids)
         if (lengths[static_cast<size_t>(id)] <= n) out->ids.push_back(id);
-    if (whole->bits) {  // (a string slice's tokens, or many: filtered by one AND, never listed)
+    if (whole->bits || out->ids.size() > PACK_SHORT_FROM) {
+        // (a string slice's tokens filtered by one AND, never listed; and the listed ones packed in
+        // with them where many: every position's frame shares these words, not a copy of the ids)
         const Bits& short_bits = *index_->short_tokens(n);
-        auto bits = std::make_shared<std::vector<uint32_t>>(*whole->bits);
-        for (size_t i = 0; i < bits->size(); ++i) (*bits)[i] &= short_bits[i];
+        auto bits = std::make_shared<std::vector<uint32_t>>(index_->words(), 0);
+        if (whole->bits)
+            for (size_t i = 0; i < bits->size(); ++i) (*bits)[i] = (*whole->bits)[i] & short_bits[i];
+        set_token_bits(*bits, out->ids);
+        out->ids.clear();
         out->bits = std::move(bits);
     }
     // the branch points within n bytes (past the string, the clamped state goes on as the position's own)
