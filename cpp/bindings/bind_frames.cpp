@@ -194,7 +194,14 @@ void bind_frames(nb::module_& m) {
         .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes() + s.masks.memory_bytes() + s.stacks.memory_bytes() + s.states.memory_bytes(); })
         .def_prop_ro("has_frame_data", [](const PyFrameSolver& s) { return s.core.any_frame_data(); },
                      "Whether an automaton was marked as carrying frame data (mark_frame_data)")
-        .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); });
+        .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); })
+        .def_prop_ro("walk_counts",
+                     [](const PyFrameSolver& s) {
+                         const FrameSolver::WalkCounts c = s.core.walk_counts();
+                         return nb::make_tuple(c.plain, c.cut, c.short_);
+                     },
+                     "The walks cached, (plain, cut, short): a cut walk is the root of a string's position near its "
+                     "length bound, its short tokens (a short walk) shared by the positions that clamp alike");
 }
 
 }  // namespace structgen::py

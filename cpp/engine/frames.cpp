@@ -127,14 +127,13 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q,
         const auto [n, clamped] = auto_.head_cut(q, index_->short_token_cuts());
         if (n) return cut_walk(a, auto_, q, n, clamped);
     }
-    return plain_walk(a, auto_, q, node, node);
+    return plain_walk(a, auto_, q, node);
 }
 
-std::shared_ptr<const FrameSolver::Walk> FrameSolver::plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node,
-                                                                 int64_t key_node) {
+std::shared_ptr<const FrameSolver::Walk> FrameSolver::plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node) {
     const TokenTrie& t = *trie_;
     if (node) q = auto_.clamped_head(q, t.height[static_cast<size_t>(node)]);
-    const Key key{a, q, key_node};
+    const Key key{a, q, node};
     if (auto found = walks_.find(key); found != walks_.end()) return found->second;
     auto out = std::make_shared<Walk>();
     FrameWalk& raw = scratch_walk;  // (a walk makes no walk inside it: the buffers are free here)
@@ -171,7 +170,7 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::short_walk(int64_t a, Lazy
     const Key key{a, clamped, -2 - n};
     if (auto found = walks_.find(key); found != walks_.end()) return found->second;
     const TokenTrie& t = *trie_;
-    const std::shared_ptr<const Walk> whole = plain_walk(a, auto_, clamped, 0, -1);
+    const std::shared_ptr<const Walk> whole = plain_walk(a, auto_, clamped, 0);
     auto out = std::make_shared<Walk>();
     const std::vector<int64_t>& lengths = index_->token_lengths();
     for (const int64_t id : whole->ids)
@@ -201,7 +200,7 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::short_walk(int64_t a, Lazy
 }
 
 std::shared_ptr<const FrameSolver::Walk> FrameSolver::cut_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int64_t n, int32_t clamped) {
-    const Key key{a, q, 0};
+    const Key key{a, q, CUT_WALK};
     if (auto found = walks_.find(key); found != walks_.end()) return found->second;
     const std::shared_ptr<const Walk> near = short_walk(a, auto_, clamped, n);
     auto out = std::make_shared<Walk>(*near);  // (the short tokens' bits shared, not copied)
@@ -222,6 +221,12 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::cut_walk(int64_t a, LazyAu
     sort_out(a, auto_, raw, -1, q, *out);
     keep(out->ids.size() * 8 + out->pops.size() * 8 + out->calls.size() * sizeof(Call) + 64);
     walks_.emplace(key, out);
+    return out;
+}
+
+FrameSolver::WalkCounts FrameSolver::walk_counts() const {
+    WalkCounts out;
+    for (const auto& [key, walk] : walks_) ++(key.node >= 0 ? out.plain : key.node == CUT_WALK ? out.cut : out.short_);
     return out;
 }
 

@@ -99,6 +99,12 @@ public:
 
     size_t memory_bytes() const { return bytes_; }
     size_t num_frames() const { return frames_.size(); }
+    // the walks cached: plain ones (from a node, or the root's), cut ones (the roots of a string's
+    // positions near its length bound) and short ones (their short tokens, shared by the positions)
+    struct WalkCounts {
+        size_t plain = 0, cut = 0, short_ = 0;
+    };
+    WalkCounts walk_counts() const;
     // automaton a (OutOfRange where the network has none; MissingAutomaton where not given yet)
     LazyAutomaton& automaton(int64_t a) const;
     // the words of a packed mask over the vocabulary
@@ -111,6 +117,8 @@ private:
         std::shared_ptr<const std::vector<uint32_t>> bits;  // (a root walk through a slice: its slice tokens; else the ids packed, where many)
         bool needs_data = false;  // (it passes a guard or enters an automaton with frame data)
     };
+    // the cache keys of walks: node >= 0 a plain walk's, CUT_WALK a cut walk's, -2 - n a short walk's
+    static constexpr int64_t CUT_WALK = -1;
     struct Key {
         int64_t a, q, node;
         bool operator==(const Key&) const = default;
@@ -122,8 +130,8 @@ private:
     // the own walk of frame (a, q) from node: at the root of a string under a length bound that a
     // token of n bytes cannot reach but a longer one can (LazyAutomaton::head_cut), cut_walk; else plain_walk
     std::shared_ptr<const Walk> walk(int64_t a, int32_t q, int32_t node);
-    // the walk from node in q clamped to the node's height (cached under key_node)
-    std::shared_ptr<const Walk> plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node, int64_t key_node);
+    // the walk from node in q clamped to the node's height
+    std::shared_ptr<const Walk> plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node);
     // the tokens of at most n bytes from the root in clamped (a string's position with its bound cut
     // for them) with the branch points within n bytes: shared by every position that clamps to it
     std::shared_ptr<const Walk> short_walk(int64_t a, LazyAutomaton& auto_, int32_t clamped, int64_t n);

@@ -552,6 +552,9 @@ class FrameSolver:
         """Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet)"""
     @property
     def num_frames(self) -> int: ...
+    @property
+    def walk_counts(self) -> tuple[int, int, int]:
+        """The walks cached, (plain, cut, short): a cut walk is the root of a string's position near its length bound, its short tokens (a short walk) shared by the positions that clamp alike"""
 
 def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int) -> None:
     """

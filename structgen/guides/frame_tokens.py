@@ -112,16 +112,14 @@ def united(parts: Sequence[FrameTokens | np.ndarray], vocab_size: int, pops: tup
     >>> frame.packed, frame.size, frame.ids[-2:].tolist()
     (True, 2561, [2559, 4000])
     """
-    live = [p for p in parts if p.size]
-    if any(isinstance(p, FrameTokens) and p.packed for p in live):
-        words = np.zeros((vocab_size + 31) // 32, dtype=np.int32)
-        for p in live:
-            if isinstance(p, FrameTokens):
-                p.or_into(words)
-            else:
-                set_token_bits(words, p)
-        return packed_frame(words, vocab_size, pops, umax)
-    ids = [p if isinstance(p, np.ndarray) else p.ids for p in live]
+    ids: list[np.ndarray] = []
+    for p in parts:
+        if isinstance(p, FrameTokens):
+            if p.packed:
+                return _packed_union(parts, vocab_size, pops, umax)
+            p = p.ids
+        if p.size:
+            ids.append(p)
     if len(ids) <= 1:
         return FrameTokens(ids[0] if ids else _EMPTY_IDS, pops, umax)
     if sum(p.size for p in ids) < PACKED_FROM:
@@ -131,6 +129,16 @@ def united(parts: Sequence[FrameTokens | np.ndarray], vocab_size: int, pops: tup
     for p in ids:
         seen[p] = True
     return FrameTokens(np.flatnonzero(seen), pops, umax)
+
+
+def _packed_union(parts: Sequence[FrameTokens | np.ndarray], vocab_size: int, pops: tuple[int, ...], umax: int) -> FrameTokens:
+    words = np.zeros((vocab_size + 31) // 32, dtype=np.int32)
+    for p in parts:
+        if isinstance(p, FrameTokens):
+            p.or_into(words)
+        else:
+            set_token_bits(words, p)
+    return packed_frame(words, vocab_size, pops, umax)
 
 
 def ids_of_words(words: np.ndarray, size: int) -> np.ndarray:

@@ -103,7 +103,10 @@ def test_masks_take_short_tokens_from_the_clamped_state_and_walk_long_ones(schem
         assert longest_fit == max((n for n in (17, 25, 33, 49, 65, 100) if 2 + k + n + 4 <= 120), default=0), k
     if schema is NESTED:
         assert isinstance(guide, PushdownGuide)
-        assert any(key[2] == -1 and w is not None for key, w in guide._frames._walks.items()), "no clamped walk"
+        solver = guide._frames.solver
+        assert solver is not None and not guide._frames._walks  # (every root natively: no Python walk)
+        _, cut, short = solver.walk_counts
+        assert cut and short, "no clamped walk"
 
 
 def test_long_strings_share_the_walk_of_short_tokens() -> None:
@@ -118,9 +121,11 @@ def test_long_strings_share_the_walk_of_short_tokens() -> None:
     for k in range(30):
         assert (tokens.index(b"a" * 64) in guide.allowed_token_ids(s).tolist()) == (2 + k + 64 + 2 <= 90), k
         s = guide.next_state(s, a)
-    walks = guide._frames._walks  # (far from the bound every token clamps; nearer, short ones do)
-    assert sum(1 for key, w in walks.items() if key[2] == -1 and w is not None) >= 5
-    assert sum(1 for key in walks if key[2] == 0) < 10  # (not one walk of the whole trie per position)
+    solver = guide._frames.solver  # (far from the bound every token clamps; nearer, short ones do)
+    assert solver is not None
+    plain, cut, short = solver.walk_counts
+    assert cut >= 5 and short >= 1
+    assert plain < 10  # (not one walk of the whole trie per position: a cut walk walks only the long tokens)
 
 
 @settings(max_examples=40, deadline=None)
