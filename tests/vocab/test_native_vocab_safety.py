@@ -94,10 +94,11 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         auto.slice_chain(a, b, c % 2000)
     elif op in ("frame", "expand"):  # (automata by index, None where the root reaches none; any vocabulary size)
         solver = _engine.FrameSolver([auto, None, auto], index, 1 + abs(b) % 5)
-        if c % 3 == 0:  # (an automaton with frame data: its frames, and those that enter it, are refused)
-            solver.mark_frame_data(a % 4)
+        if c % 3 == 0:  # (an automaton with frame data: the frames that enter it are refused, its own unless plain)
+            solver.mark_frame_data(a % 4, own_plain=b % 2 == 0)
         if op == "frame":
             solver.frame(a, b, c)
+            assert all(n >= 0 for n in solver.walk_counts)  # (the walks kept: none past a cache of one entry)
         else:
             solver.expand(a, [b, c], [c, a], [a % 4, b], [b, 0])
     elif op == "prefetch":  # (solvers and DFA cores of two pools on 1-3 native threads, then asked again serially)
