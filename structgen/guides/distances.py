@@ -205,7 +205,7 @@ class NetworkDistances:
         value of its set, in the item automaton without the set's spellings."""
         unique = self.view.unique
         assert unique is not None
-        _, written, left = unique.items[item]
+        written, left = unique.written(item), unique.left(item)
         if left == NOTHING:
             per = self._spelled(a)
         else:

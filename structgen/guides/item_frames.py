@@ -188,7 +188,7 @@ class ItemFrames:
         unique = self.view.unique
         assert unique is not None
         plain = self.frame(a, q, node, 0, bounded)
-        left = unique.items[key][2]
+        left = unique.left(key)
         pool = unique.pool
         auto = self.view.auto(a)
         trie = self.trie
@@ -196,7 +196,7 @@ class ItemFrames:
         keys, tok_first, tok_count, tok_ids = trie.lookup
         dead: list[int] = []
         umax = plain.umax
-        written = unique.items[key][1]
+        written = unique.written(key)
         # (s: the item automaton's state; where its way goes into a nested array (a call, not bounded),
         # s is -1 and e the item's rest as a term with the calls inlined: UniqueItems.flat)
         stack = [(node, q, left, NOTHING)]
@@ -240,7 +240,7 @@ class ItemFrames:
             while sid >= 0 and table.records[sid]:
                 a, _, parent, data = table.stacks[sid]
                 if data and a in self.view.recording and unique.in_danger(data):
-                    lefts.add(unique.items[data][2])
+                    lefts.add(unique.left(data))
                 sid = parent
         trie, pool = self.trie, unique.pool
         nchild, first_key = trie.num_children_list, trie.first_key

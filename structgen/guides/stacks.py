@@ -173,7 +173,7 @@ class StackTable:
                 return True
         elif a in view.recording:  # (an item that only values written before could finish)
             unique = view.unique
-            return not unique.alive(auto.auto.exprs[q], unique.items[data][2])  # type: ignore[union-attr]
+            return not unique.alive(auto.auto.exprs[q], unique.left(data))  # type: ignore[union-attr]
         return auto.has_guards and view.is_dead(a, q, data)
 
     def _stuck_below(self, sid: int) -> bool:
@@ -206,7 +206,7 @@ class StackTable:
                 else:
                     ahead = pool.seq(ahead, here)
                 recording = a in view.recording
-                if ahead == NOTHING or data and recording and not unique.alive(ahead, unique.items[data][2]):
+                if ahead == NOTHING or data and recording and not unique.alive(ahead, unique.left(data)):
                     got = True
                     break
                 ends = unique.completions(ahead) if recording else None

@@ -129,25 +129,95 @@ def test_a_number_item_at_its_bound_has_no_other_spelling() -> None:
 
 def test_value_texts_are_every_spelling_of_a_value() -> None:
     pool = ExprPool()
-    cases: list[tuple[Any, list[str], list[str]]] = [
-        ("a/é", ['"a/é"', '"\\u0061\\/\\u00E9"', '"a\\u002fé"'], ['"a/e"', '"a/é "']),
-        (10, ["10", "1e1", "10.0", "0.1E2", "1.0e+1", "100e-1"], ["11", "-10", "1", "100", "0.1"]),
-        (-0.5, ["-0.5", "-5e-1", "-0.50"], ["0.5", "-0.55", "-5", "-0.05"]),
-        (1.25e-7, ["1.25e-7", "0.000000125"], ["0.00000125", "125"]),
-        (0, ["0", "-0", "0.0", "0e7"], ["1", "0.1"]),
-        ({"a": 1, "b": [True, None]}, ['{"a":1,"b":[true,null]}', '{ "b" : [ true , null ] , "a" : 1.0 }'],
+    cases: list[tuple[str, list[str], list[str]]] = [
+        ('"a/é"', ['"a/é"', '"\\u0061\\/\\u00E9"', '"a\\u002fé"'], ['"a/e"', '"a/é "']),
+        ("10", ["10", "1e1", "10.0", "0.1E2", "1.0e+1", "100e-1"], ["11", "-10", "1", "100", "0.1"]),
+        ("-0.5", ["-0.5", "-5e-1", "-0.50"], ["0.5", "-0.55", "-5", "-0.05"]),
+        ("1.25e-7", ["1.25e-7", "0.000000125"], ["0.00000125", "125"]),
+        ("0", ["0", "-0", "0.0", "0e7"], ["1", "0.1"]),
+        ('{"a": 1, "b": [true, null]}', ['{"a":1,"b":[true,null]}', '{ "b" : [ true , null ] , "a" : 1.0 }'],
          ['{"a":1}', '{"a":1,"b":[true,null],"c":1}', '{"a":true,"b":[true,null]}']),
-        ("😀", ['"😀"', '"\\ud83d\\uDE00"'], ['"\\ud83d"']),
-        (float("inf"), ["1e999", "1" + "0" * 400 + ".0", "2.5E+400"], ["1000", "-1e999"]),
+        ('"😀"', ['"😀"', '"\\ud83d\\uDE00"'], ['"\\ud83d"']),
+        ("1e999", ["1e999", "1" + "0" * 400 + ".0", "2.5E+400"], ["1000", "-1e999"]),
     ]
     for value, yes, no in cases:
-        auto = LazyAutomaton(pool, value_texts(pool, value))
+        auto = LazyAutomaton(pool, value_texts(pool, value.encode()))
         for text in yes:
             assert auto.accepts(text.encode()), (value, text)
-            assert value_key(json.loads(text)) == value_key(value)
+            assert value_key(text.encode()) == value_key(value.encode()) is not None
         for text in no:
             assert not auto.accepts(text.encode()), (value, text)
-    assert value_key(True) != value_key(1) and value_key(1) == value_key(1.0)
+    assert value_key(b"true") != value_key(b"1") and value_key(b"1") == value_key(b"1.0")
+    assert value_key(b"1e5", exponents=False) is None and value_key(b'"1e5"', exponents=False) is not None
+    with pytest.raises(ValueError, match="not one JSON value"):
+        value_texts(pool, b"[1,")
+
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from([0.0, -0.0, 1.0, 2.0**60, 2.0**70, 1e300, 1e-300, 5e-324, 0.1, 100.0, 10**20, 2**60, -(2**70)])
+    | st.text(max_size=6),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=3), inner, max_size=4),
+    max_leaves=12)
+
+
+def _spelled(value: Any, how: Any) -> str:
+    """A JSON text of ``value``: escapes, whitespace, key order, repeated keys and number
+    spellings drawn by ``how`` (a hypothesis ``data``)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, int):
+        return how.draw(st.sampled_from([str(value), f"{value}.0", f"{value}e0", f"{value}.00E+0"]))
+    if isinstance(value, float):
+        return how.draw(st.sampled_from([repr(value), f"{value:.17g}", f"{value:e}", f"{value:.3e}"])).replace("inf", "1e999")
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=how.draw(st.booleans()))
+    ws = how.draw(st.sampled_from(["", " ", "\n\t"]))
+    if isinstance(value, list):
+        return "[" + ws + ("," + ws).join(_spelled(x, how) for x in value) + "]"
+    members = list(value.items())
+    members = how.draw(st.permutations(members)) if members else members
+    if members and how.draw(st.booleans()):  # (a repeated key: the last one counts)
+        members = [(members[0][0], None), *members]
+    return "{" + ws + ",".join(f"{json.dumps(k)}{ws}:{ws}{_spelled(x, how)}" for k, x in members) + "}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_values, _json_values, st.data())
+def test_value_keys_and_spellings_are_the_python_ones(a: Any, b: Any, how: Any) -> None:
+    """The native keys (``cpp/engine/json_values.h``) are equal exactly where the Python keys (the
+    reference, ``tests/guides/reference/unique_values.py``) of the values Python's ``json`` reads
+    are; each value's spellings are the reference's term, and its plain text is among them."""
+    from tests.guides.reference import unique_values as ref
+
+    ta, tb = _spelled(a, how), _spelled(b, how)
+    va, vb = json.loads(ta), json.loads(tb)
+    ka, kb = value_key(ta.encode()), value_key(tb.encode())
+    assert ka is not None and kb is not None
+    assert (ka == kb) == (ref.value_key(va) == ref.value_key(vb)), (ta, tb)
+    plain = json.dumps(va).replace("Infinity", "1e999").encode()  # (no repeated key: each is one spelling)
+    assert value_key(ta.encode()) == value_key(plain)
+    pool = ExprPool()
+    expected = ref.value_texts(pool, va)
+    assert value_texts(pool, ta.encode()) == expected
+    assert LazyAutomaton(pool, expected).accepts(plain)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet='[]{}",:.-+eE0123456789 tfnrulsa\\u\x01é', max_size=12))
+def test_a_text_is_one_json_value_where_python_reads_one(text: str) -> None:
+    """``value_key`` answers ``None`` exactly where Python's ``json.loads`` refuses the text
+    (strict strings, nothing after the value; ``NaN`` and ``Infinity``, which no item spells, are
+    refused natively too)."""
+    try:
+        json.loads(text)
+        python = True
+    except ValueError:
+        python = False
+    if text.strip() in ("NaN", "Infinity", "-Infinity"):
+        python = False
+    assert (value_key(text.encode()) is not None) == python, text
+    assert value_key(b"\xff") is None and value_key(b'"\xed\xa0\x80"') is None  # (not UTF-8; a surrogate spelled in UTF-8)
 
 
 def test_under_not_the_array_is_taken_whole() -> None:
@@ -447,11 +517,16 @@ def test_short_distinct_items_are_found_without_a_search(item: dict) -> None:
     view = guide._view
     unique = view.unique
     for a in view.recording:
-        assert unique._witness_outside(a, frozenset(), view.auto)
+        assert unique._witness_outside(a, 0, view.auto)
         found = unique._witnesses[a].found
         assert len(found) == 1  # (no item written: the first value found is outside)
-        while unique._witness_outside(a, frozenset(found), view.auto):
-            pass
+        written = 0
+        while True:  # (the set of every value found so far)
+            for text in found.values():
+                w = unique.after_item(written, text)
+                written = w if w >= 0 else written
+            if not unique._witness_outside(a, written, view.auto):
+                break
         assert len(found) == WITNESSES
 
 
