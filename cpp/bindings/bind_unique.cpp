@@ -1,12 +1,16 @@
 // The frame data of unique arrays and their items (cpp/engine/unique_data.h) and JSON values as
 // JSON Schema compares them (cpp/engine/json_values.h), for structgen/guides/unique_items.py.
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/shared_ptr.h>
 
 #include <span>
 
 #include "../engine/json_values.h"
 #include "../engine/unique_data.h"
 #include "casters.h"
+#include "numpy.h"
+#include "py_lazy.h"
 #include "py_pool.h"
 
 namespace structgen::py {
@@ -16,6 +20,11 @@ namespace {
 std::span<const uint8_t> bytes_span(const nb::bytes& b) { return {reinterpret_cast<const uint8_t*>(b.c_str()), b.size()}; }
 
 nb::bytes to_bytes(const std::string& s) { return nb::bytes(s.data(), s.size()); }
+
+Id term_of(int64_t e) {
+    if (e < 0 || e > static_cast<int64_t>(UINT32_MAX)) throw OutOfRange("no term " + std::to_string(e) + " in this pool");
+    return static_cast<Id>(e);
+}
 
 }  // namespace
 
@@ -45,8 +54,7 @@ void bind_unique(nb::module_& m) {
         .def("item_start", &UniqueData::item_start, nb::arg("written"))
         .def("read", &UniqueData::read, nb::arg("item"), nb::arg("b"))
         .def("item_key", [](UniqueData& u, int32_t written, int64_t left) {
-            if (left < 0 || left > static_cast<int64_t>(UINT32_MAX)) throw OutOfRange("no term " + std::to_string(left) + " in this pool");
-            return u.item_key(written, static_cast<Id>(left));
+            return u.item_key(written, term_of(left));
         })
         .def("mask_key", &UniqueData::mask_key)
         .def("in_danger", [](const UniqueData& u, int32_t i) { return u.item(i).left != NOTHING; })
@@ -58,6 +66,18 @@ void bind_unique(nb::module_& m) {
         .def("has_key", [](const UniqueData& u, int32_t written, nb::bytes key) {
             return u.has_key(written, std::string_view(key.c_str(), key.size()));
         })
+        .def("alive", [](UniqueData& u, int64_t expr, int64_t left) { return u.alive(term_of(expr), term_of(left)); },
+             nb::arg("expr"), nb::arg("left"))
+        .def("dead_tokens",
+             [](UniqueData& u, PyLazy& item, std::shared_ptr<TokenTrie> trie, int64_t q, int64_t node, int64_t left) {
+                 std::vector<int64_t> dead;
+                 if (node < 0 || node > INT32_MAX) throw OutOfRange("no trie node " + std::to_string(node));
+                 u.dead_tokens(item.core, *trie, item.state(q), static_cast<int32_t>(node), term_of(left), dead);
+                 return owned(std::move(dead));
+             },
+             nb::arg("item"), nb::arg("trie"), nb::arg("q"), nb::arg("node"), nb::arg("left"),
+             "The tokens from trie node node that an item in state q of automaton item (which calls nothing), with "
+             "spellings left of written values ahead, must not take (see cpp/engine/unique_data.h)")
         .def_prop_ro("num_items", &UniqueData::num_items)
         .def_prop_ro("num_sets", &UniqueData::num_sets)
         .def_prop_ro("memory_bytes", &UniqueData::bytes);

@@ -114,11 +114,49 @@ bool UniqueData::has_key(int32_t written, std::string_view key) const {
     return std::binary_search(members.begin(), members.end(), it->second);
 }
 
+bool UniqueData::alive(Id expr, Id left) {
+    pool_.check(expr);
+    pool_.check(left);
+    if (left == NOTHING) return true;
+    const uint64_t key = static_cast<uint64_t>(expr) << 32 | left;
+    if (const uint8_t* got = alive_.find(key)) return *got == 2;
+    const bool live = pool_.is_live(pool_.minus(expr, left));
+    alive_.put(key, live ? 2 : 1);
+    return live;
+}
+
+void UniqueData::dead_tokens(LazyAutomaton& item, const TokenTrie& trie, int32_t q, int32_t node, Id left,
+                             std::vector<int64_t>& dead) {
+    if (&item.pool() != &pool_) throw InvalidArgument("the item automaton is of another pool");
+    item.check(q);
+    if (!trie.valid(node)) throw OutOfRange("no trie node " + std::to_string(node));
+    pool_.check(left);
+    todo_.clear();
+    todo_.push_back({node, q, left});
+    while (!todo_.empty()) {
+        const Walk w = todo_.back();
+        todo_.pop_back();
+        const int32_t first = trie.first_child[w.node], count = trie.num_children[w.node];
+        for (int32_t child = first; child < first + count; ++child) {
+            const int b = trie.byte[child];
+            const Id d = pool_.derive(w.left, b);
+            if (d == NOTHING) continue;  // (this way spells no written value: the plain tokens stand)
+            const int32_t s = item.step(w.state, b);
+            if (s < 0) continue;
+            if (trie.tok_count[child] && !alive(item.expr(s), d)) {
+                auto ids = trie.tokens_at(child);
+                dead.insert(dead.end(), ids.begin(), ids.end());
+            }
+            todo_.push_back({child, s, d});
+        }
+    }
+}
+
 size_t UniqueData::bytes() const {
     size_t sets = 0;
     for (const auto& s : sets_) sets += s.size() * sizeof(int32_t) + 64;
     return text_bytes_ + 48 * texts_.size() + 24 * text_after_.size() + 40 * items_.size() + sets +
-           after_bytes_ + 48 * after_.size() + 96 * values_.size() + 16 * chars_.size();
+           after_bytes_ + 48 * after_.size() + 96 * values_.size() + 16 * chars_.size() + alive_.bytes();
 }
 
 }  // namespace structgen

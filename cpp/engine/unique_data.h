@@ -12,8 +12,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "flat_map.h"
 #include "json_values.h"
+#include "lazy.h"
 #include "pool.h"
+#include "trie.h"
 
 namespace structgen {
 
@@ -43,6 +46,17 @@ public:
     // already, or the text is not one JSON value
     int32_t after_item(int32_t written, std::span<const uint8_t> text);
     bool has_key(int32_t written, std::string_view key) const;  // whether a value of key (value_key) is in the set
+
+    // -- danger (an item whose text may still spell a written value) --------------------------------
+    // whether a term `expr` with spellings `left` still ahead can be finished with a value outside
+    // them: expr minus left is live (kept per pair; the caller inlines calls in expr first)
+    bool alive(Id expr, Id left);
+    // The tokens from trie node `node` that an item in state q of automaton `item` (one that calls
+    // nothing), with spellings `left` of written values ahead, must not take: those after which only
+    // written values could finish it. Only tokens whose bytes go on spelling a written value are
+    // looked at: the trie walked in the item automaton and down left's derivatives side by side.
+    // Appended to dead, in no order. InvalidArgument where item is another pool's.
+    void dead_tokens(LazyAutomaton& item, const TokenTrie& trie, int32_t q, int32_t node, Id left, std::vector<int64_t>& dead);
 
     size_t num_items() const { return items_.size(); }
     size_t num_sets() const { return sets_.size(); }
@@ -76,6 +90,12 @@ private:
     std::unordered_map<std::string, int32_t> after_;    // set id's 4 bytes + text -> after_item
     size_t after_bytes_ = 0;
     CharTexts chars_;
+    FlatMap<uint8_t> alive_;  // expr << 32 | left -> 1 + alive
+    struct Walk {
+        int32_t node, state;
+        Id left;
+    };
+    std::vector<Walk> todo_;  // (the danger walk's stack, kept between calls)
 };
 
 }  // namespace structgen

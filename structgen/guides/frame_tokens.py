@@ -81,7 +81,7 @@ class FrameTokens:
             return self
         return FrameTokens(self._ids, self.pops, umax, size=self.size, words=self._words)
 
-    def without(self, dead: Sequence[int], vocab_size: int, umax: int) -> "FrameTokens":
+    def without(self, dead: Sequence[int] | np.ndarray, vocab_size: int, umax: int) -> "FrameTokens":
         """These tokens less ``dead``, with the distance bound ``umax``: a large set stays packed
         (its ids are not listed)."""
         if not self.packed:

@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 __all__ = ["ItemFrames"]
 
+#: Whether an item that calls nothing has its danger walk made natively (``UniqueData.dead_tokens``);
+#: off, the Python walk below makes it (the differential tests only).
+NATIVE_DANGER = True
 #: Cached walks of unique arrays read per (automaton, state, node) before the cache is cleared.
 NEEDING_CACHE = 200_000
 _UNKNOWN: tuple[int, ...] = (-1,)
@@ -192,6 +195,9 @@ class ItemFrames:
         pool = unique.pool
         auto = self.view.auto(a)
         trie = self.trie
+        if NATIVE_DANGER and not bounded and not pool.symbols_in(auto.auto.root):  # (an item that calls nothing: the walk is native)
+            dead_ids = unique.data.dead_tokens(auto.auto, trie.native, q, node, left)
+            return plain.without(dead_ids, len(self.index.tokens), plain.umax) if dead_ids.size else plain
         nchild, first_key = trie.num_children_list, trie.first_key
         keys, tok_first, tok_count, tok_ids = trie.lookup
         dead: list[int] = []

@@ -151,7 +151,6 @@ class UniqueItems:
         #: the set id after an item spelled ``text`` joins set ``written``; -1 if its value is in
         #: the set already (or the text is not one JSON value)
         self.after_item = data.after_item
-        self._alive: dict[tuple[int, int], bool] = {}
         self._items: dict[tuple[int, int], int] = {}
         self._live: dict[int, bool] = {}
         self._witnesses: dict[int, _WitnessSearch] = {}
@@ -167,7 +166,7 @@ class UniqueItems:
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held: the item texts and ids, the sets and what was decided of them."""
-        decided = len(self._alive) + len(self._rests) + len(self._completions) + len(self._items) + len(self._live)
+        decided = len(self._rests) + len(self._completions) + len(self._items) + len(self._live)
         return int(self.data.memory_bytes + 150 * decided)
 
     def flat(self, e: int) -> int:
@@ -239,14 +238,8 @@ class UniqueItems:
     def alive(self, expr: int, left: int) -> bool:
         """Whether an item in the item automaton's state of expression ``expr`` (or with what the
         frames above it need first, ``expr`` their languages in a row), with the spellings
-        ``left`` still ahead of it, can be finished with a value outside its set."""
-        if left == NOTHING:
-            return True
-        k = (expr, left)
-        got = self._alive.get(k)
-        if got is None:
-            got = self._alive[k] = self.pool.is_live(self.pool.minus(self.flat(expr), left))
-        return got
+        ``left`` still ahead of it, can be finished with a value outside its set (kept natively)."""
+        return left == NOTHING or self.data.alive(self.flat(expr), left)
 
     def item_automaton(self, item: int, written: int) -> int:
         """Item automaton ``item`` without the texts of set ``written``, as an automaton of the view

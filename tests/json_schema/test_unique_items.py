@@ -307,6 +307,65 @@ def test_random_walks_on_a_real_tokenizer_are_valid(smollm2_vocabulary: Any, ite
         assert _valid(schema, text.decode()), text
 
 
+class _Counted:
+    """A guide's native unique data, counting the danger walks that found tokens to drop."""
+
+    def __init__(self, data: Any) -> None:
+        self.data, self.dropped = data, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.data, name)
+
+    def dead_tokens(self, *args: Any) -> Any:
+        got = self.data.dead_tokens(*args)
+        self.dropped += bool(got.size)
+        return got
+
+
+@settings(max_examples=20, deadline=None)
+@given(items=ITEMS, seed=st.integers(0, 2**16))
+def test_native_danger_walks_give_the_python_masks(smollm2_vocabulary: Any, items: Any, seed: int) -> None:
+    """An item that calls nothing and may still spell a written value has the tokens after which
+    only written values finish it dropped by a native walk (``UniqueData.dead_tokens``): along
+    random walks that repeat items often, every mask equals the one the Python walk makes (a
+    guide of its own, ``item_frames.NATIVE_DANGER`` off while it masks)."""
+    from structgen.guides import item_frames
+
+    schema = {"type": "array", "items": items, "uniqueItems": True}
+    native = structgen.compile_json_schema(schema, smollm2_vocabulary, whitespace="")
+    python = structgen.compile_json_schema(schema, smollm2_vocabulary, whitespace="")
+    assert isinstance(native, PushdownGuide) and native._view.unique is not None
+    counted = native._view.unique.data = _Counted(native._view.unique.data)
+    vocab, rng = native.vocabulary, random.Random(seed)
+    short = [i for i, t in enumerate(vocab.tokens) if t is not None and len(t) <= 2]
+    s = t_py = native.initial_state
+    for _ in range(60):
+        mask = native.token_mask(s)
+        item_frames.NATIVE_DANGER = False
+        try:
+            expected = python.token_mask(t_py)
+        finally:
+            item_frames.NATIVE_DANGER = True
+        assert np.array_equal(mask, expected), (s, np.flatnonzero(mask != expected)[:5])
+        if native.is_final(s) and rng.random() < 0.1 or not mask.any():
+            break
+        t = rng.choice([i for i in short if mask[i]] or mask.nonzero()[0].tolist())
+        s, t_py = native.next_state(s, t), python.next_state(t_py, t)
+
+
+def test_the_native_danger_walk_drops_the_tokens_that_finish_a_written_value() -> None:
+    """The property above is not vacuous: after ``["ab","a`` the tokens ``b"`` and ``b",`` would
+    finish ``ab`` again and are dropped by the native walk; ``bb"`` is not."""
+    tokens = [b"[", b"]", b",", b'"', b"a", b"b", b'b"', b'b",', b'bb"']
+    vocab = _vocab(tokens)
+    guide = structgen.compile_json_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, vocab, whitespace="")
+    assert isinstance(guide, PushdownGuide) and guide._view.unique is not None
+    counted = guide._view.unique.data = _Counted(guide._view.unique.data)
+    s = guide.advance(guide.initial_state, [0, 3, 4, 6, 2, 3, 4])  # ["ab","a
+    allowed = {tokens[t] for t in guide.allowed_token_ids(s).tolist() if t < len(tokens)}
+    assert allowed == set(tokens) - {b'b"', b'b",'} and counted.dropped  # (inside a string: "[", "]" and "," too)
+
+
 def _without_unique_anywhere(schema: Any) -> Any:
     if isinstance(schema, dict):
         return {k: _without_unique_anywhere(v) for k, v in schema.items() if k != "uniqueItems"}
