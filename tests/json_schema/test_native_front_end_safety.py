@@ -15,7 +15,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator, Draft202012Validator
 
-from structgen._engine import MetaschemaCheck, json_texts, walk_schemas
+from structgen._engine import MetaschemaCheck, json_texts, json_value_key, json_value_texts, walk_schemas
+from structgen.automata.expr import ExprPool
 from structgen.json_schema.loading import _metaschema_formats
 from structgen.json_schema.metaschemas import fast_metaschema_check
 from structgen.json_schema.ops import _LISTS, _MAPS, _PLACE
@@ -97,3 +98,28 @@ def test_cycles_and_deep_nesting_are_answered_or_refused(value: Any) -> None:
 def test_a_malformed_table_is_refused(nodes: list[Any]) -> None:
     with pytest.raises((TypeError, ValueError, IndexError)):
         MetaschemaCheck(nodes, (0, len), (1, len), (5, len), (2, len))
+
+
+_JSONISH = st.one_of(
+    st.binary(max_size=24),
+    st.lists(st.sampled_from([b"[", b"]", b"{", b"}", b'"', b":", b",", b"\\u", b"d83d", b"\\", b"1", b"-", b"0", b".", b"e+",
+                              b"9" * 40, b"e999", b"e-999", b"true", b"null", b" ", b"\xc3\xa9", b"\xed\xa0\x80", b"\xff"]),
+             max_size=24).map(b"".join),
+    st.integers(1, 3000).map(lambda n: b"[" * n + b"]" * n),
+)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_JSONISH)
+def test_random_bytes_are_read_as_json_values_or_refused(text: bytes) -> None:
+    """The native reader of JSON values (uniqueItems' equality and spellings) answers any bytes:
+    a key, or ``None``; a value's spellings are a term, or ``ValueError`` (not one JSON value)."""
+    key = json_value_key(text)
+    assert key is None or isinstance(key, bytes)
+    pool = ExprPool()
+    try:
+        term = json_value_texts(pool, text)
+    except ValueError:
+        assert key is None
+    else:
+        assert key is not None and 0 <= term < len(pool)

@@ -27,7 +27,7 @@ OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_token
        "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
        "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits", "prefetch",
-       "collect", "stacks"]
+       "collect", "stacks", "unique"]
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -149,6 +149,27 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         else:
             _engine.or_token_bits(words, np.full(max(c % 4, 0), -1, dtype=np.int32))
         assert _engine.count_token_bits(words) >= 0
+    elif op == "unique":  # (the frame data of unique arrays: any ids, bytes, terms, automata of another pool)
+        unique = _engine.UniqueData(pool)
+        written = max(unique.after_item(0, data), 0)
+        written = max(unique.after_item(written, data + b"1" if c % 2 else b'"' + data + b'"'), 0)
+        item = unique.item_start(written)
+        for x in data:
+            item = unique.read(item, x)
+        assert unique.text(item) == data and unique.written(item) == written
+        unique.taken(written)
+        other = ExprPool()
+        calls = [lambda: unique.read(a, b), lambda: unique.item_key(b % 4, c), lambda: unique.mask_key(c),
+                 lambda: unique.in_danger(a), lambda: unique.taken(b), lambda: unique.has_key(a, data),
+                 lambda: unique.alive(a, c), lambda: unique.after_item(b, data),
+                 lambda: unique.dead_tokens(auto, trie, a % 4, b, unique.left(item)),
+                 lambda: unique.dead_tokens(LazyAutomaton(other, _term(other, c)), trie, 0, 0, unique.left(item))]
+        for call in calls:
+            try:
+                call()
+            except EXPECTED:
+                pass
+        assert unique.memory_bytes > 0 and unique.num_items > 0 and unique.num_sets > 0
     else:
         core = _engine.DfaGuideCore(auto, index, 1 << 16, "fuzz", "vocab")
         if op == "packed":
