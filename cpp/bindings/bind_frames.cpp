@@ -98,9 +98,20 @@ void bind_frames(nb::module_& m) {
              "their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python); "
              "NeedsFrameData where one of them needs frame data")
         .def("stack",
-             [](PyFrameSolver& s, int64_t a, int64_t q, int64_t parent) { return s.own_stacks().stack(a, q, parent); },
-             nb::arg("automaton"), nb::arg("state"), nb::arg("parent"),
-             "The stack (automaton, state) on top of stack parent (-1: none), made if new")
+             [](PyFrameSolver& s, int64_t a, int64_t q, int64_t parent, int64_t data) { return s.own_stacks().stack(a, q, parent, data); },
+             nb::arg("automaton"), nb::arg("state"), nb::arg("parent"), nb::arg("data") = 0,
+             "The stack (automaton, state, data) on top of stack parent (-1: none), made if new")
+        .def("share_unique",
+             [](PyFrameSolver& s, nb::object unique, std::vector<uint8_t> kinds) {
+                 UniqueData& u = nb::cast<UniqueData&>(unique);
+                 if (s.pool && s.pool != &u.pool()) throw InvalidArgument("FrameSolver.share_unique: unique data of another pool");
+                 s.stacks.share_unique(u, std::move(kinds));
+                 s.pool = &u.pool();
+                 s.unique = std::move(unique);
+             },
+             nb::arg("unique"), nb::arg("kinds"),
+             "The stacks carry the frame data of unique arrays over items that call nothing (kinds[k]: 0 plain, 1 a "
+             "unique array, 2 its item): stack, step and next_state work with it (the masks stay the guide's)")
         .def("config", [](PyFrameSolver& s, const std::vector<int64_t>& stacks) { return s.own_stacks().config(stacks); },
              nb::arg("stacks"), "The state that is this set of stacks, made if new")
         .def("step",
@@ -122,15 +133,16 @@ void bind_frames(nb::module_& m) {
         .def("stacks_from",
              [](const PyFrameSolver& s, int64_t n) {
                  if (n < 0 || n > s.stacks.num_stacks()) throw OutOfRange("FrameSolver.stacks_from: no stack " + std::to_string(n));
-                 nb::list entries, depths;
+                 nb::list entries, depths, records;
                  for (int64_t i = n; i < s.stacks.num_stacks(); ++i) {
                      const StackTable::Entry& e = s.stacks.entry(i);
-                     entries.append(nb::make_tuple(e.a, e.q, e.parent, 0));
+                     entries.append(nb::make_tuple(e.a, e.q, e.parent, e.data));
                      depths.append(e.depth);
+                     records.append(e.records);
                  }
-                 return nb::make_tuple(entries, depths);
+                 return nb::make_tuple(entries, depths, records);
              },
-             nb::arg("n"), "([(automaton, state, parent, 0), ...], [depth, ...]) of stacks n, n + 1, ...")
+             nb::arg("n"), "([(automaton, state, parent, data), ...], [depth, ...], [records, ...]) of stacks n, n + 1, ...")
         .def("configs_from",
              [](const PyFrameSolver& s, int64_t n) {
                  if (n < 0 || n > s.stacks.num_configs()) throw OutOfRange("FrameSolver.configs_from: no state " + std::to_string(n));

@@ -25,6 +25,7 @@ struct PyFrameSolver {
     StackMasks masks;               // the stacks' masks, made of core's frames
     StateMasks states;              // the states' whole masks, cached
     Pool* pool = nullptr;           // the pool of every automaton given (one network, one pool)
+    nb::object unique;              // the UniqueData the stacks carry (share_unique; kept alive while the solver lives)
     PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, const std::shared_ptr<TokenIndex>& index,
                   size_t max_entries, int64_t max_depth, int64_t mask_cache_bytes)
         : autos(std::move(objs)), core(ptrs, index, max_entries), stacks(core, max_depth),
@@ -33,8 +34,12 @@ struct PyFrameSolver {
             if (a) same_pool(*a);
     }
     // the stacks, their masks and the states' masks: only where no automaton carries frame data (else
-    // the stacks carry it, and they are the guide's)
-    StackTable& own_stacks() { return check_no_data(), stacks; }
+    // the stacks carry it, and they are the guide's), the stacks also where they carry the unique
+    // data (share_unique; the masks are the guide's then)
+    StackTable& own_stacks() {
+        if (!stacks.has_unique()) check_no_data();
+        return stacks;
+    }
     StackMasks& own_masks() { return check_no_data(), masks; }
     StateMasks& own_states() { return check_no_data(), states; }
     void check_no_data() const {

@@ -11,9 +11,9 @@ namespace structgen {
 namespace {
 uint64_t key_of(uint64_t h) { return h == FlatMap<int64_t>::EMPTY ? 0 : h; }
 
-uint64_t stack_hash(int64_t a, int64_t q, int64_t parent) {
-    return key_of(mix64(mix64(static_cast<uint64_t>(a) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(q)) ^
-                        static_cast<uint64_t>(parent + 1)));
+uint64_t stack_hash(int64_t a, int64_t q, int64_t parent, int64_t data) {
+    return key_of(mix64(mix64(mix64(static_cast<uint64_t>(a) * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(q)) ^
+                              static_cast<uint64_t>(parent + 1)) ^ static_cast<uint64_t>(data)));
 }
 
 uint64_t config_hash(std::span<const int64_t> stacks) {
@@ -29,21 +29,37 @@ StackTable::StackTable(FrameSolver& frames, int64_t max_depth) : frames_(frames)
     config(std::span<const int64_t>(&root, 1));
 }
 
-int64_t StackTable::stack(int64_t a, int64_t q, int64_t parent) {
+void StackTable::share_unique(UniqueData& unique, std::vector<uint8_t> kinds) {
+    if (num_stacks() != 1) throw InvalidArgument("StackTable: unique data is shared before any step");
+    for (const uint8_t k : kinds)
+        if (k > ITEM) throw InvalidArgument("StackTable: a kind is 0 (plain), 1 (unique array) or 2 (item)");
+    if (!kinds.empty() && kinds[0] == ITEM) throw InvalidArgument("StackTable: the root is no item");
+    unique_ = &unique;
+    kinds_ = std::move(kinds);
+    stacks_[0].data = 0;
+}
+
+int64_t StackTable::stack(int64_t a, int64_t q, int64_t parent, int64_t data) {
     if (a < 0 || a >= frames_.num_automata()) throw OutOfRange("StackTable: no automaton " + std::to_string(a));
     if (q < 0 || q > INT32_MAX || (frames_.has_automaton(a) && !frames_.automaton(a).valid(q)))
         throw OutOfRange("StackTable: automaton " + std::to_string(a) + " has no state " + std::to_string(q));
     if (parent < -1 || parent >= num_stacks()) throw OutOfRange("StackTable: no parent stack " + std::to_string(parent));
-    const uint64_t h = stack_hash(a, q, parent);
+    const Kind k = kind(a);
+    if (data && k == PLAIN) throw InvalidArgument("StackTable: automaton " + std::to_string(a) + " carries no frame data");
+    if (data < 0 || (k == ITEM && data >= static_cast<int64_t>(unique_->num_items())) ||
+        (k == ARRAY && data >= static_cast<int64_t>(unique_->num_sets())))
+        throw OutOfRange("StackTable: no frame data " + std::to_string(data) + " for automaton " + std::to_string(a));
+    const uint64_t h = stack_hash(a, q, parent, data);
     const int64_t* head = stack_ids_.find(h);
     for (int64_t s = head ? *head : -1; s >= 0; s = stack_next_[static_cast<size_t>(s)]) {
         const Entry& e = stacks_[static_cast<size_t>(s)];
-        if (e.a == a && e.q == q && e.parent == parent) return s;
+        if (e.a == a && e.q == q && e.parent == parent && e.data == data) return s;
     }
     if (stacks_.size() >= static_cast<size_t>(INT32_MAX)) throw BudgetExceeded("stacks of a pushdown guide", INT32_MAX);
     const int64_t sid = num_stacks();
     const int32_t depth = parent < 0 ? 1 : stacks_[static_cast<size_t>(parent)].depth + 1;
-    stacks_.push_back({a, static_cast<int32_t>(q), depth, parent});
+    const bool records = k == ITEM || (parent >= 0 && stacks_[static_cast<size_t>(parent)].records);
+    stacks_.push_back({a, static_cast<int32_t>(q), depth, parent, data, records});
     stack_next_.push_back(head ? *head : -1);
     stamps_.push_back(0);
     stack_ids_.put(h, sid);
@@ -120,17 +136,38 @@ void StackTable::step(std::span<const int64_t> stacks, int b, std::vector<int64_
         const Entry e = stacks_[static_cast<size_t>(sid)];  // (a copy: stack() may grow the table)
         LazyAutomaton& au = frames_.automaton(e.a);
         if (!au.valid(e.q)) throw OutOfRange("StackTable: automaton " + std::to_string(e.a) + " has no state " + std::to_string(e.q));
+        const Kind k = kind(e.a);
         const int32_t t = au.step(e.q, b);
-        if (t >= 0) out.push_back(stack(e.a, t, e.parent));
+        if (t >= 0) out.push_back(stack(e.a, t, e.parent, k == ITEM ? unique_->read(static_cast<int32_t>(e.data), b) : e.data));
         if (e.depth < max_depth_) {
             calls = au.symbols_of(e.q);  // (a copy: first_bytes may build states of this automaton)
-            for (const auto& [k, r] : calls) {
-                if (k >= GUARD_FIRST) throw InvalidArgument("StackTable: automaton " + std::to_string(e.a) + " passes a guard");
-                if (first_bytes(k).has(b)) todo_.push_back(stack(k, 0, stack(e.a, r, e.parent)));
+            for (const auto& [callee, r] : calls) {
+                if (callee >= GUARD_FIRST) throw InvalidArgument("StackTable: automaton " + std::to_string(e.a) + " passes a guard");
+                if (!first_bytes(callee).has(b)) continue;
+                const int64_t data = k == ARRAY ? unique_->item_start(static_cast<int32_t>(e.data)) : 0;  // (a new item of the set)
+                todo_.push_back(stack(callee, 0, stack(e.a, r, e.parent, e.data), data));
             }
         }
-        if (e.parent >= 0 && au.is_final(e.q)) todo_.push_back(e.parent);
+        if (e.parent >= 0 && au.is_final(e.q)) {
+            const int64_t caller = k == ITEM ? returned(e.parent, e.data) : e.parent;
+            if (caller >= 0) todo_.push_back(caller);
+        }
     }
+}
+
+int64_t StackTable::returned(int64_t parent, int64_t item) {
+    const Entry p = stacks_[static_cast<size_t>(parent)];
+    if (kind(p.a) != ARRAY) throw InvalidArgument("StackTable: an item returns to automaton " + std::to_string(p.a) + ", no unique array");
+    const std::string& text = unique_->text(static_cast<int32_t>(item));
+    const int32_t now = unique_->after_item(static_cast<int32_t>(p.data), {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+    return now < 0 ? -1 : stack(p.a, p.q, p.parent, now);
+}
+
+bool StackTable::stuck(int64_t sid) {
+    const Entry& e = stacks_[static_cast<size_t>(sid)];
+    if (kind(e.a) != ITEM) return false;
+    const Id left = unique_->item(static_cast<int32_t>(e.data)).left;
+    return !unique_->alive(frames_.automaton(e.a).expr(e.q), left);  // (an item that only written values could finish)
 }
 
 int64_t StackTable::next_state(int64_t state, std::span<const uint8_t> token) {
@@ -140,6 +177,10 @@ int64_t StackTable::next_state(int64_t state, std::span<const uint8_t> token) {
         step(here_, b, there_);
         if (there_.empty()) return -1;
         here_.swap(there_);
+    }
+    if (unique_) {
+        here_.erase(std::remove_if(here_.begin(), here_.end(), [&](int64_t sid) { return stuck(sid); }), here_.end());
+        if (here_.empty()) return -1;
     }
     return config(here_);
 }

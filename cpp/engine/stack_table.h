@@ -1,12 +1,17 @@
 // A pushdown guide's states, natively, where the network needs no frame data (the FrameSolver's
-// networks): hash-consed stacks of frames (automaton, state, parent stack), sets of stacks
-// hash-consed again into the guide's states, and the step of one byte. (Python face:
-// structgen/guides/stacks.py's StackTable, whose NativeStackTable mirrors this table.)
+// networks) or only that of unique arrays over items that call nothing (share_unique): hash-consed
+// stacks of frames (automaton, state, parent stack, frame data), sets of stacks hash-consed again
+// into the guide's states, and the step of one byte. (Python face: structgen/guides/stacks.py's
+// StackTable, whose NativeStackTable mirrors this table.)
 //
 // The same step as the Python table's: the top frame reads the byte with its own edges, enters a
 // callee that can start with it (a push, below max_depth frames), or returns to its caller from a
 // final state (a pop); each stack of a state is followed once. Stacks and states are numbered in
-// the order they are made, so a mirror reads the new ones from where it stopped.
+// the order they are made, so a mirror reads the new ones from where it stopped. With unique
+// items: an item frame's data is its item id (each byte it reads is read into it), a unique
+// array's its set id (a callee item starts as a new item of the set; an item that returns adds
+// its value, or is refused where the value is written already: UniqueData), and a token's step
+// drops the stacks whose item only written values could finish.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -16,6 +21,7 @@
 #include "byteset.h"
 #include "flat_map.h"
 #include "frames.h"
+#include "unique_data.h"
 
 namespace structgen {
 
@@ -26,15 +32,25 @@ public:
         int32_t q;
         int32_t depth;  // the stack's frames
         int64_t parent;
+        int64_t data;   // the frame data: an item id (an item), a set id (a unique array), else 0
+        bool records;   // whether one of its frames is an item's
     };
+    // what automaton k is to the unique data (share_unique)
+    enum Kind : uint8_t { PLAIN = 0, ARRAY = 1, ITEM = 2 };
 
     // frames: the solver whose automata the stacks step through (it outlives this); stack 0 is
     // (0, 0) alone and state 0 is {stack 0}
     StackTable(FrameSolver& frames, int64_t max_depth);
 
-    // the stack (a, q) on top of stack parent (-1: none), made if new (OutOfRange for an automaton
-    // the network has not, a negative state, or a parent not made yet)
-    int64_t stack(int64_t a, int64_t q, int64_t parent);
+    // The stacks carry the frame data of unique arrays over items that call nothing (and nested in
+    // no item): kinds[k] says what automaton k is. unique must outlive the table (the guide's).
+    void share_unique(UniqueData& unique, std::vector<uint8_t> kinds);
+    bool has_unique() const { return unique_ != nullptr; }
+
+    // the stack (a, q, data) on top of stack parent (-1: none), made if new (OutOfRange for an
+    // automaton the network has not, a negative state, a parent not made yet, or data that is no
+    // item or set of the unique data; InvalidArgument for data on a frame that carries none)
+    int64_t stack(int64_t a, int64_t q, int64_t parent, int64_t data = 0);
     // the state that is this set of stacks (each made before), made if new
     int64_t config(std::span<const int64_t> stacks);
 
@@ -47,7 +63,8 @@ public:
     // the stacks after byte b from stacks (calls and returns taken as needed), in out; MissingAutomaton
     // for an automaton not given to the solver yet (the stacks made on the way stay made)
     void step(std::span<const int64_t> stacks, int b, std::vector<int64_t>& out);
-    // the state after the bytes of a token from state (-1: refused)
+    // the state after the bytes of a token from state (-1: refused), less the stacks whose item
+    // only written values could finish
     int64_t next_state(int64_t state, std::span<const uint8_t> token);
     // whether every frame of stack sid may end
     bool is_final(int64_t sid) const;
@@ -56,9 +73,15 @@ public:
 
 private:
     const ByteSet& first_bytes(int64_t k);
+    Kind kind(int64_t a) const { return unique_ && static_cast<size_t>(a) < kinds_.size() ? static_cast<Kind>(kinds_[static_cast<size_t>(a)]) : PLAIN; }
+    // the caller stack parent once item frame `item` returns: the array with the item's value added (-1: written already)
+    int64_t returned(int64_t parent, int64_t item);
+    bool stuck(int64_t sid);
 
     FrameSolver& frames_;
     int64_t max_depth_;
+    UniqueData* unique_ = nullptr;
+    std::vector<uint8_t> kinds_;
     std::vector<Entry> stacks_;
     FlatMap<int64_t> stack_ids_;  // hash of (a, q, parent) -> first stack in its chain
     std::vector<int64_t> stack_next_;  // stack -> the next stack with the same hash (-1: none)

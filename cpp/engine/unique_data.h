@@ -31,6 +31,7 @@ public:
     };
 
     explicit UniqueData(Pool& pool);
+    Pool& pool() const { return pool_; }
 
     // -- items (item 0: the empty text of the empty set) ------------------------------------------
     int32_t item_start(int32_t written);              // a new item of an array with set `written`

@@ -517,15 +517,17 @@ class FrameSolver:
         """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None; NeedsFrameData where the frame needs frame data"""
     def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
         """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python); NeedsFrameData where one of them needs frame data"""
-    def stack(self, automaton: int, state: int, parent: int) -> int:
-        """The stack (automaton, state) on top of stack parent (-1: none), made if new"""
+    def stack(self, automaton: int, state: int, parent: int, data: int = 0) -> int:
+        """The stack (automaton, state, data) on top of stack parent (-1: none), made if new"""
+    def share_unique(self, unique: UniqueData, kinds: Sequence[int]) -> None:
+        """The stacks carry the frame data of unique arrays over items that call nothing (kinds[k]: 0 plain, 1 a unique array, 2 its item): stack, step and next_state work with it (the masks stay the guide's)"""
     def config(self, stacks: Sequence[int]) -> int:
         """The state that is this set of stacks, made if new"""
     def step(self, stacks: Sequence[int], byte: int) -> list[int]:
         """The stacks after reading byte from stacks (calls and returns taken as needed; a stack may come twice). KeyError(k) for an automaton not given yet: hand it over and ask again"""
     def next_state(self, state: int, token: bytes) -> int:
         """The state after the token's bytes from state (-1: refused). KeyError(k) as step"""
-    def stacks_from(self, n: int) -> tuple[list[tuple[int, int, int, int]], list[int]]:
+    def stacks_from(self, n: int) -> tuple[list[tuple[int, int, int, int]], list[int], list[bool]]:
         """([(automaton, state, parent, 0), ...], [depth, ...]) of stacks n, n + 1, ..."""
     def configs_from(self, n: int) -> list[tuple[int, ...]]:
         """The stacks of states n, n + 1, ... (each a sorted tuple)"""

@@ -1,4 +1,5 @@
-"""A pushdown guide's stacks kept by the native engine, where its network needs no frame data.
+"""A pushdown guide's stacks kept by the native engine, where its network needs no frame data
+(or only that of unique arrays over items that call nothing: :func:`unique_stacks`).
 
 A pushdown guide's frames are made natively (the :class:`~structgen._engine.FrameSolver`), but
 for those that need frame data (unique items, key guards: :func:`frame_data_automata`). A network
@@ -33,7 +34,7 @@ from ..vocab.index import VocabularyIndex
 from .network_view import NetworkView
 from .stacks import StackEntry, StackTable
 
-__all__ = ["NativeStackTable", "frame_data_automata", "native_solver", "solved"]
+__all__ = ["NativeStackTable", "frame_data_automata", "native_solver", "solved", "unique_stacks"]
 
 #: Cached walks and frames per native solver before its caches are cleared.
 FRAME_CACHE = 200_000
@@ -65,6 +66,28 @@ def frame_data_automata(view: NetworkView, held: bool = False) -> frozenset[int]
     guarded = {k for k in view.reachable() if any(s >= GUARD_FIRST for s in pool.symbols_in(view.roots[k]))}
     items = (k for k in view.recording if not held or k in guarded or pool.symbols_in(view.roots[k]))
     return frozenset(k for k in (*view.arrays, *items, *guarded) if k < len(view.network))
+
+
+def unique_stacks(view: NetworkView, solver: FrameSolver) -> bool:
+    """Where the network's only frame data is that of unique arrays over items that call nothing
+    (no key guard, no unique array inside an item), let the solver's stacks carry it
+    (``FrameSolver.share_unique``: the item ids and set ids of ``view.unique.data``), so a token's
+    step is one native call there too; the masks stay the guide's. Whether it did."""
+    unique = view.unique
+    if unique is None or unique.nested:
+        return False
+    pool = view.network.pool
+    if any(pool.symbols_in(view.roots[k]) for k in unique.recording):
+        return False
+    if any(k not in unique.arrays and k not in unique.recording for k in frame_data_automata(view)):
+        return False  # (an automaton that passes a key guard)
+    kinds = [0] * len(view.network)
+    for k in unique.arrays:
+        kinds[k] = 1
+    for k in unique.recording:
+        kinds[k] = 2
+    solver.share_unique(unique.data, kinds)
+    return True
 
 
 def solved(solver: FrameSolver, view: NetworkView, ask: Callable[[], _T]) -> _T:
@@ -136,10 +159,10 @@ class NativeStackTable(StackTable):
                 stacks, depths, records, configs = self._mirror
                 n = len(stacks)
                 if solver.num_stacks != n:
-                    entries, more = solver.stacks_from(n)
+                    entries, more, recorded = solver.stacks_from(n)
                     stacks += entries
                     depths += more
-                    records += [False] * len(more)
+                    records += recorded
                 m = len(configs)
                 if solver.num_configs != m:
                     configs += solver.configs_from(m)
@@ -147,9 +170,7 @@ class NativeStackTable(StackTable):
         return self._mirror
 
     def stack(self, a: int, q: int, parent: int, data: int = 0) -> int:
-        if data:
-            raise ValueError(f"a native stack has no frame data, not {data}")
-        sid = self.solver.stack(a, q, parent)
+        sid = self.solver.stack(a, q, parent, data)  # (data: where the stacks carry unique items, see unique_stacks)
         self._made += 1
         return sid
 
@@ -171,5 +192,3 @@ class NativeStackTable(StackTable):
         self._made += 1
         return got
 
-    def is_stuck(self, sid: int) -> bool:
-        return False  # (no guards, no items: every live frame can finish)

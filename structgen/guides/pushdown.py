@@ -34,7 +34,7 @@ from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeRow, NativeWor
 from .distances import NetworkDistances
 from .frame_masks import FrameMasks
 from .frame_tokens import FrameTokens
-from .native_stacks import NativeStackTable, native_solver
+from .native_stacks import NativeStackTable, native_solver, unique_stacks
 from .network_view import NetworkView
 from .stacks import StackTable
 
@@ -82,8 +82,9 @@ class PushdownGuide(Guide):
         self._handed = 0  # (automata handed to the native solver before a batch's threads run: _hand_made)
         self._view = NetworkView(network, frozenset(vocabulary.missing_bytes))
         solver = native_solver(self._view, self._index, max_depth, mask_cache_bytes) if NATIVE else None
-        # (the stacks are the solver's where no frame carries data, else this guide's)
-        self._native = NativeStackTable(self._view, max_depth, solver) if solver is not None and not solver.has_frame_data else None
+        # (the stacks are the solver's where no frame carries data or only unique items' do, else this guide's)
+        native = solver is not None and (not solver.has_frame_data or unique_stacks(self._view, solver))
+        self._native = NativeStackTable(self._view, max_depth, solver) if native and solver is not None else None
         self._stacks = self._native or StackTable(self._view, max_depth)
         self._dists = NetworkDistances(self._view, self._stacks, self._index, self._busy)
         self._frames = FrameMasks(self._view, self._stacks, self._dists, self._index, solver)
@@ -233,8 +234,9 @@ class PushdownGuide(Guide):
 
     @property
     def _stack_solver(self) -> FrameSolver | None:
-        """The native solver where it keeps the stacks too (a network without frame data)."""
-        return self._native.solver if self._native is not None else None
+        """The native solver where it keeps the stacks and makes their masks (a network without frame data)."""
+        solver = self._native.solver if self._native is not None else None
+        return solver if solver is not None and not solver.has_frame_data else None
 
     def _native_words(self, state: int, words: np.ndarray) -> bool:
         """OR ``state``'s mask into ``words`` with the native solver's ``collect`` (the stacks

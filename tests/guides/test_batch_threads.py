@@ -283,7 +283,8 @@ def test_rows_with_frame_data_have_their_root_frames_made_on_the_threads(smollm2
         monkeypatch.setattr(pushdown, "NATIVE", native)
         structgen.compiler.clear_cache()
         guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
-        assert isinstance(guide, PushdownGuide) and (guide._native is None) and (guide._frames.solver is not None) == native
+        assert isinstance(guide, PushdownGuide) and (guide._native is not None) == native  # (the stacks carry the unique items)
+        assert (guide._frames.solver is not None) == native and guide._stack_solver is None  # (the masks are the guide's)
         cursors = [Cursor(Matcher.of(guide, smollm2_vocabulary.size)) for _ in range(2)]  # (a batch: one row is filled at once)
         bitmask = Matcher.allocate_token_bitmask(2, smollm2_vocabulary.size)
         steps = []

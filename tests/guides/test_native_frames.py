@@ -350,8 +350,9 @@ def _frame_data_schemas(draw: st.DrawFn) -> tuple[dict, str]:
 def test_native_frames_in_networks_with_frame_data_give_the_python_masks(smollm2_vocabulary: structgen.Vocabulary,
                                                                          case: tuple[dict, str], rng: random.Random) -> None:
     """Where the network carries frame data (unique items, key guards), the frames that need none
-    are made natively and the others in Python: the masks, next states and finality are the
-    whole Python engine's, along random walks over SmolLM2's tokens."""
+    are made natively and the others in Python, and where it is only unique arrays' over items
+    that call nothing the stacks and steps are native too (``unique_stacks``): the masks, next
+    states and finality are the whole Python engine's, along random walks over SmolLM2's tokens."""
     import pickle
 
     schema, order = case
@@ -360,7 +361,8 @@ def test_native_frames_in_networks_with_frame_data_give_the_python_masks(smollm2
     native: PushdownGuide = pickle.loads(pickle.dumps(guide))
     python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
     solver = native._frames.solver
-    assert solver is not None and solver.has_frame_data and native._native is None
+    shared = order == "schema" and schema["properties"]["tags"]["items"].get("type") == "string"  # (no guard, no nesting)
+    assert solver is not None and solver.has_frame_data and (native._native is not None) == shared  # (unique_stacks)
     sn = sp = native.initial_state
     for _ in range(30):
         got = native.token_mask(sn)
@@ -378,8 +380,9 @@ def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: stru
     """A frame of an automaton marked as carrying frame data, or one that enters it, raises
     ``NeedsFrameData`` (kept: asked again, it raises again), a frame that needs none is made; so is
     a frame of an item that calls nothing (its data only narrows its frames), but not one that
-    enters it; the stacks and states are then the guide's: the solver's raise ``ValueError``,
-    ``fill_rows`` too."""
+    enters it; the states' masks are then the guide's (``state_mask`` and ``fill_rows`` raise
+    ``ValueError``), and the stacks too unless they carry only unique items' data (key guards
+    here: ``next_state`` raises too)."""
     from structgen._engine import NeedsFrameData, fill_rows
     from structgen.guides.matcher import Matcher
     from structgen.guides.native_stacks import frame_data_automata
@@ -411,8 +414,11 @@ def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: stru
     assert frames.frame(a, q, 0).size > 0 and (a, guide._view.auto(a).auto.clamped(q, frames.index.longest_token), 0) in frames._refused
     state = guide.advance(guide.initial_state, _greedy(smollm2_vocabulary, b'{"b":"x'))
     assert guide.token_mask(state).sum() > 1000 and frames._native  # (inside a plain string: its frames are native)
+    assert solver.next_state(0, b'{"a":["x') >= 0  # (unique items over items that call nothing: the stacks are the solver's)
+    guarded = structgen.compile_json_schema(schema, smollm2_vocabulary, key_order="any")
+    assert isinstance(guarded, PushdownGuide) and guarded._native is None and guarded._frames.solver is not None
     with pytest.raises(ValueError, match="frame data"):
-        solver.next_state(0, b"{")
+        guarded._frames.solver.next_state(0, b"{")
     with pytest.raises(ValueError, match="frame data"):
         solver.state_mask(0)
     bitmask = Matcher.allocate_token_bitmask(1, smollm2_vocabulary.size)

@@ -139,7 +139,7 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
                 ask()
             except EXPECTED:
                 pass
-        entries, depths = solver.stacks_from(0)
+        entries, depths, _ = solver.stacks_from(0)
         assert len(entries) == len(depths) == solver.num_stacks and len(solver.configs_from(0)) == solver.num_configs
     elif op in ("set_token_bits", "or_token_bits"):  # (ids past the words, negative, huge; widths that differ)
         import numpy as np
