@@ -258,8 +258,17 @@ class Objects:
             memo[k] = NOTHING  # (no cycles: extras grow or stop)
             room = max_p is None or written(state) + extras + 1 <= max_p
             alts = []
-            if room:
-                for i in allowed(state):
+            ahead = allowed(state) if room else []
+            shared = not (any_order or counted) and len(ahead) > 1
+            if shared:
+                # (in the schema's order, uncounted: past an optional entry the choices are that
+                # entry's and those of the state after it, whose closing brace and extras are
+                # these: one alternation shared down a run, not every later entry listed per state)
+                nxt = after(state, ahead[0])
+                rest(nxt, extras)
+                alts = [member(ahead[0], state, extras), memo[("choices", *key(nxt, extras))]]
+            else:
+                for i in ahead:
                     alts.append(member(i, state, extras))
             loop = EPSILON
             if extra != NOTHING and room:
@@ -267,9 +276,10 @@ class Objects:
                     loop = t.star(t.cat(sep, extra))
                 else:
                     alts.append(t.cat(sep, t.cat(extra, rest(state, extras + 1))))
-            if final(state, extras):
+            if final(state, extras) and not shared:  # (shared: the next state's choices hold it)
                 alts.append(t.cat(t.ws, t.lit("}")))
-            got = memo[k] = t.cat(loop, t.alt(alts))
+            choices = memo[("choices", *k)] = t.alt(alts)
+            got = memo[k] = t.cat(loop, choices)
             return got
 
         def member(i: int, before: _Written, extras: int) -> Term:

@@ -314,6 +314,35 @@ def test_long_runs_of_optional_properties(data: st.DataObject) -> None:
         assert not dfa.accepts(("{," + text[1:]).encode()) and not dfa.accepts((text[:-1] + ",}").encode())
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_long_runs_of_optional_properties_beside_extra_members(data: st.DataObject) -> None:
+    """A long run of optional entries beside extra members (compose-spec's 73 service keys and
+    its ``^x-`` members): past each optional entry the choices are that entry's and the next
+    state's, shared down the run (``object_automaton``'s rest); every subset in order with extra
+    members anywhere, and nothing else."""
+    n = 40
+    names = [f"k{i}" for i in range(n)]
+    required = [names[30]]
+    schema = {"type": "object", "properties": {k: {"const": i} for i, k in enumerate(names)}, "required": required,
+              "patternProperties": {"^x": {"const": 9}}, "additionalProperties": False}
+    dfa = schema_to_dfa(schema, whitespace="", extra_properties=True)
+    keys = sorted(data.draw(st.sets(st.sampled_from(names), max_size=n)), key=names.index)
+    for j in range(data.draw(st.integers(0, 3))):
+        keys.insert(data.draw(st.integers(0, len(keys))), f"x{j}")
+    members = [f'"{k}":{9 if k.startswith("x") else names.index(k)}' for k in keys]
+    text = "{" + ",".join(members) + "}"
+    assert dfa.accepts(text.encode()) == (required[0] in keys), text
+    declared = [i for i, k in enumerate(keys) if not k.startswith("x")]
+    if len(declared) >= 2:  # (two declared entries out of order)
+        i, j = declared[0], declared[1]
+        swapped = members[:]
+        swapped[i], swapped[j] = swapped[j], swapped[i]
+        assert not dfa.accepts(("{" + ",".join(swapped) + "}").encode())
+    if keys:
+        assert not dfa.accepts(("{," + text[1:]).encode()) and not dfa.accepts((text[:-1] + ",}").encode())
+
+
 def test_extra_members_only_under_a_count() -> None:
     # (no declared key: one repetition with a counter, not a level per member)
     for lo in (0, 1):
