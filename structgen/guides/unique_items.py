@@ -155,6 +155,7 @@ class UniqueItems:
         self._live: dict[int, bool] = {}
         self._witnesses: dict[int, _WitnessSearch] = {}
         self._witness_lock = threading.RLock()
+        self._outside: dict[tuple[int, int, int], bool] = {}  # (item automaton, set, need) -> _witness_outside
         #: whether some item calls a unique array nested in it (then item frames lie below others)
         self.nested = any(pool.symbols_in(roots[i]) for i in self.recording)
         self._flat_mapping: dict[int, int] = {}  # call symbol -> the callee's language, calls inlined
@@ -166,7 +167,7 @@ class UniqueItems:
     @property
     def memory_bytes(self) -> int:
         """Approximate bytes held: the item texts and ids, the sets and what was decided of them."""
-        decided = len(self._rests) + len(self._completions) + len(self._items) + len(self._live)
+        decided = len(self._rests) + len(self._completions) + len(self._items) + len(self._live) + len(self._outside)
         return int(self.data.memory_bytes + 150 * decided)
 
     def flat(self, e: int) -> int:
@@ -281,28 +282,36 @@ class UniqueItems:
         bytes per way on, whitespace bytes skipped where another byte goes on: outside a string
         they spell no new value), kept per item automaton and taken further only while fewer than
         ``need`` values it found are outside the set (a set of one item needs two values, not all of them)."""
+        known = self._outside.get((item, written, need))
+        if known is not None:  # (a set's answer stays: found values stay found, and a search that ran out stays out)
+            return known
         with self._witness_lock:
-            search = self._witnesses.get(item)
-            if search is None:
-                auto = autos(item).auto
-                search = self._witnesses[item] = _WitnessSearch(auto, [(_length_at_least(auto, 0), 0, 0, b"")])
-            has_key = self.data.has_key
-            outside = sum(not has_key(written, k) for k in search.found)
-            if outside >= need:
-                return True
-            auto, heap, found = search.auto, search.heap, search.found
-            while search.steps < WITNESS_STATES and heap and len(found) < WITNESSES:
-                search.steps += 1
-                _, _, q, text = heapq.heappop(heap)
-                for t, ways in _ways_on(auto.table_for((q,))[q]):
-                    for b in ways:
-                        heapq.heappush(heap, (len(text) + 1 + _length_at_least(auto, t), next(search.order), t, text + bytes((b,))))
-                if auto.finals[q]:
-                    key = json_value_key(text, False)  # (value_texts of a number with an exponent is a superset)
-                    if key is not None and key not in found:
-                        found[key] = text
-                        if not has_key(written, key):
-                            outside += 1
-                            if outside >= need:
-                                return True
-            return False
+            got = self._outside[(item, written, need)] = self._search_outside(item, written, autos, need)
+        return got
+
+    def _search_outside(self, item: int, written: int, autos: Any, need: int) -> bool:
+        """:meth:`_witness_outside`'s search (the caller holds the lock)."""
+        search = self._witnesses.get(item)
+        if search is None:
+            auto = autos(item).auto
+            search = self._witnesses[item] = _WitnessSearch(auto, [(_length_at_least(auto, 0), 0, 0, b"")])
+        has_key = self.data.has_key
+        outside = sum(not has_key(written, k) for k in search.found)
+        if outside >= need:
+            return True
+        auto, heap, found = search.auto, search.heap, search.found
+        while search.steps < WITNESS_STATES and heap and len(found) < WITNESSES:
+            search.steps += 1
+            _, _, q, text = heapq.heappop(heap)
+            for t, ways in _ways_on(auto.table_for((q,))[q]):
+                for b in ways:
+                    heapq.heappush(heap, (len(text) + 1 + _length_at_least(auto, t), next(search.order), t, text + bytes((b,))))
+            if auto.finals[q]:
+                key = json_value_key(text, False)  # (value_texts of a number with an exponent is a superset)
+                if key is not None and key not in found:
+                    found[key] = text
+                    if not has_key(written, key):
+                        outside += 1
+                        if outside >= need:
+                            return True
+        return False

@@ -266,7 +266,7 @@ class Objects:
                 # these: one alternation shared down a run, not every later entry listed per state)
                 nxt = after(state, ahead[0])
                 rest(nxt, extras)
-                alts = [member(ahead[0], state, extras), memo[("choices", *key(nxt, extras))]]
+                alts = [member(ahead[0], state, extras), memo[("choices",) + key(nxt, extras)]]
             else:
                 for i in ahead:
                     alts.append(member(i, state, extras))
@@ -278,7 +278,7 @@ class Objects:
                     alts.append(t.cat(sep, t.cat(extra, rest(state, extras + 1))))
             if final(state, extras) and not shared:  # (shared: the next state's choices hold it)
                 alts.append(t.cat(t.ws, t.lit("}")))
-            choices = memo[("choices", *k)] = t.alt(alts)
+            choices = memo[("choices",) + k] = t.alt(alts)
             got = memo[k] = t.cat(loop, choices)
             return got
 
