@@ -186,6 +186,21 @@ void bind_frames(nb::module_& m) {
              "OR the masks of the stacks (from the root: each top frame's tokens and its callers' from where it "
              "returns) into words (int32, one bit per token). KeyError(k) for an automaton not given yet: hand it over and "
              "ask again (what was OR-ed stays OR-ed)")
+        .def("collect_data",
+             [](PyFrameSolver& s, const std::vector<int64_t>& stacks, nb::ndarray<int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> words) {
+                 std::span<uint32_t> out(reinterpret_cast<uint32_t*>(words.data()), words.shape(0));
+                 if (out.size() != s.core.words())
+                     throw InvalidArgument("FrameSolver.collect_data: words of " + std::to_string(out.size()) + " int32, not " +
+                                           std::to_string(s.core.words()) + " (the vocabulary's)");
+                 if (!s.stacks.has_unique()) throw InvalidArgument("FrameSolver.collect_data: the stacks carry no unique data (share_unique)");
+                 asking([&] { s.data_masks.collect(stacks, out); });
+             },
+             nb::arg("stacks"), nb::arg("words").noconvert(),
+             "OR the masks of the stacks into words where they carry unique items' data (share_unique): the frames "
+             "of the unique arrays and their items made natively with their data. NeedsFrameData where the guide "
+             "makes the mask (words may hold part of it); KeyError(k) as collect")
+        .def_prop_ro("data_counts", [](const PyFrameSolver& s) { return nb::make_tuple(s.data_masks.num_frames(), s.data_masks.shared_returns()); },
+                     "(frames with data cached, string items' returns shared as the array's frames of no item written)")
         .def("mark_frame_data", [](PyFrameSolver& s, int64_t k, bool own_plain) { s.core.mark_frame_data(k, own_plain); },
              nb::arg("k"), nb::arg("own_plain") = false,
              "Mark automaton k as carrying frame data: frame and expand raise NeedsFrameData for a frame that "
@@ -203,7 +218,9 @@ void bind_frames(nb::module_& m) {
              nb::arg("k"), nb::arg("automaton"),
              "Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet; the "
              "same one again is nothing new)")
-        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) { return s.core.memory_bytes() + s.masks.memory_bytes() + s.stacks.memory_bytes() + s.states.memory_bytes(); })
+        .def_prop_ro("memory_bytes", [](const PyFrameSolver& s) {
+            return s.core.memory_bytes() + s.masks.memory_bytes() + s.stacks.memory_bytes() + s.states.memory_bytes() + s.data_masks.memory_bytes();
+        })
         .def_prop_ro("has_frame_data", [](const PyFrameSolver& s) { return s.core.any_frame_data(); },
                      "Whether an automaton was marked as carrying frame data (mark_frame_data)")
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); })

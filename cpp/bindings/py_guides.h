@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "../engine/data_masks.h"
 #include "../engine/dfa_guide.h"
 #include "../engine/frames.h"
 #include "../engine/stack_masks.h"
@@ -24,12 +25,13 @@ struct PyFrameSolver {
     StackTable stacks;              // the guide's stacks and states (their steps read core's automata)
     StackMasks masks;               // the stacks' masks, made of core's frames
     StateMasks states;              // the states' whole masks, cached
+    DataMasks data_masks;           // the stacks' masks where they carry unique items' data (share_unique)
     Pool* pool = nullptr;           // the pool of every automaton given (one network, one pool)
     nb::object unique;              // the UniqueData the stacks carry (share_unique; kept alive while the solver lives)
     PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, const std::shared_ptr<TokenIndex>& index,
                   size_t max_entries, int64_t max_depth, int64_t mask_cache_bytes)
         : autos(std::move(objs)), core(ptrs, index, max_entries), stacks(core, max_depth),
-          masks(core, stacks, max_entries), states(stacks, masks, index, mask_cache_bytes) {
+          masks(core, stacks, max_entries), states(stacks, masks, index, mask_cache_bytes), data_masks(core, stacks, max_entries) {
         for (LazyAutomaton* a : ptrs)
             if (a) same_pool(*a);
     }

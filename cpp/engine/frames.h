@@ -110,13 +110,23 @@ public:
     // the words of a packed mask over the vocabulary
     size_t words() const { return index_->words(); }
 
-private:
+    // A frame's own walk: its tokens, the nodes where it may return, its calls.
     struct Walk {
         std::vector<int64_t> ids, pops;
         std::vector<Call> calls;
         std::shared_ptr<const std::vector<uint32_t>> bits;  // (a root walk through a slice: its slice tokens; else the ids packed, where many)
         bool needs_data = false;  // (it passes a guard or enters an automaton with frame data)
     };
+    // the own walk of frame (a, q) from node, q as given (a frame's is clamped first: clamped(q,
+    // longest())), cached; for the frames with data that the solver refuses (data_masks.h)
+    std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node) { return walk(a, q, node); }
+    // the union of parts and own tokens (own_bits: packed) into out (its tokens; out.pops untouched)
+    void unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own,
+               const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out);
+    const TokenTrie& trie() const { return *trie_; }
+    int64_t longest() const { return longest_; }
+
+private:
     // the cache keys of walks: node >= 0 a plain walk's, CUT_WALK a cut walk's, -2 - n a short walk's
     static constexpr int64_t CUT_WALK = -1;
     struct Key {
@@ -146,8 +156,6 @@ private:
     void gather(int64_t a, std::span<const int64_t> ids, const std::shared_ptr<const std::vector<uint32_t>>& bits,
                 std::span<const int64_t> own_pops, std::span<const Call> calls,
                 Frame& out);
-    void unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own,
-               const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out);
     void keep(size_t bytes);
 
     std::vector<LazyAutomaton*> autos_;

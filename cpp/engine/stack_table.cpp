@@ -155,10 +155,11 @@ void StackTable::step(std::span<const int64_t> stacks, int b, std::vector<int64_
     }
 }
 
-int64_t StackTable::returned(int64_t parent, int64_t item) {
-    const Entry p = stacks_[static_cast<size_t>(parent)];
+int64_t StackTable::returned(int64_t parent, int64_t item, std::string_view more) {
+    const Entry p = entry(parent);
     if (kind(p.a) != ARRAY) throw InvalidArgument("StackTable: an item returns to automaton " + std::to_string(p.a) + ", no unique array");
-    const std::string& text = unique_->text(static_cast<int32_t>(item));
+    std::string text = unique_->text(static_cast<int32_t>(item));
+    text += more;
     const int32_t now = unique_->after_item(static_cast<int32_t>(p.data), {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
     return now < 0 ? -1 : stack(p.a, p.q, p.parent, now);
 }

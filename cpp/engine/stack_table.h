@@ -46,6 +46,11 @@ public:
     // no item): kinds[k] says what automaton k is. unique must outlive the table (the guide's).
     void share_unique(UniqueData& unique, std::vector<uint8_t> kinds);
     bool has_unique() const { return unique_ != nullptr; }
+    UniqueData& unique() const { return *unique_; }
+    Kind kind(int64_t a) const { return unique_ && static_cast<size_t>(a) < kinds_.size() ? static_cast<Kind>(kinds_[static_cast<size_t>(a)]) : PLAIN; }
+    // the caller stack parent once item frame `item` returns after reading more too: the array with
+    // the item's value added (-1: written already, or not one JSON value)
+    int64_t returned(int64_t parent, int64_t item, std::string_view more = {});
 
     // the stack (a, q, data) on top of stack parent (-1: none), made if new (OutOfRange for an
     // automaton the network has not, a negative state, a parent not made yet, or data that is no
@@ -73,9 +78,6 @@ public:
 
 private:
     const ByteSet& first_bytes(int64_t k);
-    Kind kind(int64_t a) const { return unique_ && static_cast<size_t>(a) < kinds_.size() ? static_cast<Kind>(kinds_[static_cast<size_t>(a)]) : PLAIN; }
-    // the caller stack parent once item frame `item` returns: the array with the item's value added (-1: written already)
-    int64_t returned(int64_t parent, int64_t item);
     bool stuck(int64_t sid);
 
     FrameSolver& frames_;

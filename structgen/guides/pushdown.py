@@ -25,7 +25,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .._engine import FrameSolver, count_token_bits, set_token_bits
+from .._engine import FrameSolver, NeedsFrameData, count_token_bits, set_token_bits
 from ..automata.lazy import UNBUILT
 from ..automata.network import Network
 from ..errors import VocabularyError
@@ -48,6 +48,9 @@ NEXT_CACHE = 100_000
 #: Whether networks without frame data get native stacks and frames (off: the Python ones, for
 #: the differential tests).
 NATIVE = True
+#: Whether the masks of states whose stacks carry unique items' data are made natively
+#: (``FrameSolver.collect_data``); off, the Python frames make them (the differential tests only).
+NATIVE_DATA = True
 
 
 class PushdownGuide(Guide):
@@ -222,7 +225,7 @@ class PushdownGuide(Guide):
         where only written values finish it, those of the tokens in danger that
         :meth:`next_state` refuses. Callers hold ``_busy``."""
         words = np.zeros((self.vocabulary.size + 31) // 32, dtype=np.int32)
-        if not self._native_words(state, words):
+        if not (self._native_words(state, words) or self._data_words(state, words)):
             for frame in self._frames_of(state):
                 frame.or_into(words)
         if self._stacks.nested:
@@ -245,6 +248,20 @@ class PushdownGuide(Guide):
         if solver is None:
             return False
         self._frames.solved(solver, lambda: solver.collect(self._stacks.configs[state], words))
+        return True
+
+    def _data_words(self, state: int, words: np.ndarray) -> bool:
+        """OR ``state``'s mask into ``words`` with the native solver's ``collect_data``, where the
+        stacks carry unique items' data (:func:`.native_stacks.unique_stacks`). ``False`` where they
+        do not, or where the solver leaves the mask to the guide (``words`` cleared then)."""
+        solver = self._native.solver if self._native is not None and NATIVE_DATA else None
+        if solver is None or not solver.has_frame_data:
+            return False
+        try:
+            self._frames.solved(solver, lambda: solver.collect_data(self._stacks.configs[state], words))
+        except NeedsFrameData:
+            words[:] = 0
+            return False
         return True
 
     def _token_set(self, state: int) -> np.ndarray:

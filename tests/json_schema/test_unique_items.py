@@ -5,6 +5,7 @@ on real tokenizers)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 from typing import Any
@@ -326,10 +327,11 @@ class _Counted:
 @given(items=ITEMS, seed=st.integers(0, 2**16))
 def test_native_danger_walks_give_the_python_masks(smollm2_vocabulary: Any, items: Any, seed: int) -> None:
     """An item that calls nothing and may still spell a written value has the tokens after which
-    only written values finish it dropped by a native walk (``UniqueData.dead_tokens``): along
-    random walks that repeat items often, every mask equals the one the Python walk makes (a
-    guide of its own, ``item_frames.NATIVE_DANGER`` off while it masks)."""
-    from structgen.guides import item_frames
+    only written values finish it dropped by a native walk (``UniqueData.dead_tokens``), and the
+    masks of such arrays' states are made natively (``FrameSolver.collect_data``): along random
+    walks that repeat items often, every mask equals the one the Python frames and walks make (a
+    guide of its own, ``item_frames.NATIVE_DANGER`` and ``pushdown.NATIVE_DATA`` off while it masks)."""
+    from structgen.guides import item_frames, pushdown
 
     schema = {"type": "array", "items": items, "uniqueItems": True}
     native = structgen.compile_json_schema(schema, smollm2_vocabulary, whitespace="")
@@ -341,11 +343,11 @@ def test_native_danger_walks_give_the_python_masks(smollm2_vocabulary: Any, item
     s = t_py = native.initial_state
     for _ in range(60):
         mask = native.token_mask(s)
-        item_frames.NATIVE_DANGER = False
+        item_frames.NATIVE_DANGER = pushdown.NATIVE_DATA = False  # (the Python frames, their danger walks too)
         try:
             expected = python.token_mask(t_py)
         finally:
-            item_frames.NATIVE_DANGER = True
+            item_frames.NATIVE_DANGER = pushdown.NATIVE_DATA = True
         assert np.array_equal(mask, expected), (s, np.flatnonzero(mask != expected)[:5])
         if native.is_final(s) and rng.random() < 0.1 or not mask.any():
             break
@@ -353,17 +355,25 @@ def test_native_danger_walks_give_the_python_masks(smollm2_vocabulary: Any, item
         s, t_py = native.next_state(s, t), python.next_state(t_py, t)
 
 
-def test_the_native_danger_walk_drops_the_tokens_that_finish_a_written_value() -> None:
+def test_the_native_danger_walk_drops_the_tokens_that_finish_a_written_value(monkeypatch: pytest.MonkeyPatch) -> None:
     """The property above is not vacuous: after ``["ab","a`` the tokens ``b"`` and ``b",`` would
     finish ``ab`` again and are dropped by the native walk; ``bb"`` is not."""
     tokens = [b"[", b"]", b",", b'"', b"a", b"b", b'b"', b'b",', b'bb"']
     vocab = _vocab(tokens)
     guide = structgen.compile_json_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, vocab, whitespace="")
     assert isinstance(guide, PushdownGuide) and guide._view.unique is not None
-    counted = guide._view.unique.data = _Counted(guide._view.unique.data)
     s = guide.advance(guide.initial_state, [0, 3, 4, 6, 2, 3, 4])  # ["ab","a
+    allowed = {tokens[t] for t in guide.allowed_token_ids(s).tolist() if t < len(tokens)}  # (the native masks)
+    assert allowed == set(tokens) - {b'b"', b'b",'}  # (inside a string: "[", "]" and "," too)
+    from structgen.guides import pushdown
+    monkeypatch.setattr(pushdown, "NATIVE_DATA", False)  # (the Python frames, their danger walk native)
+    structgen.compiler.clear_cache()  # (a guide of its own: no mask made before)
+    guide = structgen.compile_json_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, vocab, whitespace="")
+    assert isinstance(guide, PushdownGuide) and guide._view.unique is not None
+    counted = guide._view.unique.data = _Counted(guide._view.unique.data)
+    s = guide.advance(guide.initial_state, [0, 3, 4, 6, 2, 3, 4])
     allowed = {tokens[t] for t in guide.allowed_token_ids(s).tolist() if t < len(tokens)}
-    assert allowed == set(tokens) - {b'b"', b'b",'} and counted.dropped  # (inside a string: "[", "]" and "," too)
+    assert allowed == set(tokens) - {b'b"', b'b",'} and counted.dropped
 
 
 def _without_unique_anywhere(schema: Any) -> Any:
@@ -457,10 +467,13 @@ def test_string_items_returning_at_many_nodes_are_masked_as_their_values(monkeyp
         return got
 
     monkeypatch.setattr(frame_masks.FrameMasks, "_pops_split", checked_split)
+    from structgen.guides import pushdown
     tokens = [b"[", b"]", b",", b'"', b"a", b"b", b'a"', b'b"', b'ab"', b'"]', b'",', b'a",', b'a"]', b'","', b'", "', b'b","a',
               b" ", b"1", b"1]", b"1,", b'[["', b'"],', b'"]]']
-    for schema in ({"type": "array", "items": items, "uniqueItems": True},
-                   {"type": "array", "items": {"type": "array", "items": items, "uniqueItems": True}}):
+    for schema, native in itertools.product(({"type": "array", "items": items, "uniqueItems": True},
+                                             {"type": "array", "items": {"type": "array", "items": items, "uniqueItems": True}}), (False, True)):
+        monkeypatch.setattr(pushdown, "NATIVE_DATA", native)  # (the Python frames, then the native ones: FrameSolver.collect_data)
+        structgen.compiler.clear_cache()
         vocab = _vocab(tokens)
         guide = structgen.compile_json_schema(schema, vocab)
         level = [guide.initial_state]
@@ -479,6 +492,57 @@ def test_string_items_returning_at_many_nodes_are_masked_as_their_values(monkeyp
             level = list(dict.fromkeys(nxt))[:300]
     assert returns_from > 1 or "enum" in items or any(x is not None for x in shared)  # (a finite set: no spare values)
     assert returns_from > 1 or "enum" in items or any(rest for _, rest, _ in splits)  # (pops that open the next item in the token too)
+
+
+@pytest.mark.parametrize("items", [{"type": "string"}, {"type": "string", "pattern": "^[a-z ]+$"},
+                                   {"anyOf": [{"type": "string"}, {"type": "integer"}]}])
+def test_string_items_returning_at_many_nodes_natively_on_a_real_tokenizer(smollm2_vocabulary: Any, items: dict) -> None:
+    """Natively (``FrameSolver.collect_data``), a string item out of danger that returns at
+    hundreds of SmolLM2's trie nodes has the array's frames from them shared as those of no item
+    written where every next item has endless values (a free string), and collected node by node
+    elsewhere: the same masks as the Python frames', along a text that writes, repeats and nests."""
+    from structgen.guides import pushdown
+
+    schema = {"type": "object", "properties": {"tags": {"type": "array", "items": items, "uniqueItems": True}}}
+    text = b'{"tags": ["alpha beta", "gamma", "alpha", "alpha beta gamma", "delta"]}'
+    ids = _greedy(smollm2_vocabulary, text)
+    guides = []
+    for native in (True, False):
+        pushdown.NATIVE_DATA = native
+        try:
+            structgen.compiler.clear_cache()
+            guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
+            assert isinstance(guide, PushdownGuide) and guide._native is not None
+            states, s = [], guide.initial_state
+            for t in ids:
+                states.append(guide.token_mask(s))
+                s = guide.next_state(s, t)
+                assert s >= 0
+            guides.append((guide, states))
+        finally:
+            pushdown.NATIVE_DATA = True
+    (native_guide, got), (_, expected) = guides
+    for k, (a, b) in enumerate(zip(got, expected)):
+        assert np.array_equal(a, b), (k, smollm2_vocabulary.tokens[ids[k]], np.flatnonzero(a != b)[:5])
+    solver = native_guide._frames.solver
+    assert solver is not None and solver.data_counts[0] > 0
+    assert solver.data_counts[1] > 0 or items != {"type": "string"}  # (free strings: endless values)
+    assert solver.data_counts[1] == 0 or "anyOf" not in items  # (an integer item next: each node's set decides)
+
+
+def _greedy(vocab: structgen.Vocabulary, data: bytes) -> list[int]:
+    """The longest-first tokens of ``data``."""
+    by_bytes = {t: i for i, t in enumerate(vocab.tokens) if t}
+    out, i = [], 0
+    while i < len(data):
+        for j in range(min(len(data), i + 16), i, -1):
+            if data[i:j] in by_bytes:
+                out.append(by_bytes[data[i:j]])
+                i = j
+                break
+        else:
+            raise AssertionError(data[i:])
+    return out
 
 
 def test_an_item_is_its_whole_value_nested_arrays_included() -> None:
