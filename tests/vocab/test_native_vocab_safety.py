@@ -27,7 +27,7 @@ OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_token
        "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
        "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits", "prefetch",
-       "collect", "stacks", "unique"]
+       "collect", "stacks", "unique", "unique_stacks"]
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -141,6 +141,32 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
                 pass
         entries, depths, _ = solver.stacks_from(0)
         assert len(entries) == len(depths) == solver.num_stacks and len(solver.configs_from(0)) == solver.num_configs
+    elif op == "unique_stacks":  # (stacks that carry unique items' data: any kinds, data, states, bytes, words)
+        import numpy as np
+        item = pool.concat([pool.literal(b'"'), pool.star(pool.byte_range(97, 99)), pool.literal(b'"')])
+        array = pool.concat([pool.literal(b"["), pool.optional(pool.seq(pool.symbol(1), pool.star(pool.seq(pool.literal(b","), pool.symbol(1))))),
+                             pool.literal(b"]")])
+        autos = [LazyAutomaton(pool, array), LazyAutomaton(pool, item) if a % 7 else None]
+        solver = _engine.FrameSolver(autos, index, 1 + abs(b) % 6, 1 + abs(c) % 8)
+        solver.mark_frame_data(0)
+        solver.mark_frame_data(1, own_plain=True)
+        unique = _engine.UniqueData(pool)
+        kinds = [[1, 2], [1, 2, 0], [2, 1], [1, 3], [0, 2]][abs(c) % 5]
+        words = np.zeros(max(0, (len(tokens) + 31) // 32 + (b % 3 == 0)), dtype=np.int32)
+        asks = [lambda: solver.share_unique(unique, kinds), lambda: solver.share_unique(_engine.UniqueData(ExprPool()), [1, 2]),
+                lambda: solver.next_state(0, b'["a","' + data), lambda: solver.next_state(0, data),
+                lambda: solver.stack(a % 3, b % 4, solver.num_stacks - 1, c % 5),
+                lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
+                lambda: solver.collect_data(list(range(solver.num_stacks))[-3:], words),
+                lambda: solver.collect_data([a % (solver.num_stacks + 1)], words),
+                lambda: solver.state_mask(0)]
+        for ask in asks:
+            try:
+                ask()
+            except EXPECTED:
+                pass
+        entries, depths, records = solver.stacks_from(0)
+        assert len(entries) == len(depths) == len(records) == solver.num_stacks and solver.data_counts[0] >= 0
     elif op in ("set_token_bits", "or_token_bits"):  # (ids past the words, negative, huge; widths that differ)
         import numpy as np
         words = np.zeros((len(tokens) + 31) // 32, dtype=np.int32)
