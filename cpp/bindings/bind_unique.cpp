@@ -34,7 +34,11 @@ void bind_unique(nb::module_& m) {
         [](nb::bytes text, bool exponents) -> nb::object {
             auto parsed = parse_json(bytes_span(text));
             if (!parsed || (!exponents && parsed->exponent)) return nb::none();
-            return to_bytes(value_key(parsed->value));
+            try {
+                return to_bytes(value_key(parsed->value));
+            } catch (const BudgetExceeded&) {  // (too deep to key near the stack's end: as one too deep to read)
+                return nb::none();
+            }
         },
         nb::arg("text"), nb::arg("exponents") = true,
         "A key (bytes) equal for the JSON values JSON Schema calls equal, of one JSON text; None where the text is "

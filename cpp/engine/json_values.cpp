@@ -6,9 +6,15 @@
 #include <cstring>
 #include <limits>
 
+#include "errors.h"
+
 namespace structgen {
 
 namespace {
+
+// the nesting of the recursive walks over a value (each level a C++ frame: DepthGuard stops them
+// short of the thread's stack end, a sanitizer's larger frames too)
+thread_local int json_depth = 0;
 
 bool is_ws(uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool is_digit(uint8_t c) { return c >= '0' && c <= '9'; }
@@ -72,6 +78,7 @@ private:
     }
     bool value(JsonValue& out, int depth) {
         if (p_ == end_) return false;
+        if ((*p_ == '[' || *p_ == '{') && near_stack_end()) return false;  // (too deep to read here: refused, as Python's RecursionError)
         switch (*p_) {
             case 'n': out.type = JsonValue::Type::Null; return word("null");
             case 't': out.type = JsonValue::Type::True; return word("true");
@@ -259,6 +266,11 @@ private:
         return seen && place + exp > 0;
     }
 
+    static bool near_stack_end() {
+        char probe;
+        return reinterpret_cast<uintptr_t>(&probe) < stack_floor();
+    }
+
     const uint8_t* p_;
     const uint8_t* end_;
     bool exponent_ = false;
@@ -318,6 +330,7 @@ std::vector<std::pair<const std::u32string*, const JsonValue*>> members_of(const
 
 void put_key(std::string& out, const JsonValue& v) {
     using T = JsonValue::Type;
+    DepthGuard guard(json_depth);
     switch (v.type) {
         case T::Null: out.push_back('n'); return;
         case T::False: out.push_back('f'); return;
@@ -522,6 +535,7 @@ std::string value_key(const JsonValue& v) {
 
 Id value_texts(Pool& pool, const JsonValue& v, CharTexts& chars) {
     using T = JsonValue::Type;
+    DepthGuard guard(json_depth);
     Id ws = star(pool, pool.bytes_of(bytes_set(" \t\n\r")));
     switch (v.type) {
         case T::Null: return lit(pool, "null");

@@ -33,17 +33,20 @@ struct ParsedJson {
 // The value of a JSON text, or nullopt where the text is not one JSON value with whitespace around
 // it (as Python's json.loads of the text decoded as UTF-8: strict strings, no NaN or Infinity; an
 // integer of any length is read, where Python refuses one of over 4,300 digits; nesting past
-// MAX_JSON_DEPTH is refused).
-constexpr int MAX_JSON_DEPTH = 2000;
+// MAX_JSON_DEPTH, or near the thread's stack end, is refused, as Python's json refuses a deep value
+// with RecursionError).
+constexpr int MAX_JSON_DEPTH = 1000;
 std::optional<ParsedJson> parse_json(std::span<const uint8_t> text);
 
 // A key equal for the values JSON Schema calls equal, and only for those (a byte string; each
-// part is self-delimiting, so an array's key is its elements' keys in a row).
+// part is self-delimiting, so an array's key is its elements' keys in a row). BudgetExceeded near
+// the thread's stack end (a value read by parse_json is not that deep).
 std::string value_key(const JsonValue& v);
 
 // Every JSON text of v as a term of pool (any whitespace, any escape, any key order, any spelling
 // of a number with its significant digits; a number's exponent spellings are a superset: any
-// exponent). chars keeps each character's spellings (one map per pool).
+// exponent). chars keeps each character's spellings (one map per pool). BudgetExceeded near the
+// thread's stack end.
 using CharTexts = std::unordered_map<char32_t, Id>;
 Id value_texts(Pool& pool, const JsonValue& v, CharTexts& chars);
 

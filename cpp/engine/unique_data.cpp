@@ -80,8 +80,16 @@ int32_t UniqueData::after_item(int32_t written, std::span<const uint8_t> text) {
     auto found = after_.find(key);
     if (found != after_.end()) return found->second;
     int32_t got = -1;
-    if (auto parsed = parse_json(text)) {
-        std::string vkey = value_key(parsed->value);
+    std::optional<ParsedJson> parsed = parse_json(text);
+    std::string vkey;
+    if (parsed) {
+        try {
+            vkey = value_key(parsed->value);
+        } catch (const BudgetExceeded&) {  // (too deep to key near the stack's end: refused, as one too deep to read)
+            parsed.reset();
+        }
+    }
+    if (parsed) {
         auto [vit, fresh] = value_ids_.try_emplace(std::move(vkey), static_cast<int32_t>(values_.size()));
         if (fresh) {
             values_.push_back(std::move(parsed->value));
