@@ -26,7 +26,7 @@ if [ ${#tests[@]} -eq 0 ]; then
            tests/vocab/test_native_vocab_safety.py tests/vocab/test_native_vocab.py tests/vocab/test_trie_walk.py
            tests/vocab/test_slices.py tests/guides/test_native_frames.py tests/guides/test_batch_threads.py
            tests/json_schema/test_native_front_end_safety.py tests/json_schema/test_schema_texts.py
-           tests/json_schema/test_schema_walk.py tests/json_schema/test_metaschemas.py)
+           tests/json_schema/test_schema_walk.py tests/json_schema/test_metaschemas.py tests/json_schema/test_unique_items.py)
 fi
 # (Python itself leaks by design: leak checks off; a UBSan finding stops the run. libstdc++ is
 # preloaded after the ASan runtime: python does not link it, and ASan's interceptor of C++ throws
