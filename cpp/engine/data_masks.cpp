@@ -10,22 +10,8 @@
 namespace structgen {
 
 namespace {
-// a frame that may return at this many nodes or more has its caller's union kept whole
-// (structgen.guides.frame_masks.RETURNS_FROM)
-constexpr size_t RETURNS_FROM = 8;
 // a state that may read more first bytes than this may be a string's body (FrameSolver's WIDE_FROM)
 constexpr int WIDE_FROM = 17;
-
-void or_frame(const Frame& f, std::span<uint32_t> words) {
-    set_token_bits(words, f.ids);
-    if (f.bits) or_token_bits(words, *f.bits);
-}
-
-uint64_t returns_hash(int64_t parent, const std::vector<int64_t>& pops) {
-    uint64_t h = mix64(static_cast<uint64_t>(parent) + 0x7F4A7C159E3779B9ull);
-    for (const int64_t m : pops) h = mix64(h ^ static_cast<uint64_t>(m));
-    return h;
-}
 
 uint64_t pair_key(int64_t a, int64_t b) { return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(b); }
 
@@ -45,19 +31,6 @@ size_t DataMasks::KeyHash::operator()(const Key& k) const noexcept {
     h = mix64(h ^ static_cast<uint64_t>(k.node));
     return static_cast<size_t>(mix64(h ^ static_cast<uint64_t>(k.data)));
 }
-
-class DataMasks::Seen {
-public:
-    bool first(int64_t sid, int64_t node) {
-        const uint64_t key = pair_key(sid, node);
-        if (seen_.contains(key)) return false;
-        seen_.put(key, 1);
-        return true;
-    }
-
-private:
-    FlatMap<char> seen_;
-};
 
 void DataMasks::keep(size_t bytes) {
     if (frames_made_.size() + free_of_items_.size() >= max_entries_) {  // (held frames stay alive through their shared_ptr)
@@ -87,12 +60,7 @@ std::shared_ptr<const Frame> DataMasks::frame(int64_t a, int32_t q, int32_t node
     if (auto found = frames_made_.find(key); found != frames_made_.end()) return found->second;
     if (active_.count(key)) return std::make_shared<Frame>();  // a call cycle that reads no byte: nothing new down this way
     DepthGuard guard(depth_);
-    active_.insert(key);
-    struct Leave {
-        std::unordered_set<Key, KeyHash>& active;
-        Key key;
-        ~Leave() { active.erase(key); }
-    } leave{active_, key};
+    Computing computing(active_, key);
     std::shared_ptr<const Frame> out = make(a, q, node, data);
     keep(out->ids.size() * 8 + out->pops.size() * 8 + (out->bits ? out->bits->size() * 4 : 0) + 96);
     frames_made_.emplace(key, out);
@@ -328,11 +296,11 @@ bool DataMasks::enters_no_item(int64_t a, int32_t q, int64_t m, std::vector<int6
 void DataMasks::collect(std::span<const int64_t> sids, std::span<uint32_t> words) {
     if (!stacks_.has_unique()) throw InvalidArgument("DataMasks: the stacks carry no unique data");
     for (const int64_t sid : sids) stacks_.entry(sid);  // (all checked before anything is written)
-    Seen seen;
+    StackNodes seen;
     for (const int64_t sid : sids) collect_from(sid, 0, words, seen);
 }
 
-void DataMasks::collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, Seen& seen) {
+void DataMasks::collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, StackNodes& seen) {
     const TokenTrie& trie = frames_.trie();
     std::vector<std::pair<int64_t, int64_t>> todo{{sid, node}};
     std::vector<int64_t> rest;
@@ -348,7 +316,7 @@ void DataMasks::collect_from(int64_t sid, int64_t node, std::span<uint32_t> word
         const std::vector<int64_t>* pops = &f->pops;
         if (f->pops.size() >= RETURNS_FROM) {
             if (!item) {
-                returns(e.parent, f->pops).tokens.or_into(words);
+                returns(e.parent, f->pops).or_into(words);
                 continue;
             }
             rest.clear();
@@ -362,22 +330,10 @@ void DataMasks::collect_from(int64_t sid, int64_t node, std::span<uint32_t> word
     }
 }
 
-const DataMasks::Returns& DataMasks::returns(int64_t parent, const std::vector<int64_t>& pops) {
-    const uint64_t h = returns_hash(parent, pops);
-    auto [lo, hi] = returns_.equal_range(h);
-    for (auto it = lo; it != hi; ++it)
-        if (it->second.parent == parent && it->second.pops == pops) return it->second;
-    DepthGuard guard(depth_);  // (a caller's union may need its own caller's: as deep as the stack)
-    std::vector<uint32_t> union_words(frames_.words(), 0);
-    Seen seen;
-    for (const int64_t m : pops) collect_from(parent, m, union_words, seen);
-    Returns r{parent, pops, TokenSet::of(union_words)};
-    if (returns_.size() >= max_entries_) {
-        returns_.clear();
-        bytes_ = 0;
-    }
-    bytes_ += r.tokens.memory_bytes() + r.pops.size() * 8 + 96;
-    return returns_.emplace(h, std::move(r))->second;
+const TokenSet& DataMasks::returns(int64_t parent, const std::vector<int64_t>& pops) {
+    return callers_.get(parent, pops, frames_.words(), [&](int64_t m, std::span<uint32_t> out, StackNodes& in) {
+        collect_from(parent, m, out, in);
+    });
 }
 
 bool DataMasks::new_values_return(int64_t sid, const std::vector<int64_t>& pops, std::span<uint32_t> words, std::vector<int64_t>& rest) {
@@ -393,7 +349,7 @@ bool DataMasks::new_values_return(int64_t sid, const std::vector<int64_t>& pops,
     for (const int64_t k : needed)
         if (!endless_strings(k)) return false;  // (one more value written may leave it none: each pop's own set decides)
     const int64_t shared = stacks_.stack(p.a, p.q, p.parent, 0);  // (the array with no item written: its frames are every set's here)
-    returns(shared, free).tokens.or_into(words);
+    returns(shared, free).or_into(words);
     ++shared_returns_;
     return true;
 }

@@ -33,7 +33,7 @@
 #include "frame_walk.h"
 #include "frames.h"
 #include "stack_table.h"
-#include "token_set.h"
+#include "stack_union.h"
 #include "unique_data.h"
 
 namespace structgen {
@@ -43,13 +43,13 @@ public:
     // frames: the solver of the guide's plain frames; stacks: the guide's stacks, which carry the
     // unique data (both outlive this)
     DataMasks(FrameSolver& frames, StackTable& stacks, size_t max_entries)
-        : frames_(frames), stacks_(stacks), max_entries_(max_entries < 1 ? 1 : max_entries) {}
+        : frames_(frames), stacks_(stacks), max_entries_(max_entries < 1 ? 1 : max_entries), callers_(max_entries) {}
 
     // OR the masks of stacks sids (from the root) into words (NeedsFrameData: the guide makes it;
     // words may hold part of the mask then)
     void collect(std::span<const int64_t> sids, std::span<uint32_t> words);
 
-    size_t memory_bytes() const { return bytes_; }
+    size_t memory_bytes() const { return bytes_ + callers_.bytes(); }
     size_t num_frames() const { return frames_made_.size(); }
     // how many times a string item's returns were shared as the array's frames of no item written
     size_t shared_returns() const { return shared_returns_; }
@@ -62,12 +62,6 @@ private:
     struct KeyHash {
         size_t operator()(const Key& k) const noexcept;
     };
-    struct Returns {
-        int64_t parent;
-        std::vector<int64_t> pops;
-        TokenSet tokens;
-    };
-    class Seen;
 
     // the frame (a, q, data) from node: FrameSolver's where it needs no data
     std::shared_ptr<const Frame> frame(int64_t a, int32_t q, int32_t node, int64_t data);
@@ -96,8 +90,9 @@ private:
     // whether the walk of array a from (q, m) enters no item (then the items it may need next are added to needed)
     bool enters_no_item(int64_t a, int32_t q, int64_t m, std::vector<int64_t>& needed);
 
-    void collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, Seen& seen);
-    const Returns& returns(int64_t parent, const std::vector<int64_t>& pops);
+    void collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, StackNodes& seen);
+    // the union of stack parent's masks from each of pops (kept)
+    const TokenSet& returns(int64_t parent, const std::vector<int64_t>& pops);
     // the stack's item (out of danger, a string) returns at pops with a new value at each: the
     // caller's frames from the pops where the array enters no item, as one (shared), and the other
     // pops in rest; false where that does not hold
@@ -113,7 +108,7 @@ private:
     std::unordered_map<uint64_t, bool> exhausted_;                 // k << 32 | set
     std::unordered_map<int64_t, bool> endless_;                    // item automaton -> endless_strings
     std::unordered_map<uint64_t, std::vector<int64_t>> free_of_items_;  // (a, q, m) hash -> needed, or {-1}: enters an item
-    std::unordered_multimap<uint64_t, Returns> returns_;
+    CallerUnions callers_;
     FrameWalk raw_;
     WalkStack stack_;
     size_t bytes_ = 0;

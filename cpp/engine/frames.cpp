@@ -7,6 +7,7 @@
 #include "flat_map.h"
 #include "frame_walk.h"
 #include "slices.h"
+#include "stack_union.h"
 #include "token_bits.h"
 
 namespace structgen {
@@ -237,12 +238,7 @@ std::shared_ptr<const Frame> FrameSolver::solve(int64_t a, int32_t q, int32_t no
     if (active_.count(key)) return empty_;  // a call cycle that reads no byte: nothing new down this way
     if (refused_.count(key) || refuses_own(a)) throw NeedsFrameData(a);
     DepthGuard guard(depth_);
-    active_.insert(key);
-    struct Leave {
-        std::unordered_set<Key, KeyHash>& active;
-        Key key;
-        ~Leave() { active.erase(key); }
-    } leave{active_, key};
+    Computing computing(active_, key);
 
     auto out = std::make_shared<Frame>();
     try {

@@ -17,7 +17,7 @@
 
 #include "frames.h"
 #include "stack_table.h"
-#include "token_set.h"
+#include "stack_union.h"
 
 namespace structgen {
 
@@ -25,31 +25,19 @@ class StackMasks {
 public:
     // frames: the solver whose frames make up the masks; stacks: the guide's stacks (both outlive this)
     StackMasks(FrameSolver& frames, const StackTable& stacks, size_t max_entries)
-        : frames_(frames), stacks_(stacks), max_entries_(max_entries < 1 ? 1 : max_entries) {}
+        : frames_(frames), stacks_(stacks), callers_(max_entries) {}
 
     // OR the masks of stacks sids (from the root) into words.
     void collect(std::span<const int64_t> sids, std::span<uint32_t> words);
 
-    size_t memory_bytes() const { return bytes_; }
+    size_t memory_bytes() const { return callers_.bytes(); }
 
 private:
-    // the caller's union from a frame's return nodes: its tokens as ids, or packed where many
-    struct Returns {
-        int64_t parent;
-        std::vector<int64_t> pops;
-        TokenSet tokens;
-    };
-    class Seen;
-
-    void collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, Seen& seen);
-    const Returns& returns(int64_t parent, const std::vector<int64_t>& pops);
+    void collect_from(int64_t sid, int64_t node, std::span<uint32_t> words, StackNodes& seen);
 
     FrameSolver& frames_;
     const StackTable& stacks_;
-    size_t max_entries_;
-    std::unordered_multimap<uint64_t, Returns> returns_;  // by a hash of (caller, nodes)
-    size_t bytes_ = 0;
-    int depth_ = 0;
+    CallerUnions callers_;
 };
 
 }  // namespace structgen
