@@ -101,17 +101,23 @@ void bind_frames(nb::module_& m) {
              [](PyFrameSolver& s, int64_t a, int64_t q, int64_t parent, int64_t data) { return s.own_stacks().stack(a, q, parent, data); },
              nb::arg("automaton"), nb::arg("state"), nb::arg("parent"), nb::arg("data") = 0,
              "The stack (automaton, state, data) on top of stack parent (-1: none), made if new")
-        .def("share_unique",
-             [](PyFrameSolver& s, nb::object unique, std::vector<uint8_t> kinds) {
-                 UniqueData& u = nb::cast<UniqueData&>(unique);
-                 if (s.pool && s.pool != &u.pool()) throw InvalidArgument("FrameSolver.share_unique: unique data of another pool");
-                 s.stacks.share_unique(u, std::move(kinds));
-                 s.pool = &u.pool();
-                 s.unique = std::move(unique);
+        .def("share_data",
+             [](PyFrameSolver& s, std::vector<uint8_t> kinds, std::vector<uint64_t> required, nb::object unique) {
+                 UniqueData* u = unique.is_none() ? nullptr : &nb::cast<UniqueData&>(unique);
+                 if (u && s.pool && s.pool != &u->pool()) throw InvalidArgument("FrameSolver.share_data: unique data of another pool");
+                 if (kinds.size() > static_cast<size_t>(s.core.num_automata()))
+                     throw InvalidArgument("FrameSolver.share_data: kinds of " + std::to_string(kinds.size()) + " automata, the network has " +
+                                           std::to_string(s.core.num_automata()));
+                 s.stacks.share_data(u, std::move(kinds), std::move(required));
+                 if (u) {
+                     s.pool = &u->pool();
+                     s.unique = std::move(unique);
+                 }
              },
-             nb::arg("unique"), nb::arg("kinds"),
-             "The stacks carry the frame data of unique arrays over items that call nothing (kinds[k]: 0 plain, 1 a "
-             "unique array, 2 its item): stack, step and next_state work with it (the masks stay the guide's)")
+             nb::arg("kinds"), nb::arg("required") = std::vector<uint64_t>{}, nb::arg("unique") = nb::none(),
+             "The stacks carry frame data (kinds[k]: 0 plain, 1 a unique array, 2 its item, which need unique; 3 an "
+             "object with key guards, whose required keys are required[k], bit i for key i): stack, step, next_state "
+             "and collect_data work with it")
         .def("config", [](PyFrameSolver& s, const std::vector<int64_t>& stacks) { return s.own_stacks().config(stacks); },
              nb::arg("stacks"), "The state that is this set of stacks, made if new")
         .def("step",
@@ -192,12 +198,12 @@ void bind_frames(nb::module_& m) {
                  if (out.size() != s.core.words())
                      throw InvalidArgument("FrameSolver.collect_data: words of " + std::to_string(out.size()) + " int32, not " +
                                            std::to_string(s.core.words()) + " (the vocabulary's)");
-                 if (!s.stacks.has_unique()) throw InvalidArgument("FrameSolver.collect_data: the stacks carry no unique data (share_unique)");
+                 if (!s.stacks.carries_data()) throw InvalidArgument("FrameSolver.collect_data: the stacks carry no frame data (share_data)");
                  asking([&] { s.data_masks.collect(stacks, out); });
              },
              nb::arg("stacks"), nb::arg("words").noconvert(),
-             "OR the masks of the stacks into words where they carry unique items' data (share_unique): the frames "
-             "of the unique arrays and their items made natively with their data. NeedsFrameData where the guide "
+             "OR the masks of the stacks into words where they carry frame data (share_data): the frames of the "
+             "objects with key guards, the unique arrays and their items made natively with their data. NeedsFrameData where the guide "
              "makes the mask (words may hold part of it); KeyError(k) as collect")
         .def_prop_ro("data_counts", [](const PyFrameSolver& s) { return nb::make_tuple(s.data_masks.num_frames(), s.data_masks.shared_returns()); },
                      "(frames with data cached, string items' returns shared as the array's frames of no item written)")

@@ -25,9 +25,9 @@ struct PyFrameSolver {
     StackTable stacks;              // the guide's stacks and states (their steps read core's automata)
     StackMasks masks;               // the stacks' masks, made of core's frames
     StateMasks states;              // the states' whole masks, cached
-    DataMasks data_masks;           // the stacks' masks where they carry unique items' data (share_unique)
+    DataMasks data_masks;           // the stacks' masks where they carry frame data (share_data)
     Pool* pool = nullptr;           // the pool of every automaton given (one network, one pool)
-    nb::object unique;              // the UniqueData the stacks carry (share_unique; kept alive while the solver lives)
+    nb::object unique;              // the UniqueData the stacks carry (share_data; kept alive while the solver lives)
     PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, const std::shared_ptr<TokenIndex>& index,
                   size_t max_entries, int64_t max_depth, int64_t mask_cache_bytes)
         : autos(std::move(objs)), core(ptrs, index, max_entries), stacks(core, max_depth),
@@ -37,9 +37,9 @@ struct PyFrameSolver {
     }
     // the stacks, their masks and the states' masks: only where no automaton carries frame data (else
     // the stacks carry it, and they are the guide's), the stacks also where they carry the unique
-    // data (share_unique; the masks are the guide's then)
+    // data (share_data; their masks are then data_masks')
     StackTable& own_stacks() {
-        if (!stacks.has_unique()) check_no_data();
+        if (!stacks.carries_data()) check_no_data();
         return stacks;
     }
     StackMasks& own_masks() { return check_no_data(), masks; }

@@ -49,10 +49,10 @@ std::shared_ptr<const Frame> DataMasks::frame(int64_t a, int32_t q, int32_t node
         const int64_t key = data ? stacks_.unique().mask_key(static_cast<int32_t>(data)) : 0;
         if (!key) return frames_.frame(a, q, node);  // (out of danger: its plain frame, made by the solver)
         data = key;
-    } else if (kind == StackTable::PLAIN) {
+    } else if (kind == StackTable::PLAIN) {  // (an array's and an object's frame with no data are theirs too: refused by the solver)
         try {
             return frames_.frame(a, q, node);
-        } catch (const NeedsFrameData&) {  // (it enters a unique array: made here)
+        } catch (const NeedsFrameData&) {  // (it enters an automaton with frame data: made here)
         }
     }
     if (!data) q = frames_.automaton(a).clamped(q, frames_.longest());
@@ -73,6 +73,8 @@ std::shared_ptr<const Frame> DataMasks::make(int64_t a, int32_t q, int32_t node,
     auto out = std::make_shared<Frame>();
     if (kind == StackTable::ARRAY) {
         array_frame(a, q, node, data, *out);
+    } else if (kind == StackTable::GUARDED) {
+        guarded_frame(a, q, node, data, *out);
     } else {
         const std::shared_ptr<const FrameSolver::Walk> own = frames_.own_walk(a, q, node);
         gather(a, 0, own->ids, own->bits, own->pops, own->calls, *out);
@@ -100,20 +102,17 @@ std::shared_ptr<const Frame> DataMasks::item_in_danger(int64_t a, int32_t q, int
     return out;
 }
 
-void DataMasks::array_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls) {
+void DataMasks::raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls, bool wide_ok) {
     LazyAutomaton& au = frames_.automaton(a);
     const TokenTrie& trie = frames_.trie();
-    if (!node && au.pool().first_bytes(au.expr(q)).count() >= WIDE_FROM) throw NeedsFrameData(a);  // (a slice's walk: the guide's)
+    if (!node && !wide_ok && au.pool().first_bytes(au.expr(q)).count() >= WIDE_FROM) throw NeedsFrameData(a);  // (a slice's walk: the guide's)
     const int32_t s = node ? au.clamped_head(q, trie.height[static_cast<size_t>(node)]) : q;
     raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
     const int32_t roots[1] = {node};
     walk_frame(au, trie, roots, s, false, nullptr, stack_, raw_, true);
     auto one = [&](int64_t m, int32_t p) {
         if (au.is_final(p)) pops.push_back(m);
-        for (const auto& [k, r] : au.symbols_of(p)) {
-            if (k >= GUARD_FIRST) throw NeedsFrameData(a);  // (a key guard: the guide's)
-            calls.push_back({m, k, r});
-        }
+        for (const auto& [k, r] : au.symbols_of(p)) calls.push_back({m, k, r});
     };
     if (trie.num_children[static_cast<size_t>(node)] > 0 && au.may_branch(s)) one(node, s);
     const std::vector<int64_t> nodes = raw_.branch_nodes;  // (copies: symbols_of may build states, never walks)
@@ -124,7 +123,7 @@ void DataMasks::array_walk(int64_t a, int32_t q, int32_t node, std::vector<int64
 void DataMasks::array_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out) {
     std::vector<int64_t> pops;
     std::vector<FrameSolver::Call> calls;
-    array_walk(a, q, node, pops, calls);
+    raw_walk(a, q, node, pops, calls);
     std::vector<int64_t> ids = raw_.ids;
     if (written && !ids.empty()) {  // (a token may not end where only items written before could go on)
         const std::vector<int32_t> ends = raw_.ends;
@@ -140,21 +139,55 @@ void DataMasks::array_frame(int64_t a, int32_t q, int32_t node, int64_t written,
     gather(a, written, ids, nullptr, std::move(pops), calls, out);
 }
 
+void DataMasks::guarded_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out) {
+    LazyAutomaton& au = frames_.automaton(a);
+    KeyGuards& guards = stacks_.guards();
+    const int32_t s = node ? au.clamped_head(q, frames_.trie().height[static_cast<size_t>(node)]) : q;
+    if (!guards.may_die(a, s, written) && (node || !au.in_bounded_string(q))) {  // (no token can end dead: the solver's walk)
+        const std::shared_ptr<const FrameSolver::Walk> own = frames_.own_walk(a, q, node);
+        gather(a, written, own->ids, own->bits, own->pops, own->calls, out);
+        return;
+    }
+    std::vector<int64_t> pops;
+    std::vector<FrameSolver::Call> calls;
+    raw_walk(a, q, node, pops, calls, true);
+    std::vector<int64_t> ids = raw_.ids;
+    const std::vector<int32_t> ends = raw_.ends;
+    std::unordered_map<int32_t, bool> dead;  // (a token may not end where only written keys go on)
+    size_t kept = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        auto [it, fresh] = dead.try_emplace(ends[i], false);
+        if (fresh) it->second = guards.is_dead(a, ends[i], written);
+        if (!it->second) ids[kept++] = ids[i];
+    }
+    ids.resize(kept);
+    gather(a, written, ids, nullptr, std::move(pops), calls, out);
+}
+
 void DataMasks::gather(int64_t a, int64_t data, std::span<const int64_t> own, const std::shared_ptr<const std::vector<uint32_t>>& own_bits,
                        std::vector<int64_t> pops, std::span<const FrameSolver::Call> calls, Frame& out) {
-    const bool array = stacks_.kind(a) == StackTable::ARRAY;
-    UniqueData& unique = stacks_.unique();
+    const StackTable::Kind kind = stacks_.kind(a);
+    const bool array = kind == StackTable::ARRAY;
     const TokenTrie& trie = frames_.trie();
     std::vector<std::shared_ptr<const Frame>> parts;
     for (const FrameSolver::Call& c : calls) {
-        const int64_t callee_data = array ? unique.item_start(static_cast<int32_t>(data)) : 0;  // (a new item of the set)
+        if (c.callee >= GUARD_FIRST) {  // (a guard: zero-width, the same frame goes on with its new keys)
+            if (kind != StackTable::GUARDED) throw NeedsFrameData(a);
+            const int64_t passed = stacks_.guards().pass(a, c.callee - GUARD_FIRST, data);
+            if (passed < 0) continue;
+            std::shared_ptr<const Frame> rest = frame(a, c.ret, static_cast<int32_t>(c.node), passed);
+            pops.insert(pops.end(), rest->pops.begin(), rest->pops.end());
+            parts.push_back(std::move(rest));
+            continue;
+        }
+        const int64_t callee_data = array ? stacks_.unique().item_start(static_cast<int32_t>(data)) : 0;  // (a new item of the set)
         std::shared_ptr<const Frame> callee = frame(c.callee, 0, static_cast<int32_t>(c.node), callee_data);
         parts.push_back(callee);
         for (const int64_t m2 : callee->pops) {
             int64_t after = data;
             if (array) {  // (the item read from the call on: its value joins the set, or it was written already)
                 const std::string text = trie.bytes_between(static_cast<int32_t>(c.node), static_cast<int32_t>(m2));
-                after = unique.after_item(static_cast<int32_t>(data), {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
+                after = stacks_.unique().after_item(static_cast<int32_t>(data), {reinterpret_cast<const uint8_t*>(text.data()), text.size()});
                 if (after < 0) continue;
             }
             std::shared_ptr<const Frame> rest = frame(a, c.ret, static_cast<int32_t>(m2), after);
@@ -268,7 +301,7 @@ bool DataMasks::enters_no_item(int64_t a, int32_t q, int64_t m, std::vector<int6
     if (found == free_of_items_.end()) {
         std::vector<int64_t> pops;
         std::vector<FrameSolver::Call> calls;
-        array_walk(a, q, static_cast<int32_t>(m), pops, calls);
+        raw_walk(a, q, static_cast<int32_t>(m), pops, calls);
         std::vector<int64_t> items;
         if (!calls.empty()) {
             items.push_back(-1);
@@ -294,7 +327,7 @@ bool DataMasks::enters_no_item(int64_t a, int32_t q, int64_t m, std::vector<int6
 // -- masks ------------------------------------------------------------------------------------------
 
 void DataMasks::collect(std::span<const int64_t> sids, std::span<uint32_t> words) {
-    if (!stacks_.has_unique()) throw InvalidArgument("DataMasks: the stacks carry no unique data");
+    if (!stacks_.carries_data()) throw InvalidArgument("DataMasks: the stacks carry no frame data");
     for (const int64_t sid : sids) stacks_.entry(sid);  // (all checked before anything is written)
     StackNodes seen;
     for (const int64_t sid : sids) collect_from(sid, 0, words, seen);

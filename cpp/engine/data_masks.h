@@ -1,9 +1,9 @@
-// A pushdown state's mask from its stacks, natively, where the stacks carry the frame data of unique
-// arrays over items that call nothing (StackTable::share_unique): the frames of those arrays and
-// items, and of the automata that enter them, which FrameSolver refuses (NeedsFrameData), made here
-// with their data. (Python face: structgen/guides/frame_masks.py's FrameMasks.frame and collect with
-// frame data, and structgen/guides/item_frames.py, the same algorithm step for step; the differential
-// tests compare them.)
+// A pushdown state's mask from its stacks, natively, where the stacks carry frame data
+// (StackTable::share_data: objects in any key order, unique arrays over items that call nothing): the
+// frames FrameSolver refuses (NeedsFrameData), made here with their data. (Python face:
+// structgen/guides/frame_masks.py's FrameMasks.frame and collect with frame data, and
+// structgen/guides/item_frames.py, the same algorithm step for step; the differential tests compare
+// them.)
 //
 // * An item's frame: its plain frame (FrameSolver's: an item that calls nothing needs no data for
 //   it) where its text can no longer spell a written value; else the plain frame less the tokens
@@ -12,6 +12,11 @@
 //   needed and every item that may come next can spell only values of w; each item it enters
 //   starts as a new item of w, and where the item returns inside the token, the array goes on with
 //   the item's value added to w (or not at all, where the value is in w).
+// * An object's frame with keys w written: its walk's tokens, less those that end where the object
+//   can no longer finish (a key half spelled that only written keys complete: KeyGuards::is_dead);
+//   where a guard passes inside a token, the frame goes on from there with its new keys. Where no
+//   state the walk may end in can be dead, the walk is FrameSolver's (a key's string slice
+//   included); else it is walked here with the state each token ends in.
 // * A frame of another automaton that enters one of those: its walk, its callees with their data.
 // * A stack's mask: its top frame's from the root, and its caller's from each node where the top
 //   may return (for an item, the array with the item's value added). Where a string item out of
@@ -41,7 +46,7 @@ namespace structgen {
 class DataMasks {
 public:
     // frames: the solver of the guide's plain frames; stacks: the guide's stacks, which carry the
-    // unique data (both outlive this)
+    // frame data (both outlive this)
     DataMasks(FrameSolver& frames, StackTable& stacks, size_t max_entries)
         : frames_(frames), stacks_(stacks), max_entries_(max_entries < 1 ? 1 : max_entries), callers_(max_entries) {}
 
@@ -68,12 +73,14 @@ private:
     std::shared_ptr<const Frame> make(int64_t a, int32_t q, int32_t node, int64_t data);
     std::shared_ptr<const Frame> item_in_danger(int64_t a, int32_t q, int32_t node, int64_t key);
     void array_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out);
+    void guarded_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out);
     // the callees' frames at their nodes and a's frames after their returns, united with own
     void gather(int64_t a, int64_t data, std::span<const int64_t> own, const std::shared_ptr<const std::vector<uint32_t>>& own_bits,
                 std::vector<int64_t> pops, std::span<const FrameSolver::Call> calls, Frame& out);
-    // the raw walk of unique array a from (q, node) (q clamped to the node's height), its own
-    // tokens with the state each ends in, its pops and calls
-    void array_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls);
+    // the raw walk of a from (q, node) (q clamped to the node's height) into raw_: its own tokens
+    // with the state each ends in, its pops and calls (guards as calls of GUARD_FIRST + g); at the
+    // root of a string body (a slice's walk) NeedsFrameData unless wide_ok
+    void raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls, bool wide_ok = false);
 
     // state q of unique array a needs another item, and every item automaton it may call can spell
     // only values of set written

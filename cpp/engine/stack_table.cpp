@@ -23,20 +23,32 @@ uint64_t config_hash(std::span<const int64_t> stacks) {
 }
 }  // namespace
 
-StackTable::StackTable(FrameSolver& frames, int64_t max_depth) : frames_(frames), max_depth_(max_depth) {
+StackTable::StackTable(FrameSolver& frames, int64_t max_depth) : frames_(frames), max_depth_(max_depth), guards_(frames) {
     if (max_depth < 1) throw InvalidArgument("StackTable: max_depth must be at least 1");
     const int64_t root = stack(0, 0, -1);
     config(std::span<const int64_t>(&root, 1));
 }
 
-void StackTable::share_unique(UniqueData& unique, std::vector<uint8_t> kinds) {
-    if (num_stacks() != 1) throw InvalidArgument("StackTable: unique data is shared before any step");
-    for (const uint8_t k : kinds)
-        if (k > ITEM) throw InvalidArgument("StackTable: a kind is 0 (plain), 1 (unique array) or 2 (item)");
+void StackTable::share_data(UniqueData* unique, std::vector<uint8_t> kinds, std::vector<uint64_t> required) {
+    if (num_stacks() != 1 || carries_) throw InvalidArgument("StackTable: frame data is shared once, before any step");
+    for (const uint8_t k : kinds) {
+        if (k > GUARDED) throw InvalidArgument("StackTable: a kind is 0 (plain), 1 (unique array), 2 (item) or 3 (key guards)");
+        if ((k == ARRAY || k == ITEM) && !unique) throw InvalidArgument("StackTable: unique arrays and items need unique data");
+    }
     if (!kinds.empty() && kinds[0] == ITEM) throw InvalidArgument("StackTable: the root is no item");
-    unique_ = &unique;
+    if (required.size() > kinds.size()) throw InvalidArgument("StackTable: required keys for an automaton with no kind");
+    for (size_t k = 0; k < required.size(); ++k)
+        if (required[k] && kinds[k] != GUARDED) throw InvalidArgument("StackTable: required keys of automaton " + std::to_string(k) + ", which has no key guards");
+    guards_.set_required(std::move(required));
+    unique_ = unique;
     kinds_ = std::move(kinds);
+    carries_ = true;
     stacks_[0].data = 0;
+}
+
+UniqueData& StackTable::unique() const {
+    if (!unique_) throw InvalidArgument("StackTable: the stacks carry no unique data");
+    return *unique_;
 }
 
 int64_t StackTable::stack(int64_t a, int64_t q, int64_t parent, int64_t data) {
@@ -46,7 +58,8 @@ int64_t StackTable::stack(int64_t a, int64_t q, int64_t parent, int64_t data) {
     if (parent < -1 || parent >= num_stacks()) throw OutOfRange("StackTable: no parent stack " + std::to_string(parent));
     const Kind k = kind(a);
     if (data && k == PLAIN) throw InvalidArgument("StackTable: automaton " + std::to_string(a) + " carries no frame data");
-    if (data < 0 || (k == ITEM && data >= static_cast<int64_t>(unique_->num_items())) ||
+    if (data < 0 || (k == GUARDED && static_cast<uint64_t>(data) >> KeyGuards::CLOSE) ||
+        (k == ITEM && data >= static_cast<int64_t>(unique_->num_items())) ||
         (k == ARRAY && data >= static_cast<int64_t>(unique_->num_sets())))
         throw OutOfRange("StackTable: no frame data " + std::to_string(data) + " for automaton " + std::to_string(a));
     const uint64_t h = stack_hash(a, q, parent, data);
@@ -100,18 +113,21 @@ std::span<const int64_t> StackTable::stacks_of(int64_t state) const {
 
 const ByteSet& StackTable::first_bytes(int64_t k) {
     if (auto it = firsts_.find(k); it != firsts_.end()) return it->second;
-    // (the bytes of the start states of k and of every automaton called at a start state from it)
+    // (the bytes of the start states of k and of every automaton called at a start state from it,
+    // through guards: zero-width, whatever the data)
     ByteSet got;
-    std::vector<int64_t> reach{k};
+    std::vector<std::pair<int64_t, int32_t>> reach{{k, 0}};
     for (size_t i = 0; i < reach.size(); ++i) {
-        LazyAutomaton& au = frames_.automaton(reach[i]);
-        au.build(0);
+        const auto [a, q] = reach[i];
+        LazyAutomaton& au = frames_.automaton(a);
+        au.build(q);
         for (int b = 0; b < 256; ++b)
-            if (au.at(b) >= 0) got.set(b);
-        const std::vector<std::pair<int64_t, int32_t>> calls = au.symbols_of(0);
+            if (au.at(static_cast<int64_t>(q) * 256 + b) >= 0) got.set(b);
+        const std::vector<std::pair<int64_t, int32_t>> calls = au.symbols_of(q);
         for (const auto& [j, r] : calls) {
-            if (j >= GUARD_FIRST) throw InvalidArgument("StackTable: automaton " + std::to_string(reach[i]) + " passes a guard");
-            if (std::find(reach.begin(), reach.end(), j) == reach.end()) reach.push_back(j);
+            const std::pair<int64_t, int32_t> next = j >= GUARD_FIRST ? std::pair<int64_t, int32_t>{a, r} : std::pair<int64_t, int32_t>{j, 0};
+            if (j >= GUARD_FIRST && kind(a) != GUARDED) throw InvalidArgument("StackTable: automaton " + std::to_string(a) + " passes a guard");
+            if (std::find(reach.begin(), reach.end(), next) == reach.end()) reach.push_back(next);
         }
     }
     return firsts_.emplace(k, got).first->second;
@@ -139,14 +155,17 @@ void StackTable::step(std::span<const int64_t> stacks, int b, std::vector<int64_
         const Kind k = kind(e.a);
         const int32_t t = au.step(e.q, b);
         if (t >= 0) out.push_back(stack(e.a, t, e.parent, k == ITEM ? unique_->read(static_cast<int32_t>(e.data), b) : e.data));
-        if (e.depth < max_depth_) {
-            calls = au.symbols_of(e.q);  // (a copy: first_bytes may build states of this automaton)
-            for (const auto& [callee, r] : calls) {
-                if (callee >= GUARD_FIRST) throw InvalidArgument("StackTable: automaton " + std::to_string(e.a) + " passes a guard");
-                if (!first_bytes(callee).has(b)) continue;
-                const int64_t data = k == ARRAY ? unique_->item_start(static_cast<int32_t>(e.data)) : 0;  // (a new item of the set)
-                todo_.push_back(stack(callee, 0, stack(e.a, r, e.parent, e.data), data));
+        calls = au.symbols_of(e.q);  // (a copy: first_bytes may build states of this automaton)
+        for (const auto& [callee, r] : calls) {
+            if (callee >= GUARD_FIRST) {  // (a guard: zero-width, the same frame with new data, at any depth)
+                if (k != GUARDED) throw InvalidArgument("StackTable: automaton " + std::to_string(e.a) + " passes a guard");
+                const int64_t passed = guards_.pass(e.a, callee - GUARD_FIRST, e.data);
+                if (passed >= 0) todo_.push_back(stack(e.a, r, e.parent, passed));
+                continue;
             }
+            if (e.depth >= max_depth_ || !first_bytes(callee).has(b)) continue;
+            const int64_t data = k == ARRAY ? unique_->item_start(static_cast<int32_t>(e.data)) : 0;  // (a new item of the set)
+            todo_.push_back(stack(callee, 0, stack(e.a, r, e.parent, e.data), data));
         }
         if (e.parent >= 0 && au.is_final(e.q)) {
             const int64_t caller = k == ITEM ? returned(e.parent, e.data) : e.parent;
@@ -166,6 +185,7 @@ int64_t StackTable::returned(int64_t parent, int64_t item, std::string_view more
 
 bool StackTable::stuck(int64_t sid) {
     const Entry& e = stacks_[static_cast<size_t>(sid)];
+    if (kind(e.a) == GUARDED) return guards_.is_dead(e.a, e.q, e.data);  // (an object that can no longer finish)
     if (kind(e.a) != ITEM) return false;
     const Id left = unique_->item(static_cast<int32_t>(e.data)).left;
     return !unique_->alive(frames_.automaton(e.a).expr(e.q), left);  // (an item that only written values could finish)
@@ -179,7 +199,7 @@ int64_t StackTable::next_state(int64_t state, std::span<const uint8_t> token) {
         if (there_.empty()) return -1;
         here_.swap(there_);
     }
-    if (unique_) {
+    if (carries_) {
         here_.erase(std::remove_if(here_.begin(), here_.end(), [&](int64_t sid) { return stuck(sid); }), here_.end());
         if (here_.empty()) return -1;
     }
@@ -198,7 +218,7 @@ bool StackTable::is_final(int64_t sid) const {
 size_t StackTable::memory_bytes() const {
     return stacks_.capacity() * (sizeof(Entry) + sizeof(int64_t) + sizeof(uint32_t)) + stack_ids_.bytes() +
            (config_stacks_.capacity() + config_starts_.capacity() + config_next_.capacity()) * sizeof(int64_t) +
-           config_ids_.bytes() + firsts_.size() * (sizeof(ByteSet) + 32);
+           config_ids_.bytes() + firsts_.size() * (sizeof(ByteSet) + 32) + guards_.memory_bytes();
 }
 
 }  // namespace structgen

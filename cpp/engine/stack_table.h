@@ -1,5 +1,6 @@
 // A pushdown guide's states, natively, where the network needs no frame data (the FrameSolver's
-// networks) or only that of unique arrays over items that call nothing (share_unique): hash-consed
+// networks) or only that of objects in any key order and of unique arrays over items that call
+// nothing (share_data): hash-consed
 // stacks of frames (automaton, state, parent stack, frame data), sets of stacks hash-consed again
 // into the guide's states, and the step of one byte. (Python face: structgen/guides/stacks.py's
 // StackTable, whose NativeStackTable mirrors this table.)
@@ -11,7 +12,9 @@
 // items: an item frame's data is its item id (each byte it reads is read into it), a unique
 // array's its set id (a callee item starts as a new item of the set; an item that returns adds
 // its value, or is refused where the value is written already: UniqueData), and a token's step
-// drops the stacks whose item only written values could finish.
+// drops the stacks whose item only written values could finish. With key guards: an object in any
+// key order's data is its keys written (KeyGuards), a guard is a zero-width step that passes or not
+// on it (followed at any depth), and a token's step drops the stacks whose object can no longer finish.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -21,6 +24,7 @@
 #include "byteset.h"
 #include "flat_map.h"
 #include "frames.h"
+#include "key_guards.h"
 #include "unique_data.h"
 
 namespace structgen {
@@ -32,22 +36,26 @@ public:
         int32_t q;
         int32_t depth;  // the stack's frames
         int64_t parent;
-        int64_t data;   // the frame data: an item id (an item), a set id (a unique array), else 0
+        int64_t data;   // the frame data: an item id (an item), a set id (a unique array), the keys written (an object with key guards), else 0
         bool records;   // whether one of its frames is an item's
     };
-    // what automaton k is to the unique data (share_unique)
-    enum Kind : uint8_t { PLAIN = 0, ARRAY = 1, ITEM = 2 };
+    // what automaton k is to the frame data (share_data)
+    enum Kind : uint8_t { PLAIN = 0, ARRAY = 1, ITEM = 2, GUARDED = 3 };
 
     // frames: the solver whose automata the stacks step through (it outlives this); stack 0 is
     // (0, 0) alone and state 0 is {stack 0}
     StackTable(FrameSolver& frames, int64_t max_depth);
 
-    // The stacks carry the frame data of unique arrays over items that call nothing (and nested in
-    // no item): kinds[k] says what automaton k is. unique must outlive the table (the guide's).
-    void share_unique(UniqueData& unique, std::vector<uint8_t> kinds);
+    // The stacks carry frame data, before any step: kinds[k] says what automaton k is. A unique
+    // array's or item's needs unique (unique arrays over items that call nothing, nested in no item;
+    // it must outlive the table: the guide's); an object with key guards (GUARDED) closes once the
+    // keys required[k] are written.
+    void share_data(UniqueData* unique, std::vector<uint8_t> kinds, std::vector<uint64_t> required);
+    bool carries_data() const { return carries_; }
     bool has_unique() const { return unique_ != nullptr; }
-    UniqueData& unique() const { return *unique_; }
-    Kind kind(int64_t a) const { return unique_ && static_cast<size_t>(a) < kinds_.size() ? static_cast<Kind>(kinds_[static_cast<size_t>(a)]) : PLAIN; }
+    UniqueData& unique() const;
+    KeyGuards& guards() { return guards_; }
+    Kind kind(int64_t a) const { return carries_ && static_cast<size_t>(a) < kinds_.size() ? static_cast<Kind>(kinds_[static_cast<size_t>(a)]) : PLAIN; }
     // the caller stack parent once item frame `item` returns after reading more too: the array with
     // the item's value added (-1: written already, or not one JSON value)
     int64_t returned(int64_t parent, int64_t item, std::string_view more = {});
@@ -69,7 +77,7 @@ public:
     // for an automaton not given to the solver yet (the stacks made on the way stay made)
     void step(std::span<const int64_t> stacks, int b, std::vector<int64_t>& out);
     // the state after the bytes of a token from state (-1: refused), less the stacks whose item
-    // only written values could finish
+    // only written values could finish or whose object can no longer finish
     int64_t next_state(int64_t state, std::span<const uint8_t> token);
     // whether every frame of stack sid may end
     bool is_final(int64_t sid) const;
@@ -82,7 +90,9 @@ private:
 
     FrameSolver& frames_;
     int64_t max_depth_;
+    bool carries_ = false;
     UniqueData* unique_ = nullptr;
+    KeyGuards guards_;
     std::vector<uint8_t> kinds_;
     std::vector<Entry> stacks_;
     FlatMap<int64_t> stack_ids_;  // hash of (a, q, parent) -> first stack in its chain

@@ -520,12 +520,12 @@ class FrameSolver:
     def stack(self, automaton: int, state: int, parent: int, data: int = 0) -> int:
         """The stack (automaton, state, data) on top of stack parent (-1: none), made if new"""
     def collect_data(self, stacks: Sequence[int], words: NDArray[numpy.int32]) -> None:
-        """OR the masks of the stacks into words where they carry unique items' data (share_unique): the frames of the unique arrays and their items made natively with their data. NeedsFrameData where the guide makes the mask (words may hold part of it); KeyError(k) as collect"""
+        """OR the masks of the stacks into words where they carry frame data (share_data): the frames of the objects with key guards, the unique arrays and their items made natively with their data. NeedsFrameData where the guide makes the mask (words may hold part of it); KeyError(k) as collect"""
     @property
     def data_counts(self) -> tuple[int, int]:
         """(frames with data cached, string items' returns shared as the array's frames of no item written)"""
-    def share_unique(self, unique: UniqueData, kinds: Sequence[int]) -> None:
-        """The stacks carry the frame data of unique arrays over items that call nothing (kinds[k]: 0 plain, 1 a unique array, 2 its item): stack, step and next_state work with it (the masks stay the guide's)"""
+    def share_data(self, kinds: Sequence[int], required: Sequence[int] = (), unique: UniqueData | None = None) -> None:
+        """The stacks carry frame data (kinds[k]: 0 plain, 1 a unique array, 2 its item, which need unique; 3 an object with key guards, whose required keys are required[k], bit i for key i): stack, step, next_state and collect_data work with it"""
     def config(self, stacks: Sequence[int]) -> int:
         """The state that is this set of stacks, made if new"""
     def step(self, stacks: Sequence[int], byte: int) -> list[int]:

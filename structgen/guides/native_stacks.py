@@ -1,5 +1,6 @@
 """A pushdown guide's stacks kept by the native engine, where its network needs no frame data
-(or only that of unique arrays over items that call nothing: :func:`unique_stacks`).
+(or only that of objects in any key order and of unique arrays over items that call nothing:
+:func:`data_stacks`).
 
 A pushdown guide's frames are made natively (the :class:`~structgen._engine.FrameSolver`), but
 for those that need frame data (unique items, key guards: :func:`frame_data_automata`). A network
@@ -34,7 +35,7 @@ from ..vocab.index import VocabularyIndex
 from .network_view import NetworkView
 from .stacks import StackEntry, StackTable
 
-__all__ = ["NativeStackTable", "frame_data_automata", "native_solver", "solved", "unique_stacks"]
+__all__ = ["NativeStackTable", "data_stacks", "frame_data_automata", "guarded_automata", "native_solver", "solved"]
 
 #: Cached walks and frames per native solver before its caches are cleared.
 FRAME_CACHE = 200_000
@@ -63,30 +64,58 @@ def frame_data_automata(view: NetworkView, held: bool = False) -> frozenset[int]
     makes (all but the items that call nothing and pass no guard: their frames need no data, the
     guide narrows them where an item may still spell a written value)."""
     pool = view.network.pool
-    guarded = {k for k in view.reachable() if any(s >= GUARD_FIRST for s in pool.symbols_in(view.roots[k]))}
+    guarded = guarded_automata(view)
     items = (k for k in view.recording if not held or k in guarded or pool.symbols_in(view.roots[k]))
     return frozenset(k for k in (*view.arrays, *items, *guarded) if k < len(view.network))
 
 
-def unique_stacks(view: NetworkView, solver: FrameSolver) -> bool:
-    """Where the network's only frame data is that of unique arrays over items that call nothing
-    (no key guard, no unique array inside an item), let the solver's stacks carry it
-    (``FrameSolver.share_unique``: the item ids and set ids of ``view.unique.data``), so a token's
-    step is one native call there too; the masks stay the guide's. Whether it did."""
-    unique = view.unique
-    if unique is None or unique.nested:
-        return False
+def guarded_automata(view: NetworkView) -> frozenset[int]:
+    """The automata the root reaches that pass a key guard (objects in any key order)."""
     pool = view.network.pool
-    if any(pool.symbols_in(view.roots[k]) for k in unique.recording):
-        return False
-    if any(k not in unique.arrays and k not in unique.recording for k in frame_data_automata(view)):
-        return False  # (an automaton that passes a key guard)
-    kinds = [0] * len(view.network)
-    for k in unique.arrays:
-        kinds[k] = 1
-    for k in unique.recording:
-        kinds[k] = 2
-    solver.share_unique(unique.data, kinds)
+    return frozenset(k for k in view.reachable() if any(s >= GUARD_FIRST for s in pool.symbols_in(view.roots[k])))
+
+
+#: What an automaton is to the frame data the native stacks carry (``FrameSolver.share_data``).
+_PLAIN, _ARRAY, _ITEM, _GUARDED = 0, 1, 2, 3
+
+
+def data_stacks(view: NetworkView, solver: FrameSolver) -> bool:
+    """Where the network's frame data is that of objects in any key order (the keys written) and of
+    unique arrays over items that call nothing (no unique array inside an item, no item that is
+    such an object), let the solver's stacks carry it (``FrameSolver.share_data``: the keys as
+    bits, the item ids and set ids of ``view.unique.data``), so a token's step is one native call
+    and the masks are native too (``FrameSolver.collect_data``). Whether it did.
+
+    Example:
+        >>> import structgen
+        >>> vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(128)] + [b""], eos_token_ids=[128])
+        >>> schema = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}}
+        >>> guide = structgen.compile_json_schema(schema, vocab, key_order="any")
+        >>> guide._native is not None   # (its stacks are native: data_stacks shared the keys written)
+        True
+        >>> state = guide.advance(guide.initial_state, list(b'{"b":1,"'))
+        >>> sorted(chr(t) for t in guide.allowed_token_ids(state))   # ("b" is written)
+        ['a']
+    """
+    unique = view.unique
+    pool = view.network.pool
+    kinds = [_PLAIN] * len(view.network)
+    for k in guarded_automata(view):
+        if k < len(kinds):
+            kinds[k] = _GUARDED
+    if unique is not None:
+        if unique.nested or any(pool.symbols_in(view.roots[k]) for k in unique.recording):
+            return False
+        for k, kind in ((k, _ARRAY) for k in unique.arrays):
+            if kinds[k] != _PLAIN:
+                return False
+            kinds[k] = kind
+        for k in unique.recording:
+            kinds[k] = _ITEM
+    if any(kinds[k] == _PLAIN for k in frame_data_automata(view)):
+        return False  # (frame data the stacks cannot carry)
+    required = [view.network.required.get(k, 0) for k in range(len(view.network))]
+    solver.share_data(kinds, required, None if unique is None else unique.data)
     return True
 
 
@@ -170,7 +199,7 @@ class NativeStackTable(StackTable):
         return self._mirror
 
     def stack(self, a: int, q: int, parent: int, data: int = 0) -> int:
-        sid = self.solver.stack(a, q, parent, data)  # (data: where the stacks carry unique items, see unique_stacks)
+        sid = self.solver.stack(a, q, parent, data)  # (data: where the stacks carry frame data, see data_stacks)
         self._made += 1
         return sid
 

@@ -34,7 +34,7 @@ from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeRow, NativeWor
 from .distances import NetworkDistances
 from .frame_masks import FrameMasks
 from .frame_tokens import FrameTokens
-from .native_stacks import NativeStackTable, native_solver, unique_stacks
+from .native_stacks import NativeStackTable, data_stacks, native_solver
 from .network_view import NetworkView
 from .stacks import StackTable
 
@@ -48,7 +48,7 @@ NEXT_CACHE = 100_000
 #: Whether networks without frame data get native stacks and frames (off: the Python ones, for
 #: the differential tests).
 NATIVE = True
-#: Whether the masks of states whose stacks carry unique items' data are made natively
+#: Whether the masks of states whose stacks carry frame data (key guards, unique items) are made natively
 #: (``FrameSolver.collect_data``); off, the Python frames make them (the differential tests only).
 NATIVE_DATA = True
 
@@ -85,8 +85,8 @@ class PushdownGuide(Guide):
         self._handed = 0  # (automata handed to the native solver before a batch's threads run: _hand_made)
         self._view = NetworkView(network, frozenset(vocabulary.missing_bytes))
         solver = native_solver(self._view, self._index, max_depth, mask_cache_bytes) if NATIVE else None
-        # (the stacks are the solver's where no frame carries data or only unique items' do, else this guide's)
-        native = solver is not None and (not solver.has_frame_data or unique_stacks(self._view, solver))
+        # (the stacks are the solver's where no frame carries data or only data they can carry does, else this guide's)
+        native = solver is not None and (not solver.has_frame_data or data_stacks(self._view, solver))
         self._native = NativeStackTable(self._view, max_depth, solver) if native and solver is not None else None
         self._stacks = self._native or StackTable(self._view, max_depth)
         self._dists = NetworkDistances(self._view, self._stacks, self._index, self._busy)
@@ -252,7 +252,7 @@ class PushdownGuide(Guide):
 
     def _data_words(self, state: int, words: np.ndarray) -> bool:
         """OR ``state``'s mask into ``words`` with the native solver's ``collect_data``, where the
-        stacks carry unique items' data (:func:`.native_stacks.unique_stacks`). ``False`` where they
+        stacks carry frame data (:func:`.native_stacks.data_stacks`). ``False`` where they
         do not, or where the solver leaves the mask to the guide (``words`` cleared then)."""
         solver = self._native.solver if self._native is not None and NATIVE_DATA else None
         if solver is None or not solver.has_frame_data:

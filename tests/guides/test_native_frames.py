@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import structgen
@@ -351,7 +351,8 @@ def test_native_frames_in_networks_with_frame_data_give_the_python_masks(smollm2
                                                                          case: tuple[dict, str], rng: random.Random) -> None:
     """Where the network carries frame data (unique items, key guards), the frames that need none
     are made natively and the others in Python, and where it is only unique arrays' over items
-    that call nothing the stacks and steps are native too (``unique_stacks``): the masks, next
+    that call nothing and objects in any key order the stacks, steps and masks are native too
+    (``data_stacks``): the masks, next
     states and finality are the whole Python engine's, along random walks over SmolLM2's tokens."""
     import pickle
 
@@ -361,8 +362,8 @@ def test_native_frames_in_networks_with_frame_data_give_the_python_masks(smollm2
     native: PushdownGuide = pickle.loads(pickle.dumps(guide))
     python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
     solver = native._frames.solver
-    shared = order == "schema" and schema["properties"]["tags"]["items"].get("type") == "string"  # (no guard, no nesting)
-    assert solver is not None and solver.has_frame_data and (native._native is not None) == shared  # (unique_stacks)
+    shared = schema["properties"]["tags"]["items"].get("type") == "string"  # (no unique array nested in an item)
+    assert solver is not None and solver.has_frame_data and (native._native is not None) == shared  # (data_stacks)
     sn = sp = native.initial_state
     for _ in range(30):
         got = native.token_mask(sn)
@@ -376,13 +377,78 @@ def test_native_frames_in_networks_with_frame_data_give_the_python_masks(smollm2
         assert sn >= 0 and sp >= 0, (json.dumps(schema), order, sn, sp, smollm2_vocabulary.tokens[t])
 
 
+_KEY_NAMES = st.lists(st.sampled_from(["a", "ab", "abc", "b", "ba", "name", "names", "xy", "stat", "status"]),
+                      min_size=1, max_size=6, unique=True)
+
+
+@st.composite
+def _any_order_schemas(draw: st.DrawFn) -> tuple[dict, bool]:
+    """An object in any key order (key guards): keys that prefix one another, plain values or a
+    nested object, some required, closed, open or open to patterned keys; and whether extra keys
+    are written where the schema allows them."""
+    names = draw(_KEY_NAMES)
+    props: dict[str, Any] = {}
+    for n in names:
+        props[n] = draw(_PLAIN) if draw(st.integers(0, 3)) else {"type": "object", "properties": {"a": {"type": "integer"}, "ab": _BOUNDED}}
+    required = draw(st.lists(st.sampled_from(names), unique=True, max_size=3))
+    rest = draw(st.sampled_from([{"additionalProperties": False}, {},
+                                 {"patternProperties": {"^x-": {"type": "integer"}}, "additionalProperties": False}]))
+    return {"type": "object", "properties": props, "required": required, **rest}, draw(st.booleans())
+
+
+@settings(max_examples=30, deadline=None)
+@given(_any_order_schemas(), st.randoms(use_true_random=False))
+def test_objects_in_any_key_order_natively_give_the_python_masks(smollm2_vocabulary: structgen.Vocabulary,
+                                                                  case: tuple[dict, bool], rng: random.Random) -> None:
+    """Objects in any key order carry the keys written as frame data: their stacks, steps and masks
+    are native (``data_stacks``, ``FrameSolver.collect_data``), never left to the guide, and give
+    the whole Python engine's masks, next states and finality along random walks over SmolLM2's
+    tokens that favour keys (a token may not end where only written keys go on)."""
+    import pickle
+
+    schema, extra = case
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary, key_order="any", extra_properties=extra)
+    assume(isinstance(guide, PushdownGuide))  # (one key and no other: a regex)
+    assert isinstance(guide, PushdownGuide)
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    assert native._native is not None and native._frames.solver is not None and native._frames.solver.has_frame_data
+    made: list[bool] = []
+    data_words = PushdownGuide._data_words
+
+    def recorded(self: PushdownGuide, state: int, words: np.ndarray) -> bool:
+        got = data_words(self, state, words)
+        if self is native:
+            made.append(got)
+        return got
+
+    keyish = [t for t, b in enumerate(smollm2_vocabulary.tokens) if b and b.lstrip(b" ,{")[:1] in (b'"', b"") and len(b) <= 6]
+    PushdownGuide._data_words = recorded  # type: ignore[method-assign]
+    try:
+        sn = sp = native.initial_state
+        for _ in range(40):
+            got = native.token_mask(sn)
+            assert np.array_equal(got, python.token_mask(sp)), (json.dumps(schema), extra)
+            assert native.is_final(sn) == python.is_final(sp)
+            allowed = [t for t in np.flatnonzero(got).tolist() if smollm2_vocabulary.tokens[t]]
+            if not allowed:
+                break
+            near = [t for t in keyish if got[t]]
+            t = rng.choice(near if near and rng.random() < 0.7 else allowed)
+            sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+            assert sn >= 0 and sp >= 0, (json.dumps(schema), sn, sp, smollm2_vocabulary.tokens[t])
+    finally:
+        PushdownGuide._data_words = data_words  # type: ignore[method-assign]
+    assert made and all(made), (json.dumps(schema), extra, made)  # (every mask native: none left to the guide)
+
+
 def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: structgen.Vocabulary) -> None:
     """A frame of an automaton marked as carrying frame data, or one that enters it, raises
     ``NeedsFrameData`` (kept: asked again, it raises again), a frame that needs none is made; so is
     a frame of an item that calls nothing (its data only narrows its frames), but not one that
     enters it; the states' masks are then the guide's (``state_mask`` and ``fill_rows`` raise
-    ``ValueError``), and the stacks too unless they carry only unique items' data (key guards
-    here: ``next_state`` raises too)."""
+    ``ValueError``), and the stacks too unless they can carry the data (a unique array inside an
+    item here: ``next_state`` raises too)."""
     from structgen._engine import NeedsFrameData, fill_rows
     from structgen.guides.matcher import Matcher
     from structgen.guides.native_stacks import frame_data_automata
@@ -415,7 +481,8 @@ def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: stru
     state = guide.advance(guide.initial_state, _greedy(smollm2_vocabulary, b'{"b":"x'))
     assert guide.token_mask(state).sum() > 1000 and frames._native  # (inside a plain string: its frames are native)
     assert solver.next_state(0, b'{"a":["x') >= 0  # (unique items over items that call nothing: the stacks are the solver's)
-    guarded = structgen.compile_json_schema(schema, smollm2_vocabulary, key_order="any")
+    nested = {"type": "object", "properties": {"a": {"type": "array", "uniqueItems": True, "items": schema["properties"]["a"]}}}
+    guarded = structgen.compile_json_schema(nested, smollm2_vocabulary)  # (a unique array inside an item: the guide's stacks)
     assert isinstance(guarded, PushdownGuide) and guarded._native is None and guarded._frames.solver is not None
     with pytest.raises(ValueError, match="frame data"):
         guarded._frames.solver.next_state(0, b"{")

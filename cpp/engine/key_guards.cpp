@@ -1,0 +1,99 @@
+#include "key_guards.h"
+
+#include <string>
+#include <unordered_set>
+
+#include "errors.h"
+
+namespace structgen {
+
+namespace {
+uint64_t pair_key(int64_t a, int32_t q) { return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(q); }
+constexpr uint64_t CLOSE_BIT = uint64_t{1} << KeyGuards::CLOSE;
+// the states a token's own bytes may reach that may_die looks at, at most (past it: it may die)
+constexpr size_t MAX_REACH = 4096;
+constexpr uint64_t TOO_MANY = ~uint64_t{0};
+}  // namespace
+
+void KeyGuards::set_required(std::vector<uint64_t> required) {
+    for (const uint64_t r : required)
+        if (r & CLOSE_BIT) throw InvalidArgument("KeyGuards: required keys go up to 62");
+    required_ = std::move(required);
+}
+
+int64_t KeyGuards::pass(int64_t a, int64_t g, int64_t written) const {
+    if (g < 0 || g > CLOSE) throw InvalidArgument("KeyGuards: no guard " + std::to_string(g));
+    if (written < 0) throw InvalidArgument("KeyGuards: no key set " + std::to_string(written));
+    const auto w = static_cast<uint64_t>(written);
+    if (g == CLOSE) {
+        const uint64_t need = a >= 0 && static_cast<size_t>(a) < required_.size() ? required_[static_cast<size_t>(a)] : 0;
+        return need & ~w ? -1 : written;
+    }
+    return w >> g & 1 ? -1 : static_cast<int64_t>(w | uint64_t{1} << g);
+}
+
+const KeyGuards::Frontier& KeyGuards::frontier(int64_t a, int32_t q) {
+    const uint64_t key = pair_key(a, q);
+    if (auto found = frontiers_.find(key); found != frontiers_.end()) return found->second;
+    LazyAutomaton& au = frames_.automaton(a);
+    Frontier out;
+    std::vector<int32_t> todo{q};
+    std::unordered_set<int32_t> seen{q};
+    auto visit = [&](int32_t t) {
+        if (t >= 0 && seen.insert(t).second) todo.push_back(t);
+    };
+    while (!todo.empty() && !out.free) {
+        const int32_t s = todo.back();
+        todo.pop_back();
+        if (au.is_final(s)) {
+            out.free = true;
+            break;
+        }
+        const std::vector<std::pair<int64_t, int32_t>> symbols = au.symbols_of(s);  // (a copy: build may grow the automaton)
+        for (const auto& [k, r] : symbols) {
+            if (k >= GUARD_FIRST) out.guards |= uint64_t{1} << (k - GUARD_FIRST);
+            else visit(r);
+        }
+        au.build(s);
+        for (int b = 0; b < 256; ++b) visit(au.at(static_cast<int64_t>(s) * 256 + b));
+    }
+    return frontiers_.emplace(key, out).first->second;
+}
+
+bool KeyGuards::is_dead(int64_t a, int32_t q, int64_t written) {
+    const Frontier& f = frontier(a, q);
+    return !f.free && !(f.guards & CLOSE_BIT) && !(f.guards & ~static_cast<uint64_t>(written));
+}
+
+bool KeyGuards::may_die(int64_t a, int32_t q, int64_t written) {
+    const uint64_t key = pair_key(a, q);
+    auto found = key_only_.find(key);
+    if (found == key_only_.end()) {
+        LazyAutomaton& au = frames_.automaton(a);
+        std::vector<uint64_t> guards;
+        std::vector<int32_t> todo{q};
+        std::unordered_set<int32_t> seen{q};
+        while (!todo.empty()) {
+            if (seen.size() > MAX_REACH) {
+                guards.assign(1, TOO_MANY);
+                break;
+            }
+            const int32_t s = todo.back();
+            todo.pop_back();
+            const Frontier f = frontier(a, s);
+            if (!f.free && !(f.guards & CLOSE_BIT)) guards.push_back(f.guards);
+            au.build(s);
+            for (int b = 0; b < 256; ++b) {
+                const int32_t t = au.at(static_cast<int64_t>(s) * 256 + b);
+                if (t >= 0 && seen.insert(t).second) todo.push_back(t);
+            }
+        }
+        found = key_only_.emplace(key, std::move(guards)).first;
+    }
+    const auto w = static_cast<uint64_t>(written);
+    for (const uint64_t g : found->second)
+        if (g == TOO_MANY || !(g & ~w)) return true;
+    return false;
+}
+
+}  // namespace structgen

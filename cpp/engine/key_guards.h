@@ -1,0 +1,56 @@
+// Objects whose keys come in any order (structgen/json_schema/objects.py's guarded_object): such an
+// object is an automaton of its own whose frame data is the set of its keys written so far (bit i:
+// key i), and whose key guards are zero-width steps checked against it: key guard i passes where key i
+// is not written yet and writes it; the close guard passes once every required key is written.
+// (Python face: structgen/guides/network_view.py's NetworkView.pass_guard and is_dead.)
+//
+// A state can no longer finish where it cannot end before its next guard and every next guard is the
+// key guard of a key written already (a key half spelled that only written keys complete). That is
+// exact for the objects the compiler writes: past a key's guard the required keys not written yet can
+// always be written and the object closed, so only the next guards can block the way.
+#pragma once
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "frames.h"
+
+namespace structgen {
+
+class KeyGuards {
+public:
+    // the guard that closes an object (structgen.automata.markers.CLOSE_GUARD); key guards are 0..62
+    static constexpr int64_t CLOSE = 63;
+
+    // frames: the solver whose automata the guards are read from (it outlives this)
+    explicit KeyGuards(FrameSolver& frames) : frames_(frames) {}
+
+    // required[a]: the keys automaton a must have written before it closes (bit i: key i)
+    void set_required(std::vector<uint64_t> required);
+    // the frame data after guard g of automaton a with keys `written` (-1: it does not pass)
+    int64_t pass(int64_t a, int64_t g, int64_t written) const;
+    // whether state q of automaton a can no longer finish with keys `written`
+    bool is_dead(int64_t a, int32_t q, int64_t written);
+    // whether a token read from state q of automaton a by its own bytes (no guard passed, no call
+    // entered) may end in a state dead with keys `written`
+    bool may_die(int64_t a, int32_t q, int64_t written);
+
+    size_t memory_bytes() const { return (frontiers_.size() + key_only_.size()) * 64 + required_.capacity() * 8; }
+
+private:
+    // whether q reaches a final state through no guard, and the guards first met on the other ways
+    // (bit g; CLOSE included): a search over bytes and calls' returns that stops at guards
+    struct Frontier {
+        bool free = false;
+        uint64_t guards = 0;
+    };
+    const Frontier& frontier(int64_t a, int32_t q);
+
+    FrameSolver& frames_;
+    std::vector<uint64_t> required_;
+    std::unordered_map<uint64_t, Frontier> frontiers_;                  // a << 32 | q
+    std::unordered_map<uint64_t, std::vector<uint64_t>> key_only_;      // a << 32 | q -> the guards of the
+    // states its bytes reach that may be dead (not free, no close guard ahead); {~0}: too many to search
+};
+
+}  // namespace structgen
