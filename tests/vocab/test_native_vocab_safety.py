@@ -27,7 +27,7 @@ OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_token
        "slice", "long_tokens", "packed", "bools", "next_state", "forced", "guide_walk", "slice_mask", "distances",
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
        "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits", "prefetch",
-       "collect", "stacks", "unique", "unique_stacks"]
+       "collect", "stacks", "unique", "unique_stacks", "guard_stacks"]
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -153,9 +153,38 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         unique = _engine.UniqueData(pool)
         kinds = [[1, 2], [1, 2, 0], [2, 1], [1, 3], [0, 2]][abs(c) % 5]
         words = np.zeros(max(0, (len(tokens) + 31) // 32 + (b % 3 == 0)), dtype=np.int32)
-        asks = [lambda: solver.share_unique(unique, kinds), lambda: solver.share_unique(_engine.UniqueData(ExprPool()), [1, 2]),
+        asks = [lambda: solver.share_data(kinds, (), unique), lambda: solver.share_data([1, 2], (), _engine.UniqueData(ExprPool())),
+                lambda: solver.share_data([1, 2]),
                 lambda: solver.next_state(0, b'["a","' + data), lambda: solver.next_state(0, data),
                 lambda: solver.stack(a % 3, b % 4, solver.num_stacks - 1, c % 5),
+                lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
+                lambda: solver.collect_data(list(range(solver.num_stacks))[-3:], words),
+                lambda: solver.collect_data([a % (solver.num_stacks + 1)], words),
+                lambda: solver.state_mask(0)]
+        for ask in asks:
+            try:
+                ask()
+            except EXPECTED:
+                pass
+        entries, depths, records = solver.stacks_from(0)
+        assert len(entries) == len(depths) == len(records) == solver.num_stacks and solver.data_counts[0] >= 0
+    elif op == "guard_stacks":  # (stacks that carry the keys written: any kinds, required keys, data, states, bytes, words)
+        import numpy as np
+        g = _engine.GUARD_FIRST
+        member = pool.alt([pool.concat([pool.literal(b'"a"'), pool.symbol(g), pool.literal(b":"), pool.symbol(1)]),
+                           pool.concat([pool.literal(b'"ab"'), pool.symbol(g + 1), pool.literal(b":"), pool.symbol(1)]),
+                           pool.concat([pool.literal(b'"'), pool.star(pool.byte_range(97, 99)), pool.literal(b'":1')])])
+        obj = pool.concat([pool.literal(b"{"), pool.optional(pool.seq(member, pool.star(pool.seq(pool.literal(b","), member)))),
+                           pool.symbol(g + 63), pool.literal(b"}")])
+        autos = [LazyAutomaton(pool, obj), LazyAutomaton(pool, pool.alt([pool.literal(b"1"), pool.symbol(0)])) if a % 7 else None]
+        solver = _engine.FrameSolver(autos, index, 1 + abs(b) % 6, 1 + abs(c) % 8)
+        solver.mark_frame_data(0)
+        kinds = [[3, 0], [3], [3, 3], [0, 3], [3, 0, 0], [4, 0]][abs(c) % 6]
+        required = [[0, 0], [1], [3, 0], [1 << 63, 0], [], [0, 1], [1 << 64]][abs(a) % 7]
+        words = np.zeros(max(0, (len(tokens) + 31) // 32 + (b % 3 == 0)), dtype=np.int32)
+        asks = [lambda: solver.share_data(kinds, required), lambda: solver.share_data([3, 0], [1]),
+                lambda: solver.next_state(0, b'{"a":1,"' + data), lambda: solver.next_state(0, data),
+                lambda: solver.stack(a % 3, b % 4, solver.num_stacks - 1, c),
                 lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
                 lambda: solver.collect_data(list(range(solver.num_stacks))[-3:], words),
                 lambda: solver.collect_data([a % (solver.num_stacks + 1)], words),
