@@ -28,6 +28,11 @@ structgen's time over each peer's at the same thread count.
 
     python -m benchmarks.batch_step                          # 32 rows, 3 engines, 1 and 2 threads, 2 repeats
     python -m benchmarks.batch_step --threads 2 --repeats 1 --engines structgen,xgrammar
+    python -m benchmarks.batch_step --structgen-options validator   # structgen: keys in any order, extra keys
+
+``--structgen-options validator`` compiles structgen's rows with ``key_order="any",
+extra_properties=True`` (every object of two keys or more is then an automaton whose frame data is
+its keys written); the peers keep theirs, and the rows their instances.
 """
 
 from __future__ import annotations
@@ -40,7 +45,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from .harness import THREAD_ENV, fmt_ms, fmt_us, llama3_eos, llama3_tokenizer, markdown_table, percentile
+from .harness import STRUCTGEN_OPTIONS, THREAD_ENV, fmt_ms, fmt_us, llama3_eos, llama3_tokenizer, markdown_table, percentile
 from .serving_step import _lock_step, _rows, _run_llguidance, _run_structgen
 
 Rows = list[tuple[Any, list[int]]]
@@ -82,15 +87,17 @@ ENGINES: dict[str, Callable[..., dict[str, Any]]] = {
 FILLS = {"structgen": "fill_next_token_bitmasks (prefetch on T threads)", "llguidance": "fill_next_token_bitmask_par"}
 
 
-def _worker(engine: str, count: int, threads: int) -> None:
+def _worker(engine: str, count: int, threads: int, options: str) -> None:
     tok = llama3_tokenizer()
-    print(json.dumps(ENGINES[engine](tok, _rows(tok, count, SKIP), threads, strict=True)))
+    extra = {"options": STRUCTGEN_OPTIONS[options]} if engine == "structgen" else {}
+    print(json.dumps(ENGINES[engine](tok, _rows(tok, count, SKIP), threads, strict=True, **extra)))
 
 
-def _run(engine: str, count: int, threads: int) -> dict[str, Any]:
+def _run(engine: str, count: int, threads: int, options: str = "defaults") -> dict[str, Any]:
     """One (engine, threads) run in a fresh process; its failure (a refused token) ends the benchmark."""
     out = subprocess.run([sys.executable, "-m", "benchmarks.batch_step", "--worker", engine, "--rows", str(count),
-                          "--threads", str(threads)], capture_output=True, text=True, env={**os.environ, **THREAD_ENV})
+                          "--threads", str(threads), "--structgen-options", options],
+                         capture_output=True, text=True, env={**os.environ, **THREAD_ENV})
     if out.returncode != 0:
         sys.stderr.write(out.stderr)
         raise SystemExit(f"batch_step: {engine} on {threads} thread(s) failed (exit {out.returncode}), see above")
@@ -115,10 +122,12 @@ def main() -> None:
     ap.add_argument("--threads", default="1,2", help="thread counts, comma-separated (default 1,2)")
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--engines", default="structgen,llguidance,xgrammar")
+    ap.add_argument("--structgen-options", default="defaults", choices=tuple(STRUCTGEN_OPTIONS),
+                    help="structgen's compile options: defaults, or validator (key_order='any', extra_properties=True)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        _worker(args.worker, args.rows, int(args.threads))
+        _worker(args.worker, args.rows, int(args.threads), args.structgen_options)
         return
     engines = args.engines.split(",")
     unknown = [e for e in engines if e not in ENGINES]
@@ -129,7 +138,7 @@ def main() -> None:
     for _ in range(args.repeats):
         for t in thread_counts:
             for engine in engines:  # (in turn, so a drift of the machine's speed meets every engine)
-                results[engine, t].append(_run(engine, args.rows, t))
+                results[engine, t].append(_run(engine, args.rows, t, args.structgen_options))
     summary = {key: _summary(runs) for key, runs in results.items()}
     table = []
     for t in thread_counts:
@@ -150,7 +159,8 @@ def main() -> None:
           f"{args.repeats} repeat(s), steps of all repeats pooled; every engine took every token. structgen's rows "
           f"do their cold work on T native threads first, then are filled in turn. "
           f"Compile: xgrammar's precomputes its token masks, structgen's and llguidance's leave them to the steps. "
-          f"Left out of the rows: {'; '.join(f'{name} ({why})' for name, why in SKIP.items())}.\n")
+          f"Left out of the rows: {'; '.join(f'{name} ({why})' for name, why in SKIP.items())}. "
+          f"structgen's options: {args.structgen_options} {STRUCTGEN_OPTIONS[args.structgen_options]}.\n")
     print(markdown_table(["engine", "threads", "batch fill", f"compile {args.rows} rows (min)", "step p50", "step p90",
                           "step p99", "step max", "all steps (mean run)", "structgen ÷ llguidance (p50 / p99 / all)",
                           "structgen ÷ xgrammar (p50 / p99 / all)"], table, "lrlrrrrrrrr"))

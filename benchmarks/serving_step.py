@@ -45,7 +45,7 @@ def _rows(tok: Any, count: int, skip: Collection[str] = ()) -> list[tuple[Any, l
 
 
 def _run_structgen(tok: Any, rows: list[tuple[Any, list[int]]], threads: int, *,
-                  strict: bool = False) -> dict[str, Any]:
+                  strict: bool = False, options: dict[str, Any] | None = None) -> dict[str, Any]:
     import structgen
     from structgen.guides.cursor import Cursor, fill_next_token_bitmasks
     from structgen.vocab.index import prepare_vocabulary
@@ -54,7 +54,7 @@ def _run_structgen(tok: Any, rows: list[tuple[Any, list[int]]], threads: int, *,
     prepare_vocabulary(vocab)
     structgen.compiler.warm_up(vocab)
     start = time.perf_counter()
-    cursors = [Cursor(structgen.Matcher.of(structgen.compile_json_schema(schema, vocab), vocab.size))
+    cursors = [Cursor(structgen.Matcher.of(structgen.compile_json_schema(schema, vocab, **(options or {})), vocab.size))
                for schema, _ in rows]
     compile_s = time.perf_counter() - start
     bitmask = structgen.Matcher.allocate_token_bitmask(len(rows), vocab.size)

@@ -1,5 +1,6 @@
 // A batch's masks on native threads. fill_rows() fills the rows whose guides have a native core
-// (a pushdown state's whole mask where its network needs no frame data, a DFA state's mask): the
+// (a pushdown state's whole mask where its network needs no frame data or its stacks carry it, a
+// DFA state's mask): the
 // cached masks are copied, the cold ones made first on a pool of native threads, rows that share
 // an expression pool on one thread (pools are not locked). It answers the rows it left to the
 // caller (and, for one that stopped at an automaton not made yet, which: its caller makes it and
@@ -90,7 +91,7 @@ void bind_batch(nb::module_& m) {
                   bool valid = false;
                   if (nb::isinstance<PyFrameSolver>(t[0])) {
                       task.solver = &nb::cast<PyFrameSolver&>(t[0]);
-                      task.solver->check_no_data();
+                      task.solver->own_states();  // (ValueError where the stacks are the guide's)
                       words = task.solver->core.words();
                       pool = task.solver->pool;
                       valid = task.state >= 0 && task.state < task.solver->stacks.num_configs();

@@ -170,8 +170,8 @@ void bind_frames(nb::module_& m) {
              },
              nb::arg("state"),
              "The state's whole mask as packed int32 words (a new array; EOS where a stack may end), cached; None where "
-             "the guide makes it (a stack near the nesting bound, a top at the root of a string under a length bound, "
-             "a dead end). KeyError(k) for an automaton not given yet")
+             "the guide makes it (a stack near the nesting bound, a mask with frame data the solver leaves to the guide, "
+             "a dead end). ValueError where the stacks are the guide's. KeyError(k) for an automaton not given yet")
         .def("keep_mask",
              [](PyFrameSolver& s, int64_t state, nb::ndarray<const int32_t, nb::ndim<1>, nb::c_contig, nb::device::cpu> words) {
                  s.own_states().keep(state, {reinterpret_cast<const uint32_t*>(words.data()), words.shape(0)});

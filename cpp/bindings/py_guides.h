@@ -24,14 +24,15 @@ struct PyFrameSolver {
     FrameSolver core;
     StackTable stacks;              // the guide's stacks and states (their steps read core's automata)
     StackMasks masks;               // the stacks' masks, made of core's frames
-    StateMasks states;              // the states' whole masks, cached
     DataMasks data_masks;           // the stacks' masks where they carry frame data (share_data)
+    StateMasks states;              // the states' whole masks, cached
     Pool* pool = nullptr;           // the pool of every automaton given (one network, one pool)
     nb::object unique;              // the UniqueData the stacks carry (share_data; kept alive while the solver lives)
     PyFrameSolver(std::vector<nb::object> objs, std::vector<LazyAutomaton*> ptrs, const std::shared_ptr<TokenIndex>& index,
                   size_t max_entries, int64_t max_depth, int64_t mask_cache_bytes)
         : autos(std::move(objs)), core(ptrs, index, max_entries), stacks(core, max_depth),
-          masks(core, stacks, max_entries), states(stacks, masks, index, mask_cache_bytes), data_masks(core, stacks, max_entries) {
+          masks(core, stacks, max_entries), data_masks(core, stacks, max_entries),
+          states(stacks, masks, index, mask_cache_bytes, &data_masks) {
         for (LazyAutomaton* a : ptrs)
             if (a) same_pool(*a);
     }
@@ -43,7 +44,10 @@ struct PyFrameSolver {
         return stacks;
     }
     StackMasks& own_masks() { return check_no_data(), masks; }
-    StateMasks& own_states() { return check_no_data(), states; }
+    StateMasks& own_states() {
+        if (!stacks.carries_data()) check_no_data();
+        return states;
+    }
     void check_no_data() const {
         if (core.any_frame_data()) throw InvalidArgument("FrameSolver: the network has frame data: its stacks and states are the guide's");
     }

@@ -55,7 +55,9 @@ std::shared_ptr<const Frame> DataMasks::frame(int64_t a, int32_t q, int32_t node
         } catch (const NeedsFrameData&) {  // (it enters an automaton with frame data: made here)
         }
     }
-    if (!data) q = frames_.automaton(a).clamped(q, frames_.longest());
+    // (a frame's state clamped to what the longest token can tell apart: an object's keys written
+    // change which guards pass and which states are dead, never what a counter tells apart)
+    if (!data || kind == StackTable::GUARDED) q = frames_.automaton(a).clamped(q, frames_.longest());
     const Key key{a, q, node, data};
     if (auto found = frames_made_.find(key); found != frames_made_.end()) return found->second;
     if (active_.count(key)) return std::make_shared<Frame>();  // a call cycle that reads no byte: nothing new down this way
@@ -161,6 +163,12 @@ void DataMasks::guarded_frame(int64_t a, int32_t q, int32_t node, int64_t writte
         if (!it->second) ids[kept++] = ids[i];
     }
     ids.resize(kept);
+    if (ids.size() * 2 > frames_.words()) {  // (packed where the words take less room than the ids: a string's walk)
+        auto bits = std::make_shared<std::vector<uint32_t>>(frames_.words(), 0);
+        set_token_bits(*bits, ids);
+        gather(a, written, {}, bits, std::move(pops), calls, out);
+        return;
+    }
     gather(a, written, ids, nullptr, std::move(pops), calls, out);
 }
 

@@ -11,7 +11,7 @@ namespace {
 uint64_t pair_key(int64_t a, int32_t q) { return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(q); }
 constexpr uint64_t CLOSE_BIT = uint64_t{1} << KeyGuards::CLOSE;
 // the states a token's own bytes may reach that may_die looks at, at most (past it: it may die)
-constexpr size_t MAX_REACH = 4096;
+constexpr size_t MAX_REACH = 1024;
 constexpr uint64_t TOO_MANY = ~uint64_t{0};
 }  // namespace
 
@@ -37,14 +37,16 @@ const KeyGuards::Frontier& KeyGuards::frontier(int64_t a, int32_t q) {
     if (auto found = frontiers_.find(key); found != frontiers_.end()) return found->second;
     LazyAutomaton& au = frames_.automaton(a);
     Frontier out;
+    // breadth first, and done at a final state or a close guard (then no keys written can block
+    // the way): a value's string is left by its closing quote within a few bytes, never walked
+    // to its length bound
     std::vector<int32_t> todo{q};
     std::unordered_set<int32_t> seen{q};
     auto visit = [&](int32_t t) {
         if (t >= 0 && seen.insert(t).second) todo.push_back(t);
     };
-    while (!todo.empty() && !out.free) {
-        const int32_t s = todo.back();
-        todo.pop_back();
+    for (size_t i = 0; i < todo.size() && !out.free && !(out.guards & CLOSE_BIT); ++i) {
+        const int32_t s = todo[i];
         if (au.is_final(s)) {
             out.free = true;
             break;
@@ -73,13 +75,12 @@ bool KeyGuards::may_die(int64_t a, int32_t q, int64_t written) {
         std::vector<uint64_t> guards;
         std::vector<int32_t> todo{q};
         std::unordered_set<int32_t> seen{q};
-        while (!todo.empty()) {
+        for (size_t i = 0; i < todo.size(); ++i) {
             if (seen.size() > MAX_REACH) {
                 guards.assign(1, TOO_MANY);
                 break;
             }
-            const int32_t s = todo.back();
-            todo.pop_back();
+            const int32_t s = todo[i];
             const Frontier f = frontier(a, s);
             if (!f.free && !(f.guards & CLOSE_BIT)) guards.push_back(f.guards);
             au.build(s);

@@ -39,7 +39,8 @@ public:
 
 private:
     // whether q reaches a final state through no guard, and the guards first met on the other ways
-    // (bit g; CLOSE included): a search over bytes and calls' returns that stops at guards
+    // (bit g; CLOSE included): a search over bytes and calls' returns that stops at guards, and
+    // stops whole once it meets a final state or a close guard (no keys written can then block q)
     struct Frontier {
         bool free = false;
         uint64_t guards = 0;

@@ -18,7 +18,16 @@ std::shared_ptr<const TokenSet> StateMasks::mask(int64_t state) {
     }
     thread_local Bits union_;  // (reused: a fresh mask's pages are not touched until it is kept)
     union_.assign(index_->words(), 0);
-    masks_.collect(stacks, union_);
+    if (stacks_.carries_data()) {
+        if (!data_) return nullptr;
+        try {
+            data_->collect(stacks, union_);
+        } catch (const NeedsFrameData&) {
+            return nullptr;  // (the guide's: a liveness search past its limit)
+        }
+    } else {
+        masks_.collect(stacks, union_);
+    }
     if (final) set_token_bits(union_, index_->eos());
     auto got = std::make_shared<const TokenSet>(TokenSet::of(union_));
     if (got->empty()) return nullptr;  // (a dead end: the guide names it)

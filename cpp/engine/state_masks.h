@@ -1,13 +1,15 @@
 // A pushdown state's whole mask, natively, cached as a TokenSet (its ids where few) (Python face:
 // PushdownGuide._packed, which asks here first and keeps here what it made itself): the union of
-// its stacks' masks (StackMasks), with EOS where one of its stacks may end. Null where the guide makes the mask
-// itself: a stack near the nesting bound (each token is checked there), or no token at all in a
-// state that cannot end (the guide raises its dead end).
+// its stacks' masks (StackMasks; DataMasks where the stacks carry frame data), with EOS where one
+// of its stacks may end. Null where the guide makes the mask itself: a stack near the nesting
+// bound (each token is checked there), a mask DataMasks leaves to the guide (NeedsFrameData), or
+// no token at all in a state that cannot end (the guide raises its dead end).
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <span>
 
+#include "data_masks.h"
 #include "mask_cache.h"
 #include "token_set.h"
 #include "stack_masks.h"
@@ -18,9 +20,11 @@ namespace structgen {
 
 class StateMasks {
 public:
-    // stacks, masks, index: the guide's (they outlive this); cache_bytes: the bound of the cache
-    StateMasks(const StackTable& stacks, StackMasks& masks, std::shared_ptr<const TokenIndex> index, int64_t cache_bytes)
-        : stacks_(stacks), masks_(masks), index_(std::move(index)), cache_(index_->words(), cache_bytes) {}
+    // stacks, masks, index, data: the guide's (they outlive this; data: the masks where the stacks
+    // carry frame data); cache_bytes: the bound of the cache
+    StateMasks(const StackTable& stacks, StackMasks& masks, std::shared_ptr<const TokenIndex> index, int64_t cache_bytes,
+               DataMasks* data = nullptr)
+        : stacks_(stacks), masks_(masks), data_(data), index_(std::move(index)), cache_(index_->words(), cache_bytes) {}
 
     // the mask of state, made if not cached (null: the guide's to make); MissingAutomaton where a
     // frame needs an automaton not given yet
@@ -38,6 +42,7 @@ public:
 private:
     const StackTable& stacks_;
     StackMasks& masks_;
+    DataMasks* data_;
     std::shared_ptr<const TokenIndex> index_;
     MaskCache<TokenSet> cache_;
 };

@@ -541,7 +541,7 @@ class FrameSolver:
     @property
     def num_configs(self) -> int: ...
     def state_mask(self, state: int) -> NDArray[numpy.int32] | None:
-        """The state's whole mask as packed int32 words (a new array; EOS where a stack may end), cached; None where the guide makes it (a stack near the nesting bound, a top at the root of a string under a length bound, a dead end). KeyError(k) for an automaton not given yet"""
+        """The state's whole mask as packed int32 words (a new array; EOS where a stack may end), cached; None where the guide makes it (a stack near the nesting bound, a mask with frame data the solver leaves to the guide, a dead end). ValueError where the stacks are the guide's. KeyError(k) for an automaton not given yet"""
     def keep_mask(self, state: int, words: NDArray[numpy.int32]) -> None:
         """Keep words (the vocabulary's width) as the state's whole mask"""
     @property

@@ -114,7 +114,8 @@ def data_stacks(view: NetworkView, solver: FrameSolver) -> bool:
             kinds[k] = _ITEM
     if any(kinds[k] == _PLAIN for k in frame_data_automata(view)):
         return False  # (frame data the stacks cannot carry)
-    required = [view.network.required.get(k, 0) for k in range(len(view.network))]
+    # (an object's required keys where it passes guards: one the root does not reach keeps its own)
+    required = [view.network.required.get(k, 0) if kind == _GUARDED else 0 for k, kind in enumerate(kinds)]
     solver.share_data(kinds, required, None if unique is None else unique.data)
     return True
 

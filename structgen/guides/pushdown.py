@@ -241,6 +241,14 @@ class PushdownGuide(Guide):
         solver = self._native.solver if self._native is not None else None
         return solver if solver is not None and not solver.has_frame_data else None
 
+    @property
+    def _state_solver(self) -> FrameSolver | None:
+        """The native solver where it keeps the stacks and makes the states' whole masks (cached
+        there, ``FrameSolver.state_mask``): a network without frame data, or one whose stacks
+        carry it (:func:`.native_stacks.data_stacks`; ``NATIVE_DATA`` off: none there)."""
+        solver = self._native.solver if self._native is not None else None
+        return None if solver is None or solver.has_frame_data and not NATIVE_DATA else solver
+
     def _native_words(self, state: int, words: np.ndarray) -> bool:
         """OR ``state``'s mask into ``words`` with the native solver's ``collect`` (the stacks
         are the solver's own: :class:`.NativeStackTable`). ``False`` where the network needs frame data."""
@@ -279,7 +287,7 @@ class PushdownGuide(Guide):
         there (``FrameSolver.state_mask``), else :meth:`_words_of` (the masks it makes are kept
         there too). ``None`` near the nesting bound (each token is checked there: :meth:`_token_set`)."""
         self._check_state(state)
-        solver = self._stack_solver
+        solver = self._state_solver
         with self._busy:
             if solver is not None:
                 got: np.ndarray | None = self._frames.solved(solver, lambda: solver.state_mask(state))
@@ -298,8 +306,8 @@ class PushdownGuide(Guide):
 
     def _native_row(self, state: int) -> NativeRow | None:
         """The native solver fills the state's row (its whole mask: ``FrameSolver.state_mask``)
-        where the network needs no frame data."""
-        solver = self._stack_solver
+        where the network needs no frame data or its stacks carry it."""
+        solver = self._state_solver
         if solver is None or not 0 <= state < self._stacks.num_states():
             return None
         return NativeRow(solver, self._need, self._prepare)
@@ -307,22 +315,22 @@ class PushdownGuide(Guide):
     def _prepare(self) -> None:
         """Hand the native solver the automata made since the last call (so that a batch's
         threads do not stop for them)."""
-        solver = self._stack_solver
+        solver = self._state_solver
         if solver is not None:
             self._hand_made(solver)
 
     def _need(self, k: int) -> bool:
         """Make automaton ``k`` and hand it to the native solver (``False``: no such automaton)."""
-        solver = self._stack_solver
+        solver = self._state_solver
         return solver is not None and self._hand_automaton(solver, k)
 
     def _prefetch(self, state: int) -> NativeWork:
-        """The native work of a state's mask in a network with frame data (where there is none,
-        the solver fills the state's row whole: :meth:`_native_row`): the root frames of its tops
+        """The native work of a state's mask in a network with frame data that its stacks do not
+        carry (elsewhere the solver fills the state's row whole: :meth:`_native_row`): the root frames of its tops
         that need no frame data and that the solver has not made yet (:meth:`.FrameMasks.unmade_roots`)."""
         with self._busy:
             solver = self._frames.solver
-            if solver is None or self._stack_solver is not None or not 0 <= state < self._stacks.num_states() or self._deep(state):
+            if solver is None or self._state_solver is not None or not 0 <= state < self._stacks.num_states() or self._deep(state):
                 return NO_WORK
             stacks = self._stacks
             wanted = self._frames.unmade_roots([stacks.stacks[sid] for sid in stacks.configs[state]])

@@ -1,5 +1,5 @@
 """The batch fill on native threads (``fill_next_token_bitmasks(..., threads=T)``): the rows whose
-guides have a native core are filled by :func:`structgen._engine.fill_rows` (cold masks made on
+guides have a native core (frame data the stacks carry included) are filled by :func:`structgen._engine.fill_rows` (cold masks made on
 native threads, rows of one expression pool on one thread, the GIL held), the others after
 :func:`structgen._engine.prefetch` did their cold work; the bitmasks are the Python engine's
 (``pushdown.NATIVE`` off: Python stacks and frames, filled row by row), bit for bit, at every step
@@ -26,17 +26,28 @@ from ..support.json_order import in_schema_order
 from ..support.paths import ROOT
 
 
+#: Rows with frame data: unique items, and objects in any key order (the corpus's first schemas).
+_UNIQUE = ({"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
+                                             "n": {"type": "integer"}}, "required": ["tags"]},
+           {"tags": ["b", "a", "ab", "c"], "n": 3})
+_ANY_ORDER = 8
+
+
 def _rows(vocab: structgen.Vocabulary, tok: Any) -> list[tuple[structgen.Guide, list[int]]]:
     """(guide, tokens of a valid output) for the corpus's schemas (each twice: two rows on one
-    guide share its pool), grammars and regexes, compiled afresh (no warm caches)."""
+    guide share its pool; the first ones once more with any key order), a schema with unique
+    items, grammars and regexes, compiled afresh (no warm caches)."""
     structgen.compiler.clear_cache()
     rows = []
-    for path in sorted((ROOT / "benchmarks" / "corpus").glob("*.json")):
+    for i, path in enumerate(sorted((ROOT / "benchmarks" / "corpus").glob("*.json"))):
         case = json.loads(path.read_text(encoding="utf-8"))
         if case.get("valid"):
             guide = structgen.compile_json_schema(case["schema"], vocab)
             ids = tok.encode(json.dumps(in_schema_order(case["valid"][0], case["schema"])), add_special_tokens=False)
             rows += [(guide, ids), (guide, ids[: len(ids) // 2])]
+            if i < _ANY_ORDER:
+                rows.append((structgen.compile_json_schema(case["schema"], vocab, key_order="any", extra_properties=True), ids))
+    rows.append((structgen.compile_json_schema(_UNIQUE[0], vocab), tok.encode(json.dumps(_UNIQUE[1]), add_special_tokens=False)))
     for name, compile_ in [("json.gbnf", None), ("sql-select.lark", None), ("email.regex", "regex"), ("url.regex", "regex")]:
         text = (ROOT / "grammars" / name).read_text(encoding="utf-8")
         sample = json.loads((ROOT / "grammars" / (name.rsplit(".", 1)[0] + ".valid.jsonl")).read_text().splitlines()[0])
@@ -65,10 +76,12 @@ def _run(vocab: structgen.Vocabulary, tok: Any, threads: int) -> list[np.ndarray
 def test_the_threaded_fill_is_the_python_fill(llama3_vocabulary: structgen.Vocabulary, llama3_tokenizer: Any,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple[int, int, int, int]] = []
+    with_data = []  # (the rows filled natively whose stacks carry frame data)
 
     def counted(rows: list[Any], bitmask: np.ndarray, threads: int) -> list[tuple[int, int]]:
         left = _engine.fill_rows(rows, bitmask, threads)
         calls.append((len(rows), len(left), sum(missing >= 0 for _, missing in left), threads))
+        with_data.extend(r for r in rows if isinstance(r[0], _engine.FrameSolver) and r[0].has_frame_data)
         return left
 
     monkeypatch.setattr(matcher_module, "fill_rows", counted)
@@ -86,6 +99,7 @@ def test_the_threaded_fill_is_the_python_fill(llama3_vocabulary: structgen.Vocab
     rows, left, stopped = (sum(c[i] for c in calls) for i in range(3))
     print("native rows, left, stopped:", rows, left, stopped, "(python engine:", python_rows, "rows)")
     assert rows > 2 * python_rows and left - stopped < 0.1 * rows and stopped > 0, (rows, left, stopped)
+    assert len(with_data) > 100  # (objects in any key order and unique items on the threads too)
     assert all(c[3] == 2 for c in calls)
 
 

@@ -442,13 +442,37 @@ def test_objects_in_any_key_order_natively_give_the_python_masks(smollm2_vocabul
     assert made and all(made), (json.dumps(schema), extra, made)  # (every mask native: none left to the guide)
 
 
+def test_objects_in_any_key_order_that_the_root_does_not_reach(smollm2_vocabulary: structgen.Vocabulary,
+                                                                   smollm2_tokenizer: Any) -> None:
+    """``oneOf`` compiles its branches to subtract what two of them accept: their objects in any key
+    order become automata with required keys that the root never calls. The stacks carry the keys
+    of the objects it does reach (a real-world schema's first compile once failed here), and the
+    masks are the Python engine's along an instance that writes keys in another order."""
+    import pickle
+
+    obj = {"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a"]}
+    other = {"type": "object", "properties": {"c": {"type": "integer"}, "b": {"type": "string"}}, "required": ["c"]}
+    schema = {"type": "object", "properties": {"x": {"oneOf": [obj, other]}, "y": obj}, "required": ["y"]}
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary, key_order="any", extra_properties=True)
+    assert isinstance(guide, PushdownGuide) and guide._native is not None
+    from structgen.guides.native_stacks import guarded_automata
+    assert set(guide.network.required) - guarded_automata(guide._view)  # (required keys of automata not reached)
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    sn = sp = guide.initial_state
+    for t in smollm2_tokenizer.encode('{"y": {"b": 2, "a": 1}, "x": {"b": "s", "c": 3}}', add_special_tokens=False):
+        assert np.array_equal(guide.token_mask(sn), python.token_mask(sp))
+        sn, sp = guide.next_state(sn, t), python.next_state(sp, t)
+        assert sn >= 0 and sp >= 0
+    assert guide.is_final(sn) and python.is_final(sp)
+
+
 def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: structgen.Vocabulary) -> None:
     """A frame of an automaton marked as carrying frame data, or one that enters it, raises
     ``NeedsFrameData`` (kept: asked again, it raises again), a frame that needs none is made; so is
     a frame of an item that calls nothing (its data only narrows its frames), but not one that
-    enters it; the states' masks are then the guide's (``state_mask`` and ``fill_rows`` raise
-    ``ValueError``), and the stacks too unless they can carry the data (a unique array inside an
-    item here: ``next_state`` raises too)."""
+    enters it; where the stacks cannot carry the data (a unique array inside an item), the stacks
+    and the states' masks are the guide's (``next_state``, ``state_mask`` and ``fill_rows`` raise
+    ``ValueError``)."""
     from structgen._engine import NeedsFrameData, fill_rows
     from structgen.guides.matcher import Matcher
     from structgen.guides.native_stacks import frame_data_automata
@@ -484,14 +508,18 @@ def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: stru
     nested = {"type": "object", "properties": {"a": {"type": "array", "uniqueItems": True, "items": schema["properties"]["a"]}}}
     guarded = structgen.compile_json_schema(nested, smollm2_vocabulary)  # (a unique array inside an item: the guide's stacks)
     assert isinstance(guarded, PushdownGuide) and guarded._native is None and guarded._frames.solver is not None
+    other = guarded._frames.solver
     with pytest.raises(ValueError, match="frame data"):
-        guarded._frames.solver.next_state(0, b"{")
+        other.next_state(0, b"{")
     with pytest.raises(ValueError, match="frame data"):
-        solver.state_mask(0)
-    bitmask = Matcher.allocate_token_bitmask(1, smollm2_vocabulary.size)
+        other.state_mask(0)
+    bitmask = Matcher.allocate_token_bitmask(2, smollm2_vocabulary.size)
     with pytest.raises(ValueError, match="frame data"):
-        fill_rows([(solver, 0, 0)], bitmask, 1)
-    assert Matcher(guide).native_row is None or guide._native_row(0) is None
+        fill_rows([(other, 0, 0)], bitmask, 1)
+    assert guarded._native_row(0) is None
+    # (where the stacks carry the data, the solver makes the states' masks and a batch fills their rows)
+    assert guide._native_row(0) is not None and np.array_equal(solver.state_mask(0), guide._packed(0))
+    assert fill_rows([(solver, 0, 1)], bitmask, 1) == [] and np.array_equal(bitmask[1], guide._packed(0))
 
 
 def test_the_engine_reads_guards_where_the_front_ends_write_them() -> None:
