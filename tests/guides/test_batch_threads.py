@@ -275,15 +275,17 @@ def test_a_forked_process_makes_its_own_threads() -> None:
 
 def test_rows_with_frame_data_have_their_root_frames_made_on_the_threads(smollm2_vocabulary: structgen.Vocabulary,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    """Rows whose network carries frame data (a unique array, strings under a length bound) are
-    filled by their guide, after the root frames their tops need without frame data were made on
-    the threads (``PushdownGuide._prefetch``): the same bitmasks as the Python engine's."""
+    """Rows whose network carries frame data its stacks cannot carry (a unique array inside a unique
+    item; strings under a length bound) are filled by their guide, after the root frames their tops
+    need without frame data were made on the threads (``PushdownGuide._prefetch``): the same
+    bitmasks as the Python engine's."""
     from structgen.guides import cursor as cursor_module
 
     strings = {"type": "string", "pattern": "^[a-z]+(-[a-z]+)*$", "maxLength": 30}
-    schema = {"type": "object", "properties": {"tags": {"type": "array", "items": strings, "uniqueItems": True},
+    inner = {"type": "array", "items": strings, "uniqueItems": True, "maxItems": 3}
+    schema = {"type": "object", "properties": {"tags": {"type": "array", "items": inner, "uniqueItems": True},
                                                "name": strings}, "required": ["tags", "name"]}
-    text = json.dumps({"tags": ["alpha-beta", "gamma", "delta-epsilon-zeta"], "name": "some-name-here"})
+    text = json.dumps({"tags": [["alpha-beta", "gamma"], ["delta-epsilon-zeta"]], "name": "some-name-here"})
     ids = _greedy_ids(smollm2_vocabulary, text.encode())
     frames_made: list[int] = []
 
@@ -297,8 +299,8 @@ def test_rows_with_frame_data_have_their_root_frames_made_on_the_threads(smollm2
         monkeypatch.setattr(pushdown, "NATIVE", native)
         structgen.compiler.clear_cache()
         guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
-        assert isinstance(guide, PushdownGuide) and (guide._native is not None) == native  # (the stacks carry the unique items)
-        assert (guide._frames.solver is not None) == native and guide._stack_solver is None  # (the masks are the guide's)
+        assert isinstance(guide, PushdownGuide) and guide._native is None  # (the stacks are the guide's)
+        assert (guide._frames.solver is not None) == native and guide._state_solver is None  # (the masks are the guide's)
         cursors = [Cursor(Matcher.of(guide, smollm2_vocabulary.size)) for _ in range(2)]  # (a batch: one row is filled at once)
         bitmask = Matcher.allocate_token_bitmask(2, smollm2_vocabulary.size)
         steps = []
