@@ -6,7 +6,7 @@ Every failure is a named exception."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,6 +28,27 @@ OPS = ["restrict", "child", "node_of", "bytes_between", "walk_trie", "walk_token
        "clamp", "uniform_successor", "counted_body", "clamped", "clamped_head", "char_successor", "counted_run",
        "slice_chain", "walk_frame", "walk_frame_cut", "frame", "expand", "set_token_bits", "or_token_bits", "prefetch",
        "collect", "stacks", "unique", "unique_stacks", "guard_stacks"]
+
+
+def _ask_data_stacks(solver: Any, shares: list[Callable[[], object]], opening: bytes, data: bytes, words: Any,
+                     a: int, b: int, c: int) -> None:
+    """Share frame data (``shares``, any of them may be refused), then step, stack and collect with
+    any states, bytes, data and word widths: each call succeeds or raises a named error, and the
+    stacks read back whole."""
+    asks: list[Callable[[], object]] = [
+        *shares, lambda: solver.next_state(0, opening + data), lambda: solver.next_state(0, data),
+        lambda: solver.stack(a % 3, b % 4, solver.num_stacks - 1, c),
+        lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
+        lambda: solver.collect_data(list(range(solver.num_stacks))[-3:], words),
+        lambda: solver.collect_data([a % (solver.num_stacks + 1)], words),
+        lambda: solver.state_mask(0)]
+    for ask in asks:
+        try:
+            ask()
+        except EXPECTED:
+            pass
+    entries, depths, records = solver.stacks_from(0)
+    assert len(entries) == len(depths) == len(records) == solver.num_stacks and solver.data_counts[0] >= 0
 
 
 def _term(pool: ExprPool, which: int) -> int:
@@ -153,21 +174,9 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         unique = _engine.UniqueData(pool)
         kinds = [[1, 2], [1, 2, 0], [2, 1], [1, 3], [0, 2]][abs(c) % 5]
         words = np.zeros(max(0, (len(tokens) + 31) // 32 + (b % 3 == 0)), dtype=np.int32)
-        asks = [lambda: solver.share_data(kinds, (), unique), lambda: solver.share_data([1, 2], (), _engine.UniqueData(ExprPool())),
-                lambda: solver.share_data([1, 2]),
-                lambda: solver.next_state(0, b'["a","' + data), lambda: solver.next_state(0, data),
-                lambda: solver.stack(a % 3, b % 4, solver.num_stacks - 1, c % 5),
-                lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
-                lambda: solver.collect_data(list(range(solver.num_stacks))[-3:], words),
-                lambda: solver.collect_data([a % (solver.num_stacks + 1)], words),
-                lambda: solver.state_mask(0)]
-        for ask in asks:
-            try:
-                ask()
-            except EXPECTED:
-                pass
-        entries, depths, records = solver.stacks_from(0)
-        assert len(entries) == len(depths) == len(records) == solver.num_stacks and solver.data_counts[0] >= 0
+        _ask_data_stacks(solver, [lambda: solver.share_data(kinds, (), unique),
+                                  lambda: solver.share_data([1, 2], (), _engine.UniqueData(ExprPool())),
+                                  lambda: solver.share_data([1, 2])], b'["a","', data, words, a, b, c % 5)
     elif op == "guard_stacks":  # (stacks that carry the keys written: any kinds, required keys, data, states, bytes, words)
         import numpy as np
         g = _engine.GUARD_FIRST
@@ -182,20 +191,8 @@ def _run(op: str, tokens: list[Any], a: int, b: int, c: int, data: bytes) -> Non
         kinds = [[3, 0], [3], [3, 3], [0, 3], [3, 0, 0], [4, 0]][abs(c) % 6]
         required = [[0, 0], [1], [3, 0], [1 << 63, 0], [], [0, 1], [1 << 64]][abs(a) % 7]
         words = np.zeros(max(0, (len(tokens) + 31) // 32 + (b % 3 == 0)), dtype=np.int32)
-        asks = [lambda: solver.share_data(kinds, required), lambda: solver.share_data([3, 0], [1]),
-                lambda: solver.next_state(0, b'{"a":1,"' + data), lambda: solver.next_state(0, data),
-                lambda: solver.stack(a % 3, b % 4, solver.num_stacks - 1, c),
-                lambda: solver.step([abs(b) % solver.num_stacks, 0], c % 257),
-                lambda: solver.collect_data(list(range(solver.num_stacks))[-3:], words),
-                lambda: solver.collect_data([a % (solver.num_stacks + 1)], words),
-                lambda: solver.state_mask(0)]
-        for ask in asks:
-            try:
-                ask()
-            except EXPECTED:
-                pass
-        entries, depths, records = solver.stacks_from(0)
-        assert len(entries) == len(depths) == len(records) == solver.num_stacks and solver.data_counts[0] >= 0
+        _ask_data_stacks(solver, [lambda: solver.share_data(kinds, required), lambda: solver.share_data([3, 0], [1])],
+                         b'{"a":1,"', data, words, a, b, c)
     elif op in ("set_token_bits", "or_token_bits"):  # (ids past the words, negative, huge; widths that differ)
         import numpy as np
         words = np.zeros((len(tokens) + 31) // 32, dtype=np.int32)
