@@ -52,7 +52,6 @@ public:
     // keys required[k] are written.
     void share_data(UniqueData* unique, std::vector<uint8_t> kinds, std::vector<uint64_t> required);
     bool carries_data() const { return carries_; }
-    bool has_unique() const { return unique_ != nullptr; }
     UniqueData& unique() const;
     KeyGuards& guards() { return guards_; }
     Kind kind(int64_t a) const { return carries_ && static_cast<size_t>(a) < kinds_.size() ? static_cast<Kind>(kinds_[static_cast<size_t>(a)]) : PLAIN; }
