@@ -33,8 +33,9 @@ size_t DataMasks::KeyHash::operator()(const Key& k) const noexcept {
 }
 
 void DataMasks::keep(size_t bytes) {
-    if (frames_made_.size() + free_of_items_.size() >= max_entries_) {  // (held frames stay alive through their shared_ptr)
+    if (frames_made_.size() + free_of_items_.size() + end_groups_.size() >= max_entries_) {  // (held frames stay alive through their shared_ptr)
         frames_made_.clear();
+        end_groups_.clear();
         free_of_items_.clear();
         bytes_ = 0;
     }
@@ -112,14 +113,79 @@ void DataMasks::raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t
     raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
     const int32_t roots[1] = {node};
     walk_frame(au, trie, roots, s, false, nullptr, stack_, raw_, true);
+    branch_points(au, node, s, pops, calls);
+}
+
+void DataMasks::branch_points(LazyAutomaton& au, int32_t node, int32_t s, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls) {
     auto one = [&](int64_t m, int32_t p) {
         if (au.is_final(p)) pops.push_back(m);
         for (const auto& [k, r] : au.symbols_of(p)) calls.push_back({m, k, r});
     };
-    if (trie.num_children[static_cast<size_t>(node)] > 0 && au.may_branch(s)) one(node, s);
+    if (frames_.trie().num_children[static_cast<size_t>(node)] > 0 && au.may_branch(s)) one(node, s);
     const std::vector<int64_t> nodes = raw_.branch_nodes;  // (copies: symbols_of may build states, never walks)
     const std::vector<int32_t> states = raw_.branch_states;
     for (size_t i = 0; i < nodes.size(); ++i) one(nodes[i], states[i]);
+}
+
+std::vector<int64_t> DataMasks::alive_tokens(int64_t a, int64_t written) {
+    KeyGuards& guards = stacks_.guards();
+    std::vector<int64_t> ids = raw_.ids;
+    const std::vector<int32_t> ends = raw_.ends;  // (copies: is_dead may build states, never walks)
+    std::unordered_map<int32_t, bool> dead;
+    size_t kept = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        auto [it, fresh] = dead.try_emplace(ends[i], false);
+        if (fresh) it->second = guards.is_dead(a, ends[i], written);
+        if (!it->second) ids[kept++] = ids[i];
+    }
+    ids.resize(kept);
+    return ids;
+}
+
+std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int32_t q, int32_t node) {
+    const Key key{a, q, node, 0};
+    if (auto found = end_groups_.find(key); found != end_groups_.end()) return found->second;
+    LazyAutomaton& au = frames_.automaton(a);
+    auto out = std::make_shared<EndGroups>();
+    out->own = frames_.own_walk(a, q, node, raw_);  // (raw_: its tokens with their end states)
+    if (const auto sliced = node ? std::nullopt : frames_.root_slice(a, q)) {
+        // (the slice tokens of j characters end in the state after j slice characters)
+        const auto [k, m] = *sliced;
+        out->slice = k;
+        StringSlice& sl = frames_.slice(k);
+        KeyGuards& guards = stacks_.guards();
+        const std::vector<int32_t> chain = slice_states(au, q, k, m);
+        for (int64_t j = 1; j <= m && sl.count_up_to(j - 1) < sl.count_up_to(m); ++j) {
+            const size_t i = std::min(static_cast<size_t>(j), chain.size() - 1);
+            const bool last = i + 1 == chain.size();  // (every further length ends here too)
+            if (const std::optional<uint64_t> g = guards.blocking_guards(a, chain[i]))
+                out->groups.push_back({*g, {}, sl.count_up_to(j - 1), last ? sl.count_up_to(m) : sl.count_up_to(j)});
+            if (last) break;
+        }
+    }
+    group_ends(a, *out);
+    size_t bytes = 96;
+    for (const EndGroups::Group& g : out->groups) bytes += g.ids.size() * 8 + 48;
+    keep(bytes);
+    end_groups_.emplace(key, out);
+    return out;
+}
+
+void DataMasks::group_ends(int64_t a, EndGroups& out) {
+    KeyGuards& guards = stacks_.guards();
+    const std::vector<int64_t> ids = raw_.ids;  // (copies: blocking_guards may build states, never walks)
+    const std::vector<int32_t> ends = raw_.ends;
+    std::unordered_map<int32_t, int64_t> group;  // end state -> its group, or -1: it never dies
+    for (size_t i = 0; i < ids.size(); ++i) {
+        auto [it, fresh] = group.try_emplace(ends[i], -1);
+        if (fresh) {
+            if (const std::optional<uint64_t> g = guards.blocking_guards(a, ends[i])) {
+                it->second = static_cast<int64_t>(out.groups.size());
+                out.groups.push_back({*g, {}, 0, 0});
+            }
+        }
+        if (it->second >= 0) out.groups[static_cast<size_t>(it->second)].ids.push_back(ids[i]);
+    }
 }
 
 void DataMasks::array_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out) {
@@ -150,19 +216,34 @@ void DataMasks::guarded_frame(int64_t a, int32_t q, int32_t node, int64_t writte
         gather(a, written, own->ids, own->bits, own->pops, own->calls, out);
         return;
     }
+    if (node || !au.in_bounded_string(q)) {  // (the own walk less the tokens that end dead)
+        const std::shared_ptr<const EndGroups> groups = end_groups(a, q, node);
+        std::vector<int64_t> dead;
+        const auto w = static_cast<uint64_t>(written);
+        for (const EndGroups::Group& g : groups->groups) {
+            if (g.guards & ~w) continue;
+            dead.insert(dead.end(), g.ids.begin(), g.ids.end());
+            for (int64_t r = g.from; r < g.to; ++r) dead.push_back(frames_.slice(groups->slice).by_length[static_cast<size_t>(r)]);
+        }
+        const FrameSolver::Walk& own = *groups->own;
+        if (dead.empty()) return gather(a, written, own.ids, own.bits, own.pops, own.calls, out);
+        std::sort(dead.begin(), dead.end());
+        std::vector<int64_t> ids;
+        ids.reserve(own.ids.size());
+        for (const int64_t t : own.ids)
+            if (!std::binary_search(dead.begin(), dead.end(), t)) ids.push_back(t);
+        std::shared_ptr<const std::vector<uint32_t>> bits;
+        if (own.bits) {
+            auto cut = std::make_shared<std::vector<uint32_t>>(*own.bits);
+            for (const int64_t t : dead) (*cut)[static_cast<size_t>(t) >> 5] &= ~(uint32_t{1} << (t & 31));
+            bits = std::move(cut);
+        }
+        return gather(a, written, ids, bits, own.pops, own.calls, out);
+    }
     std::vector<int64_t> pops;
     std::vector<FrameSolver::Call> calls;
     raw_walk(a, q, node, pops, calls, true);
-    std::vector<int64_t> ids = raw_.ids;
-    const std::vector<int32_t> ends = raw_.ends;
-    std::unordered_map<int32_t, bool> dead;  // (a token may not end where only written keys go on)
-    size_t kept = 0;
-    for (size_t i = 0; i < ids.size(); ++i) {
-        auto [it, fresh] = dead.try_emplace(ends[i], false);
-        if (fresh) it->second = guards.is_dead(a, ends[i], written);
-        if (!it->second) ids[kept++] = ids[i];
-    }
-    ids.resize(kept);
+    std::vector<int64_t> ids = alive_tokens(a, written);
     if (ids.size() * 2 > frames_.words()) {  // (packed where the words take less room than the ids: a string's walk)
         auto bits = std::make_shared<std::vector<uint32_t>>(frames_.words(), 0);
         set_token_bits(*bits, ids);

@@ -74,6 +74,26 @@ private:
     std::shared_ptr<const Frame> item_in_danger(int64_t a, int32_t q, int32_t node, int64_t key);
     void array_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out);
     void guarded_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out);
+    // A frame's own walk (the solver's) and its tokens that may end dead with some keys written, by
+    // the guards their end state meets first (KeyGuards::blocking_guards): the frame with keys w is
+    // the own walk less the groups whose guards are all in w. Made once per (a, q, node), for every w.
+    struct EndGroups {
+        struct Group {
+            uint64_t guards = 0;
+            std::vector<int64_t> ids;   // its tokens; or, at a string body's root,
+            int64_t from = 0, to = 0;   // the slice's tokens by_length[from, to) (they end inside the string)
+        };
+        std::shared_ptr<const FrameSolver::Walk> own;
+        int slice = -1;  // the slice the own walk reads (FrameSolver::root_slice), or -1
+        std::vector<Group> groups;
+    };
+    std::shared_ptr<const EndGroups> end_groups(int64_t a, int32_t q, int32_t node);
+    // the groups of raw_'s tokens by their end states (raw_.ends), those that may end dead
+    void group_ends(int64_t a, EndGroups& out);
+    // raw_.ids less those whose end state (raw_.ends) is dead with keys written
+    std::vector<int64_t> alive_tokens(int64_t a, int64_t written);
+    // the pops and calls at the branch points of raw_ (and at node, in state s, where it branches)
+    void branch_points(LazyAutomaton& au, int32_t node, int32_t s, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls);
     // the callees' frames at their nodes and a's frames after their returns, united with own
     void gather(int64_t a, int64_t data, std::span<const int64_t> own, const std::shared_ptr<const std::vector<uint32_t>>& own_bits,
                 std::vector<int64_t> pops, std::span<const FrameSolver::Call> calls, Frame& out);
@@ -110,6 +130,7 @@ private:
     StackTable& stacks_;
     size_t max_entries_;
     std::unordered_map<Key, std::shared_ptr<const Frame>, KeyHash> frames_made_;
+    std::unordered_map<Key, std::shared_ptr<const EndGroups>, KeyHash> end_groups_;  // (data 0)
     std::unordered_set<Key, KeyHash> active_;
     std::unordered_map<uint64_t, std::vector<int64_t>> needed_;   // a << 32 | q -> items needed
     std::unordered_map<uint64_t, bool> exhausted_;                 // k << 32 | set

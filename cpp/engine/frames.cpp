@@ -122,6 +122,14 @@ int64_t FrameSolver::slice_run(LazyAutomaton& a, int32_t q, int k) {
     return n > 1 && chain[n - 1] == chain[n - 2] ? longest : static_cast<int64_t>(n) - 1;
 }
 
+std::optional<std::pair<int, int64_t>> FrameSolver::root_slice(int64_t a, int32_t q) {
+    LazyAutomaton& auto_ = automaton(a);
+    if (auto_.pool().first_bytes(auto_.expr(q)).count() < WIDE_FROM) return std::nullopt;
+    for (int k = 0; k < NUM_SLICES; ++k)
+        if (const int64_t m = slice_run(auto_, q, k); m >= 0) return std::make_pair(k, m);
+    return std::nullopt;
+}
+
 std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q, int32_t node) {
     LazyAutomaton& auto_ = automaton(a);
     if (!node && auto_.in_bounded_string(q)) {
@@ -131,28 +139,35 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q,
     return plain_walk(a, auto_, q, node);
 }
 
-std::shared_ptr<const FrameSolver::Walk> FrameSolver::plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node) {
+std::shared_ptr<const FrameSolver::Walk> FrameSolver::own_walk(int64_t a, int32_t q, int32_t node, FrameWalk& ends) {
+    LazyAutomaton& auto_ = automaton(a);
+    if (!node && auto_.in_bounded_string(q)) throw InvalidArgument("FrameSolver: own_walk with ends at the root of a bounded string");
+    return plain_walk(a, auto_, q, node, &ends);
+}
+
+std::shared_ptr<const FrameSolver::Walk> FrameSolver::plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node, FrameWalk* ends) {
     const TokenTrie& t = *trie_;
     if (node) q = auto_.clamped_head(q, t.height[static_cast<size_t>(node)]);
     const Key key{a, q, node};
-    if (auto found = walks_.find(key); found != walks_.end()) return found->second;
+    const auto found = walks_.find(key);
+    if (found != walks_.end() && !ends) return found->second;
     auto out = std::make_shared<Walk>();
     FrameWalk& raw = scratch_walk;  // (a walk makes no walk inside it: the buffers are free here)
-    raw.ids.clear(), raw.branch_nodes.clear(), raw.branch_states.clear();
+    raw.ids.clear(), raw.ends.clear(), raw.branch_nodes.clear(), raw.branch_states.clear();
     const int32_t roots[1] = {node};
-    bool sliced = false;
-    if (!node && auto_.pool().first_bytes(auto_.expr(q)).count() >= WIDE_FROM) {
-        // a string body: the slice tokens from the vocabulary's slice, the rest walked in its own trie
-        for (int k = 0; k < NUM_SLICES && !sliced; ++k) {
-            const int64_t m = slice_run(auto_, q, k);
-            if (m < 0) continue;
-            StringSlice& sl = index_->slice(k);
-            if (sl.count_up_to(m) > 0) out->bits = sl.up_to_bits(m, index_->words());
-            walk_frame(auto_, *sl.rest, roots, q, false, &t, scratch_stack, raw, false);
-            sliced = true;
-        }
+    const std::optional<std::pair<int, int64_t>> sliced = node ? std::nullopt : root_slice(a, q);
+    if (sliced) {  // a string body: the slice tokens from the vocabulary's slice, the rest walked in its own trie
+        StringSlice& sl = index_->slice(sliced->first);
+        if (sl.count_up_to(sliced->second) > 0) out->bits = sl.up_to_bits(sliced->second, index_->words());
+        walk_frame(auto_, *sl.rest, roots, q, false, &t, scratch_stack, raw, ends != nullptr);
+    } else {
+        walk_frame(auto_, t, roots, q, false, nullptr, scratch_stack, raw, ends != nullptr);
     }
-    if (!sliced) walk_frame(auto_, t, roots, q, false, nullptr, scratch_stack, raw, false);
+    if (ends) {
+        ends->ids.assign(raw.ids.begin(), raw.ids.end());
+        ends->ends.assign(raw.ends.begin(), raw.ends.end());
+        if (found != walks_.end()) return found->second;  // (walked again for its ends)
+    }
     const size_t words = index_->words();
     if (!out->bits && raw.ids.size() * 2 > words) {  // (packed where the words take less room than the ids)
         auto bits = std::make_shared<std::vector<uint32_t>>(words, 0);

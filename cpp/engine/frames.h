@@ -20,6 +20,7 @@
 #pragma once
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <span>
 #include <unordered_map>
@@ -120,11 +121,19 @@ public:
     // the own walk of frame (a, q) from node, q as given (a frame's is clamped first: clamped(q,
     // longest())), cached; for the frames with data that the solver refuses (data_masks.h)
     std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node) { return walk(a, q, node); }
+    // the same, and its tokens with the state each ends in into ends (ids, ends: walked once where
+    // the walk is new); not at the root of a string under a length bound (in_bounded_string)
+    std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node, FrameWalk& ends);
     // the union of parts and own tokens (own_bits: packed) into out (its tokens; out.pops untouched)
     void unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own,
                const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out);
     const TokenTrie& trie() const { return *trie_; }
     int64_t longest() const { return longest_; }
+    // The string slice a walk of q from the root reads (at a string body's root, plain_walk takes
+    // the slice's tokens of at most m characters and walks only the rest of the trie): {k, m}, or
+    // none where it reads none
+    std::optional<std::pair<int, int64_t>> root_slice(int64_t a, int32_t q);
+    StringSlice& slice(int k) const { return index_->slice(k); }
 
 private:
     // the cache keys of walks: node >= 0 a plain walk's, CUT_WALK a cut walk's, -2 - n a short walk's
@@ -141,7 +150,7 @@ private:
     // token of n bytes cannot reach but a longer one can (LazyAutomaton::head_cut), cut_walk; else plain_walk
     std::shared_ptr<const Walk> walk(int64_t a, int32_t q, int32_t node);
     // the walk from node in q clamped to the node's height
-    std::shared_ptr<const Walk> plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node);
+    std::shared_ptr<const Walk> plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node, FrameWalk* ends = nullptr);
     // the tokens of at most n bytes from the root in clamped (a string's position with its bound cut
     // for them) with the branch points within n bytes: shared by every position that clamps to it
     std::shared_ptr<const Walk> short_walk(int64_t a, LazyAutomaton& auto_, int32_t clamped, int64_t n);

@@ -63,8 +63,14 @@ const KeyGuards::Frontier& KeyGuards::frontier(int64_t a, int32_t q) {
 }
 
 bool KeyGuards::is_dead(int64_t a, int32_t q, int64_t written) {
+    const std::optional<uint64_t> g = blocking_guards(a, q);
+    return g && !(*g & ~static_cast<uint64_t>(written));
+}
+
+std::optional<uint64_t> KeyGuards::blocking_guards(int64_t a, int32_t q) {
     const Frontier& f = frontier(a, q);
-    return !f.free && !(f.guards & CLOSE_BIT) && !(f.guards & ~static_cast<uint64_t>(written));
+    if (f.free || (f.guards & CLOSE_BIT)) return std::nullopt;
+    return f.guards;
 }
 
 bool KeyGuards::may_die(int64_t a, int32_t q, int64_t written) {

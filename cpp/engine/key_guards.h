@@ -10,6 +10,7 @@
 // always be written and the object closed, so only the next guards can block the way.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,10 @@ public:
     int64_t pass(int64_t a, int64_t g, int64_t written) const;
     // whether state q of automaton a can no longer finish with keys `written`
     bool is_dead(int64_t a, int32_t q, int64_t written);
+    // the guards state q of automaton a meets first where they are key guards only (bit g; then q is
+    // dead once they are all written), or none where q can always finish (a final state or a close
+    // guard ahead)
+    std::optional<uint64_t> blocking_guards(int64_t a, int32_t q);
     // whether a token read from state q of automaton a by its own bytes (no guard passed, no call
     // entered) may end in a state dead with keys `written`
     bool may_die(int64_t a, int32_t q, int64_t written);

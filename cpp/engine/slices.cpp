@@ -172,6 +172,17 @@ std::optional<std::vector<int32_t>> slice_chain(LazyAutomaton& a, int32_t q, int
     return chain;
 }
 
+std::vector<int32_t> slice_states(LazyAutomaton& a, int32_t q, int k, int64_t m) {
+    if (auto chain = slice_chain(a, q, k, m)) return *chain;  // (read off a string body's counters)
+    std::vector<int32_t> out{q};
+    while (static_cast<int64_t>(out.size()) <= m) {
+        const int64_t next = char_successor(a, out.back(), k);
+        if (next < 0 || next == out.back()) break;  // (a loop: every further length leads here)
+        out.push_back(static_cast<int32_t>(next));
+    }
+    return out;
+}
+
 StringSlice::StringSlice(int k_, const std::vector<std::string>& tokens, const std::vector<uint8_t>& walkable,
                          const TokenTrie& trie)
     : k(k_) {

@@ -56,6 +56,10 @@ std::optional<std::pair<int64_t, bool>> counted_run(LazyAutomaton& a, int32_t q,
 // the states after 0, 1, ... longest characters of slice k from q, read off the counters of a
 // counted body (the last state twice when every further length leads there); none otherwise
 std::optional<std::vector<int32_t>> slice_chain(LazyAutomaton& a, int32_t q, int k, int64_t longest);
+// the states after 0, 1, ... characters of slice k from q, where every slice character leads one
+// way for m characters (a root walk's slice run: FrameSolver::root_slice): the state after j
+// characters is out[min(j, out.size() - 1)]
+std::vector<int32_t> slice_states(LazyAutomaton& a, int32_t q, int k, int64_t m);
 
 // whether token bytes are whole characters of slice k, and how many
 std::optional<int64_t> slice_characters(int k, std::string_view token);
