@@ -236,7 +236,10 @@ void bind_frames(nb::module_& m) {
                          return nb::make_tuple(c.plain, c.cut, c.short_);
                      },
                      "The walks cached, (plain, cut, short): a cut walk is the root of a string's position near its "
-                     "length bound, its short tokens (a short walk) shared by the positions that clamp alike");
+                     "length bound, its short tokens (a short walk) shared by the positions that clamp alike")
+        .def_prop_ro("closure_slices", [](const PyFrameSolver& s) { return s.core.closure_slices(); },
+                     "How many root walks took a string slice's tokens where its characters lead different ways "
+                     "(every state they lead to reads every slice token: a key's first characters in an open object)");
 }
 
 }  // namespace structgen::py

@@ -148,19 +148,17 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
     LazyAutomaton& au = frames_.automaton(a);
     auto out = std::make_shared<EndGroups>();
     out->own = frames_.own_walk(a, q, node, raw_);  // (raw_: its tokens with their end states)
-    if (const auto sliced = node ? std::nullopt : frames_.root_slice(a, q)) {
-        // (the slice tokens of j characters end in the state after j slice characters)
-        const auto [k, m] = *sliced;
-        out->slice = k;
-        StringSlice& sl = frames_.slice(k);
+    if (const std::optional<FrameSolver::RootSlice> sliced = node ? std::nullopt : frames_.root_slice(a, q)) {
+        // (its slice tokens were not walked: where one may end in a state that may die, the whole
+        // trie is walked for their end states)
+        const std::vector<int32_t> ends = sliced->ends.empty() ? slice_states(au, q, sliced->k, sliced->m) : sliced->ends;
         KeyGuards& guards = stacks_.guards();
-        const std::vector<int32_t> chain = slice_states(au, q, k, m);
-        for (int64_t j = 1; j <= m && sl.count_up_to(j - 1) < sl.count_up_to(m); ++j) {
-            const size_t i = std::min(static_cast<size_t>(j), chain.size() - 1);
-            const bool last = i + 1 == chain.size();  // (every further length ends here too)
-            if (const std::optional<uint64_t> g = guards.blocking_guards(a, chain[i]))
-                out->groups.push_back({*g, {}, sl.count_up_to(j - 1), last ? sl.count_up_to(m) : sl.count_up_to(j)});
-            if (last) break;
+        bool risky = false;
+        for (size_t i = 0; i < ends.size() && !risky; ++i) risky = guards.blocking_guards(a, ends[i]).has_value();
+        if (risky) {
+            raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
+            const int32_t roots[1] = {0};
+            walk_frame(au, frames_.trie(), roots, q, false, nullptr, stack_, raw_, true);
         }
     }
     group_ends(a, *out);
@@ -181,7 +179,7 @@ void DataMasks::group_ends(int64_t a, EndGroups& out) {
         if (fresh) {
             if (const std::optional<uint64_t> g = guards.blocking_guards(a, ends[i])) {
                 it->second = static_cast<int64_t>(out.groups.size());
-                out.groups.push_back({*g, {}, 0, 0});
+                out.groups.push_back({*g, {}});
             }
         }
         if (it->second >= 0) out.groups[static_cast<size_t>(it->second)].ids.push_back(ids[i]);
@@ -209,13 +207,6 @@ void DataMasks::array_frame(int64_t a, int32_t q, int32_t node, int64_t written,
 
 void DataMasks::guarded_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out) {
     LazyAutomaton& au = frames_.automaton(a);
-    KeyGuards& guards = stacks_.guards();
-    const int32_t s = node ? au.clamped_head(q, frames_.trie().height[static_cast<size_t>(node)]) : q;
-    if (!guards.may_die(a, s, written) && (node || !au.in_bounded_string(q))) {  // (no token can end dead: the solver's walk)
-        const std::shared_ptr<const FrameSolver::Walk> own = frames_.own_walk(a, q, node);
-        gather(a, written, own->ids, own->bits, own->pops, own->calls, out);
-        return;
-    }
     if (node || !au.in_bounded_string(q)) {  // (the own walk less the tokens that end dead)
         const std::shared_ptr<const EndGroups> groups = end_groups(a, q, node);
         std::vector<int64_t> dead;
@@ -223,7 +214,6 @@ void DataMasks::guarded_frame(int64_t a, int32_t q, int32_t node, int64_t writte
         for (const EndGroups::Group& g : groups->groups) {
             if (g.guards & ~w) continue;
             dead.insert(dead.end(), g.ids.begin(), g.ids.end());
-            for (int64_t r = g.from; r < g.to; ++r) dead.push_back(frames_.slice(groups->slice).by_length[static_cast<size_t>(r)]);
         }
         const FrameSolver::Walk& own = *groups->own;
         if (dead.empty()) return gather(a, written, own.ids, own.bits, own.pops, own.calls, out);
@@ -240,6 +230,7 @@ void DataMasks::guarded_frame(int64_t a, int32_t q, int32_t node, int64_t writte
         }
         return gather(a, written, ids, bits, own.pops, own.calls, out);
     }
+    // (the root of a string under a length bound: walked here, its own walk is cut for its positions)
     std::vector<int64_t> pops;
     std::vector<FrameSolver::Call> calls;
     raw_walk(a, q, node, pops, calls, true);

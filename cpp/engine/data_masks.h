@@ -14,9 +14,12 @@
 //   the item's value added to w (or not at all, where the value is in w).
 // * An object's frame with keys w written: its walk's tokens, less those that end where the object
 //   can no longer finish (a key half spelled that only written keys complete: KeyGuards::is_dead);
-//   where a guard passes inside a token, the frame goes on from there with its new keys. Where no
-//   state the walk may end in can be dead, the walk is FrameSolver's (a key's string slice
-//   included); else it is walked here with the state each token ends in.
+//   where a guard passes inside a token, the frame goes on from there with its new keys. The walk
+//   is FrameSolver's (a string's slice included), walked once with each token's end state; the
+//   tokens whose end state may die are kept by the key guards that state meets first (EndGroups),
+//   so the frame of each new w is the walk less the groups whose guards are all written. (At the
+//   root of a string under a length bound, whose walk the solver cuts for its positions, the walk
+//   is made here for each w.)
 // * A frame of another automaton that enters one of those: its walk, its callees with their data.
 // * A stack's mask: its top frame's from the root, and its caller's from each node where the top
 //   may return (for an item, the array with the item's value added). Where a string item out of
@@ -80,11 +83,9 @@ private:
     struct EndGroups {
         struct Group {
             uint64_t guards = 0;
-            std::vector<int64_t> ids;   // its tokens; or, at a string body's root,
-            int64_t from = 0, to = 0;   // the slice's tokens by_length[from, to) (they end inside the string)
+            std::vector<int64_t> ids;
         };
         std::shared_ptr<const FrameSolver::Walk> own;
-        int slice = -1;  // the slice the own walk reads (FrameSolver::root_slice), or -1
         std::vector<Group> groups;
     };
     std::shared_ptr<const EndGroups> end_groups(int64_t a, int32_t q, int32_t node);

@@ -33,6 +33,8 @@ thread_local FrameWalk scratch_walk;
 }  // namespace
 // a state that may read more first bytes than this may be a string's body (a slice may apply)
 constexpr int WIDE_FROM = 17;
+// the states a root slice's closure may hold (slice_closure): a key's first characters, past them the rest is walked
+constexpr size_t MAX_CLOSURE = 1024;
 
 int64_t Frame::size() const {
     if (!bits) return static_cast<int64_t>(ids.size());
@@ -122,11 +124,15 @@ int64_t FrameSolver::slice_run(LazyAutomaton& a, int32_t q, int k) {
     return n > 1 && chain[n - 1] == chain[n - 2] ? longest : static_cast<int64_t>(n) - 1;
 }
 
-std::optional<std::pair<int, int64_t>> FrameSolver::root_slice(int64_t a, int32_t q) {
+std::optional<FrameSolver::RootSlice> FrameSolver::root_slice(int64_t a, int32_t q) {
     LazyAutomaton& auto_ = automaton(a);
     if (auto_.pool().first_bytes(auto_.expr(q)).count() < WIDE_FROM) return std::nullopt;
-    for (int k = 0; k < NUM_SLICES; ++k)
-        if (const int64_t m = slice_run(auto_, q, k); m >= 0) return std::make_pair(k, m);
+    for (int k = 0; k < NUM_SLICES; ++k) {
+        if (const int64_t m = slice_run(auto_, q, k); m >= 0) return RootSlice{k, m, {}};
+        if (char_successor(auto_, q, k) != MIXED) continue;
+        // (its characters lead different ways: the states they lead to, where all of them read every slice token)
+        if (auto ends = slice_closure(auto_, q, k, MAX_CLOSURE)) return RootSlice{k, index_->slice(k).longest(), std::move(*ends)};
+    }
     return std::nullopt;
 }
 
@@ -155,10 +161,11 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::plain_walk(int64_t a, Lazy
     FrameWalk& raw = scratch_walk;  // (a walk makes no walk inside it: the buffers are free here)
     raw.ids.clear(), raw.ends.clear(), raw.branch_nodes.clear(), raw.branch_states.clear();
     const int32_t roots[1] = {node};
-    const std::optional<std::pair<int, int64_t>> sliced = node ? std::nullopt : root_slice(a, q);
+    const std::optional<RootSlice> sliced = node ? std::nullopt : root_slice(a, q);
     if (sliced) {  // a string body: the slice tokens from the vocabulary's slice, the rest walked in its own trie
-        StringSlice& sl = index_->slice(sliced->first);
-        if (sl.count_up_to(sliced->second) > 0) out->bits = sl.up_to_bits(sliced->second, index_->words());
+        StringSlice& sl = index_->slice(sliced->k);
+        if (sl.count_up_to(sliced->m) > 0) out->bits = sl.up_to_bits(sliced->m, index_->words());
+        if (!sliced->ends.empty() && found == walks_.end()) ++closure_slices_;
         walk_frame(auto_, *sl.rest, roots, q, false, &t, scratch_stack, raw, ends != nullptr);
     } else {
         walk_frame(auto_, t, roots, q, false, nullptr, scratch_stack, raw, ends != nullptr);

@@ -106,6 +106,8 @@ public:
         size_t plain = 0, cut = 0, short_ = 0;
     };
     WalkCounts walk_counts() const;
+    // how many root walks took a slice's tokens where its characters lead different ways (root_slice's ends)
+    size_t closure_slices() const { return closure_slices_; }
     // automaton a (OutOfRange where the network has none; MissingAutomaton where not given yet)
     LazyAutomaton& automaton(int64_t a) const;
     // the words of a packed mask over the vocabulary
@@ -130,9 +132,15 @@ public:
     const TokenTrie& trie() const { return *trie_; }
     int64_t longest() const { return longest_; }
     // The string slice a walk of q from the root reads (at a string body's root, plain_walk takes
-    // the slice's tokens of at most m characters and walks only the rest of the trie): {k, m}, or
-    // none where it reads none
-    std::optional<std::pair<int, int64_t>> root_slice(int64_t a, int32_t q);
+    // the slice's tokens of at most m characters and walks only the rest of the trie): slice k and m,
+    // where every slice character leads one way (slice_run), or else the states its tokens may end
+    // in (slice_closure); none where it reads none
+    struct RootSlice {
+        int k;
+        int64_t m;
+        std::vector<int32_t> ends;  // (where the slice's characters lead different ways) the states its tokens may end in
+    };
+    std::optional<RootSlice> root_slice(int64_t a, int32_t q);
     StringSlice& slice(int k) const { return index_->slice(k); }
 
 private:
@@ -179,6 +187,7 @@ private:
     static constexpr char OWN_PLAIN = 2;
     std::vector<char> data_;  // per automaton: 0, or whether it carries frame data (1: refused whole; OWN_PLAIN)
     bool any_data_ = false;
+    size_t closure_slices_ = 0;
     std::shared_ptr<const Frame> empty_ = std::make_shared<Frame>();
     // (the walk's stack, the union's bitmap and the pops' stamps are per thread, shared by the
     // solvers: a guide's first mask would otherwise allocate megabytes sized by the trie)

@@ -10,9 +10,6 @@ namespace structgen {
 namespace {
 uint64_t pair_key(int64_t a, int32_t q) { return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(q); }
 constexpr uint64_t CLOSE_BIT = uint64_t{1} << KeyGuards::CLOSE;
-// the states a token's own bytes may reach that may_die looks at, at most (past it: it may die)
-constexpr size_t MAX_REACH = 1024;
-constexpr uint64_t TOO_MANY = ~uint64_t{0};
 }  // namespace
 
 void KeyGuards::set_required(std::vector<uint64_t> required) {
@@ -71,36 +68,6 @@ std::optional<uint64_t> KeyGuards::blocking_guards(int64_t a, int32_t q) {
     const Frontier& f = frontier(a, q);
     if (f.free || (f.guards & CLOSE_BIT)) return std::nullopt;
     return f.guards;
-}
-
-bool KeyGuards::may_die(int64_t a, int32_t q, int64_t written) {
-    const uint64_t key = pair_key(a, q);
-    auto found = key_only_.find(key);
-    if (found == key_only_.end()) {
-        LazyAutomaton& au = frames_.automaton(a);
-        std::vector<uint64_t> guards;
-        std::vector<int32_t> todo{q};
-        std::unordered_set<int32_t> seen{q};
-        for (size_t i = 0; i < todo.size(); ++i) {
-            if (seen.size() > MAX_REACH) {
-                guards.assign(1, TOO_MANY);
-                break;
-            }
-            const int32_t s = todo[i];
-            const Frontier f = frontier(a, s);
-            if (!f.free && !(f.guards & CLOSE_BIT)) guards.push_back(f.guards);
-            au.build(s);
-            for (int b = 0; b < 256; ++b) {
-                const int32_t t = au.at(static_cast<int64_t>(s) * 256 + b);
-                if (t >= 0 && seen.insert(t).second) todo.push_back(t);
-            }
-        }
-        found = key_only_.emplace(key, std::move(guards)).first;
-    }
-    const auto w = static_cast<uint64_t>(written);
-    for (const uint64_t g : found->second)
-        if (g == TOO_MANY || !(g & ~w)) return true;
-    return false;
 }
 
 }  // namespace structgen

@@ -36,11 +36,8 @@ public:
     // dead once they are all written), or none where q can always finish (a final state or a close
     // guard ahead)
     std::optional<uint64_t> blocking_guards(int64_t a, int32_t q);
-    // whether a token read from state q of automaton a by its own bytes (no guard passed, no call
-    // entered) may end in a state dead with keys `written`
-    bool may_die(int64_t a, int32_t q, int64_t written);
 
-    size_t memory_bytes() const { return (frontiers_.size() + key_only_.size()) * 64 + required_.capacity() * 8; }
+    size_t memory_bytes() const { return frontiers_.size() * 64 + required_.capacity() * 8; }
 
 private:
     // whether q reaches a final state through no guard, and the guards first met on the other ways
@@ -55,8 +52,6 @@ private:
     FrameSolver& frames_;
     std::vector<uint64_t> required_;
     std::unordered_map<uint64_t, Frontier> frontiers_;                  // a << 32 | q
-    std::unordered_map<uint64_t, std::vector<uint64_t>> key_only_;      // a << 32 | q -> the guards of the
-    // states its bytes reach that may be dead (not free, no close guard ahead); {~0}: too many to search
 };
 
 }  // namespace structgen

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <unordered_set>
 
 #include "errors.h"
 
@@ -179,6 +180,50 @@ std::vector<int32_t> slice_states(LazyAutomaton& a, int32_t q, int k, int64_t m)
         const int64_t next = char_successor(a, out.back(), k);
         if (next < 0 || next == out.back()) break;  // (a loop: every further length leads here)
         out.push_back(static_cast<int32_t>(next));
+    }
+    return out;
+}
+
+std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, size_t max_states) {
+    check_slice(k);
+    Pool& pool = a.pool();
+    const SliceAutomaton& sa = slice_automaton(k);
+    std::vector<Id> todo{a.expr(q)};       // the terms whose characters are read, first seen first
+    std::unordered_set<Id> seen{todo[0]};
+    std::vector<int32_t> out;              // the states reached after whole characters
+    std::vector<std::vector<Id>> at(static_cast<size_t>(sa.n));
+    for (size_t i = 0; i < todo.size(); ++i) {
+        // the terms each character of the slice leads to from todo[i], one state of the slice's
+        // character automaton at a time (topological order: a state's terms are all in when read)
+        for (auto& v : at) v.clear();
+        at[0].push_back(todo[i]);
+        for (const int8_t s : sa.order) {
+            for (size_t j = 0; j < at[static_cast<size_t>(s)].size(); ++j) {
+                const Id v = at[static_cast<size_t>(s)][j];
+                if (sa.finals[static_cast<size_t>(s)]) {  // (a whole character read)
+                    if (v == NOTHING || (pool.algebraic(v) && !pool.is_live(v))) return std::nullopt;
+                    const int32_t state = a.state_of(v);
+                    if (a.may_branch(state)) return std::nullopt;
+                    if (std::find(out.begin(), out.end(), state) == out.end()) out.push_back(state);
+                    if (seen.insert(v).second) {
+                        if (seen.size() > max_states) return std::nullopt;
+                        todo.push_back(v);
+                    }
+                    continue;
+                }
+                const std::vector<ByteSet> classes = pool.byte_classes(v);  // (a copy: derive interns terms)
+                for (const auto& [mask, t] : sa.edges[static_cast<size_t>(s)]) {
+                    for (const ByteSet& part : classes) {
+                        const ByteSet both = part & mask;
+                        if (both.empty()) continue;
+                        const Id d = pool.derive(v, both.lowest());
+                        if (d == NOTHING) return std::nullopt;  // (a character of the slice dies)
+                        std::vector<Id>& next = at[static_cast<size_t>(t)];
+                        if (std::find(next.begin(), next.end(), d) == next.end()) next.push_back(d);
+                    }
+                }
+            }
+        }
     }
     return out;
 }

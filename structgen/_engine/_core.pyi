@@ -563,6 +563,10 @@ class FrameSolver:
     def walk_counts(self) -> tuple[int, int, int]:
         """The walks cached, (plain, cut, short): a cut walk is the root of a string's position near its length bound, its short tokens (a short walk) shared by the positions that clamp alike"""
 
+    @property
+    def closure_slices(self) -> int:
+        """How many root walks took a string slice's tokens where its characters lead different ways (every state they lead to reads every slice token: a key's first characters in an open object)"""
+
 def prefetch(frames: list[tuple[FrameSolver, int, int, int]], masks: list[tuple[DfaGuideCore, int]], threads: int) -> None:
     """
     Compute frames [(FrameSolver, automaton, state, node)] and DFA masks [(DfaGuideCore, state)] on up to threads native threads, the work of one expression pool on one thread, the GIL held throughout; errors are left to the serial pass that follows (it finds the work cached)

@@ -442,6 +442,67 @@ def test_objects_in_any_key_order_natively_give_the_python_masks(smollm2_vocabul
     assert made and all(made), (json.dumps(schema), extra, made)  # (every mask native: none left to the guide)
 
 
+_V = '{"v": "'
+
+
+def _tree(value: dict) -> dict:
+    """A recursive object (a pushdown guide) whose property "v" is ``value``."""
+    return {"$defs": {"n": {"type": "object", "properties": {"v": value, "kids": {"type": "array", "items": {"$ref": "#/$defs/n"}}}}},
+            "$ref": "#/$defs/n"}
+
+
+_MIXED_ROOTS = [  # (schema, key order, extra keys, the text up to the string's root, whether the root
+    # walk there reads the slice though its characters lead different ways)
+    ({"type": "object", "properties": {"a": {"type": "integer"}, "ab": {"type": "string"}, "name": {"type": "boolean"}}}, "any", True, '{"', True),
+    ({"type": "object", "properties": {"a": {"type": "integer"}, "names": {"type": "string"}}, "required": ["a"]}, "schema", True, '{"a": 1, "', True),
+    (_tree({"anyOf": [{"const": "abc"}, {"const": "abd"}, {"type": "string"}]}), "schema", False, _V, True),
+    (_tree({"type": "string", "pattern": "^(ab|[a-z]+)$"}), "schema", False, _V, True),  # (the slice of [a-z])
+    (_tree({"type": "string", "pattern": "^(ab|[A-Z]+)$"}), "schema", False, _V, False),
+    (_tree({"type": "string", "pattern": "^(ab|[^x]+)$"}), "schema", False, _V, False),
+    (_tree({"anyOf": [{"const": "abc"}, {"type": "string", "maxLength": 3}]}), "schema", False, _V, False),
+]
+
+
+@settings(max_examples=24, deadline=None)
+@given(st.sampled_from(_MIXED_ROOTS), st.randoms(use_true_random=False))
+def test_string_roots_whose_characters_lead_different_ways_give_the_python_masks(
+        smollm2_vocabulary: structgen.Vocabulary, case: tuple[dict, str, bool, str, bool], rng: random.Random) -> None:
+    """A string's root whose characters lead different ways (a key's first characters where other
+    keys are allowed too, a constant beside any string) takes the vocabulary's slice of free-text
+    tokens where every state its characters lead to reads every one of them (``closure_slices``),
+    and walks the whole trie where a character dies (a pattern, a length bound) or a state would
+    branch: the masks, next states and finality are the whole Python engine's along random walks
+    over SmolLM2's tokens that favour short tokens inside strings."""
+    import pickle
+
+    schema, order, extra, prefix, sliced = case
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary, key_order=order, extra_properties=extra)
+    assert isinstance(guide, PushdownGuide)
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    solver = native._frames.solver
+    assert solver is not None
+    short = [t for t, b in enumerate(smollm2_vocabulary.tokens) if b and len(b) <= 3]
+    byte_tokens = [smollm2_vocabulary.tokens.index(bytes([b])) for b in prefix.encode()]  # (the root reached: its walk from the root)
+    sn = sp = native.initial_state
+    for step in range(30 + len(byte_tokens)):
+        got = native.token_mask(sn)
+        assert np.array_equal(got, python.token_mask(sp)), json.dumps(schema)
+        assert native.is_final(sn) == python.is_final(sp)
+        if step < len(byte_tokens):
+            sn, sp = native.next_state(sn, byte_tokens[step]), python.next_state(sp, byte_tokens[step])
+            assert sn >= 0 and sp >= 0, (json.dumps(schema), prefix[:step + 1])
+            continue
+        allowed = [t for t in np.flatnonzero(got).tolist() if smollm2_vocabulary.tokens[t]]
+        if not allowed:
+            break
+        near = [t for t in short if got[t]]
+        t = rng.choice(near if near and rng.random() < 0.8 else allowed)
+        sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+        assert sn >= 0 and sp >= 0, (json.dumps(schema), sn, sp, smollm2_vocabulary.tokens[t])
+    assert (solver.closure_slices > 0) == sliced, (json.dumps(schema), solver.closure_slices)
+
+
 def test_objects_in_any_key_order_that_the_root_does_not_reach(smollm2_vocabulary: structgen.Vocabulary,
                                                                    smollm2_tokenizer: Any) -> None:
     """``oneOf`` compiles its branches to subtract what two of them accept: their objects in any key
