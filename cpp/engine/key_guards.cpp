@@ -10,6 +10,8 @@ namespace structgen {
 namespace {
 uint64_t pair_key(int64_t a, int32_t q) { return static_cast<uint64_t>(a) << 32 | static_cast<uint32_t>(q); }
 constexpr uint64_t CLOSE_BIT = uint64_t{1} << KeyGuards::CLOSE;
+// the alternations inside alternations read off their structure, at most (deeper: searched)
+constexpr int MAX_NESTING = 32;
 }  // namespace
 
 void KeyGuards::set_required(std::vector<uint64_t> required) {
@@ -29,9 +31,40 @@ int64_t KeyGuards::pass(int64_t a, int64_t g, int64_t written) const {
     return w >> g & 1 ? -1 : static_cast<int64_t>(w | uint64_t{1} << g);
 }
 
-const KeyGuards::Frontier& KeyGuards::frontier(int64_t a, int32_t q) {
+KeyGuards::Frontier KeyGuards::frontier(int64_t a, int32_t q) {
     const uint64_t key = pair_key(a, q);
     if (auto found = frontiers_.find(key); found != frontiers_.end()) return found->second;
+    const Frontier out = term_frontier(a, frames_.automaton(a).expr(q));
+    frontiers_.emplace(key, out);
+    return out;
+}
+
+KeyGuards::Frontier KeyGuards::term_frontier(int64_t a, Id e) {
+    LazyAutomaton& au = frames_.automaton(a);
+    Pool& pool = au.pool();
+    for (Node n = pool.node(e); n.kind == Kind::Seq && !pool.symbols_id(n.a) && pool.is_live(n.a); n = pool.node(e))
+        e = n.b;  // (every way from it reads the head to its end, guard-free, then the tail)
+    const uint64_t key = static_cast<uint64_t>(a) << 32 | e;
+    if (auto found = term_frontiers_.find(key); found != term_frontiers_.end()) return found->second;
+    Frontier out;
+    if (pool.kind(e) == Kind::Alt && depth_ < MAX_NESTING) {  // (a way from the alternation is a way from one of its members)
+        const std::vector<Id> members(pool.members(e).begin(), pool.members(e).end());
+        ++depth_;
+        for (const Id m : members) {
+            const Frontier f = term_frontier(a, m);
+            out.free |= f.free;
+            out.guards |= f.guards;
+            if (out.free || (out.guards & CLOSE_BIT)) break;
+        }
+        --depth_;
+    } else {
+        out = search(a, au.state_of(e));
+    }
+    term_frontiers_.emplace(key, out);
+    return out;
+}
+
+KeyGuards::Frontier KeyGuards::search(int64_t a, int32_t q) {
     LazyAutomaton& au = frames_.automaton(a);
     Frontier out;
     // breadth first, and done at a final state or a close guard (then no keys written can block
@@ -56,7 +89,7 @@ const KeyGuards::Frontier& KeyGuards::frontier(int64_t a, int32_t q) {
         au.build(s);
         for (int b = 0; b < 256; ++b) visit(au.at(static_cast<int64_t>(s) * 256 + b));
     }
-    return frontiers_.emplace(key, out).first->second;
+    return out;
 }
 
 bool KeyGuards::is_dead(int64_t a, int32_t q, int64_t written) {

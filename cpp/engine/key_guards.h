@@ -37,7 +37,7 @@ public:
     // guard ahead)
     std::optional<uint64_t> blocking_guards(int64_t a, int32_t q);
 
-    size_t memory_bytes() const { return frontiers_.size() * 64 + required_.capacity() * 8; }
+    size_t memory_bytes() const { return (frontiers_.size() + term_frontiers_.size()) * 64 + required_.capacity() * 8; }
 
 private:
     // whether q reaches a final state through no guard, and the guards first met on the other ways
@@ -47,11 +47,19 @@ private:
         bool free = false;
         uint64_t guards = 0;
     };
-    const Frontier& frontier(int64_t a, int32_t q);
+    Frontier frontier(int64_t a, int32_t q);
+    // the frontier of term e of automaton a, read off its structure where it can be: an
+    // alternation's is its members' merged; a head that calls nothing and can end, followed by a
+    // tail, has the tail's (a string inline in an object, at any of its positions: the object's
+    // way on after it, searched once); else searched from e's state
+    Frontier term_frontier(int64_t a, Id e);
+    Frontier search(int64_t a, int32_t q);
 
     FrameSolver& frames_;
     std::vector<uint64_t> required_;
     std::unordered_map<uint64_t, Frontier> frontiers_;                  // a << 32 | q
+    std::unordered_map<uint64_t, Frontier> term_frontiers_;             // a << 32 | term
+    int depth_ = 0;  // (term_frontier's alternations nested)
 };
 
 }  // namespace structgen
