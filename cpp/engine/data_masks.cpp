@@ -105,10 +105,10 @@ std::shared_ptr<const Frame> DataMasks::item_in_danger(int64_t a, int32_t q, int
     return out;
 }
 
-void DataMasks::raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls, bool wide_ok) {
+void DataMasks::raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls) {
     LazyAutomaton& au = frames_.automaton(a);
     const TokenTrie& trie = frames_.trie();
-    if (!node && !wide_ok && au.pool().first_bytes(au.expr(q)).count() >= WIDE_FROM) throw NeedsFrameData(a);  // (a slice's walk: the guide's)
+    if (!node && au.pool().first_bytes(au.expr(q)).count() >= WIDE_FROM) throw NeedsFrameData(a);  // (a slice's walk: the guide's)
     const int32_t s = node ? au.clamped_head(q, trie.height[static_cast<size_t>(node)]) : q;
     raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
     const int32_t roots[1] = {node};
@@ -127,38 +127,31 @@ void DataMasks::branch_points(LazyAutomaton& au, int32_t node, int32_t s, std::v
     for (size_t i = 0; i < nodes.size(); ++i) one(nodes[i], states[i]);
 }
 
-std::vector<int64_t> DataMasks::alive_tokens(int64_t a, int64_t written) {
-    KeyGuards& guards = stacks_.guards();
-    std::vector<int64_t> ids = raw_.ids;
-    const std::vector<int32_t> ends = raw_.ends;  // (copies: is_dead may build states, never walks)
-    std::unordered_map<int32_t, bool> dead;
-    size_t kept = 0;
-    for (size_t i = 0; i < ids.size(); ++i) {
-        auto [it, fresh] = dead.try_emplace(ends[i], false);
-        if (fresh) it->second = guards.is_dead(a, ends[i], written);
-        if (!it->second) ids[kept++] = ids[i];
-    }
-    ids.resize(kept);
-    return ids;
-}
-
 std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int32_t q, int32_t node) {
     const Key key{a, q, node, 0};
     if (auto found = end_groups_.find(key); found != end_groups_.end()) return found->second;
     LazyAutomaton& au = frames_.automaton(a);
     auto out = std::make_shared<EndGroups>();
-    out->own = frames_.own_walk(a, q, node, raw_);  // (raw_: its tokens with their end states)
-    if (const std::optional<FrameSolver::RootSlice> sliced = node ? std::nullopt : frames_.root_slice(a, q)) {
-        // (its slice tokens were not walked: where one may end in a state that may die, the whole
-        // trie is walked for their end states)
-        const std::vector<int32_t> ends = sliced->ends.empty() ? slice_states(au, q, sliced->k, sliced->m) : sliced->ends;
-        KeyGuards& guards = stacks_.guards();
-        bool risky = false;
-        for (size_t i = 0; i < ends.size() && !risky; ++i) risky = guards.blocking_guards(a, ends[i]).has_value();
-        if (risky) {
-            raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
-            const int32_t roots[1] = {0};
-            walk_frame(au, frames_.trie(), roots, q, false, nullptr, stack_, raw_, true);
+    const int32_t roots[1] = {0};
+    auto walk_again = [&](const TokenTrie& t, const TokenTrie* full) {  // (raw_: tokens with their end states)
+        raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
+        walk_frame(au, t, roots, q, false, full, stack_, raw_, true);
+    };
+    if (!node && au.in_bounded_string(q)) {
+        // the solver's walk is cut for the string's positions: walked again for its end states, where
+        // only the tokens that are not slice 0's can leave the string, those alone
+        out->own = frames_.own_walk(a, q, 0);
+        if (body_tokens_safe(a, q)) walk_again(*frames_.slice(0).rest, &frames_.trie());
+        else walk_again(frames_.trie(), nullptr);
+    } else {
+        out->own = frames_.own_walk(a, q, node, raw_);
+        const std::optional<FrameSolver::RootSlice> sliced = node ? std::nullopt : frames_.root_slice(a, q);
+        if (sliced) {  // (its slice tokens were not walked: where one may end in a state that may die, the whole trie is)
+            const std::vector<int32_t> ends = sliced->ends.empty() ? slice_states(au, q, sliced->k, sliced->m) : sliced->ends;
+            KeyGuards& guards = stacks_.guards();
+            bool risky = false;
+            for (size_t i = 0; i < ends.size() && !risky; ++i) risky = guards.blocking_guards(a, ends[i]).has_value();
+            if (risky) walk_again(frames_.trie(), nullptr);
         }
     }
     group_ends(a, *out);
@@ -167,6 +160,16 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
     keep(bytes);
     end_groups_.emplace(key, out);
     return out;
+}
+
+bool DataMasks::body_tokens_safe(int64_t a, int32_t q) {
+    LazyAutomaton& au = frames_.automaton(a);
+    Pool& pool = au.pool();
+    const Id e = au.expr(q);
+    if (pool.kind(e) != Kind::Seq) return false;
+    const Node n = pool.node(e);  // (body · tail: a slice-0 byte the tail cannot read first keeps a token in the body)
+    if (pool.symbols_id(n.a) || !(pool.first_bytes(n.b) & slice_bytes(0)).empty()) return false;
+    return !stacks_.guards().term_blocking_guards(a, n.b).has_value();
 }
 
 void DataMasks::group_ends(int64_t a, EndGroups& out) {
@@ -206,42 +209,28 @@ void DataMasks::array_frame(int64_t a, int32_t q, int32_t node, int64_t written,
 }
 
 void DataMasks::guarded_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out) {
-    LazyAutomaton& au = frames_.automaton(a);
-    if (node || !au.in_bounded_string(q)) {  // (the own walk less the tokens that end dead)
-        const std::shared_ptr<const EndGroups> groups = end_groups(a, q, node);
-        std::vector<int64_t> dead;
-        const auto w = static_cast<uint64_t>(written);
-        for (const EndGroups::Group& g : groups->groups) {
-            if (g.guards & ~w) continue;
-            dead.insert(dead.end(), g.ids.begin(), g.ids.end());
-        }
-        const FrameSolver::Walk& own = *groups->own;
-        if (dead.empty()) return gather(a, written, own.ids, own.bits, own.pops, own.calls, out);
-        std::sort(dead.begin(), dead.end());
-        std::vector<int64_t> ids;
-        ids.reserve(own.ids.size());
-        for (const int64_t t : own.ids)
-            if (!std::binary_search(dead.begin(), dead.end(), t)) ids.push_back(t);
-        std::shared_ptr<const std::vector<uint32_t>> bits;
-        if (own.bits) {
-            auto cut = std::make_shared<std::vector<uint32_t>>(*own.bits);
-            for (const int64_t t : dead) (*cut)[static_cast<size_t>(t) >> 5] &= ~(uint32_t{1} << (t & 31));
-            bits = std::move(cut);
-        }
-        return gather(a, written, ids, bits, own.pops, own.calls, out);
+    // the own walk less the tokens that end dead
+    const std::shared_ptr<const EndGroups> groups = end_groups(a, q, node);
+    std::vector<int64_t> dead;
+    const auto w = static_cast<uint64_t>(written);
+    for (const EndGroups::Group& g : groups->groups) {
+        if (g.guards & ~w) continue;
+        dead.insert(dead.end(), g.ids.begin(), g.ids.end());
     }
-    // (the root of a string under a length bound: walked here, its own walk is cut for its positions)
-    std::vector<int64_t> pops;
-    std::vector<FrameSolver::Call> calls;
-    raw_walk(a, q, node, pops, calls, true);
-    std::vector<int64_t> ids = alive_tokens(a, written);
-    if (ids.size() * 2 > frames_.words()) {  // (packed where the words take less room than the ids: a string's walk)
-        auto bits = std::make_shared<std::vector<uint32_t>>(frames_.words(), 0);
-        set_token_bits(*bits, ids);
-        gather(a, written, {}, bits, std::move(pops), calls, out);
-        return;
+    const FrameSolver::Walk& own = *groups->own;
+    if (dead.empty()) return gather(a, written, own.ids, own.bits, own.pops, own.calls, out);
+    std::sort(dead.begin(), dead.end());
+    std::vector<int64_t> ids;
+    ids.reserve(own.ids.size());
+    for (const int64_t t : own.ids)
+        if (!std::binary_search(dead.begin(), dead.end(), t)) ids.push_back(t);
+    std::shared_ptr<const std::vector<uint32_t>> bits;
+    if (own.bits) {
+        auto cut = std::make_shared<std::vector<uint32_t>>(*own.bits);
+        for (const int64_t t : dead) (*cut)[static_cast<size_t>(t) >> 5] &= ~(uint32_t{1} << (t & 31));
+        bits = std::move(cut);
     }
-    gather(a, written, ids, nullptr, std::move(pops), calls, out);
+    gather(a, written, ids, bits, own.pops, own.calls, out);
 }
 
 void DataMasks::gather(int64_t a, int64_t data, std::span<const int64_t> own, const std::shared_ptr<const std::vector<uint32_t>>& own_bits,

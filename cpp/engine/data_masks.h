@@ -91,8 +91,11 @@ private:
     std::shared_ptr<const EndGroups> end_groups(int64_t a, int32_t q, int32_t node);
     // the groups of raw_'s tokens by their end states (raw_.ends), those that may end dead
     void group_ends(int64_t a, EndGroups& out);
-    // raw_.ids less those whose end state (raw_.ends) is dead with keys written
-    std::vector<int64_t> alive_tokens(int64_t a, int64_t written);
+    // at the root q of a string under a length bound (body · tail), whether every token of slice 0
+    // read from q ends inside the body, where the object cannot be dead: the body calls nothing, the
+    // tail reads none of slice 0's bytes first, and the tail has a way out (no blocking guards);
+    // then only the rest of slice 0's trie is walked for the end states of the tokens that may die
+    bool body_tokens_safe(int64_t a, int32_t q);
     // the pops and calls at the branch points of raw_ (and at node, in state s, where it branches)
     void branch_points(LazyAutomaton& au, int32_t node, int32_t s, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls);
     // the callees' frames at their nodes and a's frames after their returns, united with own
@@ -100,8 +103,8 @@ private:
                 std::vector<int64_t> pops, std::span<const FrameSolver::Call> calls, Frame& out);
     // the raw walk of a from (q, node) (q clamped to the node's height) into raw_: its own tokens
     // with the state each ends in, its pops and calls (guards as calls of GUARD_FIRST + g); at the
-    // root of a string body (a slice's walk) NeedsFrameData unless wide_ok
-    void raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls, bool wide_ok = false);
+    // root of a string body (a slice's walk) NeedsFrameData
+    void raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls);
 
     // state q of unique array a needs another item, and every item automaton it may call can spell
     // only values of set written

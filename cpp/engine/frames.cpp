@@ -131,7 +131,8 @@ std::optional<FrameSolver::RootSlice> FrameSolver::root_slice(int64_t a, int32_t
         if (const int64_t m = slice_run(auto_, q, k); m >= 0) return RootSlice{k, m, {}};
         if (char_successor(auto_, q, k) != MIXED) continue;
         // (its characters lead different ways: the states they lead to, where all of them read every slice token)
-        if (auto ends = slice_closure(auto_, q, k, MAX_CLOSURE)) return RootSlice{k, index_->slice(k).longest(), std::move(*ends)};
+        const int64_t longest = index_->slice(k).longest();
+        if (auto ends = slice_closure(auto_, q, k, longest, MAX_CLOSURE)) return RootSlice{k, longest, std::move(*ends)};
     }
     return std::nullopt;
 }

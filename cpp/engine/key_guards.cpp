@@ -98,7 +98,13 @@ bool KeyGuards::is_dead(int64_t a, int32_t q, int64_t written) {
 }
 
 std::optional<uint64_t> KeyGuards::blocking_guards(int64_t a, int32_t q) {
-    const Frontier& f = frontier(a, q);
+    const Frontier f = frontier(a, q);
+    if (f.free || (f.guards & CLOSE_BIT)) return std::nullopt;
+    return f.guards;
+}
+
+std::optional<uint64_t> KeyGuards::term_blocking_guards(int64_t a, Id e) {
+    const Frontier f = term_frontier(a, e);
     if (f.free || (f.guards & CLOSE_BIT)) return std::nullopt;
     return f.guards;
 }

@@ -36,6 +36,8 @@ public:
     // dead once they are all written), or none where q can always finish (a final state or a close
     // guard ahead)
     std::optional<uint64_t> blocking_guards(int64_t a, int32_t q);
+    // the same for term e of automaton a (a state's tail, say)
+    std::optional<uint64_t> term_blocking_guards(int64_t a, Id e);
 
     size_t memory_bytes() const { return (frontiers_.size() + term_frontiers_.size()) * 64 + required_.capacity() * 8; }
 

@@ -52,6 +52,14 @@ Id counted(Pool& pool, Id x, int64_t lo, int64_t hi, Id rest) {
 
 }  // namespace
 
+ByteSet slice_bytes(int k) {
+    check_slice(k);
+    ByteSet out;
+    for (const auto& edges : slice_automaton(k).edges)
+        for (const auto& [mask, t] : edges) out = out | mask;
+    return out;
+}
+
 std::optional<int64_t> slice_characters(int k, std::string_view token) {
     check_slice(k);
     const SliceAutomaton& a = slice_automaton(k);
@@ -184,15 +192,17 @@ std::vector<int32_t> slice_states(LazyAutomaton& a, int32_t q, int k, int64_t m)
     return out;
 }
 
-std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, size_t max_states) {
+std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, int64_t longest, size_t max_states) {
     check_slice(k);
     Pool& pool = a.pool();
     const SliceAutomaton& sa = slice_automaton(k);
     std::vector<Id> todo{a.expr(q)};       // the terms whose characters are read, first seen first
+    std::vector<int64_t> level{0};         // (how many characters first led to each)
     std::unordered_set<Id> seen{todo[0]};
     std::vector<int32_t> out;              // the states reached after whole characters
     std::vector<std::vector<Id>> at(static_cast<size_t>(sa.n));
     for (size_t i = 0; i < todo.size(); ++i) {
+        if (level[i] >= longest) continue;  // (no slice token reads further: past it a character may die)
         // the terms each character of the slice leads to from todo[i], one state of the slice's
         // character automaton at a time (topological order: a state's terms are all in when read)
         for (auto& v : at) v.clear();
@@ -208,6 +218,7 @@ std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, i
                     if (seen.insert(v).second) {
                         if (seen.size() > max_states) return std::nullopt;
                         todo.push_back(v);
+                        level.push_back(level[i] + 1);
                     }
                     continue;
                 }

@@ -61,12 +61,16 @@ std::optional<std::vector<int32_t>> slice_chain(LazyAutomaton& a, int32_t q, int
 // characters is out[min(j, out.size() - 1)]
 std::vector<int32_t> slice_states(LazyAutomaton& a, int32_t q, int k, int64_t m);
 
-// the states any number of slice-k characters lead to from q (q itself where they lead back), where
-// every character from each of them leads to a live one and none may branch: every slice token is
-// then read from q whole, passes no branch point and ends in one of them (a string body whose
-// characters lead different ways: a key's first characters in an object with other keys
-// allowed); none where that does not hold or past max_states
-std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, size_t max_states);
+// the states up to longest slice-k characters lead to from q (q itself where they lead back), where
+// every character from each of them (but those longest characters away) leads to a live one and
+// none may branch: every slice token of at most longest characters is then read from q whole, passes
+// no branch point and ends in one of them (a string body whose characters lead different ways: a
+// key's first characters in an object with other keys allowed); none where that does not hold or
+// past max_states
+std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, int64_t longest, size_t max_states);
+
+// every byte a character of slice k may hold
+ByteSet slice_bytes(int k);
 
 // whether token bytes are whole characters of slice k, and how many
 std::optional<int64_t> slice_characters(int k, std::string_view token);
