@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import random
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import pytest
@@ -377,6 +377,29 @@ def test_native_frames_in_networks_with_frame_data_give_the_python_masks(smollm2
         assert sn >= 0 and sp >= 0, (json.dumps(schema), order, sn, sp, smollm2_vocabulary.tokens[t])
 
 
+def _walk_alike(native: PushdownGuide, python: PushdownGuide, vocab: structgen.Vocabulary, rng: random.Random,
+                favoured: list[int], share: float, steps: int, what: Any, forced: Sequence[int] = ()) -> None:
+    """Walk two guides of one network alike: the ``forced`` tokens first, then ``steps`` random
+    tokens (one of ``favoured`` with probability ``share`` where the mask allows one). At every
+    state their masks and finality must be equal, and every token taken must be accepted by both."""
+    sn = sp = native.initial_state
+    for step in range(len(forced) + steps):
+        got = native.token_mask(sn)
+        assert np.array_equal(got, python.token_mask(sp)), what
+        assert native.is_final(sn) == python.is_final(sp)
+        if step < len(forced):
+            sn, sp = native.next_state(sn, forced[step]), python.next_state(sp, forced[step])
+            assert sn >= 0 and sp >= 0, (what, step)
+            continue
+        allowed = [t for t in np.flatnonzero(got).tolist() if vocab.tokens[t]]
+        if not allowed:
+            break
+        near = [t for t in favoured if got[t]]
+        t = rng.choice(near if near and rng.random() < share else allowed)
+        sn, sp = native.next_state(sn, t), python.next_state(sp, t)
+        assert sn >= 0 and sp >= 0, (what, sn, sp, vocab.tokens[t])
+
+
 _KEY_NAMES = st.lists(st.sampled_from(["a", "ab", "abc", "b", "ba", "name", "names", "xy", "stat", "status"]),
                       min_size=1, max_size=6, unique=True)
 
@@ -425,18 +448,7 @@ def test_objects_in_any_key_order_natively_give_the_python_masks(smollm2_vocabul
     keyish = [t for t, b in enumerate(smollm2_vocabulary.tokens) if b and b.lstrip(b" ,{")[:1] in (b'"', b"") and len(b) <= 6]
     PushdownGuide._data_words = recorded  # type: ignore[method-assign]
     try:
-        sn = sp = native.initial_state
-        for _ in range(40):
-            got = native.token_mask(sn)
-            assert np.array_equal(got, python.token_mask(sp)), (json.dumps(schema), extra)
-            assert native.is_final(sn) == python.is_final(sp)
-            allowed = [t for t in np.flatnonzero(got).tolist() if smollm2_vocabulary.tokens[t]]
-            if not allowed:
-                break
-            near = [t for t in keyish if got[t]]
-            t = rng.choice(near if near and rng.random() < 0.7 else allowed)
-            sn, sp = native.next_state(sn, t), python.next_state(sp, t)
-            assert sn >= 0 and sp >= 0, (json.dumps(schema), sn, sp, smollm2_vocabulary.tokens[t])
+        _walk_alike(native, python, smollm2_vocabulary, rng, keyish, 0.7, 40, (json.dumps(schema), extra))
     finally:
         PushdownGuide._data_words = data_words  # type: ignore[method-assign]
     assert made and all(made), (json.dumps(schema), extra, made)  # (every mask native: none left to the guide)
@@ -489,22 +501,7 @@ def test_string_roots_whose_characters_lead_different_ways_give_the_python_masks
     assert solver is not None
     short = [t for t, b in enumerate(smollm2_vocabulary.tokens) if b and len(b) <= 3]
     byte_tokens = [smollm2_vocabulary.tokens.index(bytes([b])) for b in prefix.encode()]  # (the root reached: its walk from the root)
-    sn = sp = native.initial_state
-    for step in range(30 + len(byte_tokens)):
-        got = native.token_mask(sn)
-        assert np.array_equal(got, python.token_mask(sp)), json.dumps(schema)
-        assert native.is_final(sn) == python.is_final(sp)
-        if step < len(byte_tokens):
-            sn, sp = native.next_state(sn, byte_tokens[step]), python.next_state(sp, byte_tokens[step])
-            assert sn >= 0 and sp >= 0, (json.dumps(schema), prefix[:step + 1])
-            continue
-        allowed = [t for t in np.flatnonzero(got).tolist() if smollm2_vocabulary.tokens[t]]
-        if not allowed:
-            break
-        near = [t for t in short if got[t]]
-        t = rng.choice(near if near and rng.random() < 0.8 else allowed)
-        sn, sp = native.next_state(sn, t), python.next_state(sp, t)
-        assert sn >= 0 and sp >= 0, (json.dumps(schema), sn, sp, smollm2_vocabulary.tokens[t])
+    _walk_alike(native, python, smollm2_vocabulary, rng, short, 0.8, 30, json.dumps(schema), forced=byte_tokens)
     assert (solver.closure_slices > 0) == sliced, (json.dumps(schema), solver.closure_slices)
 
 
