@@ -33,6 +33,17 @@ auto asking(F&& f) -> decltype(f()) {
     }
 }
 
+// a frame as Python reads it: (token ids, return nodes, packed words or None, size)
+nb::object frame_tuple(const Frame& f) {
+    nb::object words = nb::none();
+    if (f.bits) {
+        std::vector<int32_t> w(f.bits->size());
+        std::memcpy(w.data(), f.bits->data(), w.size() * sizeof(int32_t));
+        words = nb::cast(owned(std::move(w)));
+    }
+    return nb::make_tuple(owned(std::vector<int64_t>(f.ids)), owned(std::vector<int64_t>(f.pops)), words, f.size());
+}
+
 }  // namespace
 
 void bind_frames(nb::module_& m) {
@@ -64,20 +75,21 @@ void bind_frames(nb::module_& m) {
              "its states' masks (cached up to mask_cache_bytes)")
         .def("frame",
              [](PyFrameSolver& s, int64_t a, int64_t q, int64_t node) {
-                 std::shared_ptr<const Frame> f = asking([&] { return s.core.frame(a, q, node); });
-                 nb::object words = nb::none();
-                 if (f->bits) {
-                     std::vector<int32_t> w(f->bits->size());
-                     std::memcpy(w.data(), f->bits->data(), w.size() * sizeof(int32_t));
-                     words = nb::cast(owned(std::move(w)));
-                 }
-                 return nb::make_tuple(owned(std::vector<int64_t>(f->ids)), owned(std::vector<int64_t>(f->pops)), words,
-                                       f->size());
+                 return frame_tuple(*asking([&] { return s.core.frame(a, q, node); }));
              },
              nb::arg("automaton"), nb::arg("state"), nb::arg("node"),
              "(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the "
              "frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None; "
              "NeedsFrameData where the frame needs frame data")
+        .def("data_frame",
+             [](PyFrameSolver& s, int64_t a, int64_t q, int64_t node, int64_t data) {
+                 return frame_tuple(*asking([&] { return s.data_masks.frame_of(a, q, node, data); }));
+             },
+             nb::arg("automaton"), nb::arg("state"), nb::arg("node"), nb::arg("data"),
+             "As frame, of a frame with its frame data (share_data: an item id, a set id, the keys written; 0 for "
+             "none): where the guide keeps the stacks (unique arrays nested in items), the frames it does not make "
+             "itself; NeedsFrameData for those it does (an item with an array nested in it, its array, a frame that "
+             "enters one)")
         .def("expand",
              [](PyFrameSolver& s, int64_t a, const std::vector<int64_t>& pops, const std::vector<int64_t>& nodes,
                 const std::vector<int64_t>& callees, const std::vector<int64_t>& rets) {
@@ -116,8 +128,9 @@ void bind_frames(nb::module_& m) {
              },
              nb::arg("kinds"), nb::arg("required") = std::vector<uint64_t>{}, nb::arg("unique") = nb::none(),
              "The stacks carry frame data (kinds[k]: 0 plain, 1 a unique array, 2 its item, which need unique; 3 an "
-             "object with key guards, whose required keys are required[k], bit i for key i): stack, step, next_state "
-             "and collect_data work with it")
+             "object with key guards, whose required keys are required[k], bit i for key i; 4 held: an item with a "
+             "unique array nested in it, or its array, whose frames and stacks the guide keeps): stack, step, "
+             "next_state and collect_data work with it, or with a held automaton data_frame only")
         .def("config", [](PyFrameSolver& s, const std::vector<int64_t>& stacks) { return s.own_stacks().config(stacks); },
              nb::arg("stacks"), "The state that is this set of stacks, made if new")
         .def("step",
@@ -229,6 +242,8 @@ void bind_frames(nb::module_& m) {
         })
         .def_prop_ro("has_frame_data", [](const PyFrameSolver& s) { return s.core.any_frame_data(); },
                      "Whether an automaton was marked as carrying frame data (mark_frame_data)")
+        .def_prop_ro("frames_only", [](const PyFrameSolver& s) { return s.stacks.frames_only(); },
+                     "Whether the frame data was shared for data_frame only (share_data with a held automaton: the guide keeps the stacks)")
         .def_prop_ro("num_frames", [](const PyFrameSolver& s) { return s.core.num_frames(); })
         .def_prop_ro("walk_counts",
                      [](const PyFrameSolver& s) {

@@ -39,13 +39,14 @@ struct PyFrameSolver {
     // the stacks, their masks and the states' masks: only where no automaton carries frame data (else
     // the stacks carry it, and they are the guide's), the stacks also where they carry the unique
     // data (share_data; their masks are then data_masks')
+    // (where the frame data is shared for the frames only, the stacks are the guide's too)
     StackTable& own_stacks() {
-        if (!stacks.carries_data()) check_no_data();
+        if (!stacks.carries_data() || stacks.frames_only()) check_no_data();
         return stacks;
     }
     StackMasks& own_masks() { return check_no_data(), masks; }
     StateMasks& own_states() {
-        if (!stacks.carries_data()) check_no_data();
+        if (!stacks.carries_data() || stacks.frames_only()) check_no_data();
         return states;
     }
     void check_no_data() const {

@@ -44,8 +44,17 @@ void DataMasks::keep(size_t bytes) {
 
 // -- frames ----------------------------------------------------------------------------------------
 
+std::shared_ptr<const Frame> DataMasks::frame_of(int64_t a, int64_t q, int64_t node, int64_t data) {
+    if (!stacks_.carries_data()) throw InvalidArgument("DataMasks: the stacks carry no frame data");
+    frames_.automaton(a).check(q);
+    if (node < 0 || node >= frames_.trie().num_nodes()) throw OutOfRange("DataMasks: no trie node " + std::to_string(node));
+    stacks_.check_data(a, data);
+    return frame(a, static_cast<int32_t>(q), static_cast<int32_t>(node), data);
+}
+
 std::shared_ptr<const Frame> DataMasks::frame(int64_t a, int32_t q, int32_t node, int64_t data) {
     const StackTable::Kind kind = stacks_.kind(a);
+    if (kind == StackTable::HELD) throw NeedsFrameData(a);  // (an item with a unique array nested in it, or its array: the guide's)
     if (kind == StackTable::ITEM) {
         const int64_t key = data ? stacks_.unique().mask_key(static_cast<int32_t>(data)) : 0;
         if (!key) return frames_.frame(a, q, node);  // (out of danger: its plain frame, made by the solver)
@@ -397,6 +406,7 @@ bool DataMasks::enters_no_item(int64_t a, int32_t q, int64_t m, std::vector<int6
 
 void DataMasks::collect(std::span<const int64_t> sids, std::span<uint32_t> words) {
     if (!stacks_.carries_data()) throw InvalidArgument("DataMasks: the stacks carry no frame data");
+    if (stacks_.frames_only()) throw InvalidArgument("DataMasks: unique arrays nest in items here, the stacks are the guide's");
     for (const int64_t sid : sids) stacks_.entry(sid);  // (all checked before anything is written)
     StackNodes seen;
     for (const int64_t sid : sids) collect_from(sid, 0, words, seen);

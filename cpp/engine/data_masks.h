@@ -30,6 +30,11 @@
 //
 // Where the native answer would need what only the guide knows (a liveness search past its limit),
 // collect throws NeedsFrameData and the guide makes the whole mask.
+//
+// Where unique arrays nest in items, the guide keeps the stacks (an item's text is every byte the
+// frames above it read) and makes the frames of those items and their arrays (HELD); it asks here
+// for every other frame with its data (frame_of): an object's in any key order, a unique array's
+// over items that call nothing (the nested ones), an item's, and those that enter them.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -56,6 +61,11 @@ public:
     // OR the masks of stacks sids (from the root) into words (NeedsFrameData: the guide makes it;
     // words may hold part of the mask then)
     void collect(std::span<const int64_t> sids, std::span<uint32_t> words);
+    // The frame of automaton a in state q from trie node node with frame data data (as a stack
+    // carries it), for a guide that keeps the stacks itself (StackTable::frames_only: unique arrays
+    // nested in items). NeedsFrameData where the frame is HELD's or enters one, or needs what only
+    // the guide knows; OutOfRange for an automaton, state, node or data that does not exist.
+    std::shared_ptr<const Frame> frame_of(int64_t a, int64_t q, int64_t node, int64_t data);
 
     size_t memory_bytes() const { return bytes_ + callers_.bytes(); }
     size_t num_frames() const { return frames_made_.size(); }

@@ -32,8 +32,8 @@ StackTable::StackTable(FrameSolver& frames, int64_t max_depth) : frames_(frames)
 void StackTable::share_data(UniqueData* unique, std::vector<uint8_t> kinds, std::vector<uint64_t> required) {
     if (num_stacks() != 1 || carries_) throw InvalidArgument("StackTable: frame data is shared once, before any step");
     for (const uint8_t k : kinds) {
-        if (k > GUARDED) throw InvalidArgument("StackTable: a kind is 0 (plain), 1 (unique array), 2 (item) or 3 (key guards)");
-        if ((k == ARRAY || k == ITEM) && !unique) throw InvalidArgument("StackTable: unique arrays and items need unique data");
+        if (k > HELD) throw InvalidArgument("StackTable: a kind is 0 (plain), 1 (unique array), 2 (item), 3 (key guards) or 4 (held)");
+        if ((k == ARRAY || k == ITEM || k == HELD) && !unique) throw InvalidArgument("StackTable: unique arrays and items need unique data");
     }
     if (!kinds.empty() && kinds[0] == ITEM) throw InvalidArgument("StackTable: the root is no item");
     if (required.size() > kinds.size()) throw InvalidArgument("StackTable: required keys for an automaton with no kind");
@@ -41,9 +41,19 @@ void StackTable::share_data(UniqueData* unique, std::vector<uint8_t> kinds, std:
         if (required[k] && kinds[k] != GUARDED) throw InvalidArgument("StackTable: required keys of automaton " + std::to_string(k) + ", which has no key guards");
     guards_.set_required(std::move(required));
     unique_ = unique;
+    frames_only_ = std::find(kinds.begin(), kinds.end(), uint8_t{HELD}) != kinds.end();
     kinds_ = std::move(kinds);
     carries_ = true;
     stacks_[0].data = 0;
+}
+
+void StackTable::check_data(int64_t a, int64_t data) const {
+    const Kind k = kind(a);
+    if (data && (k == PLAIN || k == HELD)) throw InvalidArgument("StackTable: automaton " + std::to_string(a) + " carries no frame data here");
+    if (data < 0 || (k == GUARDED && static_cast<uint64_t>(data) >> KeyGuards::CLOSE) ||
+        (k == ITEM && data >= static_cast<int64_t>(unique_->num_items())) ||
+        (k == ARRAY && data >= static_cast<int64_t>(unique_->num_sets())))
+        throw OutOfRange("StackTable: no frame data " + std::to_string(data) + " for automaton " + std::to_string(a));
 }
 
 UniqueData& StackTable::unique() const {
@@ -56,12 +66,8 @@ int64_t StackTable::stack(int64_t a, int64_t q, int64_t parent, int64_t data) {
     if (q < 0 || q > INT32_MAX || (frames_.has_automaton(a) && !frames_.automaton(a).valid(q)))
         throw OutOfRange("StackTable: automaton " + std::to_string(a) + " has no state " + std::to_string(q));
     if (parent < -1 || parent >= num_stacks()) throw OutOfRange("StackTable: no parent stack " + std::to_string(parent));
+    check_data(a, data);
     const Kind k = kind(a);
-    if (data && k == PLAIN) throw InvalidArgument("StackTable: automaton " + std::to_string(a) + " carries no frame data");
-    if (data < 0 || (k == GUARDED && static_cast<uint64_t>(data) >> KeyGuards::CLOSE) ||
-        (k == ITEM && data >= static_cast<int64_t>(unique_->num_items())) ||
-        (k == ARRAY && data >= static_cast<int64_t>(unique_->num_sets())))
-        throw OutOfRange("StackTable: no frame data " + std::to_string(data) + " for automaton " + std::to_string(a));
     const uint64_t h = stack_hash(a, q, parent, data);
     const int64_t* head = stack_ids_.find(h);
     for (int64_t s = head ? *head : -1; s >= 0; s = stack_next_[static_cast<size_t>(s)]) {
@@ -135,6 +141,7 @@ const ByteSet& StackTable::first_bytes(int64_t k) {
 
 void StackTable::step(std::span<const int64_t> stacks, int b, std::vector<int64_t>& out) {
     if (b < 0 || b > 255) throw InvalidArgument("StackTable: no byte " + std::to_string(b));
+    if (frames_only_) throw InvalidArgument("StackTable: unique arrays nest in items here, the stacks are the guide's");
     for (const int64_t s : stacks) entry(s);
     out.clear();
     todo_.assign(stacks.begin(), stacks.end());

@@ -15,6 +15,9 @@
 // drops the stacks whose item only written values could finish. With key guards: an object in any
 // key order's data is its keys written (KeyGuards), a guard is a zero-width step that passes or not
 // on it (followed at any depth), and a token's step drops the stacks whose object can no longer finish.
+// Where unique arrays nest in items (HELD automata: such items and their arrays), the stacks are the
+// guide's (an item's text there is also every byte the frames above it read): the table only says
+// what each automaton is to DataMasks' frames, and steps nothing.
 #pragma once
 #include <cstdint>
 #include <span>
@@ -40,7 +43,9 @@ public:
         bool records;   // whether one of its frames is an item's
     };
     // what automaton k is to the frame data (share_data)
-    enum Kind : uint8_t { PLAIN = 0, ARRAY = 1, ITEM = 2, GUARDED = 3 };
+    // (HELD: an item that calls a unique array nested in it, or a unique array over such items: its
+    // frames are the guide's, and so are the stacks)
+    enum Kind : uint8_t { PLAIN = 0, ARRAY = 1, ITEM = 2, GUARDED = 3, HELD = 4 };
 
     // frames: the solver whose automata the stacks step through (it outlives this); stack 0 is
     // (0, 0) alone and state 0 is {stack 0}
@@ -50,8 +55,15 @@ public:
     // array's or item's needs unique (unique arrays over items that call nothing, nested in no item;
     // it must outlive the table: the guide's); an object with key guards (GUARDED) closes once the
     // keys required[k] are written.
+    // With HELD automata, the frame data is shared for DataMasks::frame_of only (frames_only).
     void share_data(UniqueData* unique, std::vector<uint8_t> kinds, std::vector<uint64_t> required);
     bool carries_data() const { return carries_; }
+    // whether the data is shared for frames only: the guide keeps the stacks (HELD automata); then
+    // step, next_state and DataMasks::collect throw InvalidArgument
+    bool frames_only() const { return frames_only_; }
+    // OutOfRange unless data is frame data automaton a can carry (0 for a plain one; InvalidArgument
+    // for data on a frame that carries none)
+    void check_data(int64_t a, int64_t data) const;
     UniqueData& unique() const;
     KeyGuards& guards() { return guards_; }
     Kind kind(int64_t a) const { return carries_ && static_cast<size_t>(a) < kinds_.size() ? static_cast<Kind>(kinds_[static_cast<size_t>(a)]) : PLAIN; }
@@ -90,6 +102,7 @@ private:
     FrameSolver& frames_;
     int64_t max_depth_;
     bool carries_ = false;
+    bool frames_only_ = false;
     UniqueData* unique_ = nullptr;
     KeyGuards guards_;
     std::vector<uint8_t> kinds_;

@@ -515,6 +515,8 @@ class FrameSolver:
         """The frames of a network's automata (None: not made yet) over the index's vocabulary, its stacks (stack 0 is automaton 0 at its start, state 0 is {stack 0}; calls nest at most max_depth frames) and its states' masks (cached up to mask_cache_bytes)"""
     def frame(self, automaton: int, state: int, node: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64], NDArray[numpy.int32] | None, int]:
         """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None; NeedsFrameData where the frame needs frame data"""
+    def data_frame(self, automaton: int, state: int, node: int, data: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64], NDArray[numpy.int32] | None, int]:
+        """As frame, of a frame with its frame data (share_data: an item id, a set id, the keys written; 0 for none): where the guide keeps the stacks (unique arrays nested in items), the frames it does not make itself; NeedsFrameData for those it does (an item with an array nested in it, its array, a frame that enters one)"""
     def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
         """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python); NeedsFrameData where one of them needs frame data"""
     def stack(self, automaton: int, state: int, parent: int, data: int = 0) -> int:
@@ -525,7 +527,7 @@ class FrameSolver:
     def data_counts(self) -> tuple[int, int]:
         """(frames with data cached, string items' returns shared as the array's frames of no item written)"""
     def share_data(self, kinds: Sequence[int], required: Sequence[int] = (), unique: UniqueData | None = None) -> None:
-        """The stacks carry frame data (kinds[k]: 0 plain, 1 a unique array, 2 its item, which need unique; 3 an object with key guards, whose required keys are required[k], bit i for key i): stack, step, next_state and collect_data work with it"""
+        """The stacks carry frame data (kinds[k]: 0 plain, 1 a unique array, 2 its item, which need unique; 3 an object with key guards, whose required keys are required[k], bit i for key i; 4 held: an item with a unique array nested in it, or its array, whose frames and stacks the guide keeps): stack, step, next_state and collect_data work with it, or with a held automaton data_frame only"""
     def config(self, stacks: Sequence[int]) -> int:
         """The state that is this set of stacks, made if new"""
     def step(self, stacks: Sequence[int], byte: int) -> list[int]:
@@ -555,6 +557,9 @@ class FrameSolver:
     @property
     def has_frame_data(self) -> bool:
         """Whether an automaton was marked as carrying frame data (mark_frame_data)"""
+    @property
+    def frames_only(self) -> bool:
+        """Whether the frame data was shared for data_frame only (share_data with a held automaton: the guide keeps the stacks)"""
     def set_automaton(self, k: int, automaton: LazyAutomaton) -> None:
         """Hand automaton k over (frame and expand raise KeyError(k) where they need one not given yet)"""
     @property

@@ -31,7 +31,8 @@ from ..vocab.trie import TokenTrie, walk_frame
 from .distances import NetworkDistances
 from .frame_tokens import FrameTokens, ids_of_words, united
 from .item_frames import ItemFrames, PopSplit
-from .native_stacks import FRAME_CACHE, frame_data_automata, solved
+from . import native_stacks
+from .native_stacks import FRAME_CACHE, frame_data_automata, guarded_automata, held_automata, solved
 from .network_view import AutomatonView, NetworkView
 from .stacks import StackTable
 from .token_walks import TokenWalk, distinct, stepped_chain
@@ -52,6 +53,7 @@ class FrameMasks(ItemFrames):
     __slots__ = (
         "view", "stacks", "distances", "index", "_trie", "_walks", "_frames", "_active", "_walk_bytes", "_frame_bytes", "_returns",
         "_solver", "_native", "_native_bytes", "_held", "_refused", "_needing", "_pop_splits", "_strings",
+        "_data_frames", "_data_held", "_data_clamped",
     )
 
     def __init__(self, view: NetworkView, stacks: StackTable, distances: NetworkDistances, index: VocabularyIndex,
@@ -69,12 +71,17 @@ class FrameMasks(ItemFrames):
         # the native frames (False: none); the automata whose frames carry frame data stay here
         self._solver: FrameSolver | bool = solver if solver is not None else False
         self._held = frame_data_automata(view, held=True) if solver is not None and solver.has_frame_data else frozenset()
-        self._native: dict[tuple[int, int, int], FrameTokens] = {}
-        self._refused: set[tuple[int, int, int]] = set()  # (native frames that need frame data: made here)
+        self._native: dict[tuple[int, ...], FrameTokens] = {}  # (a, q, node), or with data (a, q, node, data)
+        self._refused: set[tuple[int, ...]] = set()  # (native frames that need frame data: made here)
         self._needing: dict[tuple[int, int, int], tuple[int, ...] | None] = {}  # (see _free_of_items)
         self._pop_splits: dict[tuple[int, int, tuple[int, ...]], PopSplit | None] = {}  # (see _pops_split)
         self._strings: dict[int, bool] = {}  # (see _spells_strings)
         self._native_bytes = 0  # (the Python copies of native frames)
+        # where unique arrays nest in items, the frames with data the solver makes (FrameSolver.data_frame):
+        # all but those of the items with arrays nested in them and their arrays (made here)
+        self._data_frames = solver is not None and solver.frames_only
+        self._data_held = held_automata(view) if self._data_frames else frozenset()
+        self._data_clamped = guarded_automata(view) if self._data_frames else frozenset()  # (their states clamped, as the solver's)
 
     @property
     def memory_bytes(self) -> int:
@@ -101,18 +108,46 @@ class FrameMasks(ItemFrames):
             except NeedsFrameData:
                 self._refused.add(key)
                 return None
-            if words is None:
-                got = FrameTokens(ids, tuple(pops.tolist()), 0)
-            else:  # (a string slice's tokens: packed, listed only if read)
-                words.flags.writeable = False
-                got = FrameTokens(lambda: ids_of_words(words, len(self.index.tokens)), tuple(pops.tolist()), 0, size=size,
-                                  words=lambda: words)
-            if len(self._native) + len(self._refused) >= FRAME_CACHE:
-                self._native.clear()
-                self._refused.clear()
-                self._native_bytes = 0
-            self._native_bytes += got.size * 8 + 16 * len(got.pops) + 64
-            self._native[key] = got
+            got = self._kept_native(key, ids, pops, words, size)
+        return got
+
+    def _kept_native(self, key: tuple[int, ...], ids: np.ndarray, pops: np.ndarray, words: np.ndarray | None, size: int) -> FrameTokens:
+        """A native frame (``FrameSolver.frame``'s or ``data_frame``'s answer) as frame tokens, cached under ``key``."""
+        if words is None:
+            got = FrameTokens(ids, tuple(pops.tolist()), 0)
+        else:  # (a string slice's tokens: packed, listed only if read)
+            words.flags.writeable = False
+            packed = words
+            got = FrameTokens(lambda: ids_of_words(packed, len(self.index.tokens)), tuple(pops.tolist()), 0, size=size,
+                              words=lambda: packed)
+        if len(self._native) + len(self._refused) >= FRAME_CACHE:
+            self._native.clear()
+            self._refused.clear()
+            self._native_bytes = 0
+        self._native_bytes += got.size * 8 + 16 * len(got.pops) + 64
+        self._native[key] = got
+        return got
+
+    def _native_data_frame(self, a: int, q: int, node: int, data: int) -> FrameTokens | None:
+        """The frame ``(a, q, data)`` from ``node`` made natively with its data (cached), where
+        the stacks are this guide's but the solver shares the frame data (``FrameSolver.frames_only``:
+        unique arrays nested in items); ``None`` where the frame is one of those items' or their
+        arrays', or enters one (made here): see ``DataMasks::frame_of`` in ``cpp/engine/data_masks.h``."""
+        solver = self.solver
+        assert solver is not None
+        if not data or a in self._data_clamped:  # (as the solver keys it: states alike share one copy)
+            q = self.view.auto(a).auto.clamped(q, self.index.longest_token)
+        key = (a, q, node, data)
+        got = self._native.get(key)
+        if got is None:
+            if key in self._refused:
+                return None
+            try:
+                ids, pops, words, size = self.solved(solver, lambda: solver.data_frame(a, q, node, data))
+            except NeedsFrameData:
+                self._refused.add(key)
+                return None
+            got = self._kept_native(key, ids, pops, words, size)
         return got
 
     def unmade_roots(self, tops: Sequence[tuple[int, int, int, int]]) -> list[tuple[int, int]]:
@@ -364,12 +399,17 @@ class FrameMasks(ItemFrames):
             native = self._native_frame(a, q, node)
             if native is not None:
                 return native
-        if a in self.view.recording:  # (an item's text changes where it may return; its tokens, only in danger)
+        recording = a in self.view.recording
+        if recording:  # (an item's text changes where it may return; its tokens, only in danger)
             key = self.view.unique.mask_key(data)  # type: ignore[union-attr]
             if data and not key and not bounded:
                 return self.frame(a, q, node)  # (out of danger: the plain frame, natively where the item calls nothing)
             data = key
-        elif data and not bounded and type(node) is int and a in self.view.arrays and self._free_of_items(a, q, node, data):
+        if self._data_frames and not bounded and type(node) is int and a not in self._data_held and native_stacks.NATIVE_DATA:
+            native = self._native_data_frame(a, q, node, data)
+            if native is not None:
+                return native
+        if not recording and data and not bounded and type(node) is int and a in self.view.arrays and self._free_of_items(a, q, node, data):
             data = 0  # (the frame of no item written: shared by the sets, one per item text where an item returns mid-token)
         if not bounded and not data:
             q = self.view.auto(a).auto.clamped(q, self.index.longest_token)

@@ -1,6 +1,6 @@
 """A pushdown guide's stacks kept by the native engine, where its network needs no frame data
 (or only that of objects in any key order and of unique arrays over items that call nothing:
-:func:`data_stacks`).
+:func:`data_stacks`; where unique arrays nest in items, only the frames with data).
 
 A pushdown guide's frames are made natively (the :class:`~structgen._engine.FrameSolver`), but
 for those that need frame data (unique items, key guards: :func:`frame_data_automata`). A network
@@ -35,10 +35,15 @@ from ..vocab.index import VocabularyIndex
 from .network_view import NetworkView
 from .stacks import StackEntry, StackTable
 
-__all__ = ["NativeStackTable", "data_stacks", "frame_data_automata", "guarded_automata", "native_solver", "solved"]
+__all__ = ["NATIVE_DATA", "NativeStackTable", "data_stacks", "frame_data_automata", "guarded_automata", "held_automata", "native_solver",
+           "solved"]
 
 #: Cached walks and frames per native solver before its caches are cleared.
 FRAME_CACHE = 200_000
+#: Whether frames with frame data (key guards, unique items) are made natively: a state's whole mask
+#: where the stacks carry the data (``FrameSolver.collect_data``), else each frame the guide does not
+#: keep (``FrameSolver.data_frame``); off, the Python frames make them (the differential tests only).
+NATIVE_DATA = True
 _T = TypeVar("_T")
 
 
@@ -69,14 +74,26 @@ def frame_data_automata(view: NetworkView, held: bool = False) -> frozenset[int]
     return frozenset(k for k in (*view.arrays, *items, *guarded) if k < len(view.network))
 
 
+def held_automata(view: NetworkView) -> frozenset[int]:
+    """The items that call a unique array nested in them, and their arrays: where the solver shares
+    the frame data for the frames only (``FrameSolver.frames_only``), the frames the guide makes."""
+    unique = view.unique
+    if unique is None:
+        return frozenset()
+    pool = view.network.pool
+    items = {k for k in unique.recording if pool.symbols_in(view.roots[k])}
+    return frozenset(items | {k for k, each in unique.arrays.items() if items.intersection(each)})
+
+
 def guarded_automata(view: NetworkView) -> frozenset[int]:
     """The automata the root reaches that pass a key guard (objects in any key order)."""
     pool = view.network.pool
     return frozenset(k for k in view.reachable() if any(s >= GUARD_FIRST for s in pool.symbols_in(view.roots[k])))
 
 
-#: What an automaton is to the frame data the native stacks carry (``FrameSolver.share_data``).
-_PLAIN, _ARRAY, _ITEM, _GUARDED = 0, 1, 2, 3
+#: What an automaton is to the frame data the native stacks carry (``FrameSolver.share_data``;
+#: held: an item that calls a unique array nested in it, or its array, whose frames the guide makes).
+_PLAIN, _ARRAY, _ITEM, _GUARDED, _HELD = 0, 1, 2, 3, 4
 
 
 def data_stacks(view: NetworkView, solver: FrameSolver) -> bool:
@@ -85,6 +102,12 @@ def data_stacks(view: NetworkView, solver: FrameSolver) -> bool:
     such an object), let the solver's stacks carry it (``FrameSolver.share_data``: the keys as
     bits, the item ids and set ids of ``view.unique.data``), so a token's step is one native call
     and the masks are native too (``FrameSolver.collect_data``). Whether it did.
+
+    Where unique arrays nest in items (items that call nothing else), the stacks stay the guide's
+    (an item's text there is every byte the frames above it read: :meth:`.StackTable.read_below`),
+    but the data is shared for the frames (``FrameSolver.frames_only``): the guide makes the frames
+    of those items and their arrays, and asks the solver for the others with their data
+    (``FrameSolver.data_frame``: objects in any key order, the nested arrays and their items).
 
     Example:
         >>> import structgen
@@ -104,20 +127,21 @@ def data_stacks(view: NetworkView, solver: FrameSolver) -> bool:
         if k < len(kinds):
             kinds[k] = _GUARDED
     if unique is not None:
-        if unique.nested or any(pool.symbols_in(view.roots[k]) for k in unique.recording):
-            return False
-        for k, kind in ((k, _ARRAY) for k in unique.arrays):
+        held = held_automata(view)
+        if any(not pool.symbols_in(view.roots[k]) <= unique.arrays.keys() for k in held if k in unique.recording):
+            return False  # (an item that calls what is no unique array)
+        for k in unique.arrays:
             if kinds[k] != _PLAIN:
                 return False
-            kinds[k] = kind
+            kinds[k] = _HELD if k in held else _ARRAY
         for k in unique.recording:
-            kinds[k] = _ITEM
+            kinds[k] = _HELD if k in held else _ITEM
     if any(kinds[k] == _PLAIN for k in frame_data_automata(view)):
         return False  # (frame data the stacks cannot carry)
     # (an object's required keys where it passes guards: one the root does not reach keeps its own)
     required = [view.network.required.get(k, 0) if kind == _GUARDED else 0 for k, kind in enumerate(kinds)]
     solver.share_data(kinds, required, None if unique is None else unique.data)
-    return True
+    return not solver.frames_only
 
 
 def solved(solver: FrameSolver, view: NetworkView, ask: Callable[[], _T]) -> _T:

@@ -34,6 +34,7 @@ from .base import DEFAULT_MASK_CACHE_BYTES, NO_WORK, Guide, NativeRow, NativeWor
 from .distances import NetworkDistances
 from .frame_masks import FrameMasks
 from .frame_tokens import FrameTokens
+from . import native_stacks
 from .native_stacks import NativeStackTable, data_stacks, native_solver
 from .network_view import NetworkView
 from .stacks import StackTable
@@ -48,9 +49,6 @@ NEXT_CACHE = 100_000
 #: Whether networks without frame data get native stacks and frames (off: the Python ones, for
 #: the differential tests).
 NATIVE = True
-#: Whether the masks of states whose stacks carry frame data (key guards, unique items) are made natively
-#: (``FrameSolver.collect_data``); off, the Python frames make them (the differential tests only).
-NATIVE_DATA = True
 
 
 class PushdownGuide(Guide):
@@ -245,9 +243,9 @@ class PushdownGuide(Guide):
     def _state_solver(self) -> FrameSolver | None:
         """The native solver where it keeps the stacks and makes the states' whole masks (cached
         there, ``FrameSolver.state_mask``): a network without frame data, or one whose stacks
-        carry it (:func:`.native_stacks.data_stacks`; ``NATIVE_DATA`` off: none there)."""
+        carry it (:func:`.native_stacks.data_stacks`; ``native_stacks.NATIVE_DATA`` off: none there)."""
         solver = self._native.solver if self._native is not None else None
-        return None if solver is None or solver.has_frame_data and not NATIVE_DATA else solver
+        return None if solver is None or solver.has_frame_data and not native_stacks.NATIVE_DATA else solver
 
     def _native_words(self, state: int, words: np.ndarray) -> bool:
         """OR ``state``'s mask into ``words`` with the native solver's ``collect`` (the stacks
@@ -262,7 +260,7 @@ class PushdownGuide(Guide):
         """OR ``state``'s mask into ``words`` with the native solver's ``collect_data``, where the
         stacks carry frame data (:func:`.native_stacks.data_stacks`). ``False`` where they
         do not, or where the solver leaves the mask to the guide (``words`` cleared then)."""
-        solver = self._native.solver if self._native is not None and NATIVE_DATA else None
+        solver = self._native.solver if self._native is not None and native_stacks.NATIVE_DATA else None
         if solver is None or not solver.has_frame_data:
             return False
         try:

@@ -400,6 +400,48 @@ def _walk_alike(native: PushdownGuide, python: PushdownGuide, vocab: structgen.V
         assert sn >= 0 and sp >= 0, (what, sn, sp, vocab.tokens[t])
 
 
+@st.composite
+def _nested_unique_schemas(draw: st.DrawFn) -> tuple[dict, str]:
+    """A schema with unique arrays nested in unique items (an item that is a string or a unique
+    array of strings, or a unique array alone), beside an object in any key order or not."""
+    inner = {"type": "array", "items": draw(_STRINGS), "uniqueItems": True}
+    if draw(st.booleans()):
+        inner["maxItems"] = 3
+    item = draw(st.sampled_from([inner, {"anyOf": [{"type": "string"}, inner]}, {"oneOf": [{"type": "integer"}, inner]}]))
+    props = {"ports": {"type": "array", "items": item, "uniqueItems": True}, "name": draw(_PLAIN),
+             "env": {"type": "object", "properties": {"a": {"type": "string"}, "ab": draw(_PLAIN)}}}
+    order = draw(st.sampled_from(["schema", "any"]))
+    return {"type": "object", "properties": props, "required": draw(st.sampled_from([["ports"], ["ports", "name"], []]))}, order
+
+
+@settings(max_examples=12, deadline=None)
+@given(_nested_unique_schemas(), st.randoms(use_true_random=False))
+def test_frames_with_data_beside_unique_arrays_nested_in_items_give_the_python_masks(
+        smollm2_vocabulary: structgen.Vocabulary, case: tuple[dict, str], rng: random.Random) -> None:
+    """Where unique arrays nest in items, the stacks stay the guide's but the solver shares the
+    frame data for the frames (``FrameSolver.frames_only``): the guide makes the outer items' and
+    arrays' frames, the solver every other frame with its data (``FrameSolver.data_frame``: the
+    object in any key order, the nested arrays and their items). Along random walks that favour
+    opening, repeating and closing items, the masks, next states and finality are the whole
+    Python engine's, and frames with data were made natively."""
+    import pickle
+
+    schema, order = case
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary, key_order=order)
+    assert isinstance(guide, PushdownGuide) and guide._view.unique is not None and guide._view.unique.nested
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    solver = native._frames.solver
+    assert native._native is None and solver is not None and solver.frames_only
+    vocab = smollm2_vocabulary
+    favoured = [vocab.tokens.index(t) for t in (b'["', b'"a"', b'"b"', b'a', b'"', b'",', b'"]', b",", b"]", b"[", b' "')
+                if t in vocab.tokens]
+    forced = _greedy(vocab, b'{"ports": [') if order == "schema" else []
+    _walk_alike(native, python, vocab, rng, favoured, 0.7, 40, (json.dumps(schema), order), forced)
+    made = [key for key in native._frames._native if len(key) == 4]  # (FrameSolver.data_frame's)
+    assert made and native._frames._data_held
+
+
 _KEY_NAMES = st.lists(st.sampled_from(["a", "ab", "abc", "b", "ba", "name", "names", "xy", "stat", "status"]),
                       min_size=1, max_size=6, unique=True)
 
@@ -538,7 +580,7 @@ def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: stru
     ``ValueError``)."""
     from structgen._engine import NeedsFrameData, fill_rows
     from structgen.guides.matcher import Matcher
-    from structgen.guides.native_stacks import frame_data_automata
+    from structgen.guides.native_stacks import frame_data_automata, held_automata
 
     schema = {"type": "object", "properties": {"a": {"type": "array", "items": {"type": "string"}, "uniqueItems": True},
                                                "b": {"type": "string"}}}
@@ -572,6 +614,19 @@ def test_the_solver_refuses_frames_that_need_frame_data(smollm2_vocabulary: stru
     guarded = structgen.compile_json_schema(nested, smollm2_vocabulary)  # (a unique array inside an item: the guide's stacks)
     assert isinstance(guarded, PushdownGuide) and guarded._native is None and guarded._frames.solver is not None
     other = guarded._frames.solver
+    # (the data is shared for the frames only: the outer item and its array are the guide's, the inner ones the solver's)
+    assert other.frames_only and guarded._frames._data_held == held_automata(guarded._view) != frozenset()
+    for k in range(len(guarded.network)):
+        guarded._frames.solved(other, lambda: other.set_automaton(k, guarded._view.auto(k).auto))
+    for k in sorted(guarded._frames._data_held):
+        with pytest.raises(NeedsFrameData):
+            other.data_frame(k, 0, 0, 0)
+    inner = next(iter(set(guarded._view.arrays) - guarded._frames._data_held))
+    assert other.data_frame(inner, 0, 0, 0)[3] > 0
+    with pytest.raises(IndexError, match="frame data"):
+        other.data_frame(inner, 0, 0, 1 << 40)  # (no such set)
+    with pytest.raises(ValueError, match="carries no frame data"):
+        other.data_frame(0, 0, 0, 1)  # (the root object, in schema order)
     with pytest.raises(ValueError, match="frame data"):
         other.next_state(0, b"{")
     with pytest.raises(ValueError, match="frame data"):

@@ -330,8 +330,8 @@ def test_native_danger_walks_give_the_python_masks(smollm2_vocabulary: Any, item
     only written values finish it dropped by a native walk (``UniqueData.dead_tokens``), and the
     masks of such arrays' states are made natively (``FrameSolver.collect_data``): along random
     walks that repeat items often, every mask equals the one the Python frames and walks make (a
-    guide of its own, ``item_frames.NATIVE_DANGER`` and ``pushdown.NATIVE_DATA`` off while it masks)."""
-    from structgen.guides import item_frames, pushdown
+    guide of its own, ``item_frames.NATIVE_DANGER`` and ``native_stacks.NATIVE_DATA`` off while it masks)."""
+    from structgen.guides import item_frames, native_stacks
 
     schema = {"type": "array", "items": items, "uniqueItems": True}
     native = structgen.compile_json_schema(schema, smollm2_vocabulary, whitespace="")
@@ -343,11 +343,11 @@ def test_native_danger_walks_give_the_python_masks(smollm2_vocabulary: Any, item
     s = t_py = native.initial_state
     for _ in range(60):
         mask = native.token_mask(s)
-        item_frames.NATIVE_DANGER = pushdown.NATIVE_DATA = False  # (the Python frames, their danger walks too)
+        item_frames.NATIVE_DANGER = native_stacks.NATIVE_DATA = False  # (the Python frames, their danger walks too)
         try:
             expected = python.token_mask(t_py)
         finally:
-            item_frames.NATIVE_DANGER = pushdown.NATIVE_DATA = True
+            item_frames.NATIVE_DANGER = native_stacks.NATIVE_DATA = True
         assert np.array_equal(mask, expected), (s, np.flatnonzero(mask != expected)[:5])
         if native.is_final(s) and rng.random() < 0.1 or not mask.any():
             break
@@ -365,8 +365,8 @@ def test_the_native_danger_walk_drops_the_tokens_that_finish_a_written_value(mon
     s = guide.advance(guide.initial_state, [0, 3, 4, 6, 2, 3, 4])  # ["ab","a
     allowed = {tokens[t] for t in guide.allowed_token_ids(s).tolist() if t < len(tokens)}  # (the native masks)
     assert allowed == set(tokens) - {b'b"', b'b",'}  # (inside a string: "[", "]" and "," too)
-    from structgen.guides import pushdown
-    monkeypatch.setattr(pushdown, "NATIVE_DATA", False)  # (the Python frames, their danger walk native)
+    from structgen.guides import native_stacks
+    monkeypatch.setattr(native_stacks, "NATIVE_DATA", False)  # (the Python frames, their danger walk native)
     structgen.compiler.clear_cache()  # (a guide of its own: no mask made before)
     guide = structgen.compile_json_schema({"type": "array", "items": {"type": "string"}, "uniqueItems": True}, vocab, whitespace="")
     assert isinstance(guide, PushdownGuide) and guide._view.unique is not None
@@ -467,12 +467,12 @@ def test_string_items_returning_at_many_nodes_are_masked_as_their_values(monkeyp
         return got
 
     monkeypatch.setattr(frame_masks.FrameMasks, "_pops_split", checked_split)
-    from structgen.guides import pushdown
+    from structgen.guides import native_stacks
     tokens = [b"[", b"]", b",", b'"', b"a", b"b", b'a"', b'b"', b'ab"', b'"]', b'",', b'a",', b'a"]', b'","', b'", "', b'b","a',
               b" ", b"1", b"1]", b"1,", b'[["', b'"],', b'"]]']
     for schema, native in itertools.product(({"type": "array", "items": items, "uniqueItems": True},
                                              {"type": "array", "items": {"type": "array", "items": items, "uniqueItems": True}}), (False, True)):
-        monkeypatch.setattr(pushdown, "NATIVE_DATA", native)  # (the Python frames, then the native ones: FrameSolver.collect_data)
+        monkeypatch.setattr(native_stacks, "NATIVE_DATA", native)  # (the Python frames, then the native ones: FrameSolver.collect_data)
         structgen.compiler.clear_cache()
         vocab = _vocab(tokens)
         guide = structgen.compile_json_schema(schema, vocab)
@@ -501,14 +501,14 @@ def test_string_items_returning_at_many_nodes_natively_on_a_real_tokenizer(smoll
     hundreds of SmolLM2's trie nodes has the array's frames from them shared as those of no item
     written where every next item has endless values (a free string), and collected node by node
     elsewhere: the same masks as the Python frames', along a text that writes, repeats and nests."""
-    from structgen.guides import pushdown
+    from structgen.guides import native_stacks
 
     schema = {"type": "object", "properties": {"tags": {"type": "array", "items": items, "uniqueItems": True}}}
     text = b'{"tags": ["alpha beta", "gamma", "alpha", "alpha beta gamma", "delta"]}'
     ids = _greedy(smollm2_vocabulary, text)
     guides = []
     for native in (True, False):
-        pushdown.NATIVE_DATA = native
+        native_stacks.NATIVE_DATA = native
         try:
             structgen.compiler.clear_cache()
             guide = structgen.compile_json_schema(schema, smollm2_vocabulary)
@@ -520,7 +520,7 @@ def test_string_items_returning_at_many_nodes_natively_on_a_real_tokenizer(smoll
                 assert s >= 0
             guides.append((guide, states))
         finally:
-            pushdown.NATIVE_DATA = True
+            native_stacks.NATIVE_DATA = True
     (native_guide, got), (_, expected) = guides
     for k, (a, b) in enumerate(zip(got, expected)):
         assert np.array_equal(a, b), (k, smollm2_vocabulary.tokens[ids[k]], np.flatnonzero(a != b)[:5])
