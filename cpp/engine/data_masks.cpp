@@ -146,10 +146,33 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
         raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
         walk_frame(au, t, roots, q, false, full, stack_, raw_, true);
     };
-    if (!node && au.in_bounded_string(q)) {
-        // the solver's walk is cut for the string's positions: walked again for its end states, where
-        // only the tokens that are not slice 0's can leave the string, those alone
+    if (!node && frames_.cut_root(a, q)) {
         out->own = frames_.own_walk(a, q, 0);
+        const auto [n, clamped] = au.head_cut(q, frames_.short_token_cuts());
+        if (n) {
+            // the solver's walk is cut for the positions of q's head: a token of at most n bytes ends in
+            // a state of the clamped head that meets the guards q's would (inside the head, which calls
+            // nothing, the tail's first; past it, the same state), so the clamped state's groups, those
+            // tokens alone, are shared by the positions; the longer tokens are walked from q for theirs
+            const std::shared_ptr<const EndGroups> near = end_groups(a, clamped, 0);
+            raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
+            walk_frame(au, *frames_.long_tokens(n), roots, q, false, &frames_.trie(), stack_, raw_, true);
+            group_ends(a, *out);
+            const std::vector<int64_t>& lengths = frames_.token_lengths();
+            for (const EndGroups::Group& g : near->groups) {
+                EndGroups::Group kept{g.guards, {}};
+                for (const int64_t t : g.ids)
+                    if (lengths[static_cast<size_t>(t)] <= n) kept.ids.push_back(t);
+                if (!kept.ids.empty()) out->groups.push_back(std::move(kept));
+            }
+            size_t bytes = 96;
+            for (const EndGroups::Group& g : out->groups) bytes += g.ids.size() * 8 + 48;
+            keep(bytes);
+            end_groups_.emplace(key, out);
+            return out;
+        }
+        // the string near its length bound, whose walk the solver does not cut: walked again for its
+        // end states, where only the tokens that are not slice 0's can leave the string, those alone
         if (body_tokens_safe(a, q)) walk_again(*frames_.slice(0).rest, &frames_.trie());
         else walk_again(frames_.trie(), nullptr);
     } else {

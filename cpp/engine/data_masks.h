@@ -17,9 +17,12 @@
 //   where a guard passes inside a token, the frame goes on from there with its new keys. The walk
 //   is FrameSolver's (a string's slice included), walked once with each token's end state; the
 //   tokens whose end state may die are kept by the key guards that state meets first (EndGroups),
-//   so the frame of each new w is the walk less the groups whose guards are all written. (At the
-//   root of a string under a length bound, whose walk the solver cuts for its positions, the walk
-//   is made here for each w.)
+//   so the frame of each new w is the walk less the groups whose guards are all written. At a root
+//   whose walk the solver cuts for the positions of its head (a string under a length bound, a
+//   counted repetition: LazyAutomaton::head_cut), the groups of the tokens of at most n bytes are
+//   the clamped state's, shared (their end states meet the guards q's would), and the longer
+//   tokens are walked from q; where the solver does not cut it (a string near its length bound),
+//   its end states are walked again.
 // * A frame of another automaton that enters one of those: its walk, its callees with their data.
 // * A stack's mask: its top frame's from the root, and its caller's from each node where the top
 //   may return (for an item, the array with the item's value added). Where a string item out of

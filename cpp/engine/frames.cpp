@@ -139,16 +139,21 @@ std::optional<FrameSolver::RootSlice> FrameSolver::root_slice(int64_t a, int32_t
 
 std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q, int32_t node) {
     LazyAutomaton& auto_ = automaton(a);
-    if (!node && auto_.in_bounded_string(q)) {
+    if (!node) {
         const auto [n, clamped] = auto_.head_cut(q, index_->short_token_cuts());
         if (n) return cut_walk(a, auto_, q, n, clamped);
     }
     return plain_walk(a, auto_, q, node);
 }
 
+bool FrameSolver::cut_root(int64_t a, int32_t q) {
+    LazyAutomaton& auto_ = automaton(a);
+    return auto_.in_bounded_string(q) || auto_.head_cut(q, index_->short_token_cuts()).first != 0;
+}
+
 std::shared_ptr<const FrameSolver::Walk> FrameSolver::own_walk(int64_t a, int32_t q, int32_t node, FrameWalk& ends) {
     LazyAutomaton& auto_ = automaton(a);
-    if (!node && auto_.in_bounded_string(q)) throw InvalidArgument("FrameSolver: own_walk with ends at the root of a bounded string");
+    if (!node && cut_root(a, q)) throw InvalidArgument("FrameSolver: own_walk with ends at a root whose walk is cut");
     return plain_walk(a, auto_, q, node, &ends);
 }
 

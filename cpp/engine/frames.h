@@ -124,13 +124,21 @@ public:
     // longest())), cached; for the frames with data that the solver refuses (data_masks.h)
     std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node) { return walk(a, q, node); }
     // the same, and its tokens with the state each ends in into ends (ids, ends: walked once where
-    // the walk is new); not at the root of a string under a length bound (in_bounded_string)
+    // the walk is new); not at a root whose walk is cut (cut_root)
     std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node, FrameWalk& ends);
+    // whether the root walk of q is cut for the positions of what it reads first (cut_walk: a string
+    // under a length bound, or a head reading a counter over the shortest cut, such as a pattern's
+    // {2,62}), or q reads a string under a length bound
+    bool cut_root(int64_t a, int32_t q);
     // the union of parts and own tokens (own_bits: packed) into out (its tokens; out.pops untouched)
     void unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own,
                const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out);
     const TokenTrie& trie() const { return *trie_; }
     int64_t longest() const { return longest_; }
+    // the vocabulary's token lengths, its cuts for short tokens (longest first) and the trie of its tokens of more than n bytes
+    const std::vector<int64_t>& token_lengths() const { return index_->token_lengths(); }
+    const std::vector<int64_t>& short_token_cuts() const { return index_->short_token_cuts(); }
+    std::shared_ptr<TokenTrie> long_tokens(int64_t n) const { return index_->long_tokens(n); }
     // The string slice a walk of q from the root reads (at a string body's root, plain_walk takes
     // the slice's tokens of at most m characters and walks only the rest of the trie): slice k and m,
     // where every slice character leads one way (slice_run), or else the states its tokens may end
@@ -154,8 +162,9 @@ private:
         size_t operator()(const Key& k) const noexcept;
     };
 
-    // the own walk of frame (a, q) from node: at the root of a string under a length bound that a
-    // token of n bytes cannot reach but a longer one can (LazyAutomaton::head_cut), cut_walk; else plain_walk
+    // the own walk of frame (a, q) from node: at a root whose head (a string under a length bound,
+    // a counted repetition) a token of n bytes cannot tell from the next positions' but a longer one
+    // can (LazyAutomaton::head_cut), cut_walk; else plain_walk
     std::shared_ptr<const Walk> walk(int64_t a, int32_t q, int32_t node);
     // the walk from node in q clamped to the node's height
     std::shared_ptr<const Walk> plain_walk(int64_t a, LazyAutomaton& auto_, int32_t q, int32_t node, FrameWalk* ends = nullptr);

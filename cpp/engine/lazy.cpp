@@ -155,7 +155,19 @@ std::pair<int64_t, int32_t> LazyAutomaton::clamped_below(int32_t q, std::span<co
 }
 
 std::pair<int64_t, int32_t> LazyAutomaton::head_cut(int32_t q, std::span<const int64_t> lengths) {
-    return first_cut(q, lengths, [&](int32_t s, int64_t n) { return clamped_head(s, n); });
+    const std::pair<int64_t, int32_t> first = first_cut(q, lengths, [&](int32_t s, int64_t n) { return clamped_head(s, n); });
+    if (!first.first) return first;
+    // (the position after q: a cut it shares is one walk for both, and for the positions after them)
+    int32_t next = -1;
+    for (const int b : {'a', '0'})
+        if ((next = step(q, b)) >= 0) break;
+    if (next < 0) return first;
+    for (const int64_t n : lengths) {
+        if (n > first.first) continue;
+        const int32_t got = clamped_head(q, n);
+        if (got != q && clamped_head(next, n) == got) return {n, got};
+    }
+    return first;
 }
 
 bool LazyAutomaton::in_bounded_string(int32_t q) { return pool_.clamps().in_length_bounded_string(exprs_[q]); }

@@ -67,9 +67,13 @@ public:
     // q with only the term it reads first (the head of its chain) clamped for n bytes, where that
     // head holds a counter over n and no symbol; rounded: n rounded up to a power of two first
     int32_t clamped_head(int32_t q, int64_t n, bool rounded = false);
-    // (n, state): the first n of lengths (longest first) for which clamped (clamped_below: only
-    // inside a string under a length) or clamped_head changes q; (0, q) where none does
+    // (n, state): the first n of lengths (longest first) for which clamped (only inside a string
+    // under a length) changes q; (0, q) where none does
     std::pair<int64_t, int32_t> clamped_below(int32_t q, std::span<const int64_t> lengths);
+    // (n, state): the first n of lengths (longest first) for which clamped_head changes q and the
+    // next position shares the cut (q after one more character, a letter or a digit, cut for n bytes
+    // is the same state: a counter the head is reading, such as a pattern's {2,62}, is cut too, not
+    // only the string's length), else the first for which it changes q; (0, q) where none does
     std::pair<int64_t, int32_t> head_cut(int32_t q, std::span<const int64_t> lengths);
     // whether q reads on inside a string under its length
     bool in_bounded_string(int32_t q);

@@ -310,19 +310,19 @@ class FrameMasks(ItemFrames):
         return self.trie_walk(auto, q, 0, trie)
 
     def clamped_walk(self, a: int, q: int) -> TokenWalk | None:
-        """The root walk of ``q`` where ``q`` reads a string under a length bound (an intersection with its length term)
-        that a token of ``n`` bytes cannot reach but the longest could, ``n`` the longest of
-        :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` for which :meth:`.LazyAutomaton.clamped_head` cuts the
-        string's bound: the tokens of at most ``n`` bytes from the clamped state's walk (shared by every position of
-        the string), the longer ones walked from ``q`` in their own trie. Past the string, the clamped state goes on
-        in ``q``'s own states, so the calls and returns within ``n`` bytes are ``q``'s. ``None`` where nothing is cut
-        (cached)."""
+        """The root walk of ``q`` where what ``q`` reads first (a string under a length bound, an intersection with its
+        length term, or a counted repetition such as a pattern's ``{2,62}``) has a counter that a token of ``n`` bytes
+        cannot reach but the longest could, ``n`` the longest of :data:`~structgen.vocab.index.SHORT_TOKEN_CUTS` for
+        which :meth:`.LazyAutomaton.head_cut` cuts it (and the next position shares the cut, where one does): the
+        tokens of at most ``n`` bytes from the clamped state's walk (shared by the positions), the longer ones walked
+        from ``q`` in their own trie. Past the head, the clamped state goes on in ``q``'s own states, so the calls and
+        returns within ``n`` bytes are ``q``'s. ``None`` where nothing is cut (cached)."""
         key = (a, q, -1, False)  # (node -1: this walk, from the root)
         if key in self._walks:
             return self._walks[key]
         auto = self.view.auto(a)
         got: TokenWalk | None = None
-        n, clamped = auto.auto.head_cut(q, self.index.short_token_cuts) if auto.auto.in_bounded_string(q) else (0, q)
+        n, clamped = auto.auto.head_cut(q, self.index.short_token_cuts)
         if n:
             got = self._with_long_tokens(auto, q, n, self._short_walk(a, clamped, n))
         self._keep_walk(key, got)

@@ -804,6 +804,81 @@ def test_roots_in_strings_under_a_length_bound_give_the_python_masks(smollm2_voc
         assert sn >= 0 and sp >= 0
 
 
+#: Patterns whose strings read a counted repetition first (no length bound): each position its own
+#: state, the counter under the longest token.
+_COUNTED_PATTERNS = ["^[a-z0-9](-?[a-z0-9]){2,62}$", "^h://[a-z0-9]((.|-+)?[a-z0-9]){0,90}/[a-z]{3,50}$", "^[ab]{0,70}c$"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(_COUNTED_PATTERNS), st.sampled_from(["schema", "any"]), st.randoms(use_true_random=False))
+def test_roots_at_counted_repetitions_give_the_python_masks(smollm2_vocabulary: structgen.Vocabulary, pattern: str, order: str,
+                                                            rng: random.Random) -> None:
+    """At the root of a string whose pattern reads a counted repetition first, the solver cuts its
+    walk where the next position shares the cut (``LazyAutomaton::head_cut``: the short tokens from
+    the clamped state, shared, the long ones from the position), and in an object in any key order
+    the end groups of the short tokens are the clamped state's (``DataMasks::end_groups``): the
+    masks, next states and finality are the Python engine's along walks that mostly stay inside
+    the string, and some tops were cut so."""
+    import pickle
+
+    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), smollm2_vocabulary, key_order=order,
+                                          extra_properties=order == "any")
+    assert isinstance(guide, PushdownGuide)
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    vocab = smollm2_vocabulary
+    favoured = [vocab.tokens.index(t) for t in (b"a", b"b", b"ab", b"-a", b"0", b"ba", b"a.", b"aa") if t in vocab.tokens]
+    forced = _greedy(vocab, b'{"a": "h://' if "h:" in pattern else b'{"a": "')
+    _walk_alike(native, python, vocab, rng, favoured, 0.9, 60, (pattern, order), forced)
+    cuts = native._index.short_token_cuts
+    sn, cut = native.initial_state, 0
+    for t in forced + [favoured[0]] * 30:  # (again, counting the tops cut at counted heads)
+        for sid in native._stacks.configs[sn]:
+            a, q, _, _ = native._stacks.stacks[sid]
+            auto = native._view.auto(a).auto
+            cut += not auto.in_bounded_string(q) and auto.head_cut(q, cuts)[0] > 0
+        native.token_mask(sn)
+        sn = native.next_state(sn, t)
+        if sn < 0:
+            break
+    assert cut >= 5
+
+
+@pytest.mark.parametrize("pattern", _COUNTED_PATTERNS[:1] + ["^[ab]{0,70}$"])
+def test_a_token_that_leaves_a_counted_string_for_a_written_key_is_refused(pattern: str) -> None:
+    """The property above with tokens that close the string and begin a key only a written one
+    completes (``", "a``, ``a", "a``, and one longer than the cut): at every position of a string whose head the solver cuts,
+    in a closed object in any key order, the end groups shared from the clamped state refuse them
+    (``a`` is written) and keep ``", "k`` (``kids`` is not), as the Python engine does."""
+    import pickle
+
+    long_a, long_k = b"a" * 50 + b'", "a', b"a" * 50 + b'", "k'  # (longer than the cut: walked from each position)
+    tokens = [bytes([b]) for b in range(32, 127)] + [b'", "a', b'a", "a', b'", "k', b'a", "k', b"ab", b"-a", b"a" * 20, b"a" * 40, b"a" * 70,
+                                                     long_a, long_k, b""]
+    vocab = structgen.Vocabulary.from_bytes(tokens, eos_token_ids=[len(tokens) - 1])
+    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), vocab, key_order="any")
+    assert isinstance(guide, PushdownGuide)
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    cuts, ids = native._index.short_token_cuts, {t: i for i, t in enumerate(tokens)}
+    assert cuts  # (the longest token is 70 bytes)
+    sn = sp = native.advance(native.initial_state, _greedy(vocab, b'{"a": "'))
+    sp = python.advance(python.initial_state, _greedy(vocab, b'{"a": "'))
+    cut = 0
+    for k in range(40):
+        got = native.token_mask(sn)
+        want = python.token_mask(sp)
+        assert np.array_equal(got, want), (pattern, k, [tokens[t] for t in np.flatnonzero(got != want)], [tokens[t] for t in np.flatnonzero(want)])
+        assert not got[ids[b'", "a']] and not got[ids[b'a", "a']] and (got[ids[b'a", "k']] or k < 2)
+        assert not got[ids[long_a]] and (got[ids[long_k]] or k > 12 or pattern != _COUNTED_PATTERNS[0])
+        for sid in native._stacks.configs[sn]:
+            a, q, _, _ = native._stacks.stacks[sid]
+            auto = native._view.auto(a).auto
+            cut += not auto.in_bounded_string(q) and auto.head_cut(q, cuts)[0] > 0
+        sn, sp = native.next_state(sn, ids[b"a"]), python.next_state(sp, ids[b"a"])
+    assert cut >= 20
+
+
 @pytest.mark.parametrize("pattern", _BOUNDED_PATTERNS[:2])
 def test_the_walks_above_reach_roots_the_solver_cuts(smollm2_vocabulary: structgen.Vocabulary, pattern: str) -> None:
     """The property above is not vacuous: a string of 40 characters at most, written a few
