@@ -149,7 +149,8 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
     if (!node && frames_.cut_root(a, q)) {
         out->own = frames_.own_walk(a, q, 0);
         const auto [n, clamped] = au.head_cut(q, frames_.short_token_cuts());
-        if (n) {
+        KeyGuards& guards = stacks_.guards();
+        if (n && guards.blocking_guards(a, clamped) == guards.blocking_guards(a, q)) {
             // the solver's walk is cut for the positions of q's head: a token of at most n bytes ends in
             // a state of the clamped head that meets the guards q's would (inside the head, which calls
             // nothing, the tail's first; past it, the same state), so the clamped state's groups, those
@@ -157,7 +158,7 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
             const std::shared_ptr<const EndGroups> near = end_groups(a, clamped, 0);
             raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
             walk_frame(au, *frames_.long_tokens(n), roots, q, false, &frames_.trie(), stack_, raw_, true);
-            group_ends(a, *out);
+            group_ends(a, q, *out);
             const std::vector<int64_t>& lengths = frames_.token_lengths();
             for (const EndGroups::Group& g : near->groups) {
                 EndGroups::Group kept{g.guards, {}};
@@ -178,15 +179,21 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
     } else {
         out->own = frames_.own_walk(a, q, node, raw_);
         const std::optional<FrameSolver::RootSlice> sliced = node ? std::nullopt : frames_.root_slice(a, q);
-        if (sliced) {  // (its slice tokens were not walked: where one may end in a state that may die, the whole trie is)
+        if (sliced) {
+            // (its slice tokens were not walked: where one may end in a state that may die other than
+            // with q, the whole trie is; one that dies with q needs no group, see group_ends)
             const std::vector<int32_t> ends = sliced->ends.empty() ? slice_states(au, q, sliced->k, sliced->m) : sliced->ends;
             KeyGuards& guards = stacks_.guards();
+            const std::optional<uint64_t> own = guards.blocking_guards(a, q);
             bool risky = false;
-            for (size_t i = 0; i < ends.size() && !risky; ++i) risky = guards.blocking_guards(a, ends[i]).has_value();
+            for (size_t i = 0; i < ends.size() && !risky; ++i) {
+                const std::optional<uint64_t> g = guards.blocking_guards(a, ends[i]);
+                risky = g.has_value() && g != own;
+            }
             if (risky) walk_again(frames_.trie(), nullptr);
         }
     }
-    group_ends(a, *out);
+    group_ends(a, q, *out);
     size_t bytes = 96;
     for (const EndGroups::Group& g : out->groups) bytes += g.ids.size() * 8 + 48;
     keep(bytes);
@@ -204,15 +211,16 @@ bool DataMasks::body_tokens_safe(int64_t a, int32_t q) {
     return !stacks_.guards().term_blocking_guards(a, n.b).has_value();
 }
 
-void DataMasks::group_ends(int64_t a, EndGroups& out) {
+void DataMasks::group_ends(int64_t a, int32_t q, EndGroups& out) {
     KeyGuards& guards = stacks_.guards();
     const std::vector<int64_t> ids = raw_.ids;  // (copies: blocking_guards may build states, never walks)
     const std::vector<int32_t> ends = raw_.ends;
-    std::unordered_map<int32_t, int64_t> group;  // end state -> its group, or -1: it never dies
+    const std::optional<uint64_t> own = guards.blocking_guards(a, q);
+    std::unordered_map<int32_t, int64_t> group;  // end state -> its group, or -1: it never dies, or only with q
     for (size_t i = 0; i < ids.size(); ++i) {
         auto [it, fresh] = group.try_emplace(ends[i], -1);
         if (fresh) {
-            if (const std::optional<uint64_t> g = guards.blocking_guards(a, ends[i])) {
+            if (const std::optional<uint64_t> g = guards.blocking_guards(a, ends[i]); g && g != own) {
                 it->second = static_cast<int64_t>(out.groups.size());
                 out.groups.push_back({*g, {}});
             }
@@ -241,6 +249,9 @@ void DataMasks::array_frame(int64_t a, int32_t q, int32_t node, int64_t written,
 }
 
 void DataMasks::guarded_frame(int64_t a, int32_t q, int32_t node, int64_t written, Frame& out) {
+    // (where q can no longer finish, no token read from it can: each would be a way on; so the end
+    // groups leave out the tokens whose end state dies exactly when q does)
+    if (stacks_.guards().is_dead(a, q, written)) return;
     // the own walk less the tokens that end dead
     const std::shared_ptr<const EndGroups> groups = end_groups(a, q, node);
     std::vector<int64_t> dead;

@@ -102,8 +102,10 @@ private:
         std::vector<Group> groups;
     };
     std::shared_ptr<const EndGroups> end_groups(int64_t a, int32_t q, int32_t node);
-    // the groups of raw_'s tokens by their end states (raw_.ends), those that may end dead
-    void group_ends(int64_t a, EndGroups& out);
+    // the groups of raw_'s tokens by their end states (raw_.ends), those that may end dead other than
+    // with q (an end state that meets q's blocking guards is dead exactly where q is, and a dead q's
+    // frame is empty: guarded_frame)
+    void group_ends(int64_t a, int32_t q, EndGroups& out);
     // at the root q of a string under a length bound (body · tail), whether every token of slice 0
     // read from q ends inside the body, where the object cannot be dead: the body calls nothing, the
     // tail reads none of slice 0's bytes first, and the tail has a way out (no blocking guards);

@@ -167,7 +167,9 @@ std::pair<int64_t, int32_t> LazyAutomaton::head_cut(int32_t q, std::span<const i
         const int32_t got = clamped_head(q, n);
         if (got != q && clamped_head(next, n) == got) return {n, got};
     }
-    return first;
+    // (none shared: a counter whose lower bound the head is still reading; a string under a length
+    // bound is cut all the same, its positions in one band of cuts share the cut without its length)
+    return in_bounded_string(q) ? first : std::pair<int64_t, int32_t>{0, q};
 }
 
 bool LazyAutomaton::in_bounded_string(int32_t q) { return pool_.clamps().in_length_bounded_string(exprs_[q]); }

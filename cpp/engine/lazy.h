@@ -73,7 +73,8 @@ public:
     // (n, state): the first n of lengths (longest first) for which clamped_head changes q and the
     // next position shares the cut (q after one more character, a letter or a digit, cut for n bytes
     // is the same state: a counter the head is reading, such as a pattern's {2,62}, is cut too, not
-    // only the string's length), else the first for which it changes q; (0, q) where none does
+    // only the string's length), else inside a string under a length bound the first for which it
+    // changes q; (0, q) where none does
     std::pair<int64_t, int32_t> head_cut(int32_t q, std::span<const int64_t> lengths);
     // whether q reads on inside a string under its length
     bool in_bounded_string(int32_t q);
