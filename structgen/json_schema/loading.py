@@ -60,8 +60,19 @@ def load_schema(schema: Union[dict[str, Any], bool, str, type], *, dialect: Opti
     if _CHECKED.get(key) is schema:
         return schema
     validator = metaschema_validator(dialect_of(schema, dialect))
-    for where, piece, text in _pieces(reached_part(schema)):
-        _check(validator, where, piece, text)
+    try:
+        for where, piece, text in _pieces(reached_part(schema)):
+            _check(validator, where, piece, text)
+    except SchemaError:
+        raise
+    except (RecursionError, ValueError) as e:  # (a schema that contains itself, or nests past Python's recursion limit)
+        loop = _cycle(schema, ())
+        if loop is not None:
+            raise SchemaError("the schema contains itself here (a cycle of Python objects, which no JSON text can write: "
+                              "write recursion with $ref)", pointer(loop)) from None
+        if isinstance(e, RecursionError):
+            raise SchemaError("the schema nests too deep for its metaschema check") from None
+        raise
     _CHECKED[key] = schema
     while len(_CHECKED) > 64:
         _CHECKED.popitem(last=False)
@@ -126,6 +137,33 @@ def _non_finite(value: Any, where: tuple[str, ...]) -> tuple[tuple[str, ...], fl
         elif isinstance(v, list):
             stack.extend((path + (str(i),), x) for i, x in reversed(list(enumerate(v))))
     raise AssertionError("json.dumps refused a value with no NaN or Infinity in it")
+
+
+def _cycle(value: Any, where: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The place in ``value`` of a dict or list that contains itself (a cycle of Python objects,
+    which no JSON text can write), or ``None``. Depth first, without recursion.
+
+    >>> loop: dict = {"type": "object"}
+    >>> loop["properties"] = {"a": loop}
+    >>> _cycle(loop, ())
+    ('properties', 'a')
+    """
+    on_path: set[int] = set()
+    stack: list[tuple[tuple[str, ...], Any, bool]] = [(where, value, False)]
+    while stack:
+        path, v, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(v))
+            continue
+        if not isinstance(v, (dict, list)):
+            continue
+        if id(v) in on_path:
+            return path
+        on_path.add(id(v))
+        stack.append((path, v, True))
+        items = v.items() if isinstance(v, dict) else enumerate(v)
+        stack.extend((path + (str(k),), x, False) for k, x in items)
+    return None
 
 
 def _check_slowly(validator: Any, where: tuple[str, ...], piece: Any, formats: Any) -> None:

@@ -230,3 +230,25 @@ def test_nesting_past_the_native_depth_is_left_to_jsonschema() -> None:
     for _ in range(1000):
         doc = {"not": doc}
     assert fast(doc) is False  # (past 1,000 levels of checks)
+
+
+@pytest.mark.parametrize("where", ["properties", "items", "allOf"])
+def test_a_schema_that_contains_itself_is_a_schema_error_naming_the_place(where: str) -> None:
+    """A schema dict that contains itself (a cycle of Python objects: no JSON text writes it)
+    is a ``SchemaError`` at the place of the cycle, not a ``RecursionError`` from the metaschema
+    check; one that nests too deep for it is a ``SchemaError`` too."""
+    import structgen
+
+    loop: dict[str, Any] = {"type": "object"}
+    loop[where] = {"a": loop} if where == "properties" else [loop] if where == "allOf" else loop
+    with pytest.raises(SchemaError, match="contains itself") as raised:
+        load_schema(loop)
+    assert raised.value.path == {"properties": "/properties/a", "items": "/items", "allOf": "/allOf/0"}[where]
+    vocab = structgen.Vocabulary.from_bytes([bytes([b]) for b in range(32, 127)] + [b""], eos_token_ids=[95])
+    with pytest.raises(SchemaError, match="contains itself"):
+        structgen.compile_json_schema(loop, vocab)
+    deep: dict[str, Any] = {"type": "array"}
+    for _ in range(5000):
+        deep = {"type": "array", "items": deep}
+    with pytest.raises(SchemaError, match="nests too deep"):
+        load_schema(deep)
