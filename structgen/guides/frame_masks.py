@@ -77,8 +77,7 @@ class FrameMasks(ItemFrames):
         self._pop_splits: dict[tuple[int, int, tuple[int, ...]], PopSplit | None] = {}  # (see _pops_split)
         self._strings: dict[int, bool] = {}  # (see _spells_strings)
         self._native_bytes = 0  # (the Python copies of native frames)
-        # where unique arrays nest in items, the frames with data the solver makes (FrameSolver.data_frame):
-        # all but those of the items with arrays nested in them and their arrays (made here)
+        # (unique arrays nested in items: the solver makes the frames with data but the held automata's, FrameSolver.data_frame)
         self._data_frames = solver is not None and solver.frames_only
         self._data_held = held_automata(view) if self._data_frames else frozenset()
         self._data_clamped = guarded_automata(view) if self._data_frames else frozenset()  # (their states clamped, as the solver's)
@@ -129,10 +128,8 @@ class FrameMasks(ItemFrames):
         return got
 
     def _native_data_frame(self, a: int, q: int, node: int, data: int) -> FrameTokens | None:
-        """The frame ``(a, q, data)`` from ``node`` made natively with its data (cached), where
-        the stacks are this guide's but the solver shares the frame data (``FrameSolver.frames_only``:
-        unique arrays nested in items); ``None`` where the frame is one of those items' or their
-        arrays', or enters one (made here): see ``DataMasks::frame_of`` in ``cpp/engine/data_masks.h``."""
+        """The frame ``(a, q, data)`` from ``node`` made natively with its data (``DataMasks::frame_of``, cached) where the
+        solver shares the data for the frames only; ``None`` where it is a held automaton's or enters one (made here)."""
         solver = self.solver
         assert solver is not None
         if not data or a in self._data_clamped:  # (as the solver keys it: states alike share one copy)
