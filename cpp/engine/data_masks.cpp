@@ -166,16 +166,14 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
                     if (lengths[static_cast<size_t>(t)] <= n) kept.ids.push_back(t);
                 if (!kept.ids.empty()) out->groups.push_back(std::move(kept));
             }
-            size_t bytes = 96;
-            for (const EndGroups::Group& g : out->groups) bytes += g.ids.size() * 8 + 48;
-            keep(bytes);
-            end_groups_.emplace(key, out);
-            return out;
+        } else {
+            // the string near its length bound, whose walk the solver does not cut (or a cut whose clamped
+            // state meets other guards): walked again for its end states, where only the tokens that are
+            // not slice 0's can leave the string, those alone
+            if (body_tokens_safe(a, q)) walk_again(*frames_.slice(0).rest, &frames_.trie());
+            else walk_again(frames_.trie(), nullptr);
+            group_ends(a, q, *out);
         }
-        // the string near its length bound, whose walk the solver does not cut: walked again for its
-        // end states, where only the tokens that are not slice 0's can leave the string, those alone
-        if (body_tokens_safe(a, q)) walk_again(*frames_.slice(0).rest, &frames_.trie());
-        else walk_again(frames_.trie(), nullptr);
     } else {
         out->own = frames_.own_walk(a, q, node, raw_);
         const std::optional<FrameSolver::RootSlice> sliced = node ? std::nullopt : frames_.root_slice(a, q);
@@ -192,8 +190,8 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
             }
             if (risky) walk_again(frames_.trie(), nullptr);
         }
+        group_ends(a, q, *out);
     }
-    group_ends(a, q, *out);
     size_t bytes = 96;
     for (const EndGroups::Group& g : out->groups) bytes += g.ids.size() * 8 + 48;
     keep(bytes);
