@@ -18,6 +18,7 @@ from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported,
 from .context import Context, Term
 from .discriminators import forbidden_keys, presence_branches
 from .ops import Refs, Schema, TooDeep, accepts_all, clean, conj, detached, no_alternative
+from .shapes import overlapping_pairs
 
 __all__ = ["Keywords", "implied_by"]
 
@@ -231,11 +232,19 @@ class Keywords:
             raise UnsatisfiableConstraint(
                 f"oneOf branches {i} and {j} hold for every instance the rest of the schema allows "
                 f"(their required keys and types follow from it): no instance matches exactly one", path or "/")
-        overs = [self.ctx.compiler.over(b, f"{path}/oneOf/{i}", refs) for i, b in enumerate(branches)]
-        alts, errors = self.exclusive_branches(rest, branches, overs, path, refs)
+        # each branch minus the others it may share an instance with (a branch proved disjoint from
+        # it, by type or constant, has nothing to take away): an over-approximation only where needed
+        partners: list[list[int]] = [[] for _ in branches]
+        for i, j in overlapping_pairs(rest, branches, resolve=self.ctx.refs.resolve):
+            partners[i].append(j)
+            partners[j].append(i)
+        overs = {j: self.ctx.compiler.over(branches[j], f"{path}/oneOf/{j}", refs)
+                 for j in sorted({j for js in partners for j in js})}
+        others = [self.ctx.unite([overs[j] for j in sorted(js)]) for js in partners]
+        alts, errors = self.exclusive_branches(rest, branches, others, path, refs)
         if not alts and not errors and not self.ctx.is_wide:
             with self.ctx.widened():
-                alts, errors = self.exclusive_branches(rest, branches, overs, path, refs)
+                alts, errors = self.exclusive_branches(rest, branches, others, path, refs)
         if not alts:
             if errors:
                 raise no_alternative(errors, "no oneOf branch can be satisfied", path)
@@ -243,10 +252,10 @@ class Keywords:
         return self.ctx.unite(alts)
 
     def exclusive_branches(
-        self, rest: dict[str, Any], branches: list[Schema], overs: list[Term], path: str, refs: Refs,
+        self, rest: dict[str, Any], branches: list[Schema], others: list[Term], path: str, refs: Refs,
     ) -> tuple[list[Term], list[Exception]]:
-        """(each branch that is left minus the others' over-approximations ``overs``, the errors
-        of the branches that cannot be satisfied)."""
+        """(each branch that is left minus ``others[i]``, the over-approximation of the branches it
+        may overlap, the errors of the branches that cannot be satisfied)."""
         alts: list[Term] = []
         errors: list[Exception] = []
         for i, branch in enumerate(branches):
@@ -257,8 +266,7 @@ class Keywords:
             except (UnsatisfiableConstraint, TooDeep) as e:
                 errors.append(detached(e))
                 continue
-            others = self.ctx.unite([o for j, o in enumerate(overs) if j != i])
-            got = self.ctx.minus(positive, others, where)
+            got = self.ctx.minus(positive, others[i], where)
             if got != NOTHING:
                 alts.append(got)
         return alts, errors

@@ -10,12 +10,14 @@ structgen.errors.SchemaNotSupported: ...branches 0 and 1 may both match...
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Optional
 
 from ..errors import ConstraintError, SchemaNotSupported
-from .ops import Schema, equal, type_set
+from .ecma_pattern import compiled_pattern
+from .ops import Schema, clean, encoded, equal, type_set
 
-__all__ = ["Shape", "check_disjoint", "shape_of"]
+__all__ = ["Shape", "check_disjoint", "overlapping_pairs", "shape_of"]
 
 #: ``$ref`` -> (target schema, its JSON pointer); raises :class:`ConstraintError` when it does not resolve.
 Resolve = Optional[Callable[[str, str], tuple[Schema, str]]]
@@ -54,6 +56,8 @@ class Shape:
         self.required: set[str] = set()
         self.properties: dict[str, list[Schema]] = {}
         self.allowed: Optional[frozenset[str]] = None  # the only keys an object may have (None: any)
+        self.nonempty = False  # an object has a member for sure (minProperties, required)
+        self.names: list[Schema] = []  # the propertyNames every key of an object meets
 
     def add(self, other: "Shape") -> None:
         self.types &= other.types
@@ -64,6 +68,8 @@ class Shape:
             self.properties.setdefault(k, []).extend(v)
         if other.allowed is not None:
             self.allowed = other.allowed if self.allowed is None else self.allowed & other.allowed
+        self.nonempty |= other.nonempty
+        self.names += other.names
 
     def restrict(self, values: list[Any]) -> None:
         if self.values is not None:
@@ -92,6 +98,10 @@ def shape_of(s: Schema, resolve: Resolve, seen: frozenset[Optional[str]] = froze
         out.restrict(list(s["enum"]))
     if isinstance(s.get("required"), list):
         out.required = set(s["required"])
+    min_props = s.get("minProperties", 0)
+    out.nonempty = bool(out.required) or (isinstance(min_props, (int, float)) and min_props >= 1)
+    if "propertyNames" in s:
+        out.names = [s["propertyNames"]]
     for k, v in (s.get("properties") or {}).items():
         out.properties[k] = [v]
     if s.get("additionalProperties") is False and not s.get("patternProperties"):
@@ -163,30 +173,93 @@ def check_disjoint(rest: dict[str, Any], branches: list[Schema], path: str, *, r
     branch's object does not allow; with ``but_empty``, also objects
     whose allowed keys (``additionalProperties: false``) have nothing in common, which may both
     match only ``{}``. Else :class:`SchemaNotSupported` (the caller then subtracts, see :mod:`.keywords`)."""
+    for i, j in overlapping_pairs(rest, branches, resolve=resolve, but_empty=but_empty):
+        raise SchemaNotSupported(
+            "oneOf", f"{path}/oneOf",
+            f"branches {i} and {j} may both match; only oneOf with provably disjoint branches (different "
+            "types, different constants, or a required property with different constants) is supported",
+        )
+
+
+def overlapping_pairs(rest: dict[str, Any], branches: list[Schema], *, resolve: Resolve,
+                      but_empty: bool = False) -> list[tuple[int, int]]:
+    """The pairs ``(i, j)``, ``i < j``, of ``branches`` (each with ``rest`` beside it) not proved
+    disjoint as :func:`check_disjoint` proves them: only these can share an instance.
+
+    >>> overlapping_pairs({}, [{"type": "string"}, {"type": "object"}, {"type": "object", "required": ["a"]}], resolve=None)
+    [(1, 2)]
+    """
     common = shape_of(rest, resolve)
     shapes = []
     for branch in branches:
         sh = shape_of(branch, resolve)
         sh.add(common)
         shapes.append(sh)
-    for i, a in enumerate(shapes):
-        for j in range(i + 1, len(shapes)):
-            b = shapes[j]
-            shared = a.types & b.types
-            if not shared or _disjoint_values(a.values, b.values):
-                continue
-            if shared <= {"object"} and (any(
-                _disjoint_values(_values_of(a.properties.get(p, []), resolve), _values_of(b.properties.get(p, []), resolve))
-                or not _types_of(a.properties.get(p, []), resolve) & _types_of(b.properties.get(p, []), resolve)
-                for p in a.required & b.required
-            ) or any(x.allowed is not None and y.required - x.allowed for x, y in ((a, b), (b, a)))
-                    or any(_excluded(y.properties.get(p, []), _values_of(x.properties.get(p, []), resolve))
-                           for x, y in ((a, b), (b, a)) for p in x.required)):
-                continue
-            if but_empty and shared <= {"object"} and a.allowed is not None and b.allowed is not None and not a.allowed & b.allowed:
-                continue
-            raise SchemaNotSupported(
-                "oneOf", f"{path}/oneOf",
-                f"branches {i} and {j} may both match; only oneOf with provably disjoint branches (different "
-                "types, different constants, or a required property with different constants) is supported",
-            )
+    return [(i, j) for i, a in enumerate(shapes) for j in range(i + 1, len(shapes))
+            if _may_overlap(a, shapes[j], resolve, but_empty)]
+
+
+def _may_overlap(a: Shape, b: Shape, resolve: Resolve, but_empty: bool) -> bool:
+    shared = a.types & b.types
+    if not shared or _disjoint_values(a.values, b.values):
+        return False
+    if shared <= {"object"} and (any(
+        _disjoint_values(_values_of(a.properties.get(p, []), resolve), _values_of(b.properties.get(p, []), resolve))
+        or not _types_of(a.properties.get(p, []), resolve) & _types_of(b.properties.get(p, []), resolve)
+        for p in a.required & b.required
+    ) or any(x.allowed is not None and y.required - x.allowed for x, y in ((a, b), (b, a)))
+            or any(_excluded(y.properties.get(p, []), _values_of(x.properties.get(p, []), resolve))
+                   for x, y in ((a, b), (b, a)) for p in x.required)):
+        return False
+    if shared <= {"object"} and any(y.allowed is not None and y.nonempty and y.allowed and all(
+            any(_rejects(n, k) for n in x.names) for k in y.allowed) for x, y in ((a, b), (b, a))):
+        return False  # (one has a member, every key it may have the other's propertyNames refuse)
+    return not (but_empty and shared <= {"object"} and a.allowed is not None and b.allowed is not None
+                and not a.allowed & b.allowed)
+
+
+def _rejects(names: Schema, key: str) -> bool:
+    """Whether the ``propertyNames`` schema ``names`` refuses ``key`` for sure (``pattern`` read
+    as structgen compiles it; ``False`` means "not known").
+
+    >>> _rejects({"not": {"pattern": "^(when|unless)$"}}, "when"), _rejects({"pattern": "^x"}, "when")
+    (True, True)
+    >>> _rejects({"not": {"pattern": "^(when|unless)$"}}, "run"), _rejects({"maxLength": 3}, "when")
+    (False, False)
+    """
+    if names is False:
+        return True
+    if not isinstance(names, dict):
+        return False
+    n = clean(names)
+    if "const" in n and not equal(n["const"], key):
+        return True
+    if isinstance(n.get("enum"), list) and not any(equal(v, key) for v in n["enum"]):
+        return True
+    if isinstance(n.get("pattern"), str) and _matches(n["pattern"], key) is False:
+        return True
+    return "not" in n and _accepts(n["not"], key)
+
+
+def _accepts(schema: Schema, key: str) -> bool:
+    """Whether ``schema`` accepts the string ``key`` for sure (``False`` means "not known")."""
+    if schema is True:
+        return True
+    if not isinstance(schema, dict):
+        return False
+    s = clean(schema)
+    if not set(s) <= {"type", "const", "enum", "pattern"} or ("type" in s and "string" not in type_set(s["type"])):
+        return False
+    if "const" in s and not equal(s["const"], key):
+        return False
+    if "enum" in s and not (isinstance(s["enum"], list) and any(equal(v, key) for v in s["enum"])):
+        return False
+    return "pattern" not in s or (isinstance(s["pattern"], str) and _matches(s["pattern"], key) is True)
+
+
+def _matches(pattern: str, key: str) -> Optional[bool]:
+    """Whether ``key`` matches ``pattern`` as structgen reads it (``None``: a pattern it refuses)."""
+    try:
+        return compiled_pattern(pattern).fullmatch(encoded(key)) is not None
+    except (ConstraintError, re.error):
+        return None

@@ -40,6 +40,7 @@ from .context import Context, Term
 from .ecma_pattern import pattern_regex
 from .numbers import number_bound, over_number, safe_digits
 from .ops import Refs, Schema, clean
+from .shapes import overlapping_pairs
 from .terms import JsonTerms
 
 __all__ = ["MAX_ONEOF_BRANCHES", "UNIVERSE_DEPTH", "Universe", "universe_dfa"]
@@ -171,24 +172,32 @@ class Universe:
     def in_two_branches(self, branches: list[Schema], path: str, refs: Refs) -> Term:
         """Instances valid for sure under two ``oneOf`` branches (the union of the pairwise
         intersections of their languages), which ``oneOf`` rejects: subtracted from its
-        over-approximation. Beyond :data:`MAX_ONEOF_BRANCHES` branches, or where a branch does not
-        compile, less is subtracted (still a superset)."""
+        over-approximation. Only pairs that :func:`.shapes.overlapping_pairs` does not prove
+        disjoint are intersected: the others share nothing. Beyond
+        :data:`MAX_ONEOF_BRANCHES` branches, or where a branch does not compile, less is
+        subtracted (still a superset)."""
         if len(branches) > MAX_ONEOF_BRANCHES:
             return NOTHING
         ctx = self.ctx
-        langs: list[Term] = []
-        for i, branch in enumerate(branches):
-            try:
-                langs.append(ctx.compiler.compile(branch, f"{path}/oneOf/{i}", refs))
-            except (ConstraintError, CompileBudgetExceeded):
-                langs.append(NOTHING)  # (nothing valid for sure: subtracting less keeps a superset)
-        pairs = []
-        for i, a in enumerate(langs):
-            for b in langs[i + 1 :]:
+        langs: dict[int, Term] = {}
+
+        def lang(i: int) -> Term:
+            if i not in langs:
                 try:
-                    pairs.append(ctx.inter(a, b, path))
+                    langs[i] = ctx.compiler.compile(branches[i], f"{path}/oneOf/{i}", refs)
                 except (ConstraintError, CompileBudgetExceeded):
-                    pass  # (branches the algebra cannot intersect, a unique array's: subtracting less keeps a superset)
+                    langs[i] = NOTHING  # (nothing valid for sure: subtracting less keeps a superset)
+            return langs[i]
+
+        pairs = []
+        for i, j in overlapping_pairs({}, branches, resolve=ctx.refs.resolve):
+            a, b = lang(i), lang(j)
+            if a == NOTHING or b == NOTHING:
+                continue
+            try:
+                pairs.append(ctx.inter(a, b, path))
+            except (ConstraintError, CompileBudgetExceeded):
+                pass  # (branches the algebra cannot intersect, a unique array's: subtracting less keeps a superset)
         return ctx.unite(pairs)
 
     def over_value(self, v: Any) -> Term:

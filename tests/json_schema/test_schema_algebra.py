@@ -775,3 +775,59 @@ def test_definitions_that_alias_the_root_recurse_as_calls() -> None:
                      {"m3": {"m149": {"m0": {"g": True}}}}, {"m3": {"ignored": 1}}]:
         text = json.dumps(instance, separators=(",", ":")).encode()
         assert guide.accepts_bytes(text) == validator.is_valid(instance), instance
+
+
+_NAMES = st.sampled_from([
+    {"not": {"pattern": "^(when|unless)$"}}, {"not": {"pattern": "^when$"}}, {"not": {"enum": ["when", "unless"]}},
+    {"pattern": "^[a-z][a-z\\d/_-]*$", "not": {"pattern": "^(when|unless)$"}}, {"enum": ["run", "x"]}, {"maxLength": 3},
+    {"not": {"type": "string", "const": "when"}}, {"pattern": "^w"},
+])
+
+
+@settings(max_examples=40, deadline=None)
+@given(names=_NAMES, closed=st.sets(st.sampled_from(["when", "unless", "run"]), min_size=1, max_size=2),
+       nonempty=st.sampled_from([{"minProperties": 1}, {"required": ["when"]}, {}]), extra=st.booleans())
+def test_one_of_objects_whose_keys_the_others_property_names_refuse(names: dict, closed: set, nonempty: dict, extra: bool) -> None:
+    """circle-ci's step and logic: ``oneOf`` of an object whose ``propertyNames`` refuse keys and a
+    closed object with a member (``minProperties``) whose every allowed key is refused. They are
+    disjoint (a plain union, accepted exactly where ``jsonschema`` says valid); where a key is not
+    refused, or the closed object may be ``{}``, the branches are subtracted (nothing invalid
+    accepted)."""
+    from structgen.json_schema.shapes import overlapping_pairs
+
+    first = {"type": "object", "propertyNames": names, **({"additionalProperties": {"type": "integer"}} if extra else {})}
+    second = {"type": "object", "additionalProperties": False, "properties": {k: True for k in sorted(closed)}, **nonempty}
+    validator = jsonschema.Draft202012Validator({})
+    refused = all(not validator.evolve(schema=names).is_valid(k) for k in closed)
+    proved = not overlapping_pairs({}, [first, second], resolve=None)
+    assert proved <= refused  # (proved disjoint only where every allowed key is refused)
+    if ("not" in names or "enum" in names) and nonempty and nonempty.get("required", ["when"])[0] in closed:
+        assert proved == refused  # (what the check reads: patterns, enums, constants under not)
+    schema = {"oneOf": [first, second]}
+    dfa = schema_to_dfa(schema, **ANY)
+    for instance in [{}, {"when": 1}, {"unless": "a"}, {"run": 2}, {"when": 1, "unless": 2}, {"when": 1, "run": 1},
+                     {"x": 1}, {"wx": 2}, {"abc": "s"}, {"w": 1}, 3, "when"]:
+        text = json.dumps(instance, separators=(",", ":"))
+        valid = validator.evolve(schema=schema).is_valid(instance)
+        assert dfa.accepts(text.encode()) <= valid, (schema, text)
+        assert not proved or dfa.accepts(text.encode()) == valid, (schema, text)
+
+
+def test_one_of_subtracts_only_the_branches_that_may_overlap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``oneOf`` whose branches overlap in part: a branch proved disjoint from the others (a
+    string beside objects) is neither over-approximated nor subtracted from, and the objects are
+    still exact."""
+    from structgen.json_schema.universe import Universe
+
+    seen: list[str] = []
+    over = Universe.over
+
+    def counted(self: Universe, s: object, path: str, refs: tuple) -> object:
+        seen.append(path)
+        return over(self, s, path, refs)
+
+    monkeypatch.setattr(Universe, "over", counted)
+    schema = {"oneOf": [{"type": "string", "maxLength": 2}, {"type": "object", "required": ["a"]},
+                        {"type": "object", "properties": {"a": {"type": "integer"}}}]}
+    _agrees_with_jsonschema(schema, ["ab", "abc", {}, {"a": 1}, {"a": "s"}, {"b": 1}, {"a": 1, "b": 2}, 3, None])
+    assert "/oneOf/0" not in seen and {"/oneOf/1", "/oneOf/2"} <= set(seen)
