@@ -211,11 +211,24 @@ def _may_overlap(a: Shape, b: Shape, resolve: Resolve, but_empty: bool) -> bool:
             or any(_excluded(y.properties.get(p, []), _values_of(x.properties.get(p, []), resolve))
                    for x, y in ((a, b), (b, a)) for p in x.required)):
         return False
+    if shared <= {"object"} and any(_forbidden(x.properties.get(k, [])) for x, y in ((a, b), (b, a)) for k in y.required):
+        return False  # (a key one requires, the other forbids: ``"k": false`` or ``{"not": {}}``)
     if shared <= {"object"} and any(y.allowed is not None and y.nonempty and y.allowed and all(
             any(_rejects(n, k) for n in x.names) for k in y.allowed) for x, y in ((a, b), (b, a))):
         return False  # (one has a member, every key it may have the other's propertyNames refuse)
     return not (but_empty and shared <= {"object"} and a.allowed is not None and b.allowed is not None
                 and not a.allowed & b.allowed)
+
+
+def _forbidden(schemas: list[Schema]) -> bool:
+    """Whether one of a property's ``schemas`` refuses every value (``false``, ``{"not": {}}``).
+
+    >>> _forbidden([{"type": "string"}, {"not": {"description": "never"}}]), _forbidden([{"not": {"type": "string"}}])
+    (True, False)
+    """
+    return any(s is False or (isinstance(s, dict) and set(clean(s)) == {"not"}
+                              and (s["not"] is True or (isinstance(s["not"], dict) and not clean(s["not"]))))
+               for s in schemas)
 
 
 def _rejects(names: Schema, key: str) -> bool:

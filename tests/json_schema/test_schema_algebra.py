@@ -644,6 +644,10 @@ def _agrees_with_jsonschema(schema: dict, instances: list) -> None:
      {"type": "object", "required": ["c"], "properties": {"c": {"type": "array", "items": {"type": "integer"}}}}],
     # gitlab-ci's job_template: a required constant the other branch's not excludes
     [{"properties": {"w": {"enum": ["d"]}}, "required": ["w", "s"]}, {"properties": {"w": {"not": {"enum": ["d"]}}}}],
+    # bitbucket-pipelines' image: a required key the other branch forbids ({"not": {}}, false)
+    [{"type": "object", "properties": {"a": {"not": {}}, "b": False}},
+     {"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}],
+    [{"type": "object", "properties": {"b": False}}, {"type": "object", "required": ["b"]}],
     # a required key the other branch's closed object does not allow
     [{"type": "object", "required": ["a"]}, {"type": "object", "properties": {"b": True}, "additionalProperties": False}],
     # snapcraft: a oneOf whose branches all require a key with constants (lifted), beside another constant
