@@ -32,7 +32,7 @@ from typing import Any, Optional
 from ..errors import SchemaNotSupported
 from .utf8 import subtract_intervals
 
-__all__ = ["expand_properties", "load_tables", "property_set", "spelled_dotall"]
+__all__ = ["expand_properties", "load_tables", "property_set", "spelled_dotall", "unnamed_groups"]
 
 Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, inclusive
 
@@ -348,6 +348,25 @@ def spelled_dotall(pattern: str) -> str:
     return "".join(out)
 
 
+_NAMED_GROUP = re.compile(r"\\.|\[(?:\\.|[^\]\\])*\]|\(\?<[A-Za-z_$][A-Za-z0-9_$]*>", re.S)
+
+
+def unnamed_groups(pattern: str) -> str:
+    r"""``pattern`` with ECMA-262's named groups, ``(?<name>...)``, read as plain groups
+    (``(?:...)``: a name changes nothing a match accepts; Python spells it ``(?P<name>``). A
+    look-behind, ``(?<=`` or ``(?<!``, and text in a class or after a backslash stay as they are;
+    a reference back to a group by name (``\k<name>``) is refused where escapes are read.
+
+    >>> unnamed_groups("(?<year>[0-9]{4})-(?<=a)[(?<x>]")
+    '(?:[0-9]{4})-(?<=a)[(?<x>]'
+    >>> unnamed_groups(r"a\\(?<y>b)"), unnamed_groups(r"a\(?<y>b)")
+    ('a\\\\(?:b)', 'a\\(?<y>b)')
+    """
+    if "(?<" not in pattern:
+        return pattern
+    return _NAMED_GROUP.sub(lambda m: "(?:" if m.group().startswith("(?<") else m.group(), pattern)
+
+
 @functools.lru_cache(maxsize=4096)
 def regex_syntax_ok(pattern: str) -> bool:
     """Whether Python reads ``pattern`` once its property escapes are stood in for (a
@@ -357,10 +376,12 @@ def regex_syntax_ok(pattern: str) -> bool:
 
     >>> regex_syntax_ok("^[a-z]+$"), regex_syntax_ok("\\p{L}+"), regex_syntax_ok("(a"), regex_syntax_ok(5)
     (True, True, False, True)
+    >>> regex_syntax_ok("^(?<year>[0-9]{4})$"), regex_syntax_ok("(?<1>a)")
+    (True, False)
     """
     if not isinstance(pattern, str):
         return True
-    read = spelled_dotall(pattern)
+    read = unnamed_groups(spelled_dotall(pattern))
     if "\\p" in read or "\\P" in read:
         read = _PROPERTY.sub(lambda m: "\\w", read)
     # Python's parser alone: its compiler refuses only a look-behind of varying width (read in

@@ -27,7 +27,7 @@ import re
 from typing import Any, Iterable, Literal, Optional, Union
 
 from ..automata.regex import regex_to_dfa
-from ..automata.unicode_props import PLACEHOLDER_FIRST, expand_properties, spelled_dotall
+from ..automata.unicode_props import PLACEHOLDER_FIRST, expand_properties, spelled_dotall, unnamed_groups
 from ..errors import SchemaNotSupported
 from .charsets import (
     CATEGORIES,
@@ -437,7 +437,7 @@ def _constrain(ir: list[_Piece], min_len: int, max_len: Optional[int], t: _Trans
 
 @functools.lru_cache(maxsize=256)
 def _parse(pattern: str, path: str) -> list[Item]:
-    pattern = spelled_dotall(pattern)  # (a leading (?s), as CloudFormation writes it)
+    pattern = unnamed_groups(spelled_dotall(pattern))  # (a leading (?s), as CloudFormation writes it; (?<name>...))
     _prescan(pattern, path)
     sets: list[tuple[tuple[int, int], ...]] = []  # (each property's set, by placeholder)
     try:

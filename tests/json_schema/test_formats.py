@@ -287,6 +287,30 @@ def test_a_leading_dotall_flag(pattern: str, valid: list[str], invalid: list[str
             schema_to_dfa({"type": "string", "pattern": elsewhere})
 
 
+@pytest.mark.parametrize(
+    ("pattern", "valid", "invalid"),
+    [
+        ("^(?<year>[0-9]{4})-(?<month>0[1-9]|1[0-2])$", ["2024-01", "1999-12"], ["2024-13", "24-01", "2024-1"]),
+        ("^(?<$a_1>x|y)+(?<=y)$", ["xy", "y"], ["yx", ""]),  # (a look-behind stays one)
+        ("^[(?<a>]+\\(?<b>c\\)$", ["(?<a>(<b>c)", "<<b>c)"], ["(?<a>", "x<b>c)", "((bc)"]),  # (in a class, after \\: text)
+    ],
+)
+def test_named_groups_read_as_groups(pattern: str, valid: list[str], invalid: list[str]) -> None:
+    """ECMA-262's named groups, ``(?<name>...)`` (Python writes ``(?P<name>``), match what the
+    group does, in a schema's ``pattern`` and past the metaschema's ``format: regex`` check; a
+    reference back by name (``\\k<name>``) is refused, named."""
+    import regex
+
+    from structgen.json_schema import schema_to_dfa
+
+    dfa = schema_to_dfa({"type": "string", "pattern": pattern})
+    python = regex.compile(pattern.replace("(?<y", "(?P<y").replace("(?<m", "(?P<m").replace("(?<$a_1>", "(?:"))
+    for text in valid + invalid:
+        assert dfa.accepts(json.dumps(text).encode()) == (python.search(text) is not None) == (text in valid), text
+    with pytest.raises(SchemaNotSupported, match="not a regex Python can read"):
+        schema_to_dfa({"type": "string", "pattern": "^(?<a>x)\\k<a>$"})
+
+
 def test_python_categories_agree_with_re() -> None:
     for name, shorthand in (("digit", r"\d"), ("space", r"\s"), ("word", r"\w")):
         table = charsets.python_category(name)
