@@ -10,6 +10,16 @@
 namespace structgen {
 
 namespace {
+// the tokens of DataMasks' own walks with their end states and branch points: one buffer per
+// thread, shared by the guides of the thread and kept warm across them, as FrameSolver's (a string's
+// walk lists tens of thousands of tokens; a guide's own buffer was grown and faulted in anew)
+thread_local FrameWalk data_walk;
+}  // namespace
+
+FrameWalk& DataMasks::raw() { return data_walk; }
+
+
+namespace {
 // a state that may read more first bytes than this may be a string's body (FrameSolver's WIDE_FROM)
 constexpr int WIDE_FROM = 17;
 
@@ -119,9 +129,9 @@ void DataMasks::raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t
     const TokenTrie& trie = frames_.trie();
     if (!node && au.pool().first_bytes(au.expr(q)).count() >= WIDE_FROM) throw NeedsFrameData(a);  // (a slice's walk: the guide's)
     const int32_t s = node ? au.clamped_head(q, trie.height[static_cast<size_t>(node)]) : q;
-    raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
+    raw().ids.clear(), raw().ends.clear(), raw().branch_nodes.clear(), raw().branch_states.clear();
     const int32_t roots[1] = {node};
-    walk_frame(au, trie, roots, s, false, nullptr, stack_, raw_, true);
+    walk_frame(au, trie, roots, s, false, nullptr, stack_, raw(), true);
     branch_points(au, node, s, pops, calls);
 }
 
@@ -131,8 +141,8 @@ void DataMasks::branch_points(LazyAutomaton& au, int32_t node, int32_t s, std::v
         for (const auto& [k, r] : au.symbols_of(p)) calls.push_back({m, k, r});
     };
     if (frames_.trie().num_children[static_cast<size_t>(node)] > 0 && au.may_branch(s)) one(node, s);
-    const std::vector<int64_t> nodes = raw_.branch_nodes;  // (copies: symbols_of may build states, never walks)
-    const std::vector<int32_t> states = raw_.branch_states;
+    const std::vector<int64_t> nodes = raw().branch_nodes;  // (copies: symbols_of may build states, never walks)
+    const std::vector<int32_t> states = raw().branch_states;
     for (size_t i = 0; i < nodes.size(); ++i) one(nodes[i], states[i]);
 }
 
@@ -142,28 +152,32 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
     LazyAutomaton& au = frames_.automaton(a);
     auto out = std::make_shared<EndGroups>();
     const int32_t roots[1] = {0};
-    auto walk_again = [&](const TokenTrie& t, const TokenTrie* full) {  // (raw_: tokens with their end states)
-        raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
-        walk_frame(au, t, roots, q, false, full, stack_, raw_, true);
+    auto walk_again = [&](const TokenTrie& t, const TokenTrie* full) {  // (raw(): tokens with their end states)
+        raw().ids.clear(), raw().ends.clear(), raw().branch_nodes.clear(), raw().branch_states.clear();
+        walk_frame(au, t, roots, q, false, full, stack_, raw(), true);
     };
     if (!node && frames_.cut_root(a, q)) {
-        out->own = frames_.own_walk(a, q, 0);
         const auto [n, clamped] = au.head_cut(q, frames_.short_token_cuts());
         KeyGuards& guards = stacks_.guards();
-        if (n && guards.blocking_guards(a, clamped) == guards.blocking_guards(a, q)) {
+        const bool shared = n && guards.blocking_guards(a, clamped) == guards.blocking_guards(a, q);
+        // (the clamped state's groups before q's own walk: their walk with ends is then the one the
+        // solver's cut walk reads the short tokens from, walked once, not again without ends)
+        const std::shared_ptr<const EndGroups> near = shared ? end_groups(a, clamped, 0) : nullptr;
+        out->own = frames_.own_walk(a, q, 0);
+        if (shared) {
             // the solver's walk is cut for the positions of q's head: a token of at most n bytes ends in
             // a state of the clamped head that meets the guards q's would (inside the head, which calls
             // nothing, the tail's first; past it, the same state), so the clamped state's groups, those
             // tokens alone, are shared by the positions; the longer tokens are walked from q for theirs
-            const std::shared_ptr<const EndGroups> near = end_groups(a, clamped, 0);
-            raw_.ids.clear(), raw_.ends.clear(), raw_.branch_nodes.clear(), raw_.branch_states.clear();
-            walk_frame(au, *frames_.long_tokens(n), roots, q, false, &frames_.trie(), stack_, raw_, true);
+            raw().ids.clear(), raw().ends.clear(), raw().branch_nodes.clear(), raw().branch_states.clear();
+            walk_frame(au, *frames_.long_tokens(n), roots, q, false, &frames_.trie(), stack_, raw(), true);
             group_ends(a, q, *out);
-            const std::vector<int64_t>& lengths = frames_.token_lengths();
+            const std::shared_ptr<const Bits> shorts = frames_.short_tokens(n);
+            const Bits& short_bits = *shorts;
             for (const EndGroups::Group& g : near->groups) {
                 EndGroups::Group kept{g.guards, {}};
                 for (const int64_t t : g.ids)
-                    if (lengths[static_cast<size_t>(t)] <= n) kept.ids.push_back(t);
+                    if (short_bits[static_cast<size_t>(t) >> 5] >> (t & 31) & 1) kept.ids.push_back(t);
                 if (!kept.ids.empty()) out->groups.push_back(std::move(kept));
             }
         } else {
@@ -175,7 +189,7 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
             group_ends(a, q, *out);
         }
     } else {
-        out->own = frames_.own_walk(a, q, node, raw_);
+        out->own = frames_.own_walk(a, q, node, raw());
         const std::optional<FrameSolver::RootSlice> sliced = node ? std::nullopt : frames_.root_slice(a, q);
         if (sliced) {
             // (its slice tokens were not walked: where one may end in a state that may die other than
@@ -211,19 +225,24 @@ bool DataMasks::body_tokens_safe(int64_t a, int32_t q) {
 
 void DataMasks::group_ends(int64_t a, int32_t q, EndGroups& out) {
     KeyGuards& guards = stacks_.guards();
-    const std::vector<int64_t> ids = raw_.ids;  // (copies: blocking_guards may build states, never walks)
-    const std::vector<int32_t> ends = raw_.ends;
+    const std::vector<int64_t>& ids = raw().ids;  // (read in place: blocking_guards may build states, never walks)
+    const std::vector<int32_t>& ends = raw().ends;
     const std::optional<uint64_t> own = guards.blocking_guards(a, q);
     std::unordered_map<int32_t, int64_t> group;  // end state -> its group, or -1: it never dies, or only with q
+    int32_t last = -1;  // (tokens in a row mostly end in one state: the last one's group, without a lookup)
+    int64_t last_group = -1;
     for (size_t i = 0; i < ids.size(); ++i) {
-        auto [it, fresh] = group.try_emplace(ends[i], -1);
-        if (fresh) {
-            if (const std::optional<uint64_t> g = guards.blocking_guards(a, ends[i]); g && g != own) {
-                it->second = static_cast<int64_t>(out.groups.size());
-                out.groups.push_back({*g, {}});
+        if (ends[i] != last || last < 0) {
+            auto [it, fresh] = group.try_emplace(ends[i], -1);
+            if (fresh) {
+                if (const std::optional<uint64_t> g = guards.blocking_guards(a, ends[i]); g && g != own) {
+                    it->second = static_cast<int64_t>(out.groups.size());
+                    out.groups.push_back({*g, {}});
+                }
             }
+            last = ends[i], last_group = it->second;
         }
-        if (it->second >= 0) out.groups[static_cast<size_t>(it->second)].ids.push_back(ids[i]);
+        if (last_group >= 0) out.groups[static_cast<size_t>(last_group)].ids.push_back(ids[i]);
     }
 }
 
@@ -231,9 +250,9 @@ void DataMasks::array_frame(int64_t a, int32_t q, int32_t node, int64_t written,
     std::vector<int64_t> pops;
     std::vector<FrameSolver::Call> calls;
     raw_walk(a, q, node, pops, calls);
-    std::vector<int64_t> ids = raw_.ids;
+    std::vector<int64_t> ids = raw().ids;
     if (written && !ids.empty()) {  // (a token may not end where only items written before could go on)
-        const std::vector<int32_t> ends = raw_.ends;
+        const std::vector<int32_t> ends = raw().ends;
         std::unordered_map<int32_t, bool> dead;
         size_t kept = 0;
         for (size_t i = 0; i < ids.size(); ++i) {
@@ -416,7 +435,7 @@ bool DataMasks::enters_no_item(int64_t a, int32_t q, int64_t m, std::vector<int6
         if (!calls.empty()) {
             items.push_back(-1);
         } else {
-            const std::vector<int32_t> ends = raw_.ends;
+            const std::vector<int32_t> ends = raw().ends;
             std::unordered_set<int32_t> done;
             for (const int32_t e : ends) {
                 if (!done.insert(e).second) continue;

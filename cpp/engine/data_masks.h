@@ -102,7 +102,7 @@ private:
         std::vector<Group> groups;
     };
     std::shared_ptr<const EndGroups> end_groups(int64_t a, int32_t q, int32_t node);
-    // the groups of raw_'s tokens by their end states (raw_.ends), those that may end dead other than
+    // the groups of raw()'s tokens by their end states (raw().ends), those that may end dead other than
     // with q (an end state that meets q's blocking guards is dead exactly where q is, and a dead q's
     // frame is empty: guarded_frame)
     void group_ends(int64_t a, int32_t q, EndGroups& out);
@@ -111,12 +111,12 @@ private:
     // tail reads none of slice 0's bytes first, and the tail has a way out (no blocking guards);
     // then only the rest of slice 0's trie is walked for the end states of the tokens that may die
     bool body_tokens_safe(int64_t a, int32_t q);
-    // the pops and calls at the branch points of raw_ (and at node, in state s, where it branches)
+    // the pops and calls at the branch points of raw() (and at node, in state s, where it branches)
     void branch_points(LazyAutomaton& au, int32_t node, int32_t s, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls);
     // the callees' frames at their nodes and a's frames after their returns, united with own
     void gather(int64_t a, int64_t data, std::span<const int64_t> own, const std::shared_ptr<const std::vector<uint32_t>>& own_bits,
                 std::vector<int64_t> pops, std::span<const FrameSolver::Call> calls, Frame& out);
-    // the raw walk of a from (q, node) (q clamped to the node's height) into raw_: its own tokens
+    // the raw walk of a from (q, node) (q clamped to the node's height) into raw(): its own tokens
     // with the state each ends in, its pops and calls (guards as calls of GUARD_FIRST + g); at the
     // root of a string body (a slice's walk) NeedsFrameData
     void raw_walk(int64_t a, int32_t q, int32_t node, std::vector<int64_t>& pops, std::vector<FrameSolver::Call>& calls);
@@ -156,7 +156,8 @@ private:
     std::unordered_map<int64_t, bool> endless_;                    // item automaton -> endless_strings
     std::unordered_map<uint64_t, std::vector<int64_t>> free_of_items_;  // (a, q, m) hash -> needed, or {-1}: enters an item
     CallerUnions callers_;
-    FrameWalk raw_;
+    // the walk buffers (per thread: a DataMasks walk never runs inside another)
+    static FrameWalk& raw();
     WalkStack stack_;
     size_t bytes_ = 0;
     size_t shared_returns_ = 0;

@@ -164,7 +164,8 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::plain_walk(int64_t a, Lazy
     const auto found = walks_.find(key);
     if (found != walks_.end() && !ends) return found->second;
     auto out = std::make_shared<Walk>();
-    FrameWalk& raw = scratch_walk;  // (a walk makes no walk inside it: the buffers are free here)
+    // (a walk makes no walk inside it: the buffers are free here; with ends, the caller's own, not a copy)
+    FrameWalk& raw = ends ? *ends : scratch_walk;
     raw.ids.clear(), raw.ends.clear(), raw.branch_nodes.clear(), raw.branch_states.clear();
     const int32_t roots[1] = {node};
     const std::optional<RootSlice> sliced = node ? std::nullopt : root_slice(a, q);
@@ -176,11 +177,7 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::plain_walk(int64_t a, Lazy
     } else {
         walk_frame(auto_, t, roots, q, false, nullptr, scratch_stack, raw, ends != nullptr);
     }
-    if (ends) {
-        ends->ids.assign(raw.ids.begin(), raw.ids.end());
-        ends->ends.assign(raw.ends.begin(), raw.ends.end());
-        if (found != walks_.end()) return found->second;  // (walked again for its ends)
-    }
+    if (ends && found != walks_.end()) return found->second;  // (walked again for its ends)
     const size_t words = index_->words();
     if (!out->bits && raw.ids.size() * 2 > words) {  // (packed where the words take less room than the ids)
         auto bits = std::make_shared<std::vector<uint32_t>>(words, 0);
@@ -201,13 +198,13 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::short_walk(int64_t a, Lazy
     const TokenTrie& t = *trie_;
     const std::shared_ptr<const Walk> whole = plain_walk(a, auto_, clamped, 0);
     auto out = std::make_shared<Walk>();
-    const std::vector<int64_t>& lengths = index_->token_lengths();
+    const std::shared_ptr<const Bits> shorts = index_->short_tokens(n);  // (a bit per token: read in cache, a length per token is not)
+    const Bits& short_bits = *shorts;
     for (const int64_t id : whole->ids)
-        if (lengths[static_cast<size_t>(id)] <= n) out->ids.push_back(id);
+        if (short_bits[static_cast<size_t>(id) >> 5] >> (id & 31) & 1) out->ids.push_back(id);
     if (whole->bits || out->ids.size() > PACK_SHORT_FROM) {
         // (a string slice's tokens filtered by one AND, never listed; and the listed ones packed in
         // with them where many: every position's frame shares these words, not a copy of the ids)
-        const Bits& short_bits = *index_->short_tokens(n);
         auto bits = std::make_shared<std::vector<uint32_t>>(index_->words(), 0);
         if (whole->bits)
             for (size_t i = 0; i < bits->size(); ++i) (*bits)[i] = (*whole->bits)[i] & short_bits[i];

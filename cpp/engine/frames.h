@@ -124,7 +124,8 @@ public:
     // longest())), cached; for the frames with data that the solver refuses (data_masks.h)
     std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node) { return walk(a, q, node); }
     // the same, and its tokens with the state each ends in into ends (ids, ends: walked once where
-    // the walk is new); not at a root whose walk is cut (cut_root)
+    // the walk is new; the walk's buffers, so its branch points are overwritten too); not at a root
+    // whose walk is cut (cut_root)
     std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node, FrameWalk& ends);
     // whether the root walk of q is cut for the positions of what it reads first (cut_walk: a string
     // under a length bound, or a head reading a counter over the shortest cut, such as a pattern's
@@ -135,8 +136,9 @@ public:
                const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out);
     const TokenTrie& trie() const { return *trie_; }
     int64_t longest() const { return longest_; }
-    // the vocabulary's token lengths, its cuts for short tokens (longest first) and the trie of its tokens of more than n bytes
-    const std::vector<int64_t>& token_lengths() const { return index_->token_lengths(); }
+    // the vocabulary's tokens of at most n bytes (a bit each), its cuts for short tokens (longest
+    // first) and the trie of its tokens of more than n bytes
+    std::shared_ptr<const Bits> short_tokens(int64_t n) const { return index_->short_tokens(n); }
     const std::vector<int64_t>& short_token_cuts() const { return index_->short_token_cuts(); }
     std::shared_ptr<TokenTrie> long_tokens(int64_t n) const { return index_->long_tokens(n); }
     // The string slice a walk of q from the root reads (at a string body's root, plain_walk takes
