@@ -18,7 +18,6 @@ thread_local FrameWalk data_walk;
 
 FrameWalk& DataMasks::raw() { return data_walk; }
 
-
 namespace {
 // a state that may read more first bytes than this may be a string's body (FrameSolver's WIDE_FROM)
 constexpr int WIDE_FROM = 17;
