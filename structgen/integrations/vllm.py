@@ -41,6 +41,7 @@ that looks like a constrained answer.
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import threading
@@ -101,8 +102,14 @@ def _warm_up_admission() -> None:
 
 
 # vLLM imports this module in its API process when it loads the logits processors: warming the
-# compiler up there, in the background, keeps its one-time set-up off the first request.
-threading.Thread(target=_warm_up_admission, name="structgen-warm-up", daemon=True).start()
+# compiler up there, in the background, keeps its one-time set-up off the first request. A process
+# that exits sooner waits for it (about a second, at most WARM_UP_EXIT_WAIT): a daemon thread
+# frozen mid-compile would hold native objects past the extension's end (nanobind then reports
+# them as leaked at exit).
+WARM_UP_EXIT_WAIT = 10.0
+_warm_up_thread = threading.Thread(target=_warm_up_admission, name="structgen-warm-up", daemon=True)
+_warm_up_thread.start()
+atexit.register(_warm_up_thread.join, WARM_UP_EXIT_WAIT)
 
 
 def _off_the_model_cores() -> None:
