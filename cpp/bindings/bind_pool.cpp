@@ -4,6 +4,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -11,6 +12,8 @@
 #include <algorithm>
 
 #include "../engine/clamp.h"
+#include "../engine/code_points.h"
+#include "../engine/factored.h"
 #include "../engine/liveness.h"
 #include "../engine/slices.h"
 #include "../engine/min_length.h"
@@ -351,6 +354,13 @@ void bind_pool(nb::module_& m) {
              nb::arg("e"), nb::arg("mapping"), nb::arg("memo").none(), nb::kw_only(), nb::arg("symbols") = false)
         // the clamps and the slices' per-term questions (memoised in the pool)
         .def("clamp", [](PyPool& p, int64_t e, int64_t n) { return p.clamps().clamp(p.id(e), n); })
+        .def("code_points_term", [](PyPool& p, const std::vector<std::pair<int64_t, int64_t>>& intervals) {
+            return code_points_term(p, intervals);
+        })
+        .def("factored", [](PyPool& p, nb::handle parts) {
+            auto ps = p.ids(parts);
+            return factored(p, ps);
+        })
         .def("longest_shortest", [](PyPool& p, int64_t e) { return p.clamps().longest_shortest(p.id(e)); })
         .def("clampable_string", [](PyPool& p, nb::handle members, int64_t n) {
             auto ms = p.ids(members);

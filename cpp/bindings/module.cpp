@@ -19,6 +19,7 @@ void bind_texts(nb::module_& m);
 void bind_walk(nb::module_& m);
 void bind_metaschema(nb::module_& m);
 void bind_unique(nb::module_& m);
+void bind_dfa(nb::module_& m);
 
 void register_errors(nb::module_& m) {
     static nb::object budget = nb::module_::import_("structgen.errors").attr("CompileBudgetExceeded");
@@ -58,6 +59,7 @@ NB_MODULE(_core, m) {
     structgen::py::bind_walk(m);
     structgen::py::bind_metaschema(m);
     structgen::py::bind_unique(m);
+    structgen::py::bind_dfa(m);
     m.attr("NOTHING") = structgen::NOTHING;
     m.attr("EPSILON") = structgen::EPSILON;
     m.attr("INF") = structgen::INF;

@@ -10,13 +10,13 @@ and :mod:`structgen.guides` (``DfaGuide``, ``SpelledDistances``). See ``docs/eng
 from ._core import (  # noqa: F401
     EPSILON, GUARD_FIRST, INF, MIXED, NOTHING, NUM_SLICES, UNBUILT, DfaGuideCore, EmbeddedDfa, ExprsView, FinalsView,
     FlatView, FrameSolver, JsonTexts, LazyAutomaton, MetaschemaCheck, MinLength, NeedsFrameData, Pool, SpelledDistances, StringSlice, SubstitutionMemo,
-    TokenIndex, TokenTrie, UniqueData, count_token_bits, fill_rows, json_texts, json_value_key, json_value_texts, or_token_bits, prefetch, set_token_bits, slice_characters, walk_frame,
+    TokenIndex, TokenTrie, UniqueData, canonical_dfa, code_points_rows, count_token_bits, fill_rows, json_texts, json_value_key, json_value_texts, or_token_bits, prefetch, set_token_bits, slice_characters, walk_frame,
     walk_schemas, walk_tokens, walk_trie,
 )
 
 __all__ = [
     "EPSILON", "GUARD_FIRST", "INF", "MIXED", "NOTHING", "NUM_SLICES", "UNBUILT", "DfaGuideCore", "EmbeddedDfa",
     "ExprsView", "FinalsView", "FlatView", "FrameSolver", "JsonTexts", "LazyAutomaton", "MetaschemaCheck", "MinLength", "NeedsFrameData", "Pool", "SpelledDistances",
-    "StringSlice", "SubstitutionMemo", "TokenIndex", "TokenTrie", "UniqueData", "count_token_bits", "fill_rows", "json_texts", "json_value_key", "json_value_texts", "or_token_bits", "prefetch", "set_token_bits",
+    "StringSlice", "SubstitutionMemo", "TokenIndex", "TokenTrie", "UniqueData", "canonical_dfa", "code_points_rows", "count_token_bits", "fill_rows", "json_texts", "json_value_key", "json_value_texts", "or_token_bits", "prefetch", "set_token_bits",
     "slice_characters", "walk_frame", "walk_schemas", "walk_tokens", "walk_trie",
 ]

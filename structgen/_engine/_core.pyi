@@ -162,6 +162,10 @@ class Pool:
 
     def clamp(self, arg0: int, arg1: int, /) -> int: ...
 
+    def factored(self, arg0: Iterable[int], /) -> int: ...
+
+    def code_points_term(self, arg0: Sequence[tuple[int, int]], /) -> int: ...
+
     def longest_shortest(self, arg: int, /) -> int: ...
 
     def clampable_string(self, arg0: Iterable[int], arg1: int, /) -> int | None: ...
@@ -435,6 +439,16 @@ def walk_frame(automaton: LazyAutomaton, trie: TokenTrie, node: int | Sequence[i
     """
 
 def slice_characters(arg0: int, arg1: bytes, /) -> int | None: ...
+
+def code_points_rows(intervals: Sequence[tuple[int, int]]) -> tuple[NDArray[numpy.int32], NDArray[numpy.bool_]]:
+    """
+    (rows [states, 256] int32, finals [states] bool): the minimal automaton (start 0) of one character whose code point is in intervals (inclusive), as UTF-8 bytes
+    """
+
+def canonical_dfa(table: Annotated[NDArray[numpy.int32], dict(shape=(None, None), order='C', writable=False)], finals: Annotated[NDArray[numpy.bool_], dict(shape=(None,), order='C', writable=False)], start: int, class_of: Annotated[NDArray[numpy.int32], dict(shape=(None,), order='C', writable=False)]) -> tuple[NDArray[numpy.int32], NDArray[numpy.bool_], NDArray[numpy.int32]]:
+    """
+    (transitions, finals, byte_classes): the table renumbered breadth first from start (bytes in order), byte classes by their first byte, unreachable states and equal columns dropped
+    """
 
 MIXED: int = -2
 

@@ -14,6 +14,7 @@ from typing import Iterable
 
 import numpy as np
 
+from .. import _engine
 from ..errors import CompileBudgetExceeded
 
 __all__ = ["ByteDFA", "DEFAULT_MAX_STATES", "canonical_dfa", "distances_to_final", "minimal_dfa"]
@@ -246,22 +247,15 @@ def _minimise(table: np.ndarray, finals: np.ndarray) -> tuple[np.ndarray, np.nda
 
 
 def canonical_dfa(table: np.ndarray, finals: np.ndarray, start: int, class_of: np.ndarray) -> ByteDFA:
-    """Renumber breadth first from the start state (bytes in order) and number the byte classes
-    by their first byte. ``class_of[byte]`` is the column of ``table`` a byte reads."""
-    cols, inverse = _distinct_columns(table)
-    class_of = inverse[class_of]
-    first_byte = np.full(cols.shape[1], 256, dtype=np.int64)
-    np.minimum.at(first_byte, class_of, np.arange(256))
-    by_first = np.argsort(first_byte, kind="stable")
-    cols = cols[:, by_first]  # a state's targets, in the order of their first byte
-    rank = np.empty_like(by_first)
-    rank[by_first] = np.arange(by_first.size)
-    order = np.array(_search([start], *_edges(cols), cols.shape[0]))
-    new_id = np.full(cols.shape[0], -1, dtype=np.int64)
-    new_id[order] = np.arange(order.size)
-    t = cols[order]
-    trans = np.where(t >= 0, new_id[np.maximum(t, 0)], -1).astype(np.int32)
-    return ByteDFA(np.ascontiguousarray(trans), rank[class_of].astype(np.int32), finals[order].copy())
+    """Renumber breadth first from the start state (a state's targets in byte order) and number
+    the byte classes by their first byte: the states the start reaches, the columns as they read
+    them (equal ones made one). A function of the automaton alone, not of its numbering (states
+    are not merged: :func:`minimal_dfa` minimises first). ``class_of[byte]`` is the column of
+    ``table`` a byte reads. Native (``cpp/engine/utf8_dfa.cpp``)."""
+    trans, kept, classes = _engine.canonical_dfa(
+        np.ascontiguousarray(table, dtype=np.int32), np.ascontiguousarray(finals, dtype=bool), int(start),
+        np.ascontiguousarray(class_of, dtype=np.int32))
+    return ByteDFA(trans, classes, kept)
 
 
 def distances_to_final(table: np.ndarray, finals: np.ndarray) -> np.ndarray:

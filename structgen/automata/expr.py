@@ -48,7 +48,6 @@ from .dfa import ByteDFA
 from .embedded import EmbeddedDfa
 from .liveness import Search
 from .pool_memo import PoolMemo
-from .utf8 import code_points_expr
 
 __all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask"]
 
@@ -117,11 +116,12 @@ class ExprPool(_engine.Pool):
         return int(super().memory_bytes + 100 * self.memo.entries)
 
     def code_points(self, intervals: Sequence[tuple[int, int]]) -> int:
-        """One character whose code point is in ``intervals`` (inclusive), as UTF-8 bytes (cached)."""
+        """One character whose code point is in ``intervals`` (inclusive), as UTF-8 bytes (cached;
+        native: ``cpp/engine/code_points.cpp``)."""
         key = tuple(intervals)
         got = self._code_points.get(key)
         if got is None:
-            got = self._code_points[key] = code_points_expr(self, key)
+            got = self._code_points[key] = self.code_points_term(key)
         return got
 
     def embed(self, dfa: ByteDFA, state: int = 0) -> int:

@@ -179,37 +179,19 @@ def concat_all(pool: ExprPool, parts: Iterable[int]) -> int:
     return got  # type: ignore[no-any-return]
 
 
-#: How many leading bytes :func:`factored` takes out at most (each is a level of recursion).
-FACTOR_DEPTH = 48
-
-
-def factored(pool: ExprPool, parts: Iterable[int], depth: int = 0) -> int:
+def factored(pool: ExprPool, parts: Iterable[int]) -> int:
     """The alternation of ``parts``, with the byte sets they begin with taken out, recursively:
-    ``b·x | b·y = b·(x | y)``, a trie of the alternatives. The same language; but a derivative
-    of it reads only the options that go on with the byte read, where that of a plain
-    alternation derives every option (600 time zones: 22 ms for one mask, in Python).
+    ``b·x | b·y = b·(x | y)``, a trie of the alternatives (at most 48 levels deep). The same
+    language; but a derivative of it reads only the options that go on with the byte read, where
+    that of a plain alternation derives every option (600 time zones: 22 ms for one mask, in
+    Python). Native (``cpp/engine/factored.cpp``).
 
     >>> pool = ExprPool()
     >>> e = factored(pool, [pool.literal(w) for w in (b"ab", b"ac", b"b")])
     >>> pool.node(pool.derive(e, ord("a")))[0] == KINDS["bytes"], pool.nullable(pool.derive(pool.derive(e, 97), 99))
     (True, True)
     """
-    groups: dict[int, list[int]] = {}
-    out: list[int] = []
-    for p in parts:
-        node = pool.node(p)
-        if node[0] == _SEQ and pool.node(node[1])[0] == _BYTES:
-            groups.setdefault(node[1], []).append(node[2])
-        elif node[0] == _BYTES:  # (the last byte of a word: b = b·ε)
-            groups.setdefault(p, []).append(EPSILON)
-        else:
-            out.append(p)
-    for head, tails in groups.items():
-        if len(tails) > 1 and depth < FACTOR_DEPTH:
-            out.append(pool.seq(head, factored(pool, tails, depth + 1)))
-        else:
-            out.append(pool.seq(head, pool.alt(tails)))
-    return pool.alt(out)
+    return pool.factored(list(parts))  # type: ignore[no-any-return]
 
 
 def _children(node: tuple) -> tuple[int, ...]:

@@ -422,8 +422,11 @@ def _slot_parts(text: str, first: int, groups: bool = True, classes: bool = True
 #: backslash before a character that is not an ASCII letter or digit (that character), any other
 #: character but a backslash; the last group: any other escape (the class goes to Python's parser).
 _CLASS_ITEM = re.compile(r"\\u([0-9a-fA-F]{4})|\\U([0-9a-fA-F]{8})|\\x([0-9a-fA-F]{2})|\\([^0-9A-Za-z])|([^\\])|(\\.?)", re.S)
-#: What Python's parser warns of inside a class (a nested set, set operations): left to it.
+#: What Python's parser warns of inside a class (a nested set, set operations): left to it. Read
+#: with each escape blanked out (:data:`_CLASS_ESCAPE`): ``\\[`` is a plain "[", and the class of a
+#: JSON string's characters, ``[ !#-\\[\\]-...]``, holds no set operation.
 _CLASS_WARNED = re.compile(r"\[|--|&&|~~|\|\|")
+_CLASS_ESCAPE = re.compile(r"\\.", re.S)
 
 
 def class_ranges(text: str) -> tuple[bool, list[tuple[int, int]]] | None:
@@ -440,7 +443,7 @@ def class_ranges(text: str) -> tuple[bool, list[tuple[int, int]]] | None:
         return None
     negated = text[1] == "^"
     body = text[2 if negated else 1 : -1]
-    if not body or _CLASS_WARNED.search(body):
+    if not body or _CLASS_WARNED.search(_CLASS_ESCAPE.sub("e", body)):
         return None
     codes: list[int] = []
     dashes: list[bool] = []  # (an unescaped "-": what makes a range)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import pickle
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from structgen import _engine
 from structgen.automata.embedded import EmbeddedDfa
 from structgen.automata.expr import EPSILON, NOTHING, ExprPool
 from structgen.automata.expr_rewrite import SubstitutionMemo
@@ -24,7 +26,8 @@ EXPECTED = (IndexError, ValueError, TypeError, OverflowError, CompileBudgetExcee
 ints = st.one_of(st.integers(-3, 40), st.integers(-(1 << 70), 1 << 70), st.sampled_from([255, 256, (1 << 31) - 1, 1 << 31, 1 << 62, (1 << 62) + 1]))
 OPS = ["bytes_of", "byte_range", "literal", "seq", "alt", "repeat", "symbol", "both", "negate", "minus", "derive",
        "derive_symbol", "node", "nullable", "is_live", "liveness", "witness_length", "byte_classes", "first_symbols",
-       "chain", "embed_state", "lazy", "string_length", "min_length", "symbols_in", "readable_bytes", "substitute"]
+       "chain", "embed_state", "lazy", "string_length", "min_length", "symbols_in", "readable_bytes", "substitute", "factored",
+       "code_points_rows", "canonical_dfa"]
 
 
 #: per pool of the run (by id, the pool held beside it), the substitution memo its calls share
@@ -93,6 +96,17 @@ def _run(pool: ExprPool, terms: list[int], op: str, a: int, b: int, c: int, data
         if b % 3 == 0:  # (a memo of another pool is refused)
             with pytest.raises(ValueError):
                 ExprPool().substitute(EPSILON, {EPSILON: EPSILON}, memo)
+    elif op == "factored":
+        terms.append(pool.factored([pick(a), pick(b), pick(c), pool.literal(data)]))
+    elif op == "code_points_rows":  # (any ranges: negative ones refused, empty or past U+10FFFF ones cut)
+        rows, finals = _engine.code_points_rows([(a, b), (c, c + len(data)), (b, a)])
+        assert rows.shape == (finals.size, 256) and rows.max() < finals.size
+    elif op == "canonical_dfa":  # (a table of random moves, start and classes: bad ones refused)
+        n = 1 + abs(a) % 4
+        table = np.array([[(x + i) % (n + 2) - 2 for x in data.ljust(3, b"\0")[:3]] for i in range(n)], dtype=np.int32)
+        class_of = np.array([(b + k * c) % 5 - 1 for k in range(256)], dtype=np.int32)
+        trans, kept, classes = _engine.canonical_dfa(table, np.arange(n) % 2 == 0, c % (n + 1), class_of)
+        assert trans.shape == (kept.size, trans.shape[1]) and classes.max() < trans.shape[1]
     elif op == "string_length":
         pool.mark_string_length(pick(a), pick(b))
         pool.string_length_verdict(pick(c))

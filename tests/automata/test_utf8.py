@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from structgen.automata.dfa import canonical_dfa
 from structgen.automata.expr import ExprPool
 from structgen.automata.expr_dfa import lazy_to_dfa
-from structgen.automata.utf8 import MAX_CODE_POINT, code_points_expr, code_points_rows, merge_intervals
+from structgen.automata.utf8 import MAX_CODE_POINT, code_points_rows, merge_intervals
 
 _STARTS = st.sampled_from([0, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFF, 0x10000, 0x10FFFF]) | st.integers(0, MAX_CODE_POINT)
 _INTERVALS = st.lists(st.tuples(_STARTS, st.sampled_from([0, 1, 63, 64, 2000, 70000])), min_size=1, max_size=40).map(
@@ -22,7 +22,7 @@ _INTERVALS = st.lists(st.tuples(_STARTS, st.sampled_from([0, 1, 63, 64, 2000, 70
 @given(_INTERVALS)
 def test_the_class_automaton_built_minimal_is_the_one_of_its_expression(intervals: list[tuple[int, int]]) -> None:
     pool = ExprPool()
-    derived = lazy_to_dfa(pool, code_points_expr(pool, intervals))  # (minimised)
+    derived = lazy_to_dfa(pool, pool.code_points(intervals))  # (minimised)
     rows, finals = code_points_rows(intervals)
     direct = canonical_dfa(np.array(rows, dtype=np.int32), np.array(finals, dtype=bool), 0, np.arange(256))  # (only renumbered)
     assert direct.num_states == derived.num_states

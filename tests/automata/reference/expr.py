@@ -43,7 +43,7 @@ from .embedded import EmbeddedDfa
 from .expr_firsts import NO_SYMBOLS as _NO_SYMBOLS
 from .expr_firsts import Firsts
 from .liveness import INF, LIVENESS_LIMIT, Liveness
-from structgen.automata.utf8 import code_points_expr
+from .utf8_terms import code_points_expr
 
 __all__ = ["ALL_BYTES", "EPSILON", "KINDS", "NOTHING", "ExprPool", "byte_mask", "bytes_of_mask"]
 
