@@ -229,6 +229,16 @@ void bind_pool(nb::module_& m) {
                  auto s = reinterpret_cast<const uint8_t*>(data.c_str());
                  return p.literal({s, data.size()});
              })
+        .def("literals",
+             [](PyPool& p, nb::handle texts) {  // (one call for an enumeration's spellings)
+                 nb::list out;
+                 for (nb::handle h : texts) {
+                     if (!PyBytes_Check(h.ptr())) throw nb::type_error("literals: every text must be bytes");
+                     auto s = reinterpret_cast<const uint8_t*>(PyBytes_AS_STRING(h.ptr()));
+                     out.append(p.literal({s, static_cast<size_t>(PyBytes_GET_SIZE(h.ptr()))}));
+                 }
+                 return out;
+             })
         .def("chain", [](PyPool& p, nb::handle heads, int64_t tail) {
             auto hs = p.ids(heads);
             return p.chain(hs, p.id(tail));
