@@ -15,7 +15,7 @@ namespace structgen {
 class TokenOut {
 public:
     // appends to ids and ends (kept the same length; ends null: ids only); finish() trims them
-    TokenOut(std::vector<int64_t>& ids, std::vector<int32_t>* ends) : ids_(ids), ends_(ends), n_(ids.size()) {}
+    TokenOut(std::vector<int64_t>& ids, std::vector<int32_t>* ends) : ids_(ids), ends_(ends), n_(ids.size()) { hold(); }
     TokenOut(const TokenOut&) = delete;
     TokenOut& operator=(const TokenOut&) = delete;
     ~TokenOut() { finish(); }
@@ -24,18 +24,18 @@ public:
     void add(const TokenTrie& t, int32_t p, int32_t s) {
         const TokenTrie::PreNode* pre = t.pre.data();
         const int32_t first = pre[p].tok_first, count = pre[p + 1].tok_first - first;
-        if (n_ + 1 > ids_.size()) [[unlikely]]
+        if (n_ + 1 > cap_) [[unlikely]]
             grow();
         if (count <= 1) [[likely]] {
-            ids_[n_] = t.pre_tok_ids[static_cast<size_t>(first)];  // (the sentinel where first is past the last)
-            if (ends_) (*ends_)[n_] = s;
+            id_at_[n_] = t.pre_tok_ids[static_cast<size_t>(first)];  // (the sentinel where first is past the last)
+            if (end_at_) end_at_[n_] = s;
             n_ += static_cast<size_t>(count);
             return;
         }
         for (int32_t i = 0; i < count; ++i) {
-            if (n_ + 1 > ids_.size()) grow();
-            ids_[n_] = t.pre_tok_ids[static_cast<size_t>(first + i)];
-            if (ends_) (*ends_)[n_] = s;
+            if (n_ + 1 > cap_) grow();
+            id_at_[n_] = t.pre_tok_ids[static_cast<size_t>(first + i)];
+            if (end_at_) end_at_[n_] = s;
             ++n_;
         }
     }
@@ -46,14 +46,25 @@ public:
     }
 
 private:
+    // (the buffers' addresses held here, not read through the vectors per token: the walk's other
+    // loads could not be kept in registers across a store the compiler cannot tell apart from them)
+    void hold() {
+        cap_ = ids_.size();
+        id_at_ = ids_.data();
+        end_at_ = ends_ ? ends_->data() : nullptr;
+    }
     void grow() {
         const size_t cap = std::max<size_t>(ids_.size() * 2, 256);  // (within a reused buffer's room: no allocation, only the new part set)
         ids_.resize(cap);
         if (ends_) ends_->resize(cap);
+        hold();
     }
     std::vector<int64_t>& ids_;
     std::vector<int32_t>* ends_;
     size_t n_;
+    size_t cap_ = 0;
+    int64_t* id_at_ = nullptr;
+    int32_t* end_at_ = nullptr;
 };
 
 }  // namespace structgen
