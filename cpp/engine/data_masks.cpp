@@ -155,10 +155,12 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
         raw().ids.clear(), raw().ends.clear(), raw().branch_nodes.clear(), raw().branch_states.clear();
         walk_frame(au, t, roots, q, false, full, stack_, raw(), true);
     };
-    if (!node && frames_.cut_root(a, q)) {
-        const auto [n, clamped] = au.head_cut(q, frames_.short_token_cuts());
+    // (a root in a string under a length bound is cut where a cut changes its head; near the bound,
+    // where none does, the solver walks it whole, and so its walk with ends is the own walk, below)
+    const auto [n, clamped] = node ? std::pair<int64_t, int32_t>{0, q} : au.head_cut(q, frames_.short_token_cuts());
+    if (n) {
         KeyGuards& guards = stacks_.guards();
-        const bool shared = n && guards.blocking_guards(a, clamped) == guards.blocking_guards(a, q);
+        const bool shared = guards.blocking_guards(a, clamped) == guards.blocking_guards(a, q);
         // (the clamped state's groups before q's own walk: their walk with ends is then the one the
         // solver's cut walk reads the short tokens from, walked once, not again without ends)
         const std::shared_ptr<const EndGroups> near = shared ? end_groups(a, clamped, 0) : nullptr;
@@ -180,9 +182,8 @@ std::shared_ptr<const DataMasks::EndGroups> DataMasks::end_groups(int64_t a, int
                 if (!kept.ids.empty()) out->groups.push_back(std::move(kept));
             }
         } else {
-            // the string near its length bound, whose walk the solver does not cut (or a cut whose clamped
-            // state meets other guards): walked again for its end states, where only the tokens that are
-            // not slice 0's can leave the string, those alone
+            // a cut whose clamped state meets other guards: walked again for its end states, where only
+            // the tokens that are not slice 0's can leave the string, those alone
             if (body_tokens_safe(a, q)) walk_again(*frames_.slice(0).rest, &frames_.trie());
             else walk_again(frames_.trie(), nullptr);
             group_ends(a, q, *out);

@@ -146,14 +146,10 @@ std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q,
     return plain_walk(a, auto_, q, node);
 }
 
-bool FrameSolver::cut_root(int64_t a, int32_t q) {
-    LazyAutomaton& auto_ = automaton(a);
-    return auto_.in_bounded_string(q) || auto_.head_cut(q, index_->short_token_cuts()).first != 0;
-}
-
 std::shared_ptr<const FrameSolver::Walk> FrameSolver::own_walk(int64_t a, int32_t q, int32_t node, FrameWalk& ends) {
     LazyAutomaton& auto_ = automaton(a);
-    if (!node && cut_root(a, q)) throw InvalidArgument("FrameSolver: own_walk with ends at a root whose walk is cut");
+    if (!node && auto_.head_cut(q, index_->short_token_cuts()).first != 0)
+        throw InvalidArgument("FrameSolver: own_walk with ends at a root whose walk is cut");
     return plain_walk(a, auto_, q, node, &ends);
 }
 

@@ -125,12 +125,9 @@ public:
     std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node) { return walk(a, q, node); }
     // the same, and its tokens with the state each ends in into ends (ids, ends: walked once where
     // the walk is new; the walk's buffers, so its branch points are overwritten too); not at a root
-    // whose walk is cut (cut_root)
+    // whose walk is cut (head_cut: a string under a length bound whose head no cut changes, near
+    // its bound, is walked whole)
     std::shared_ptr<const Walk> own_walk(int64_t a, int32_t q, int32_t node, FrameWalk& ends);
-    // whether the root walk of q is cut for the positions of what it reads first (cut_walk: a string
-    // under a length bound, or a head reading a counter over the shortest cut, such as a pattern's
-    // {2,62}), or q reads a string under a length bound
-    bool cut_root(int64_t a, int32_t q);
     // the union of parts and own tokens (own_bits: packed) into out (its tokens; out.pops untouched)
     void unite(std::span<const std::shared_ptr<const Frame>> parts, std::span<const int64_t> own,
                const std::shared_ptr<const std::vector<uint32_t>>& own_bits, Frame& out);
