@@ -21,7 +21,7 @@ trap 'cp "$backup" "$target"; rm -f "$backup"' EXIT
 cp "$built" "$target"
 tests=("$@")
 if [ ${#tests[@]} -eq 0 ]; then
-    tests=(tests/automata/test_native_safety.py tests/automata/test_native_oracle.py tests/automata/test_expr.py
+    tests=(tests/automata/test_native_safety.py tests/automata/test_native_oracle.py tests/automata/test_expr.py tests/automata/test_dfa_tables.py
            tests/automata/test_string_length.py tests/automata/test_native_differential.py tests/guides/test_guides.py
            tests/vocab/test_native_vocab_safety.py tests/vocab/test_native_vocab.py tests/vocab/test_trie_walk.py
            tests/vocab/test_slices.py tests/guides/test_native_frames.py tests/guides/test_batch_threads.py
