@@ -19,7 +19,7 @@ conjunction that merges, so the chain needs no automata algebra (which is slow, 
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ..errors import ConstraintError
 from .ops import Schema, clean, equal, type_set
@@ -145,35 +145,162 @@ def _implied(sub: Schema, given: Optional[Schema], resolve: Resolve) -> bool:
 
 
 def presence_branches(s: dict[str, Any]) -> Optional[list[dict[str, Any]]]:
-    """``if`` / ``then`` / ``else`` whose ``if`` only asks whether a key is there (``{"required":
-    [k]}``, or its ``not``: dependabot's "schedule unless multi-ecosystem-group") or tests one key
-    against a constant, as two disjoint schemas, each with its branch: the key there (or equal to
-    the constant; or the instance not an object, which ``required`` and ``properties`` let
-    through), and an object without it (or with another value). ``None`` where the ``if`` is not
-    of those forms."""
-    cond = s.get("if")
+    """``if`` / ``then`` / ``else`` whose ``if`` only asks about one key (:func:`key_test`: whether
+    it is there, whether its value is one of some constants, and ``not`` / ``anyOf`` / ``allOf``
+    of such: dependabot's "schedule unless multi-ecosystem-group", circle-ci's job types) as
+    disjoint schemas, each with its branch: the instances where the test holds (the key there
+    with a value the test takes, the key absent, a non-object), each with ``then``, and where it
+    fails, each with ``else``. An ``else`` that is another such ``if`` (an else-if ladder) splits
+    in turn where it is compiled. ``None`` where the ``if`` is not of those forms.
+
+    >>> for b in presence_branches({"if": {"required": ["t"], "properties": {"t": {"enum": ["a", "b"]}}},
+    ...                             "then": {"required": ["x"]}, "type": "object"}):
+    ...     print(b["allOf"][1:])
+    [{'type': 'object', 'required': ['t'], 'properties': {'t': {'enum': ['a', 'b']}}}, {'required': ['x']}]
+    [{'type': 'object', 'properties': {'t': {'not': {'enum': ['a', 'b']}}}}]
+    """
+    test = key_test(s.get("if"))
+    if test is None:
+        return None
     rest = {key: v for key, v in s.items() if key not in ("if", "then", "else")}
+    holds, fails = test, test.complement()
+    if "type" in rest:
+        types = type_set(rest["type"]) if isinstance(rest["type"], (str, list)) else None
+        if types is None or "object" not in types:
+            return None  # (no object: the test is a constant, the general path says so)
+        if types == {"object"}:  # (no non-object to place)
+            holds, fails = holds._replace(non_object=False), fails._replace(non_object=False)
+    if test.name in (rest.get("required") or []):  # (no object without the key)
+        holds, fails = holds._replace(absent=False), fails._replace(absent=False)
     then, otherwise = s.get("then", True), s.get("else", True)
-    tested = _tested(cond)
-    if tested is not None:  # (a key against a constant: equal, or else not equal / absent)
-        name, value, is_required = tested
-        equal_to = {"properties": {name: {"const": value}}, **({"required": [name]} if is_required else {})}
-        other = {"type": "object", "properties": {name: {"not": {"const": value}}}, **({} if is_required else {"required": [name]})}
-        return [_branch(rest, equal_to, [then]), _branch(rest, other, [otherwise])]
-    negated, test = False, cond
-    if isinstance(cond, dict) and set(clean(cond)) == {"not"}:
-        negated, test = True, clean(cond)["not"]
-    if not isinstance(test, dict):
+    return [_branch(rest, p, [then]) for p in holds.pieces()] + [_branch(rest, p, [otherwise]) for p in fails.pieces()]
+
+
+class _Values(NamedTuple):
+    """A set of JSON values: ``items`` (``finite``) or every value but ``items``."""
+
+    finite: bool
+    items: tuple[Any, ...]
+
+    def has(self, v: Any) -> bool:
+        return any(equal(v, x) for x in self.items) == self.finite
+
+    def complement(self) -> "_Values":
+        return _Values(not self.finite, self.items)
+
+    def union(self, other: "_Values") -> "_Values":
+        if self.finite and other.finite:
+            return _Values(True, _distinct(self.items + other.items))
+        if self.finite:  # (every value but other's items, less those self has)
+            return _Values(False, tuple(x for x in other.items if not self.has(x)))
+        if other.finite:
+            return other.union(self)
+        return _Values(False, tuple(x for x in self.items if not other.has(x)))
+
+    def schema(self) -> Optional[Schema]:
+        """Its schema: ``None`` for every value, ``False`` for none."""
+        if not self.items:
+            return False if self.finite else None
+        return {"enum": list(self.items)} if self.finite else {"not": {"enum": list(self.items)}}
+
+
+def _distinct(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    out: list[Any] = []
+    for v in values:
+        if not any(equal(v, d) for d in out):
+            out.append(v)
+    return tuple(out)
+
+
+class KeyTest(NamedTuple):
+    """Where a test of one key ``name`` holds: the values of ``name`` it takes when there, and
+    whether it holds when ``name`` is absent from an object and for a non-object."""
+
+    name: str
+    values: _Values
+    absent: bool
+    non_object: bool
+
+    def complement(self) -> "KeyTest":
+        return KeyTest(self.name, self.values.complement(), not self.absent, not self.non_object)
+
+    def union(self, other: "KeyTest") -> "KeyTest":
+        return KeyTest(self.name, self.values.union(other.values), self.absent or other.absent,
+                       self.non_object or other.non_object)
+
+    def pieces(self) -> list[dict[str, Any]]:
+        """Disjoint schemas whose union is where the test holds: the objects it holds for (the
+        key there with one of its values, or absent) in one, which also takes the non-objects
+        where the test holds for them."""
+        out: list[dict[str, Any]] = []
+        values = self.values.schema()
+        if self.absent or values is not False:  # (``properties`` holds where the key is absent)
+            out.append({"type": "object", **({} if self.absent else {"required": [self.name]}),
+                        **({} if values is None else {"properties": {self.name: values}})})
+        if self.non_object:
+            if out:  # (without its type: ``required`` and ``properties`` hold of every non-object)
+                out[0] = {k: v for k, v in out[0].items() if k != "type"}
+            else:
+                out.append({"type": _NOT_OBJECT})
+        return out
+
+
+_EVERY = _Values(False, ())
+
+
+def key_test(condition: object) -> Optional[KeyTest]:
+    """The :class:`KeyTest` of an ``if`` that only asks about one key: ``{"required": [k]}``,
+    ``{"properties": {k: {"const": c}}}`` (or an ``enum``, ``true``, ``false``), both, and
+    ``not`` / ``anyOf`` / ``allOf`` of such on the same key; else ``None``."""
+    if not isinstance(condition, dict):
         return None
-    c = clean(test)
-    required, props = c.get("required"), c.get("properties") or {}
-    if set(c) - {"required", "properties"} or not (isinstance(required, list) and len(required) == 1):
+    c = clean(condition)
+    if set(c) == {"not"}:
+        inner = key_test(c["not"])
+        return None if inner is None else inner.complement()
+    if set(c) in ({"anyOf"}, {"allOf"}):
+        members = c["anyOf"] if "anyOf" in c else c["allOf"]
+        if not isinstance(members, list) or not members:
+            return None
+        tests = [key_test(m) for m in members]
+        if any(t is None for t in tests) or len({t.name for t in tests if t is not None}) != 1:
+            return None
+        got = [t if "anyOf" in c else t.complement() for t in tests if t is not None]
+        acc = got[0]
+        for t in got[1:]:
+            acc = acc.union(t)
+        return acc if "anyOf" in c else acc.complement()
+    if not c or set(c) - {"properties", "required"}:
         return None
-    k = required[0]
-    if set(props) - {k} or not all(v is True or (isinstance(v, dict) and not clean(v)) for v in props.values()):
+    props, required = c.get("properties", {}), c.get("required", [])
+    if not isinstance(props, dict) or not isinstance(required, list):
         return None
-    there, absent = (otherwise, then) if negated else (then, otherwise)
-    return [_branch(rest, {"required": [k]}, [there]), _branch(rest, {"type": "object", "properties": {k: False}}, [absent])]
+    names = set(props) | set(required)
+    if len(names) != 1:
+        return None
+    name, = names
+    if not isinstance(name, str):
+        return None
+    values = _value_set(props.get(name, True))
+    if values is None:
+        return None
+    return KeyTest(name, values, name not in required, True)
+
+
+def _value_set(sub: object) -> Optional[_Values]:
+    """The values a key's schema takes, where it is a constant, an ``enum``, or a boolean."""
+    if sub is True or sub is False:
+        return _EVERY if sub else _Values(True, ())
+    if not isinstance(sub, dict):
+        return None
+    c = clean(sub)
+    if not c:
+        return _EVERY
+    if set(c) == {"const"}:
+        return _Values(True, (c["const"],))
+    if set(c) == {"enum"} and isinstance(c["enum"], list):
+        return _Values(True, _distinct(tuple(c["enum"])))
+    return None
 
 
 def forbidden_keys(negated: Schema) -> Optional[dict[str, Any]]:

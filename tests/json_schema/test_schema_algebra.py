@@ -718,6 +718,14 @@ _SINGLE_TESTS = [
     {"properties": {"t": {"const": "a"}}}, {"properties": {"t": {"const": "a"}}, "required": ["t"]},
     {"required": ["t"]}, {"required": ["t"], "properties": {"t": {}}}, {"not": {"required": ["t"]}},
     {"not": {"properties": {"t": True}, "required": ["t"]}},
+    {"properties": {"t": {"enum": ["a", 1]}}}, {"required": ["t"], "properties": {"t": {"enum": ["a", 1.0]}}},
+    {"not": {"required": ["t"], "properties": {"t": {"enum": ["b"]}}}}, {"properties": {"t": False}},
+    {"anyOf": [{"not": {"required": ["t"]}}, {"required": ["t"], "properties": {"t": {"const": "a"}}}]},
+    {"anyOf": [{"properties": {"t": {"const": "a"}}, "required": ["t"]}, {"properties": {"t": {"const": "b"}}}]},
+    {"allOf": [{"required": ["t"]}, {"properties": {"t": {"not": {"const": 1}}}}]},
+    {"allOf": [{"required": ["t"]}, {"not": {"properties": {"t": {"enum": [1, "b"]}}}}]},
+    {"anyOf": [{"required": ["t"], "properties": {"t": {"const": "a"}}}, {"not": {"required": ["t"], "properties": {"t": {"enum": ["a", "b"]}}}}]},
+    {"anyOf": [{"not": {"required": ["t"], "properties": {"t": {"enum": ["a", "b"]}}}}, {"not": {"properties": {"t": {"enum": ["b", 1]}}}}]},
 ]
 _OUTCOMES = [None, {"required": ["x"]}, False, {"properties": {"y": False}}]
 
@@ -729,13 +737,43 @@ def test_an_if_on_a_key_or_its_constant_is_two_disjoint_branches(test: dict) -> 
     ``then`` / ``else`` pair of a small set and three siblings."""
     from structgen.json_schema.discriminators import presence_branches
 
-    for rest in ({}, {"type": "object", "properties": {"x": {"type": "integer"}}}):
+    for rest in ({}, {"type": "object", "properties": {"x": {"type": "integer"}}}, {"type": ["object", "string"], "required": ["t"]}):
         for then in _OUTCOMES:
             for other in _OUTCOMES:
                 schema = {**rest, "if": test, **({} if then is None else {"then": then}), **({} if other is None else {"else": other})}
+                if test == {"allOf": [{"required": ["t"]}, {"properties": {"t": {"not": {"const": 1}}}}]}:
+                    assert presence_branches(schema) is None  # (a key's schema that is not a set of constants)
+                    continue
                 assert presence_branches(schema) is not None
                 _agrees_with_jsonschema(schema, [{}, {"t": "a"}, {"t": "b", "x": 1}, {"t": 1, "x": "s"}, {"x": 1},
-                                                 {"x": 1, "y": 2, "t": "a"}, {"t": "a", "x": 1, "y": 1}, 3, "a", [], None])
+                                                 {"x": 1, "y": 2, "t": "a"}, {"t": "a", "x": 1, "y": 1}, {"t": 1.0},
+                                                 {"t": True}, {"t": None, "y": 0}, 3, "a", [], None])
+
+
+def test_an_else_if_ladder_on_one_key_splits_level_by_level() -> None:
+    """circle-ci's job types: ``if`` type is release, else if lock or unlock, else if approval or
+    no-op, else if absent or build, else nothing; each ``then`` asks for other keys. Each level
+    splits in two disjoint schemas (the else side one schema, not one per piece: linear in the
+    levels), and the automaton accepts exactly what ``jsonschema`` calls valid."""
+    from structgen.json_schema.discriminators import presence_branches
+
+    def test(values: list) -> dict:
+        return {"required": ["type"], "properties": {"type": {"enum": values}}}
+
+    ladder = {"if": test(["release"]), "then": {"required": ["plan"]}, "else": {
+        "if": test(["lock", "unlock"]), "then": {"required": ["key"], "properties": {"key": {"type": "string"}}}, "else": {
+            "if": test(["approval", "no-op"]), "then": {"additionalProperties": False, "properties": {"type": True}}, "else": {
+                "if": {"anyOf": [{"not": {"required": ["type"]}}, {"required": ["type"], "properties": {"type": {"const": "build"}}}]},
+                "then": {"required": ["steps"]}, "else": False}}}}
+    schema = {"type": "object", "properties": {"type": {"enum": ["build", "release", "lock", "unlock", "approval", "no-op"]}}, **ladder}
+    branches = presence_branches(schema)
+    assert branches is not None and len(branches) == 2
+    instances = [{}, {"steps": 1}, {"type": "build"}, {"type": "build", "steps": []}, {"type": "release"},
+                 {"type": "release", "plan": "p"}, {"type": "lock", "key": "k"}, {"type": "unlock", "key": 1},
+                 {"type": "unlock"}, {"type": "approval"}, {"type": "no-op", "steps": 1}, {"type": "other", "steps": 1},
+                 {"plan": "p"}, {"type": "approval", "key": "k"}, {"type": "lock", "key": "k", "plan": 1}, "a", 3]
+    _agrees_with_jsonschema(schema, instances)
+    _agrees_with_jsonschema({k: v for k, v in schema.items() if k != "type"}, instances)
 
 
 _FORBIDDEN = [
