@@ -24,7 +24,7 @@ import sys
 from collections.abc import Hashable
 from typing import Any, Callable, Optional, TypeGuard, Union
 
-from ..errors import CompileBudgetExceeded, ConstraintError, SchemaNotSupported, UnsatisfiableConstraint
+from ..errors import CompileBudgetExceeded, ConstraintError, UnsatisfiableConstraint
 from .arrays import Arrays
 from .context import Context, Term
 from .discriminators import if_chain_union, one_of_keys
@@ -36,7 +36,7 @@ from .ops import (
     TYPES, MergeClash, Refs, Schema, TooDeep, accepts_all, clean, conj, detached, known_text, merge, no_alternative, type_set,
 )
 from .options import SchemaOptions
-from .shapes import check_disjoint
+from .shapes import overlaps
 from .spans import SpanStrings
 from .strings import Strings
 from .universe import Universe
@@ -246,23 +246,14 @@ class SchemaCompiler:
         branches are not provably disjoint is left to :meth:`.Keywords.exclusive`."""
         rest = {k: v for k, v in s.items() if k != key}
         branches = s[key]
-        if key == "oneOf":  # (each refusal handled outside its except: the compiles below would chain to it)
-            try:
-                check_disjoint(rest, branches, path, resolve=self.ctx.refs.resolve)
-                disjoint = True
-            except SchemaNotSupported:
-                disjoint = False
-            if not disjoint:
-                try:
-                    check_disjoint(rest, branches, path, resolve=self.ctx.refs.resolve, but_empty=True)
-                    branches = self.without_shared_empty(rest, branches)
-                    disjoint = True
-                except SchemaNotSupported:
-                    pass
-            if not disjoint:
+        if key == "oneOf":  # (the branches' shapes read once: which pairs may overlap, and beyond {})
+            pairs, beyond_empty = overlaps(rest, branches, resolve=self.ctx.refs.resolve)
+            if pairs and not beyond_empty:
+                branches = self.without_shared_empty(rest, branches)
+            elif pairs:
                 keyed = one_of_keys(rest, branches, self.ctx.refs.resolve)  # (one key each: disjoint once the others are absent)
                 if keyed is None:
-                    return self.keywords.exclusive(rest, branches, path, refs)
+                    return self.keywords.exclusive(rest, branches, path, refs, pairs=pairs)
                 branches = keyed
         alts: list[Term] = []
         errors: list[Exception] = []

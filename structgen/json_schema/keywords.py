@@ -222,8 +222,10 @@ class Keywords:
             raise no_alternative(errors, "no object satisfies the dependencies", path)
         return self.ctx.unite(alts)
 
-    def exclusive(self, rest: dict[str, Any], branches: list[Schema], path: str, refs: Refs) -> Term:
-        """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others."""
+    def exclusive(self, rest: dict[str, Any], branches: list[Schema], path: str, refs: Refs,
+                  pairs: Optional[list[tuple[int, int]]] = None) -> Term:
+        """``oneOf`` whose branches may overlap: branch i minus the over-approximations of the others
+        (``pairs``: :func:`.shapes.overlapping_pairs` of them, where the caller has it)."""
         if sum(map(accepts_all, branches)) >= 2:
             raise UnsatisfiableConstraint("two oneOf branches accept everything: no instance matches exactly one", path or "/")
         implied = [i for i, b in enumerate(branches) if implied_by(rest, b)]
@@ -235,7 +237,7 @@ class Keywords:
         # each branch minus the others it may share an instance with (a branch proved disjoint from
         # it, by type or constant, has nothing to take away): an over-approximation only where needed
         partners: list[list[int]] = [[] for _ in branches]
-        for i, j in overlapping_pairs(rest, branches, resolve=self.ctx.refs.resolve):
+        for i, j in overlapping_pairs(rest, branches, resolve=self.ctx.refs.resolve) if pairs is None else pairs:
             partners[i].append(j)
             partners[j].append(i)
         overs = {j: self.ctx.compiler.over(branches[j], f"{path}/oneOf/{j}", refs)

@@ -189,17 +189,29 @@ def overlapping_pairs(rest: dict[str, Any], branches: list[Schema], *, resolve: 
     >>> overlapping_pairs({}, [{"type": "string"}, {"type": "object"}, {"type": "object", "required": ["a"]}], resolve=None)
     [(1, 2)]
     """
+    pairs, beyond_empty = overlaps(rest, branches, resolve=resolve)
+    return beyond_empty if but_empty else pairs
+
+
+def overlaps(rest: dict[str, Any], branches: list[Schema], *, resolve: Resolve) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(:func:`overlapping_pairs`, and of them those that may share more than ``{}``: the same
+    with ``but_empty``), the branches' shapes made once for both.
+
+    >>> overlaps({"type": "object"}, [{"properties": {"a": {}}, "additionalProperties": False},
+    ...                               {"properties": {"b": {}}, "additionalProperties": False}, {}], resolve=None)
+    ([(0, 1), (0, 2), (1, 2)], [(0, 2), (1, 2)])
+    """
     common = shape_of(rest, resolve)
     shapes = []
     for branch in branches:
         sh = shape_of(branch, resolve)
         sh.add(common)
         shapes.append(sh)
-    return [(i, j) for i, a in enumerate(shapes) for j in range(i + 1, len(shapes))
-            if _may_overlap(a, shapes[j], resolve, but_empty)]
+    pairs = [(i, j) for i, a in enumerate(shapes) for j in range(i + 1, len(shapes)) if _may_overlap(a, shapes[j], resolve)]
+    return pairs, [(i, j) for i, j in pairs if not _only_empty_shared(shapes[i], shapes[j])]
 
 
-def _may_overlap(a: Shape, b: Shape, resolve: Resolve, but_empty: bool) -> bool:
+def _may_overlap(a: Shape, b: Shape, resolve: Resolve) -> bool:
     shared = a.types & b.types
     if not shared or _disjoint_values(a.values, b.values):
         return False
@@ -216,8 +228,14 @@ def _may_overlap(a: Shape, b: Shape, resolve: Resolve, but_empty: bool) -> bool:
     if shared <= {"object"} and any(y.allowed is not None and y.nonempty and y.allowed and all(
             any(_rejects(n, k) for n in x.names) for k in y.allowed) for x, y in ((a, b), (b, a))):
         return False  # (one has a member, every key it may have the other's propertyNames refuse)
-    return not (but_empty and shared <= {"object"} and a.allowed is not None and b.allowed is not None
-                and not a.allowed & b.allowed)
+    return True
+
+
+def _only_empty_shared(a: Shape, b: Shape) -> bool:
+    """Whether two shapes that may overlap may share only ``{}``: objects whose allowed keys have
+    nothing in common."""
+    return (a.types & b.types <= {"object"} and a.allowed is not None and b.allowed is not None
+            and not a.allowed & b.allowed)
 
 
 def _forbidden(schemas: list[Schema]) -> bool:
