@@ -51,6 +51,14 @@ _SCHEMA_VALUED = ("additionalItems", "additionalProperties", "not", "if", "then"
                   "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema")
 _SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "$defs", "dependentSchemas")
 _SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+#: The kind of each keyword that holds subschemas but ``items`` (a schema or a list).
+_KIND = {**dict.fromkeys(_SCHEMA_VALUED, "schema"), **dict.fromkeys((*_SCHEMA_MAPS, "dependencies"), "map"),
+         **dict.fromkeys(_SCHEMA_LISTS, "list")}
+#: The keywords whose presence has the rewrite change a node without subschemas, per draft (the
+#: ones it renames or reads, and those the draft does not have).
+_TOUCHED = {name: frozenset({"$ref", "$id", "definitions", "dependencies", "items", "additionalItems", "$recursiveRef",
+                             "$recursiveAnchor"} | (_ANY_CONSTRAINT - _CONSTRAINTS.get(name, _ANY_CONSTRAINT)))
+            for name in DIALECTS}
 #: Keywords whose values are instances, not schemas.
 _VALUES = ("enum", "const", "default", "examples")
 _ANCHOR = re.compile(r"^[A-Za-z_][-A-Za-z0-9._]*$")
@@ -106,13 +114,16 @@ _Rewrite = Callable[[Any, Tokens], Any]
 
 
 class _Rewriter:
-    def __init__(self, root: Any, dialect: str) -> None:
+    def __init__(self, root: Any, dialect: str, shortcuts: bool = True) -> None:
+        """``shortcuts``: the first pass skipped where the root is the one resource, and leaves the
+        rewrite leaves as they are shared (off: every node walked and copied, as the tests compare)."""
         self.root = root
         self.dialect = dialect
+        self.shortcuts = shortcuts
         self.resources: dict[str, tuple[Any, str]] = {}  # base URI -> (original node, dialect)
         self.recursive_anchors: set[int] = set()  # id() of resources with $recursiveAnchor: true
         self._targets: Optional[tuple[set[Tokens], set[Tokens]]] = None  # (see targets)
-        self.collect(root, dialect, "", ())
+        self.collect(root, dialect, "", (), deep=not (shortcuts and _one_resource(root, dialect)))
 
     # -- what a node is, in its draft -------------------------------------------------------------
 
@@ -140,12 +151,11 @@ class _Rewriter:
         for key, value in node.items():
             if keep_only is not None and key not in keep_only:
                 continue
-            if key in _SCHEMA_VALUED or (key == "items" and not isinstance(value, list)):
-                out.append((key, value, "schema"))
-            elif key in _SCHEMA_MAPS or key == "dependencies":
-                out.append((key, value, "map"))
-            elif key in _SCHEMA_LISTS or (key == "items" and isinstance(value, list)):
-                out.append((key, value, "list"))
+            kind = _KIND.get(key)
+            if kind is not None:
+                out.append((key, value, kind))
+            elif key == "items":
+                out.append((key, value, "list" if isinstance(value, list) else "schema"))
             elif tokens is not None and isinstance(value, dict) and key not in _VALUES:
                 targets, on_way = self.targets()
                 place = _as_pointer(tokens + (key,))
@@ -164,7 +174,8 @@ class _Rewriter:
 
     # -- pass 1: resources ----------------------------------------------------------------------
 
-    def collect(self, node: Any, dialect: str, base: str, tokens: Tokens) -> None:
+    def collect(self, node: Any, dialect: str, base: str, tokens: Tokens, deep: bool = True) -> None:
+        """The resources (and recursive anchors) at and below ``node`` (``deep`` false: at it alone)."""
         if not isinstance(node, dict):
             return
         dialect = self.node_dialect(node, dialect)
@@ -175,6 +186,8 @@ class _Rewriter:
             self.resources.setdefault(base, (node, dialect))
         if node.get("$recursiveAnchor") is True:
             self.recursive_anchors.add(id(node))
+        if not deep:
+            return
         for key, value, kind in self.children(node, dialect, tokens):
             self.map_subs(key, value, kind, lambda sub, t: self.collect(sub, dialect, base, t), tokens)
 
@@ -189,8 +202,11 @@ class _Rewriter:
             base = join_uri(base, own).split("#")[0]
             resource = node
         older = dialect != "2020-12"
+        kids = self.children(node, dialect, tokens)
+        if not kids and self.shortcuts and dialect != "draft-04" and node.keys().isdisjoint(_TOUCHED[dialect]):
+            return node  # (a leaf the rewrite leaves as it is: shared, not copied)
         rewritten_children: dict[str, Any] = {}
-        for key, value, kind in self.children(node, dialect, tokens):
+        for key, value, kind in kids:
             rewritten_children[key] = self.map_subs(
                 key, value, kind, lambda sub, t: self.rewrite(sub, dialect, base, resource, t), tokens
             )
@@ -337,6 +353,29 @@ class _Rewriter:
                 node = None
             i += 2
         return f"{doc}{hash_}/" + "/".join(out)
+
+
+def _one_resource(root: dict[str, Any], dialect: str) -> bool:
+    """Whether the first pass would find the root alone, read off its JSON text: no ``$id`` but
+    the root's (draft 4's ``id`` is also a common property name: its schemas take the pass), no
+    ``$recursiveAnchor``, and no ``$schema`` but the root's (a resource of another draft inside).
+
+    >>> _one_resource({"$id": "https://x/s.json", "properties": {"id": {}}}, "draft-07")
+    True
+    >>> _one_resource({"properties": {"a": {"$id": "a.json"}}}, "draft-07")
+    False
+    """
+    if dialect == "draft-04":
+        return False
+    try:
+        text = known_text(root)  # (the compile cache's key made it: not written again)
+    except (ValueError, TypeError, RecursionError):
+        return False
+    ids = text.count('"$id"')
+    if ids > 1 or (ids == 1 and not isinstance(root.get("$id"), str)) or '"$recursiveAnchor"' in text:
+        return False
+    marks = text.count('"$schema"')
+    return marks == 0 or (marks == 1 and isinstance(root.get("$schema"), str))
 
 
 def _as_pointer(tokens: Tokens) -> Tokens:

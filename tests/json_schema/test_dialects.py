@@ -254,3 +254,40 @@ def test_a_2020_12_schema_with_nothing_to_rewrite_is_its_own_rewrite() -> None:
             text = json.dumps(schema)
             assert any(key in text for key in dialects._REWRITTEN_IN_2020_12) or text.count('"$schema"') > 1, schema
     assert kept > (200 if suite else 40)
+
+
+def test_the_rewrite_shortcuts_change_nothing() -> None:
+    """The rewrite's shortcuts (no first pass where the root is the one resource, read off its
+    text; a leaf with nothing to rewrite shared, not copied) give the rewrite of every node walked:
+    the same schema and resources for every schema of the older drafts' suites, the corpus and
+    cases made to trip them (an ``$id`` or ``$schema`` inside, keywords a draft lacks on leaves)."""
+    from structgen.json_schema import dialects
+    from structgen.json_schema.ops import schema_texts, texts_known
+
+    from ..support.paths import CORPUS, SUITES
+
+    schemas: list[Any] = [json.loads(p.read_text()) for p in sorted(CORPUS.glob("*.json"))]
+    for draft in ("draft4", "draft6", "draft7", "draft2019-09"):
+        for path in sorted((SUITES / draft).rglob("*.json")):  # (none where the suite is not beside the checkout)
+            schemas += [{"$schema": {"draft4": D4, "draft6": D6, "draft7": D7}.get(draft, D2019), **case["schema"]}
+                        for case in json.loads(path.read_text()) if isinstance(case["schema"], dict)]
+    schemas += [
+        {"$schema": D7, "properties": {"a": {"prefixItems": [{}], "type": "array"}, "b": {"dependentRequired": {"x": ["y"]}}}},
+        {"$schema": D7, "$id": "http://x.test/root", "properties": {"id": {"type": "string"}}, "$ref": "#/definitions/a",
+         "definitions": {"a": {"$id": "#frag", "minimum": 1}}},
+        {"$schema": D6, "properties": {"a": {"$id": "http://x.test/a", "definitions": {"b": {}}, "$ref": "#/definitions/b"}}},
+        {"$schema": D7, "properties": {"a": {"$schema": D4, "id": "http://x.test/a", "minimum": 1, "exclusiveMinimum": True}}},
+        {"$schema": D2019, "$recursiveAnchor": True, "properties": {"a": {"$recursiveRef": "#", "unevaluatedItems": False}}},
+        {"$schema": D7, "properties": {"a": {"if": {"type": "string"}, "then": {"minLength": 1}, "else": {"items": [{}]}}}},
+    ]
+    checked = 0
+    for schema in schemas:
+        name = dialect_of(schema)
+        with texts_known(schema, *schema_texts(schema)):
+            fast = dialects._Rewriter(schema, name)
+            full = dialects._Rewriter(schema, name, shortcuts=False)
+            assert ({k: (id(n), d) for k, (n, d) in fast.resources.items()} == {k: (id(n), d) for k, (n, d) in full.resources.items()}
+                    and fast.recursive_anchors == full.recursive_anchors), schema
+            assert fast.rewrite(schema, name, "", schema, ()) == full.rewrite(schema, name, "", schema, ()), schema
+        checked += 1
+    assert checked > 40
