@@ -82,6 +82,10 @@ _ASSERTION_SPELLINGS = {
 }
 
 
+#: Where :func:`_spell_assertions` looks: an escape, a class, a group's opening or closing, ``^``, ``$``.
+_ASSERTION_STOPS = re.compile(r"[\\\[()^$]")
+
+
 def _spell_assertions(pattern: str) -> str:
     """``pattern`` with ``^ $ \\A \\Z \\b \\B`` written as look-arounds, and each look-around
     group wrapped in ``(?:...)`` (Python lets one be quantified; a reference reader may not).
@@ -93,6 +97,13 @@ def _spell_assertions(pattern: str) -> str:
     closers: list[str] = []  # per open group: what its ")" becomes
     i, n = 0, len(pattern)
     while i < n:
+        m = _ASSERTION_STOPS.search(pattern, i)  # (the text up to the next one copied whole)
+        if m is None:
+            out.append(pattern[i:])
+            break
+        if m.start() > i:
+            out.append(pattern[i : m.start()])
+            i = m.start()
         c = pattern[i]
         if c == "\\":
             two = pattern[i : i + 2]
@@ -179,12 +190,19 @@ def _check_supported(pattern: str, parsed: Any) -> None:
                 for item_op, item_av in av:
                     if item_op is _sre_c.CATEGORY and "UNI" in str(item_av) and "LOC" in str(item_av):
                         raise RegexNotSupported(pattern, "a locale-dependent class")
+            if op in _LEAF_OPS:
+                continue  # (no sub-pattern inside: most items)
             inner = multiline
             if op is _sre_c.SUBPATTERN:
                 inner = bool((multiline or av[1] & re.MULTILINE) and not av[2] & re.MULTILINE)
             # Recurse into every sub-pattern, wherever the parser nests it.
             for sub in _children(av):
                 stack.append((sub, inner))
+
+
+#: Items whose argument holds no sub-pattern (a character, a class, an anchor, a reference).
+_LEAF_OPS = frozenset((_sre_c.LITERAL, _sre_c.NOT_LITERAL, _sre_c.ANY, _sre_c.IN, _sre_c.AT, _sre_c.CATEGORY,
+                       _sre_c.GROUPREF))
 
 
 def _children(av: Any) -> list[Any]:
@@ -375,6 +393,13 @@ def _slot_parts(text: str, first: int, groups: bool = True, classes: bool = True
     looks = [False]  # per open group: whether it is, or lies in, a look-around
     i, n = 0, len(text)
     while i < n:
+        m = _SLOT_STOPS.search(text, i)  # (the text up to the next escape, group or class, copied whole)
+        if m is None:
+            out.append(text[i:])
+            break
+        if m.start() > i:
+            out.append(text[i : m.start()])
+            i = m.start()
         c = text[i]
         if c == "\\":
             out.append(text[i : i + 2])
@@ -418,6 +443,8 @@ def _slot_parts(text: str, first: int, groups: bool = True, classes: bool = True
     return "".join(out), dfas
 
 
+#: Where :func:`_slot_parts` looks: an escape, a group's opening or closing, a class.
+_SLOT_STOPS = re.compile(r"[\\()\[]")
 #: One item of a bracket class the fast reader takes: ``\\uXXXX``, ``\\UXXXXXXXX``, ``\\xXX``, a
 #: backslash before a character that is not an ASCII letter or digit (that character), any other
 #: character but a backslash; the last group: any other escape (the class goes to Python's parser).

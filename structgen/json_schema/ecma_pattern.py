@@ -28,7 +28,7 @@ from typing import Any, Iterable, Literal, Optional, Union
 
 from ..automata.regex import regex_to_dfa
 from ..automata.unicode_props import PLACEHOLDER_FIRST, expand_properties, spelled_dotall, unnamed_groups
-from ..errors import SchemaNotSupported
+from ..errors import ConstraintError, SchemaNotSupported
 from .charsets import (
     CATEGORIES,
     DOT,
@@ -136,7 +136,26 @@ def _split(items: list[Item], path: str) -> list[tuple[bool, list[Item], bool]]:
 
 def _single_set(op: object, av: Any, either: bool = False) -> Optional[Ranges]:
     """The decoded characters a one-character item matches under both engines (None: not one);
-    ``either``: under one engine or the other (inside a negative look-around)."""
+    ``either``: under one engine or the other (inside a negative look-around). A class is read
+    once per process (patterns repeat theirs, and a ``\\w`` read both ways unites a thousand ranges).
+
+    >>> _single_set(sre.IN, [(sre.RANGE, (97, 122)), (sre.LITERAL, 95)])
+    ((95, 95), (97, 122))
+    """
+    if op is sre.IN:
+        try:
+            return _class_set(tuple(av), either)
+        except TypeError:  # (an item whose argument is not hashable: read here)
+            pass
+    return _single_set_of(op, av, either)
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_set(items: tuple[Item, ...], either: bool) -> Optional[Ranges]:
+    return _single_set_of(sre.IN, items, either)
+
+
+def _single_set_of(op: object, av: Any, either: bool) -> Optional[Ranges]:
     if op is sre.LITERAL:
         return ((av, av),)
     if op is sre.NOT_LITERAL:
@@ -435,8 +454,21 @@ def _constrain(ir: list[_Piece], min_len: int, max_len: Optional[int], t: _Trans
     return "(?:" + "|".join(alts) + ")" if alts else None
 
 
-@functools.lru_cache(maxsize=256)
 def _parse(pattern: str, path: str) -> list[Item]:
+    """``pattern`` read once per process wherever it stands (schemas repeat theirs: a bundle's
+    ``^[a-zA-Z0-9._-]+$`` stood at ten places); a refusal raised with its own ``path``."""
+    try:
+        return _read(pattern)
+    except ConstraintError:
+        return _read_at(pattern, path)  # (raises again, at this path)
+
+
+@functools.lru_cache(maxsize=256)
+def _read(pattern: str) -> list[Item]:
+    return _read_at(pattern, "")
+
+
+def _read_at(pattern: str, path: str) -> list[Item]:
     pattern = unnamed_groups(spelled_dotall(pattern))  # (a leading (?s), as CloudFormation writes it; (?<name>...))
     _prescan(pattern, path)
     sets: list[tuple[tuple[int, int], ...]] = []  # (each property's set, by placeholder)

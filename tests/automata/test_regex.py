@@ -245,6 +245,16 @@ def test_syntax_errors_have_positions(pattern: str, position: int, reason: str) 
     assert e.value.position == position and reason in str(e.value) and repr(pattern) in str(e.value)
 
 
+@pytest.mark.parametrize("construct, inner", [("back-reference", "(?P<n>a)(?P=n)"), ("possessive", "a++"), ("atomic group", "(?>a)"),
+                                               ("conditional", "(a)?(?(1)b|c)"), ("multiline", "(?m:^a)")])
+@pytest.mark.parametrize("around", ["x|{}", "(?:y|{})*", "z(?={})", "({}){{2}}", "(?:a|(?:b|{}))+?", "(?<!q)(?:{}|w)?"])
+def test_unsupported_constructs_are_found_wherever_they_nest(construct: str, inner: str, around: str) -> None:
+    """The walk that refuses what an automaton cannot enforce reaches inside alternations,
+    repetitions, groups and look-arounds (each item without a sub-pattern is passed over)."""
+    with pytest.raises(structgen.RegexNotSupported, match=construct.split()[0]):
+        regex_to_dfa(around.format(inner))
+
+
 def test_verbose_flag_is_refused() -> None:
     with pytest.raises(structgen.RegexNotSupported, match="verbose"):
         regex_to_dfa("(?x) a b")
