@@ -309,6 +309,14 @@ def accepts_all(schema: Any) -> bool:
     return schema is True or (isinstance(schema, dict) and not clean(schema))
 
 
+#: The keywords :func:`clean` may drop (each where it has no effect).
+_CLEANED = frozenset({
+    "if", "then", "else", "minContains", "maxContains", "additionalProperties", "items", "propertyNames", "unevaluatedItems",
+    "unevaluatedProperties", "uniqueItems", "not", "x-extract", "minLength", "minItems", "minProperties", "properties",
+    "patternProperties", "dependentRequired", "dependentSchemas", "required",
+})
+
+
 def clean(schema: dict[str, Any]) -> dict[str, Any]:
     """The constraining keywords of ``schema``, without the ones that have no effect.
 
@@ -316,6 +324,8 @@ def clean(schema: dict[str, Any]) -> dict[str, Any]:
     {'maxLength': 3}
     """
     out = {k: v for k, v in schema.items() if k in CONSTRAINT_KEYWORDS}
+    if out.keys().isdisjoint(_CLEANED):
+        return out  # (no keyword that may have no effect: a leaf's type, format, bounds)
     if "if" in out and "then" not in out and "else" not in out:
         del out["if"]
     if "if" not in out:

@@ -46,6 +46,7 @@ class RefResolver:
         self._within: dict[int, tuple[dict[str, Any], frozenset[str]]] = {}  # id -> (the schema held, its targets)
         self._closures: dict[str, frozenset[str]] = {}
         self._base_at: dict[str, str] = {}  # JSON pointer -> base URI (base_at)
+        self._landed: dict[str, tuple[Schema, str]] = {}  # $ref -> (schema, pointer), where one base URI holds everywhere
         # The one base URI of every place, where no schema but the root may hold an ``$id`` (no
         # other "$id" in the text: most schemas), else None (found per place: _base).
         ids = self.text.count('"$id"')
@@ -231,6 +232,14 @@ class RefResolver:
     def resolve(self, ref: str, path: str) -> tuple[Schema, str]:
         """The schema the ``$ref`` found at JSON pointer ``path`` lands on, and its JSON pointer;
         :class:`SchemaError` when it lands on nothing or on something that is not a schema."""
+        if self._one_base is not None:  # (a $ref lands alike wherever it stands: its landing kept)
+            got = self._landed.get(ref)
+            if got is None:
+                got = self._landed[ref] = self._resolve(ref, path)
+            return got
+        return self._resolve(ref, path)
+
+    def _resolve(self, ref: str, path: str) -> tuple[Schema, str]:
         where = f"{path}/$ref"
         tokens = self._target(ref, _tokens(path))
         if tokens is None:

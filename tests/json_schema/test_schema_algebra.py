@@ -873,3 +873,20 @@ def test_one_of_subtracts_only_the_branches_that_may_overlap(monkeypatch: pytest
                         {"type": "object", "properties": {"a": {"type": "integer"}}}]}
     _agrees_with_jsonschema(schema, ["ab", "abc", {}, {"a": 1}, {"a": "s"}, {"b": 1}, {"a": 1, "b": 2}, 3, None])
     assert "/oneOf/0" not in seen and {"/oneOf/1", "/oneOf/2"} <= set(seen)
+
+
+@pytest.mark.parametrize("no_effect", [
+    {"if": {"type": "string"}}, {"then": {"minimum": 1}}, {"else": {"minimum": 1}}, {"minContains": 2}, {"maxContains": 2},
+    {"additionalProperties": True}, {"items": {}}, {"propertyNames": True}, {"unevaluatedItems": {"title": "t"}},
+    {"unevaluatedProperties": True}, {"uniqueItems": False}, {"not": False}, {"x-extract": False}, {"minLength": 0},
+    {"minItems": 0}, {"minProperties": 0}, {"properties": {}}, {"patternProperties": {}}, {"dependentRequired": {}},
+    {"dependentSchemas": {}}, {"required": []},
+])
+def test_clean_drops_each_keyword_that_has_no_effect(no_effect: dict) -> None:
+    """Each keyword that constrains nothing where it stands goes, beside a leaf's own keywords
+    and alone; the leaf's keywords stay."""
+    from structgen.json_schema.ops import clean
+
+    assert clean({"type": "string", "maxLength": 3, "title": "t", **no_effect}) == {"type": "string", "maxLength": 3}
+    assert clean(no_effect) == {}
+    assert clean({"format": "date", "description": "d"}) == {"format": "date"}
