@@ -87,7 +87,11 @@ KeyGuards::Frontier KeyGuards::search(int64_t a, int32_t q) {
             else visit(r);
         }
         au.build(s);
-        for (int b = 0; b < 256; ++b) visit(au.at(static_cast<int64_t>(s) * 256 + b));
+        int32_t last = -2;  // (a row is runs of one target, a byte class each: a run's target seen once)
+        for (int b = 0; b < 256; ++b) {
+            const int32_t t = au.at(static_cast<int64_t>(s) * 256 + b);
+            if (t != last) visit(t), last = t;
+        }
     }
     return out;
 }
