@@ -83,9 +83,10 @@ std::shared_ptr<const Frame> FrameSolver::frame(int64_t a, int64_t q, int64_t no
 }
 
 void FrameSolver::keep(size_t bytes) {
-    if (frames_.size() + walks_.size() + refused_.size() >= max_entries_) {  // (held parts stay alive through their shared_ptr)
+    if (frames_.size() + walks_.size() + refused_.size() + root_slices_.size() >= max_entries_) {  // (held parts stay alive through their shared_ptr)
         frames_.clear();
         walks_.clear();
+        root_slices_.clear();
         refused_.clear();
         bytes_ = 0;
     }
@@ -127,14 +128,23 @@ int64_t FrameSolver::slice_run(LazyAutomaton& a, int32_t q, int k) {
 std::optional<FrameSolver::RootSlice> FrameSolver::root_slice(int64_t a, int32_t q) {
     LazyAutomaton& auto_ = automaton(a);
     if (auto_.pool().first_bytes(auto_.expr(q)).count() < WIDE_FROM) return std::nullopt;
-    for (int k = 0; k < NUM_SLICES; ++k) {
-        if (const int64_t m = slice_run(auto_, q, k); m >= 0) return RootSlice{k, m, {}};
+    const Key key{a, q, 0};
+    if (auto found = root_slices_.find(key); found != root_slices_.end()) return found->second;
+    std::optional<RootSlice> out;
+    for (int k = 0; k < NUM_SLICES && !out; ++k) {
+        if (const int64_t m = slice_run(auto_, q, k); m >= 0) {
+            out = RootSlice{k, m, {}};
+            break;
+        }
         if (char_successor(auto_, q, k) != MIXED) continue;
         // (its characters lead different ways: the states they lead to, where all of them read every slice token)
         const int64_t longest = index_->slice(k).longest();
-        if (auto ends = slice_closure(auto_, q, k, longest, MAX_CLOSURE)) return RootSlice{k, longest, std::move(*ends)};
+        if (auto ends = slice_closure(auto_, q, k, longest, MAX_CLOSURE)) out = RootSlice{k, longest, std::move(*ends)};
     }
-    return std::nullopt;
+    // (counted, not kept through keep(): a caller may hold an iterator into walks_; the next keep() clears it with them)
+    bytes_ += out ? out->ends.size() * 4 + 64 : 64;
+    root_slices_.emplace(key, out);
+    return out;
 }
 
 std::shared_ptr<const FrameSolver::Walk> FrameSolver::walk(int64_t a, int32_t q, int32_t node) {

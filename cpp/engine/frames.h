@@ -147,6 +147,7 @@ public:
         int64_t m;
         std::vector<int32_t> ends;  // (where the slice's characters lead different ways) the states its tokens may end in
     };
+    // (kept per state: a root's walk and its end groups both ask, and a closure derives every key prefix)
     std::optional<RootSlice> root_slice(int64_t a, int32_t q);
     StringSlice& slice(int k) const { return index_->slice(k); }
 
@@ -190,6 +191,7 @@ private:
     size_t max_entries_;
     std::unordered_map<Key, std::shared_ptr<const Frame>, KeyHash> frames_;
     std::unordered_map<Key, std::shared_ptr<const Walk>, KeyHash> walks_;
+    std::unordered_map<Key, std::optional<RootSlice>, KeyHash> root_slices_;  // (node 0)
     std::unordered_set<Key, KeyHash> active_;
     std::unordered_set<Key, KeyHash> refused_;  // (frames that need frame data)
     static constexpr char OWN_PLAIN = 2;

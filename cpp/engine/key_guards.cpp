@@ -47,15 +47,26 @@ KeyGuards::Frontier KeyGuards::term_frontier(int64_t a, Id e) {
     const uint64_t key = static_cast<uint64_t>(a) << 32 | e;
     if (auto found = term_frontiers_.find(key); found != term_frontiers_.end()) return found->second;
     Frontier out;
-    if (pool.kind(e) == Kind::Alt && depth_ < MAX_NESTING) {  // (a way from the alternation is a way from one of its members)
+    auto merge = [&](const Frontier& f) {
+        out.free |= f.free;
+        out.guards |= f.guards;
+        return out.free || (out.guards & CLOSE_BIT);  // (done: no keys written can block it)
+    };
+    const Node top = pool.node(e);
+    if (top.kind == Kind::Alt && depth_ < MAX_NESTING) {  // (a way from the alternation is a way from one of its members)
         const std::vector<Id> members(pool.members(e).begin(), pool.members(e).end());
         ++depth_;
-        for (const Id m : members) {
-            const Frontier f = term_frontier(a, m);
-            out.free |= f.free;
-            out.guards |= f.guards;
-            if (out.free || (out.guards & CLOSE_BIT)) break;
-        }
+        for (const Id m : members)
+            if (merge(term_frontier(a, m))) break;
+        --depth_;
+    } else if (top.kind == Kind::Seq && pool.kind(top.a) == Kind::Alt && depth_ < MAX_NESTING) {
+        // (an alternation followed by a tail, (x|y)·t, is x·t | y·t: an object's keys, each with its
+        // guard, then the object's way on; each member's way is read off its own structure, and the
+        // members' tails past their guard-free heads are shared by the states along each key)
+        const std::vector<Id> members(pool.members(top.a).begin(), pool.members(top.a).end());
+        ++depth_;
+        for (const Id m : members)
+            if (merge(term_frontier(a, pool.seq(m, top.b)))) break;
         --depth_;
     } else {
         out = search(a, au.state_of(e));

@@ -51,9 +51,10 @@ private:
     };
     Frontier frontier(int64_t a, int32_t q);
     // the frontier of term e of automaton a, read off its structure where it can be: an
-    // alternation's is its members' merged; a head that calls nothing and can end, followed by a
-    // tail, has the tail's (a string inline in an object, at any of its positions: the object's
-    // way on after it, searched once); else searched from e's state
+    // alternation's is its members' merged, and so is an alternation's followed by a tail (each
+    // member with the tail); a head that calls nothing and can end, followed by a tail, has the
+    // tail's (a string inline in an object, at any of its positions: the object's way on after it,
+    // searched once); else searched from e's state
     Frontier term_frontier(int64_t a, Id e);
     Frontier search(int64_t a, int32_t q);
 
