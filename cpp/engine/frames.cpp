@@ -136,7 +136,7 @@ std::optional<FrameSolver::RootSlice> FrameSolver::root_slice(int64_t a, int32_t
             out = RootSlice{k, m, {}};
             break;
         }
-        if (char_successor(auto_, q, k) != MIXED) continue;
+        if (!slice_tables::tables[k].closure || char_successor(auto_, q, k) != MIXED) continue;
         // (its characters lead different ways: the states they lead to, where all of them read every slice token)
         const int64_t longest = index_->slice(k).longest();
         if (auto ends = slice_closure(auto_, q, k, longest, MAX_CLOSURE)) out = RootSlice{k, longest, std::move(*ends)};

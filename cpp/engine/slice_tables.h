@@ -18,6 +18,7 @@ struct Table {
     const int8_t* order;
     const Edge* edges;
     int num_edges;
+    bool closure;  // (its closure is tried where its characters lead different ways: CLOSURE_SLICES)
 };
 
 inline constexpr int8_t finals0[] = {0, 1, 0, 0, 0, 0, 0, 0, 0};
@@ -65,32 +66,44 @@ inline constexpr Edge edges1[] = {
 inline constexpr int8_t finals2[] = {0, 1};
 inline constexpr int8_t order2[] = {0, 1};
 inline constexpr Edge edges2[] = {
-    {0, {0x03ff000000000000ull, 0x07fffffe87fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+    {0, {0x03ff000100000000ull, 0x07fffffe87fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
 };
 inline constexpr int8_t finals3[] = {0, 1};
 inline constexpr int8_t order3[] = {0, 1};
 inline constexpr Edge edges3[] = {
-    {0, {0x03ff000000000000ull, 0x07fffffe07fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+    {0, {0x03ff000100000000ull, 0x07fffffe07fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
 };
 inline constexpr int8_t finals4[] = {0, 1};
 inline constexpr int8_t order4[] = {0, 1};
 inline constexpr Edge edges4[] = {
-    {0, {0x03ff000000000000ull, 0x07fffffe00000000ull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+    {0, {0x03ff000000000000ull, 0x07fffffe87fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
 };
 inline constexpr int8_t finals5[] = {0, 1};
 inline constexpr int8_t order5[] = {0, 1};
 inline constexpr Edge edges5[] = {
+    {0, {0x03ff000000000000ull, 0x07fffffe07fffffeull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+};
+inline constexpr int8_t finals6[] = {0, 1};
+inline constexpr int8_t order6[] = {0, 1};
+inline constexpr Edge edges6[] = {
+    {0, {0x03ff000000000000ull, 0x07fffffe00000000ull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
+};
+inline constexpr int8_t finals7[] = {0, 1};
+inline constexpr int8_t order7[] = {0, 1};
+inline constexpr Edge edges7[] = {
     {0, {0x0000000000000000ull, 0x07fffffe00000000ull, 0x0000000000000000ull, 0x0000000000000000ull}, 1},
 };
 
-inline constexpr int NUM_SLICES = 6;
+inline constexpr int NUM_SLICES = 8;
 inline constexpr Table tables[] = {
-    {"[^\"\\\\\\x00-\\x1f]", 9, finals0, order0, edges0, 15},
-    {"[^\"\\\\\\x00-\\x1f\\u2028\\u2029]", 11, finals1, order1, edges1, 19},
-    {"[A-Za-z0-9_]", 2, finals2, order2, edges2, 1},
-    {"[A-Za-z0-9]", 2, finals3, order3, edges3, 1},
-    {"[a-z0-9]", 2, finals4, order4, edges4, 1},
-    {"[a-z]", 2, finals5, order5, edges5, 1},
+    {"[^\"\\\\\\x00-\\x1f]", 9, finals0, order0, edges0, 15, true},
+    {"[^\"\\\\\\x00-\\x1f\\u2028\\u2029]", 11, finals1, order1, edges1, 19, true},
+    {"[ A-Za-z0-9_]", 2, finals2, order2, edges2, 1, false},
+    {"[ A-Za-z0-9]", 2, finals3, order3, edges3, 1, false},
+    {"[A-Za-z0-9_]", 2, finals4, order4, edges4, 1, true},
+    {"[A-Za-z0-9]", 2, finals5, order5, edges5, 1, true},
+    {"[a-z0-9]", 2, finals6, order6, edges6, 1, true},
+    {"[a-z]", 2, finals7, order7, edges7, 1, true},
 };
 
 }  // namespace structgen::slice_tables

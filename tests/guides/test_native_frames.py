@@ -512,6 +512,8 @@ _MIXED_ROOTS = [  # (schema, key order, extra keys, the text up to the string's 
     (_tree({"anyOf": [{"const": "abc"}, {"const": "abd"}, {"type": "string"}]}), "schema", False, _V, True),
     (_tree({"type": "string", "pattern": "^(ab|[a-z]+)$"}), "schema", False, _V, True),  # (the slice of [a-z])
     (_tree({"type": "string", "pattern": "^(ab|[A-Z]+)$"}), "schema", False, _V, False),
+    # (a spaced slice's characters lead different ways: its closure is not tried, [a-z]'s is)
+    (_tree({"type": "string", "pattern": "^(ab|[a-z ]+)$"}), "schema", False, _V, True),
     (_tree({"type": "string", "pattern": "^(ab|[^x]+)$"}), "schema", False, _V, False),
     (_tree({"anyOf": [{"const": "abc"}, {"type": "string", "maxLength": 3}]}), "schema", False, _V, False),
     # ("z" leads to a term that is not nothing but is empty, and stays so along every letter: an
@@ -545,6 +547,33 @@ def test_string_roots_whose_characters_lead_different_ways_give_the_python_masks
     byte_tokens = [smollm2_vocabulary.tokens.index(bytes([b])) for b in prefix.encode()]  # (the root reached: its walk from the root)
     _walk_alike(native, python, smollm2_vocabulary, rng, short, 0.8, 30, json.dumps(schema), forced=byte_tokens)
     assert (solver.closure_slices > 0) == sliced, (json.dumps(schema), solver.closure_slices)
+
+
+_SPACED = [  # (a string whose characters include the space: a spaced slice where all lead one way)
+    {"type": "string", "pattern": "^[\\w -]+$", "minLength": 1, "maxLength": 64},
+    {"type": "string", "pattern": "^[a-zA-Z0-9 ]*$"},
+    {"type": "string", "pattern": "^[-_A-Za-z0-9][-_A-Za-z0-9 ]{1,126}[-_A-Za-z0-9]$"},  # (mixed: a narrower slice)
+]
+
+
+@settings(max_examples=12, deadline=None)
+@given(st.sampled_from(_SPACED), st.randoms(use_true_random=False))
+def test_strings_of_words_and_spaces_take_a_spaced_slice(
+        smollm2_vocabulary: structgen.Vocabulary, value: dict, rng: random.Random) -> None:
+    """A string of words and spaces (``[\\w -]``, ``[a-zA-Z0-9 ]``) takes the slice of tokens
+    made of letters, digits and spaces (``[ A-Za-z0-9_]`` or ``[ A-Za-z0-9]``, twice the tokens of
+    the slices without the space) at its root; where the space leads another way than the letters
+    (a last character that is not a space), a narrower slice: the masks, next states and finality
+    are the whole Python engine's along random walks that favour tokens of words and spaces."""
+    import pickle
+
+    guide = structgen.compile_json_schema(_tree(value), smollm2_vocabulary)
+    assert isinstance(guide, PushdownGuide)
+    native: PushdownGuide = pickle.loads(pickle.dumps(guide))
+    python = _python_frames(lambda: pickle.loads(pickle.dumps(guide)))
+    spaced = [t for t, b in enumerate(smollm2_vocabulary.tokens) if b and len(b) <= 6 and all(c in b" abcxyzABZ019_-" for c in b)]
+    byte_tokens = [smollm2_vocabulary.tokens.index(bytes([b])) for b in _V.encode()]
+    _walk_alike(native, python, smollm2_vocabulary, rng, spaced, 0.8, 40, json.dumps(value), forced=byte_tokens)
 
 
 def test_objects_in_any_key_order_that_the_root_does_not_reach(smollm2_vocabulary: structgen.Vocabulary,

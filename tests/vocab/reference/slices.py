@@ -28,10 +28,12 @@ __all__ = [
 
 #: The slices, widest first, as one-character regexes: any character of a JSON string but
 #: ``"``, ``\`` and C0 controls; the same but U+2028 and U+2029 (a pattern's ``.``); then the
-#: classes identifiers, slugs and codes are made of.
+#: classes names, identifiers, slugs and codes are made of.
 SLICES = (
     '[^"\\\\\\x00-\\x1f]',
     '[^"\\\\\\x00-\\x1f\\u2028\\u2029]',
+    "[ A-Za-z0-9_]",
+    "[ A-Za-z0-9]",
     "[A-Za-z0-9_]",
     "[A-Za-z0-9]",
     "[a-z0-9]",
