@@ -102,7 +102,7 @@ const std::vector<std::pair<int64_t, int32_t>>& LazyAutomaton::symbols_of(int32_
 
 size_t LazyAutomaton::memory_bytes() const {
     return sizeof(int32_t) * capacity_ * 256 + retired_bytes_ + exprs_.size() * (4 + 1 + 1 + 1 + 40 + 16) + clamped_.bytes() +
-           heads_.bytes();
+           heads_.bytes() + cut_met_.bytes() + cut_taken_.bytes();
 }
 
 namespace {
@@ -169,7 +169,25 @@ std::pair<int64_t, int32_t> LazyAutomaton::head_cut(int32_t q, std::span<const i
     }
     // (none shared: a counter whose lower bound the head is still reading; a string under a length
     // bound is cut all the same, its positions in one band of cuts share the cut without its length)
-    return in_bounded_string(q) ? first : std::pair<int64_t, int32_t>{0, q};
+    if (in_bounded_string(q)) return first;
+    // (nor elsewhere: where another position was cut to the same state, for the same or another
+    // number of bytes, the positions cycle through a few cuts, one walk each; decided once for q,
+    // so that every caller walks q alike)
+    const uint64_t key = static_cast<uint64_t>(q);
+    if (const int64_t* got = cut_taken_.find(key)) {
+        if (!*got) return {0, q};
+        if (std::find(lengths.begin(), lengths.end(), *got) != lengths.end()) return {*got, clamped_head(q, *got)};
+    }
+    std::pair<int64_t, int32_t> taken{0, q};
+    for (const int64_t n : lengths) {
+        if (n > first.first) continue;
+        const int32_t got = clamped_head(q, n);
+        if (got == q) continue;
+        if (!taken.first && cut_met_.contains(static_cast<uint64_t>(got))) taken = {n, got};
+        cut_met_.put(static_cast<uint64_t>(got), 1);
+    }
+    cut_taken_.put(key, taken.first);
+    return taken;
 }
 
 bool LazyAutomaton::in_bounded_string(int32_t q) { return pool_.clamps().in_length_bounded_string(exprs_[q]); }

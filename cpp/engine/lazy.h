@@ -74,7 +74,10 @@ public:
     // next position shares the cut (q after one more character, a letter or a digit, cut for n bytes
     // is the same state: a counter the head is reading, such as a pattern's {2,62}, is cut too, not
     // only the string's length), else inside a string under a length bound the first for which it
-    // changes q; (0, q) where none does
+    // changes q, else the first whose cut state an earlier position met as one of its cuts (the
+    // positions of a string whose counters' lower bounds are read again after each separator,
+    // `(-?[a-z0-9]){2,62}`, cycle through a few cut states); (0, q) where none does. The same
+    // answer for q every time it is asked with the same lengths (the last case is decided once).
     std::pair<int64_t, int32_t> head_cut(int32_t q, std::span<const int64_t> lengths);
     // whether q reads on inside a string under its length
     bool in_bounded_string(int32_t q);
@@ -92,6 +95,10 @@ private:
     std::vector<std::optional<std::vector<std::pair<int64_t, int32_t>>>> symbols_;
     FlatMap<int32_t> ids_;
     FlatMap<int32_t> clamped_, heads_;  // q << 24 | n
+    // head_cut's cut states met (for any number of bytes), and per state the cut taken where the
+    // next position shares none (its number of bytes, 0: none): decided when first asked
+    FlatMap<uint8_t> cut_met_;
+    FlatMap<int64_t> cut_taken_;
     std::unique_ptr<int32_t[]> storage_;
     int32_t* table_ = nullptr;
     int64_t capacity_ = 0;

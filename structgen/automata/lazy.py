@@ -18,8 +18,9 @@ yet reads :data:`UNBUILT`. The clamps (counters cut to what a token can tell apa
 ``n`` bytes), ``clamped_head(q, n, rounded=False)`` (only the term ``q`` reads first, where it
 holds a counter over ``n`` and no call: the rest is left as it is, so once a token has read the
 head it goes on in exactly ``q``'s states), ``clamped_below(q, lengths)`` and ``head_cut(q,
-lengths)`` (the first of ``lengths``, longest first, for which the clamp changes ``q``, and the
-state: ``(0, q)`` where none does) and ``in_bounded_string(q)``.
+lengths)`` (a cut of ``lengths``, longest first, for which the clamp changes ``q`` and that other
+positions share: the next position's, one inside a string under a length bound, or one an earlier
+position met; and the state: ``(0, q)`` where none does) and ``in_bounded_string(q)``.
 
 Every state is live: an expression is ``NOTHING`` exactly when nothing can follow, so a
 transition either leads to a state from which the output can still be completed, or is ``-1``.

@@ -873,6 +873,48 @@ def test_roots_at_counted_repetitions_give_the_python_masks(smollm2_vocabulary: 
     assert cut >= 5
 
 
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_positions_that_cycle_through_cut_states_are_cut_and_read_as_a_token_by_token_run(
+        smollm2_vocabulary: structgen.Vocabulary, order: str) -> None:
+    """A URL whose host reads any character (``(.|-+)?``) before its path's counted segments:
+    each position's cut is not the next position's (the path's lower bound is read again after
+    each ``-`` and ``/``), but the positions cycle through a few cut states, so a cut an earlier
+    position met is taken (``LazyAutomaton::head_cut``), decided once per state. At every position
+    along the URL a token is in the mask exactly when a token-by-token run takes it
+    (``next_state``: the byte step, no walk, no cut), for the URL's short tokens, every token
+    longer than the shortest cut (walked from the position itself) and a fixed sample of the
+    rest; and some positions were cut so, with the next position's cut another state. (The
+    ``regex`` module is no oracle here: its partial match of this ambiguous host backtracks
+    without end past a few dozen characters.)"""
+    pattern = "^h://[a-z0-9]((.|-+)?[a-z0-9]){0,90}/[a-z0-9](-?[a-z0-9]){2,62}$"
+    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), smollm2_vocabulary,
+                                          key_order=order, extra_properties=order == "any")
+    assert isinstance(guide, PushdownGuide) and guide._native is not None
+    vocab = smollm2_vocabulary
+    cuts = guide._index.short_token_cuts
+    url = set(b"abcdefghijklmnopqrstuvwxyz0123456789-/.")
+    checked = [t for t, b in enumerate(vocab.tokens) if b and ((len(b) <= 3 and set(b) <= url) or len(b) > min(cuts))]
+    checked += random.Random(7).sample(sorted(set(range(vocab.size)) - set(checked)), 400)
+    text = b"h://b/k-1h-o/abc-def-ghi-jk-lmn-opq-rst-uvw-xyz-abc-def-ghi-jkl-mno-pqr-stu"
+    s = guide.advance(guide.initial_state, _greedy(vocab, b'{"a": "'))
+    unshared, written = 0, b""
+    for t in _greedy(vocab, text):
+        mask = guide.token_mask(s)
+        for u in checked:
+            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (order, written, vocab.tokens[u])
+        for sid in guide._stacks.configs[s]:
+            a, q, _, _ = guide._stacks.stacks[sid]
+            auto = guide._view.auto(a).auto
+            n, got = auto.head_cut(q, cuts)
+            assert auto.head_cut(q, cuts) == (n, got)  # (decided once)
+            nxt = auto.step(q, ord("a"))
+            unshared += n > 0 and not auto.in_bounded_string(q) and nxt >= 0 and auto.clamped_head(nxt, n) != got
+        written += vocab.tokens[t]
+        s = guide.next_state(s, t)
+        assert s >= 0
+    assert written == text and unshared >= 3
+
+
 @pytest.mark.parametrize("pattern", _COUNTED_PATTERNS[:1] + ["^[ab]{0,70}$"])
 def test_a_token_that_leaves_a_counted_string_for_a_written_key_is_refused(pattern: str) -> None:
     """The property above with tokens that close the string and begin a key only a written one
