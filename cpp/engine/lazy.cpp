@@ -174,9 +174,10 @@ std::pair<int64_t, int32_t> LazyAutomaton::head_cut(int32_t q, std::span<const i
     // number of bytes, the positions cycle through a few cuts, one walk each; decided once for q,
     // so that every caller walks q alike)
     const uint64_t key = static_cast<uint64_t>(q);
-    if (const int64_t* got = cut_taken_.find(key)) {
-        if (!*got) return {0, q};
-        if (std::find(lengths.begin(), lengths.end(), *got) != lengths.end()) return {*got, clamped_head(q, *got)};
+    const int64_t* kept = cut_taken_.find(key);
+    if (kept) {
+        if (!*kept) return {0, q};
+        if (std::find(lengths.begin(), lengths.end(), *kept) != lengths.end()) return {*kept, clamped_head(q, *kept)};
     }
     std::pair<int64_t, int32_t> taken{0, q};
     for (const int64_t n : lengths) {
@@ -186,7 +187,7 @@ std::pair<int64_t, int32_t> LazyAutomaton::head_cut(int32_t q, std::span<const i
         if (!taken.first && cut_met_.contains(static_cast<uint64_t>(got))) taken = {n, got};
         cut_met_.put(static_cast<uint64_t>(got), 1);
     }
-    cut_taken_.put(key, taken.first);
+    if (!kept) cut_taken_.put(key, taken.first);  // (the first decision stays: lengths without its cut decide anew, unkept)
     return taken;
 }
 

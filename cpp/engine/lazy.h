@@ -77,7 +77,8 @@ public:
     // changes q, else the first whose cut state an earlier position met as one of its cuts (the
     // positions of a string whose counters' lower bounds are read again after each separator,
     // `(-?[a-z0-9]){2,62}`, cycle through a few cut states); (0, q) where none does. The same
-    // answer for q every time it is asked with the same lengths (the last case is decided once).
+    // answer for q every time it is asked with the same lengths (the last case is decided once,
+    // when first asked; lengths without the cut decided then decide anew without keeping it).
     std::pair<int64_t, int32_t> head_cut(int32_t q, std::span<const int64_t> lengths);
     // whether q reads on inside a string under its length
     bool in_bounded_string(int32_t q);
