@@ -225,22 +225,31 @@ bool DataMasks::body_tokens_safe(int64_t a, int32_t q) {
 
 void DataMasks::group_ends(int64_t a, int32_t q, EndGroups& out) {
     KeyGuards& guards = stacks_.guards();
-    const std::vector<int64_t>& ids = raw().ids;  // (read in place: blocking_guards may build states, never walks)
-    const std::vector<int32_t>& ends = raw().ends;
+    // (read in place through plain pointers: blocking_guards may build states, never walks; a
+    // reference into the thread's buffers has its address looked up again at every read)
+    const FrameWalk& walked = raw();
+    const int64_t* const ids = walked.ids.data();
+    const int32_t* const ends = walked.ends.data();
+    const size_t count = walked.ids.size();
     const std::optional<uint64_t> own = guards.blocking_guards(a, q);
-    std::unordered_map<int32_t, int64_t> group;  // end state -> its group, or -1: it never dies, or only with q
+    // per end state its group, or -1: it never dies, or only with q (UNSEEN: not asked yet); the
+    // states of a counted string's walk change from token to token (one per length)
+    constexpr int64_t UNSEEN = -2;
+    std::vector<int64_t> group(static_cast<size_t>(frames_.automaton(a).num_states()), UNSEEN);
     int32_t last = -1;  // (tokens in a row mostly end in one state: the last one's group, without a lookup)
     int64_t last_group = -1;
-    for (size_t i = 0; i < ids.size(); ++i) {
-        if (ends[i] != last || last < 0) {
-            auto [it, fresh] = group.try_emplace(ends[i], -1);
-            if (fresh) {
-                if (const std::optional<uint64_t> g = guards.blocking_guards(a, ends[i]); g && g != own) {
-                    it->second = static_cast<int64_t>(out.groups.size());
-                    out.groups.push_back({*g, {}});
+    for (size_t i = 0; i < count; ++i) {
+        const int32_t e = ends[i];
+        if (e != last) {
+            int64_t& g = group[static_cast<size_t>(e)];
+            if (g == UNSEEN) {
+                g = -1;
+                if (const std::optional<uint64_t> b = guards.blocking_guards(a, e); b && b != own) {
+                    g = static_cast<int64_t>(out.groups.size());
+                    out.groups.push_back({*b, {}});
                 }
             }
-            last = ends[i], last_group = it->second;
+            last = e, last_group = g;
         }
         if (last_group >= 0) out.groups[static_cast<size_t>(last_group)].ids.push_back(ids[i]);
     }

@@ -120,18 +120,37 @@ int32_t LazyAutomaton::clamped(int32_t q, int64_t n) {
     return got;
 }
 
+Id LazyAutomaton::chain_head_clamped(Id e, int64_t n) {
+    const Node node = pool_.node(e);
+    const Id head = node.kind == Kind::Seq ? node.a : e;
+    if (pool_.counter(head) <= n || pool_.symbols_id(head) != 0) return e;
+    const Id cut = pool_.clamps().clamp(head, n);
+    if (cut == head) return e;
+    return node.kind == Kind::Seq ? pool_.seq(cut, node.b) : cut;
+}
+
 int32_t LazyAutomaton::clamped_head(int32_t q, int64_t n, bool rounded) {
     const Id e = exprs_[q];
     if (pool_.counter(e) <= n) return q;
-    const Node node = pool_.node(e);
-    const Id head = node.kind == Kind::Seq ? node.a : e;
-    if (pool_.counter(head) <= n || pool_.symbols_id(head) != 0) return q;
     if (rounded) n = n <= 1 ? 1 : int64_t(1) << std::bit_width(static_cast<uint64_t>(n - 1));
     const uint64_t key = (uint64_t(q) << 24) | uint64_t(n);
     if (n < KEYED)
         if (const int32_t* got = heads_.find(key)) return *got;
-    const Id cut = pool_.clamps().clamp(head, n);
-    const int32_t got = cut == head ? q : state_of(node.kind == Kind::Seq ? pool_.seq(cut, node.b) : cut);
+    Id cut = e;
+    if (pool_.kind(e) == Kind::Alt && pool_.symbols_id(e) != 0) {
+        // (a choice whose ways call: each way's head clamped alone, the rest of each way as it is;
+        // a string that may end here or read on under a counter, `"…|x{0,124}y"…`)
+        std::vector<Id> ways;
+        bool changed = false;
+        for (const Id m : pool_.members(e)) {
+            ways.push_back(chain_head_clamped(m, n));
+            changed |= ways.back() != m;
+        }
+        if (changed) cut = pool_.alt(ways);
+    } else {
+        cut = chain_head_clamped(e, n);
+    }
+    const int32_t got = cut == e ? q : state_of(cut);
     if (n < KEYED) heads_.put(key, got);
     return got;
 }

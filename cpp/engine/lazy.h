@@ -65,7 +65,8 @@ public:
     // q's term with its counters cut for n bytes: tokens of at most n bytes read both alike
     int32_t clamped(int32_t q, int64_t n);
     // q with only the term it reads first (the head of its chain) clamped for n bytes, where that
-    // head holds a counter over n and no symbol; rounded: n rounded up to a power of two first
+    // head holds a counter over n and no symbol (a choice that calls: the head of each of its ways
+    // so); rounded: n rounded up to a power of two first
     int32_t clamped_head(int32_t q, int64_t n, bool rounded = false);
     // (n, state): the first n of lengths (longest first) for which clamped (only inside a string
     // under a length) changes q; (0, q) where none does
@@ -89,6 +90,8 @@ public:
 
 private:
     void grow();
+    // e with the head of its chain clamped for n bytes, where it holds a counter over n and no symbol
+    Id chain_head_clamped(Id e, int64_t n);
     Pool& pool_;
     Id root_;
     std::vector<Id> exprs_;

@@ -16,8 +16,9 @@ been reallocated, and an older view keeps reading the rows as they were). A tran
 yet reads :data:`UNBUILT`. The clamps (counters cut to what a token can tell apart,
 ``cpp/engine/clamp.cpp``) are native too: ``clamped(q, n)`` (``q``'s term clamped for tokens of
 ``n`` bytes), ``clamped_head(q, n, rounded=False)`` (only the term ``q`` reads first, where it
-holds a counter over ``n`` and no call: the rest is left as it is, so once a token has read the
-head it goes on in exactly ``q``'s states), ``clamped_below(q, lengths)`` and ``head_cut(q,
+holds a counter over ``n`` and no call; where ``q`` is a choice whose ways call, the head of each
+way so: the rest is left as it is, so once a token has read the head it goes on in exactly
+``q``'s states), ``clamped_below(q, lengths)`` and ``head_cut(q,
 lengths)`` (a cut of ``lengths``, longest first, for which the clamp changes ``q`` and that other
 positions share: the next position's, one inside a string under a length bound, or one an earlier
 position met; and the state: ``(0, q)`` where none does) and ``in_bounded_string(q)``.

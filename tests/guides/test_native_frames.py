@@ -19,6 +19,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import structgen
+from structgen.automata.expr import KINDS
 from structgen.automata.markers import call_marker as C
 from structgen.automata.network import Network
 from structgen.cfg import grammar_network
@@ -968,3 +969,45 @@ def test_the_walks_above_reach_roots_the_solver_cuts(smollm2_vocabulary: structg
         sn, sp = native.next_state(sn, t), python.next_state(sp, t)
     assert native.is_final(sn) and python.is_final(sp)
     assert cut >= 5
+
+
+@pytest.mark.parametrize("order", ["schema", "any"])
+def test_positions_where_a_counted_string_may_end_share_a_cut_and_read_as_a_token_by_token_run(
+        smollm2_vocabulary: structgen.Vocabulary, order: str) -> None:
+    """A name whose last character comes after a counted run (``[a-z][a-z0-9 ]{1,100}[a-z0-9]``):
+    past its second character each position may end the string or read on, so its state is a
+    choice of two ways (the string's end and the rest of the object, which calls; the counted run
+    and then the end), and the head of each way is clamped alone
+    (``LazyAutomaton::clamped_head``): the positions share one cut walk instead of a whole walk
+    each. At every position along the name a token is in the mask exactly when a token-by-token
+    run takes it (``next_state``: the byte step, no walk, no cut), for the name's short tokens,
+    every token longer than the shortest cut and a fixed sample of the rest; and most positions
+    that may end were cut, sharing the next position's cut."""
+    pattern = "^[a-z][a-z0-9 ]{1,100}[a-z0-9]$"
+    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), smollm2_vocabulary,
+                                          key_order=order, extra_properties=order == "any")
+    assert isinstance(guide, PushdownGuide) and guide._native is not None
+    vocab = smollm2_vocabulary
+    cuts = guide._index.short_token_cuts
+    name = set(b"abcdefghijklmnopqrstuvwxyz0123456789 \"")
+    checked = [t for t, b in enumerate(vocab.tokens) if b and ((len(b) <= 3 and set(b) <= name) or len(b) > min(cuts))]
+    checked += random.Random(11).sample(sorted(set(range(vocab.size)) - set(checked)), 400)
+    text = b"kabc defgh ijkl mnop qrstu vwxyz 0123 4567 89ab cdef ghij klmn opqr stuv wxyz"
+    s = guide.advance(guide.initial_state, _greedy(vocab, b'{"a": "'))
+    shared, written = 0, b""
+    for t in _greedy(vocab, text):
+        mask = guide.token_mask(s)
+        for u in checked:
+            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (order, written, vocab.tokens[u])
+        for sid in guide._stacks.configs[s]:
+            a, q, _, _ = guide._stacks.stacks[sid]
+            auto = guide._view.auto(a).auto
+            if auto.pool.node(int(auto.exprs[q]))[0] != KINDS["alt"]:
+                continue
+            n, got = auto.head_cut(q, cuts)
+            nxt = auto.step(q, ord("a"))
+            shared += n > 0 and nxt >= 0 and auto.clamped_head(nxt, n) == got
+        written += vocab.tokens[t]
+        s = guide.next_state(s, t)
+        assert s >= 0
+    assert written == text and shared >= 10
