@@ -3,12 +3,15 @@
 The real-world benchmark walks every engine over instances it did not write itself. Drawing can hang
 or exhaust memory on a large schema, so it runs in a worker process (``python -m benchmarks.instances``,
 started by :func:`generate_instances`) that the parent kills after its time limit. An instance is
-kept only when :func:`validator` calls it valid: ``jsonschema`` with its format checker and
-``pattern`` read with ASCII classes, as ECMA-262 (JSON Schema's regex dialect) reads them.
+kept only when :func:`validator` calls it valid: ``jsonschema`` with its format checker (and
+OpenAPI's ``int32`` / ``int64`` read as the bounds of a signed integer of that width, as the
+OpenAPI specification defines them) and ``pattern`` read with ASCII classes, as ECMA-262 (JSON
+Schema's regex dialect) reads them.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import sys
@@ -29,12 +32,33 @@ def _ascii_pattern(v: Any, pattern: str, instance: Any, schema: Any) -> Iterator
         yield ValidationError(f"{instance!r} does not match {pattern!r} (ASCII \\d \\w \\s, as in ECMA-262)")
 
 
+#: OpenAPI's integer formats: a number outside a signed integer of this many bits is not one.
+INTEGER_FORMAT_BITS = {"int32": 32, "int64": 64}
+
+
+def _integer_format(bits: int) -> Callable[[Any], bool]:
+    def check(instance: Any) -> bool:
+        if isinstance(instance, bool) or not isinstance(instance, (int, float)):
+            return True  # (a format checks only the type it is about)
+        return -(2 ** (bits - 1)) <= instance <= 2 ** (bits - 1) - 1
+    return check
+
+
 def validator(schema: Any) -> Any:
-    """jsonschema's validator for ``schema``'s draft, with its format checker, and ``pattern`` read with ASCII
-    classes: Python's ``\\d`` also matches ``২`` or ``𝟲``, ECMA-262's (JSON Schema's, every engine's) does not."""
+    """jsonschema's validator for ``schema``'s draft, with its format checker (OpenAPI's ``int32`` and ``int64``
+    read as integer widths, :data:`INTEGER_FORMAT_BITS`), and ``pattern`` read with ASCII classes: Python's
+    ``\\d`` also matches ``২`` or ``𝟲``, ECMA-262's (JSON Schema's, every engine's) does not.
+
+    >>> v = validator({"type": "integer", "format": "int64"})
+    >>> first_error(v, 2 ** 63 - 1) is None, first_error(v, 2 ** 63)
+    (True, "format at /: 9223372036854775808 is not a 'int64'")
+    """
     cls = jsonschema.validators.validator_for(schema)
     cls = jsonschema.validators.extend(cls, {"pattern": _ascii_pattern})
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+    checker = copy.deepcopy(cls.FORMAT_CHECKER)
+    for name, bits in INTEGER_FORMAT_BITS.items():
+        checker.checks(name)(_integer_format(bits))
+    return cls(schema, format_checker=checker)
 
 
 def first_error(v: Any, value: Any) -> str | None:

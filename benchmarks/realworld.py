@@ -436,9 +436,9 @@ def profile(args: argparse.Namespace, sources: list[str], log: Callable[[str], N
 
 
 def self_check() -> int:
-    """The corpus loaders' checks, then the examples in the docstrings of the report and the harness."""
+    """The corpus loaders' checks, then the examples in the docstrings of the report, the harness and the instances' validator."""
     failed = corpora.self_check()
-    for module in (realworld_report, sys.modules[__name__], sys.modules["benchmarks.harness"]):
+    for module in (realworld_report, sys.modules[__name__], sys.modules["benchmarks.harness"], sys.modules["benchmarks.instances"]):
         r = doctest.testmod(module)
         name = MODULE if module.__name__ == "__main__" else module.__name__
         print(f"{'ok' if not r.failed else 'FAILED'} doctests of {name}: {r.attempted} examples, {r.failed} failed")

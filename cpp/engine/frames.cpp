@@ -13,7 +13,7 @@
 namespace structgen {
 
 // a union of this many ids or more goes through a bitmap over the vocabulary, not a sort
-constexpr size_t UNION_BY_BITMAP = 2048;
+constexpr size_t UNION_BY_BITMAP = 256;
 // a short walk (cut_walk) listing more tokens than this keeps them packed
 constexpr size_t PACK_SHORT_FROM = 256;
 
@@ -327,8 +327,9 @@ void FrameSolver::gather(int64_t a, std::span<const int64_t> ids, const std::sha
         scratch_stamp = 1;
     }
     const uint32_t stamp = scratch_stamp;
+    uint32_t* const seen = scratch_nodes.data();  // (a pointer: a thread_local's address is looked up again at every use)
     for (const int64_t m : pops) {
-        uint32_t& s = scratch_nodes[static_cast<size_t>(m)];
+        uint32_t& s = seen[static_cast<size_t>(m)];
         if (s != stamp) s = stamp, out.pops.push_back(m);
     }
 }
@@ -377,15 +378,16 @@ void FrameSolver::unite(std::span<const std::shared_ptr<const Frame>> parts, std
     }
     const size_t words = static_cast<size_t>((vocab_size_ + 63) / 64);
     if (scratch_tokens.size() < words) scratch_tokens.resize(words, 0);  // (all zero: every union clears what it set)
+    uint64_t* const marks = scratch_tokens.data();  // (a pointer: a thread_local's address is looked up again at every use)
     auto mark = [&](std::span<const int64_t> ids) {
-        for (const int64_t t : ids) scratch_tokens[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
+        for (const int64_t t : ids) marks[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
     };
     mark(own);
     for (const auto& p : parts) mark(p->ids);
     for (size_t w = 0; w < words; ++w) {
-        uint64_t x = scratch_tokens[w];
+        uint64_t x = marks[w];
         if (!x) continue;
-        scratch_tokens[w] = 0;
+        marks[w] = 0;
         while (x) {
             out.ids.push_back(static_cast<int64_t>(w * 64 + static_cast<size_t>(__builtin_ctzll(x))));
             x &= x - 1;

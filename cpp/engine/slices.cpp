@@ -201,6 +201,7 @@ std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, i
     std::unordered_set<Id> seen{todo[0]};
     std::vector<int32_t> out;              // the states reached after whole characters
     std::vector<std::vector<Id>> at(static_cast<size_t>(sa.n));
+    std::vector<Id> derived;               // (per byte class of the term read: its derivative, once)
     for (size_t i = 0; i < todo.size(); ++i) {
         if (level[i] >= longest) continue;  // (no slice token reads further: past it a character may die)
         // the terms each character of the slice leads to from todo[i], one state of the slice's
@@ -223,11 +224,14 @@ std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, i
                     continue;
                 }
                 const std::vector<ByteSet> classes = pool.byte_classes(v);  // (a copy: derive interns terms)
+                // (one derivative per class, by its lowest byte as the automaton's rows take it: a
+                // class's bytes all lead alike, on whichever of the character's edges they are)
+                derived.assign(classes.size(), NOTHING);
                 for (const auto& [mask, t] : sa.edges[static_cast<size_t>(s)]) {
-                    for (const ByteSet& part : classes) {
-                        const ByteSet both = part & mask;
-                        if (both.empty()) continue;
-                        const Id d = pool.derive(v, both.lowest());
+                    for (size_t c = 0; c < classes.size(); ++c) {
+                        if ((classes[c] & mask).empty()) continue;
+                        if (derived[c] == NOTHING) derived[c] = pool.derive(v, classes[c].lowest());
+                        const Id d = derived[c];
                         if (d == NOTHING) return std::nullopt;  // (a character of the slice dies)
                         std::vector<Id>& next = at[static_cast<size_t>(t)];
                         if (std::find(next.begin(), next.end(), d) == next.end()) next.push_back(d);

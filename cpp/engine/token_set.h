@@ -21,8 +21,10 @@ public:
         TokenSet out;
         out.words_ = words.size();
         const size_t n = words.size(), most = n / 8;
-        thread_local std::vector<uint32_t> ids;
-        ids.clear();
+        thread_local std::vector<uint32_t> scratch;
+        if (scratch.size() < most) scratch.resize(most);
+        uint32_t* const ids = scratch.data();  // (a pointer: a thread_local's address is looked up again at every use)
+        size_t count = 0;
         for (size_t w = 0; w < n; ++w) {
             if ((w & 7) == 0 && w + 8 <= n) {
                 const uint32_t* b = words.data() + w;
@@ -32,14 +34,14 @@ public:
                 }
             }
             for (uint32_t x = words[w]; x; x &= x - 1) {
-                if (ids.size() == most) {
+                if (count == most) {
                     out.bits_.assign(words.begin(), words.end());
                     return out;
                 }
-                ids.push_back(static_cast<uint32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(x))));
+                ids[count++] = static_cast<uint32_t>(w * 32 + static_cast<size_t>(__builtin_ctz(x)));
             }
         }
-        out.ids_.assign(ids.begin(), ids.end());
+        out.ids_.assign(ids, ids + count);
         return out;
     }
 
