@@ -874,6 +874,36 @@ def test_roots_at_counted_repetitions_give_the_python_masks(smollm2_vocabulary: 
     assert cut >= 5
 
 
+def _masks_along_a_string(vocab: structgen.Vocabulary, pattern: str, order: str, alphabet: bytes, text: bytes,
+                          seed: int, count: Callable[[Any, int, Sequence[int]], bool]) -> int:
+    """Writes ``text`` into a string of ``pattern`` (in :func:`_bounded_tree`, keys in ``order``): at every
+    position a token is in the mask exactly when a token-by-token run takes it (``next_state``: the byte step, no
+    walk, no cut), for the short tokens of ``alphabet``, every token longer than the shortest cut (walked from the
+    position itself) and a fixed sample of the rest. Answers how many of the positions' stack tops ``(automaton,
+    state)`` ``count`` holds for (given the vocabulary's cuts)."""
+    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), vocab,
+                                          key_order=order, extra_properties=order == "any")
+    assert isinstance(guide, PushdownGuide) and guide._native is not None
+    cuts = guide._index.short_token_cuts
+    chars = set(alphabet)
+    checked = [t for t, b in enumerate(vocab.tokens) if b and ((len(b) <= 3 and set(b) <= chars) or len(b) > min(cuts))]
+    checked += random.Random(seed).sample(sorted(set(range(vocab.size)) - set(checked)), 400)
+    s = guide.advance(guide.initial_state, _greedy(vocab, b'{"a": "'))
+    counted, written = 0, b""
+    for t in _greedy(vocab, text):
+        mask = guide.token_mask(s)
+        for u in checked:
+            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (pattern, order, written, vocab.tokens[u])
+        for sid in guide._stacks.configs[s]:
+            a, q, _, _ = guide._stacks.stacks[sid]
+            counted += count(guide._view.auto(a).auto, q, cuts)
+        written += vocab.tokens[t]
+        s = guide.next_state(s, t)
+        assert s >= 0
+    assert written == text
+    return counted
+
+
 @pytest.mark.parametrize("order", ["schema", "any"])
 def test_positions_that_cycle_through_cut_states_are_cut_and_read_as_a_token_by_token_run(
         smollm2_vocabulary: structgen.Vocabulary, order: str) -> None:
@@ -887,33 +917,16 @@ def test_positions_that_cycle_through_cut_states_are_cut_and_read_as_a_token_by_
     rest; and some positions were cut so, with the next position's cut another state. (The
     ``regex`` module is no oracle here: its partial match of this ambiguous host backtracks
     without end past a few dozen characters.)"""
+    def unshared(auto: Any, q: int, cuts: Sequence[int]) -> bool:
+        n, got = auto.head_cut(q, cuts)
+        assert auto.head_cut(q, cuts) == (n, got)  # (decided once)
+        nxt = auto.step(q, ord("a"))
+        return n > 0 and not auto.in_bounded_string(q) and nxt >= 0 and auto.clamped_head(nxt, n) != got
+
     pattern = "^h://[a-z0-9]((.|-+)?[a-z0-9]){0,90}/[a-z0-9](-?[a-z0-9]){2,62}$"
-    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), smollm2_vocabulary,
-                                          key_order=order, extra_properties=order == "any")
-    assert isinstance(guide, PushdownGuide) and guide._native is not None
-    vocab = smollm2_vocabulary
-    cuts = guide._index.short_token_cuts
-    url = set(b"abcdefghijklmnopqrstuvwxyz0123456789-/.")
-    checked = [t for t, b in enumerate(vocab.tokens) if b and ((len(b) <= 3 and set(b) <= url) or len(b) > min(cuts))]
-    checked += random.Random(7).sample(sorted(set(range(vocab.size)) - set(checked)), 400)
     text = b"h://b/k-1h-o/abc-def-ghi-jk-lmn-opq-rst-uvw-xyz-abc-def-ghi-jkl-mno-pqr-stu"
-    s = guide.advance(guide.initial_state, _greedy(vocab, b'{"a": "'))
-    unshared, written = 0, b""
-    for t in _greedy(vocab, text):
-        mask = guide.token_mask(s)
-        for u in checked:
-            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (order, written, vocab.tokens[u])
-        for sid in guide._stacks.configs[s]:
-            a, q, _, _ = guide._stacks.stacks[sid]
-            auto = guide._view.auto(a).auto
-            n, got = auto.head_cut(q, cuts)
-            assert auto.head_cut(q, cuts) == (n, got)  # (decided once)
-            nxt = auto.step(q, ord("a"))
-            unshared += n > 0 and not auto.in_bounded_string(q) and nxt >= 0 and auto.clamped_head(nxt, n) != got
-        written += vocab.tokens[t]
-        s = guide.next_state(s, t)
-        assert s >= 0
-    assert written == text and unshared >= 3
+    assert _masks_along_a_string(smollm2_vocabulary, pattern, order, b"abcdefghijklmnopqrstuvwxyz0123456789-/.",
+                                 text, 7, unshared) >= 3
 
 
 @pytest.mark.parametrize("pattern", _COUNTED_PATTERNS[:1] + ["^[ab]{0,70}$"])
@@ -983,31 +996,14 @@ def test_positions_where_a_counted_string_may_end_share_a_cut_and_read_as_a_toke
     run takes it (``next_state``: the byte step, no walk, no cut), for the name's short tokens,
     every token longer than the shortest cut and a fixed sample of the rest; and most positions
     that may end were cut, sharing the next position's cut."""
+    def shared(auto: Any, q: int, cuts: Sequence[int]) -> bool:
+        if auto.pool.node(int(auto.exprs[q]))[0] != KINDS["alt"]:
+            return False
+        n, got = auto.head_cut(q, cuts)
+        nxt = auto.step(q, ord("a"))
+        return n > 0 and nxt >= 0 and auto.clamped_head(nxt, n) == got
+
     pattern = "^[a-z][a-z0-9 ]{1,100}[a-z0-9]$"
-    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), smollm2_vocabulary,
-                                          key_order=order, extra_properties=order == "any")
-    assert isinstance(guide, PushdownGuide) and guide._native is not None
-    vocab = smollm2_vocabulary
-    cuts = guide._index.short_token_cuts
-    name = set(b"abcdefghijklmnopqrstuvwxyz0123456789 \"")
-    checked = [t for t, b in enumerate(vocab.tokens) if b and ((len(b) <= 3 and set(b) <= name) or len(b) > min(cuts))]
-    checked += random.Random(11).sample(sorted(set(range(vocab.size)) - set(checked)), 400)
     text = b"kabc defgh ijkl mnop qrstu vwxyz 0123 4567 89ab cdef ghij klmn opqr stuv wxyz"
-    s = guide.advance(guide.initial_state, _greedy(vocab, b'{"a": "'))
-    shared, written = 0, b""
-    for t in _greedy(vocab, text):
-        mask = guide.token_mask(s)
-        for u in checked:
-            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (order, written, vocab.tokens[u])
-        for sid in guide._stacks.configs[s]:
-            a, q, _, _ = guide._stacks.stacks[sid]
-            auto = guide._view.auto(a).auto
-            if auto.pool.node(int(auto.exprs[q]))[0] != KINDS["alt"]:
-                continue
-            n, got = auto.head_cut(q, cuts)
-            nxt = auto.step(q, ord("a"))
-            shared += n > 0 and nxt >= 0 and auto.clamped_head(nxt, n) == got
-        written += vocab.tokens[t]
-        s = guide.next_state(s, t)
-        assert s >= 0
-    assert written == text and shared >= 10
+    assert _masks_along_a_string(smollm2_vocabulary, pattern, order, b"abcdefghijklmnopqrstuvwxyz0123456789 \"",
+                                 text, 11, shared) >= 10
