@@ -147,6 +147,20 @@ def common_keys(records: dict[str, list[dict[str, Any]]]) -> set[str]:
     return set.intersection(*sets) if sets else set()
 
 
+def compiled_keys(records: dict[str, list[dict[str, Any]]]) -> set[str]:
+    """The schemas every engine compiled (its first mask included), whatever their walks did: the set
+    compile times are compared on, where each engine's own set would set one engine's largest
+    schemas against another's refusals.
+
+    >>> ok = {"outcome": "compiled", "walked": True, "rejected": [], "errors": []}
+    >>> sorted(compiled_keys({"x": [{**ok, "key": "a"}, {**ok, "key": "b"}, {**ok, "key": "c"}],
+    ...                       "y": [{**ok, "key": "a"}, {**ok, "key": "b", "rejected": [0]}, {"key": "c", "outcome": "refused"}]}))
+    ['a', 'b']
+    """
+    sets = [{r["key"] for r in recs if r["outcome"] == "compiled"} for recs in records.values()]
+    return set.intersection(*sets) if sets else set()
+
+
 # ------------------------------------------------------------------ the table
 
 def _ms(x: float | None) -> str:
