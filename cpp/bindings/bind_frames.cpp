@@ -3,10 +3,12 @@
 // see cpp/engine/frames.h.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -90,6 +92,17 @@ void bind_frames(nb::module_& m) {
              "none): where the guide keeps the stacks (unique arrays nested in items), the frames it does not make "
              "itself; NeedsFrameData for those it does (an item with an array nested in it, its array, a frame that "
              "enters one)")
+        .def("blocking_guards",
+             [](PyFrameSolver& s, int64_t a, int64_t q) -> std::optional<uint64_t> {
+                 return asking([&] {
+                     s.core.automaton(a).check(q);
+                     return s.stacks.guards().blocking_guards(a, static_cast<int32_t>(q));
+                 });
+             },
+             nb::arg("automaton"), nb::arg("state"),
+             "The key guards (bit g: key g) that state of automaton meets first on every way on, where none of "
+             "them closes the object; None where it can always finish (a final state or a close guard ahead). The "
+             "state is dead once every one of them is written (KeyGuards; the automaton handed over first)")
         .def("expand",
              [](PyFrameSolver& s, int64_t a, const std::vector<int64_t>& pops, const std::vector<int64_t>& nodes,
                 const std::vector<int64_t>& callees, const std::vector<int64_t>& rets) {

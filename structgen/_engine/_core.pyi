@@ -533,6 +533,8 @@ class FrameSolver:
         """(token ids, return nodes, words, size) of the frame of automaton in state from trie node: where the frame reads a string slice, its tokens as packed int32 words (ids then empty), else words None; NeedsFrameData where the frame needs frame data"""
     def data_frame(self, automaton: int, state: int, node: int, data: int) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64], NDArray[numpy.int32] | None, int]:
         """As frame, of a frame with its frame data (share_data: an item id, a set id, the keys written; 0 for none): where the guide keeps the stacks (unique arrays nested in items), the frames it does not make itself; NeedsFrameData for those it does (an item with an array nested in it, its array, a frame that enters one)"""
+    def blocking_guards(self, automaton: int, state: int) -> int | None:
+        """The key guards (bit g: key g) that state of automaton meets first on every way on, where none of them closes the object; None where it can always finish (a final state or a close guard ahead). The state is dead once every one of them is written (KeyGuards; the automaton handed over first)"""
     def expand(self, automaton: int, pops: Sequence[int], nodes: Sequence[int], callees: Sequence[int], rets: Sequence[int]) -> tuple[NDArray[numpy.int64], NDArray[numpy.int64]]:
         """(token ids, return nodes): the callees' frames at nodes (> 0) and the automaton's frames after each of their returns, united; the pops given, then theirs, each once (a frame whose own walk was made in Python); NeedsFrameData where one of them needs frame data"""
     def stack(self, automaton: int, state: int, parent: int, data: int = 0) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._engine import FrameSolver
 from ..automata.expr import ALL_BYTES, NOTHING, byte_mask
 from ..automata.expr_rewrite import restrict
 from ..automata.lazy import UNBUILT, LazyAutomaton
@@ -135,7 +136,8 @@ class NetworkView:
     bytes each can start with, and the rules of frame data. Caches may be filled twice by racing
     threads; the values are the same."""
 
-    __slots__ = ("network", "missing", "autos", "roots", "unique", "recording", "arrays", "_firsts", "_frontiers", "_needs_item")
+    __slots__ = ("network", "missing", "autos", "roots", "unique", "recording", "arrays", "_firsts", "_frontiers", "_needs_item",
+                 "_guards_solver", "_guards_handed")
 
     def __init__(self, network: Network, missing: frozenset[int]) -> None:
         self.network = network
@@ -159,6 +161,14 @@ class NetworkView:
         self.autos: dict[int, AutomatonView] = {}
         self._firsts: dict[int, int] = {}
         self._frontiers: dict[tuple[int, int], tuple[bool, frozenset[int]]] = {}
+        self._guards_solver: FrameSolver | None = None  # (use_native_guards)
+        self._guards_handed: set[int] = set()
+
+    def use_native_guards(self, solver: FrameSolver) -> None:
+        """Answer :meth:`is_dead` through ``solver``'s key guards (``FrameSolver.blocking_guards``:
+        the frontier read off the terms' structure, kept per term), the automata handed over as
+        asked; the search of :meth:`_frontier` stays the answer without a native solver."""
+        self._guards_solver = solver
 
     def auto(self, k: int) -> AutomatonView:
         """The view of automaton ``k``."""
@@ -239,12 +249,23 @@ class NetworkView:
         half spelled that only written keys complete). Exact for the objects the compiler writes:
         past a key's guard, the required keys not yet written can always be written and the object
         closed, so only the next guards can block the way."""
+        solver = self._guards_solver
+        if solver is not None:
+            if a not in self._guards_handed:
+                solver.set_automaton(a, self.auto(a).auto)
+                self._guards_handed.add(a)
+            blocking: int | None = solver.blocking_guards(a, q)
+            return blocking is not None and not blocking & ~data
         free, guards = self._frontier(a, q)
         return not free and all(g != CLOSE_GUARD and data >> g & 1 for g in guards)
 
     def _frontier(self, a: int, q: int) -> tuple[bool, frozenset[int]]:
         """Whether ``q`` reaches a final state without passing a guard, and the guards that come
-        first on the other ways (a search over bytes and calls, stopping at guards)."""
+        first on the other ways (a search over bytes and calls, stopping at guards). Breadth
+        first, and done at a final state or a close guard (no keys written can then block ``q``,
+        as ``KeyGuards::search``): a value's string is left by its closing quote within a few
+        bytes, never walked to its length bound (depth first, every position of a long string
+        searched its whole rest: 140 ms a token along Transfer::Workflow's 2,048-character ARN)."""
         key = (a, q)
         got = self._frontiers.get(key)
         if got is None:
@@ -252,8 +273,10 @@ class NetworkView:
             guards: set[int] = set()
             free = False
             seen, todo = {q}, [q]
-            while todo and not free:
-                s = todo.pop()
+            i = 0
+            while i < len(todo) and CLOSE_GUARD not in guards:
+                s = todo[i]
+                i += 1
                 if auto.finals[s]:
                     free = True
                     break

@@ -86,6 +86,8 @@ class PushdownGuide(Guide):
         # (the stacks are the solver's where no frame carries data or only data they can carry does, else this guide's)
         native = solver is not None and (not solver.has_frame_data or data_stacks(self._view, solver))
         self._native = NativeStackTable(self._view, max_depth, solver) if native and solver is not None else None
+        if solver is not None and self._native is None:  # (the guide's stacks ask the solver which keys block a state)
+            self._view.use_native_guards(solver)
         self._stacks = self._native or StackTable(self._view, max_depth)
         self._dists = NetworkDistances(self._view, self._stacks, self._index, self._busy)
         self._frames = FrameMasks(self._view, self._stacks, self._dists, self._index, solver)

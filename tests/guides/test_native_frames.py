@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 import structgen
 from structgen.automata.expr import KINDS
+from structgen.automata.markers import CLOSE_GUARD
 from structgen.automata.markers import call_marker as C
 from structgen.automata.network import Network
 from structgen.cfg import grammar_network
@@ -441,6 +442,46 @@ def test_frames_with_data_beside_unique_arrays_nested_in_items_give_the_python_m
     _walk_alike(native, python, vocab, rng, favoured, 0.7, 40, (json.dumps(schema), order), forced)
     made = [key for key in native._frames._native if len(key) == 4]  # (FrameSolver.data_frame's)
     assert made and native._frames._data_held
+
+
+def test_the_stacks_a_guide_keeps_ask_the_solver_which_keys_block_a_state(smollm2_vocabulary: structgen.Vocabulary) -> None:
+    """Where unique arrays nest in items the guide keeps the stacks, and a step drops the stacks that
+    can no longer finish (``StackTable.is_stuck``): the key guards every way on meets first, all of
+    them written. The guide asks the solver (``FrameSolver.blocking_guards``: the frontier read off
+    the terms, kept per term), and its answers are the search's (``NetworkView._frontier``) at every
+    position along a long string (a pattern's: inline in the object), for no key and every key
+    written. The search itself is breadth
+    first and ends at a close guard: from inside a string of up to 1,600 characters it builds a
+    few rows, not the string's rest (depth first, it walked every position to the bound: about
+    140 ms a token along Transfer::Workflow's ARN)."""
+    schema = {"type": "object", "properties": {
+        "ports": {"type": "array", "uniqueItems": True, "items": {"type": "array", "uniqueItems": True, "items": {"type": "string"}}},
+        "arn": {"type": "string", "pattern": "arn:.*", "minLength": 20, "maxLength": 1600}, "name": {"type": "string"}},
+        "required": ["name"]}
+    guide = structgen.compile_json_schema(schema, smollm2_vocabulary, key_order="any")
+    assert isinstance(guide, PushdownGuide) and guide._native is None
+    view, solver = guide._view, guide._frames.solver
+    assert solver is not None and view._guards_solver is solver
+    text = b'{"ports": [["a"]], "arn": "arn:aws:transfer:us-east-1:123456789012:workflow/w-1234567890abcdef'
+    s, asked, built, dead = guide.initial_state, 0, 0, 0
+    for t in _greedy(smollm2_vocabulary, text):
+        s = guide.next_state(s, t)
+        assert s >= 0
+        for sid in guide._stacks.configs[s]:
+            a, q, _, _ = guide._stacks.stacks[sid]
+            if not view.auto(a).has_guards:
+                continue
+            before = view.auto(a).num_states
+            free, guards = view._frontier(a, q)
+            built += view.auto(a).num_states - before
+            for data in (0, (1 << 3) - 1):
+                searched = not free and all(g != CLOSE_GUARD and data >> g & 1 for g in guards)
+                assert view.is_dead(a, q, data) == searched, (a, q, data)
+                dead += searched
+            asked += 1
+    assert asked >= 30 and dead >= 2  # (inside a key, `"ar`: dead once every key is written)
+    assert built < 5_000  # (about 1,300: the first search in the string reads 20 characters ahead, to the
+    # pattern's and the length's ends; depth first, 75,367)
 
 
 _KEY_NAMES = st.lists(st.sampled_from(["a", "ab", "abc", "b", "ba", "name", "names", "xy", "stat", "status"]),
