@@ -945,6 +945,39 @@ def _masks_along_a_string(vocab: structgen.Vocabulary, pattern: str, order: str,
     return counted
 
 
+@pytest.mark.parametrize("key", ["arn", "u"])
+def test_a_string_whose_lower_bound_is_pending_reads_as_a_token_by_token_run(llama3_vocabulary: structgen.Vocabulary,
+                                                                             key: str) -> None:
+    """An ARN (``arn:.*``, 20 to 1,600 characters) in an object in any key order, open to other
+    keys: until its lower bound is read, every character leads a new way (the pattern's progress
+    beside the length), no cut applies, and the closure of a root's slice (``FrameSolver::root_slice``,
+    ``slice_closure``) is taken where it holds at most 128 states, else given up and the root walked
+    (it held 254 states, or failed past 1,024 for the widest slices, deriving more than the walk
+    it saves). At every position along the string a token is in the mask exactly when a
+    token-by-token run takes it (``next_state``: the byte step, no walk, no cut), for the string's
+    short tokens, every token longer than the shortest cut and a fixed sample of the rest."""
+    vocab = llama3_vocabulary
+    schema = {"type": "object", "properties": {key: {"type": "string", "pattern": "arn:.*", "minLength": 20, "maxLength": 1600},
+                                               "b": {"type": "integer"}}, "required": [key]}
+    guide = structgen.compile_json_schema(schema, vocab, key_order="any", extra_properties=True)
+    assert isinstance(guide, PushdownGuide) and guide._native is not None
+    text = ",}]( كسارةrecognizedU service/prod-2026_11/abc.def:ghi/arn:aws:s3:::my-bucket".encode()
+    cuts = guide._index.short_token_cuts
+    chars = set(text)
+    checked = [t for t, b in enumerate(vocab.tokens) if b and ((len(b) <= 3 and set(b) <= chars) or len(b) > min(cuts))]
+    checked += random.Random(5).sample(sorted(set(range(vocab.size)) - set(checked)), 400)
+    s = guide.advance(guide.initial_state, _greedy(vocab, b'{"' + key.encode() + b'": "'))
+    written = b""
+    for t in _greedy(vocab, text):
+        mask = guide.token_mask(s)
+        for u in checked:
+            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (written, vocab.tokens[u])
+        written += vocab.tokens[t]
+        s = guide.next_state(s, t)
+        assert s >= 0
+    assert written == text and guide.is_final(guide.next_state(s, vocab.tokens.index(b'"}')))
+
+
 @pytest.mark.parametrize("order", ["schema", "any"])
 def test_positions_that_cycle_through_cut_states_are_cut_and_read_as_a_token_by_token_run(
         smollm2_vocabulary: structgen.Vocabulary, order: str) -> None:
