@@ -28,11 +28,12 @@ Then each engine, in a fresh worker process with one thread, compiles each schem
 then the first mask) and walks every instance token by token (timed: mask + commit, per token). Per source,
 over all sources, over the schemas every engine compiled (where some engine refused others: compile times
 on one set, not one engine's largest schemas against another's refusals) and over the schemas every engine
-compiled and accepted every instance of (like with like), :mod:`benchmarks.realworld_report` reports: compile and compile + first mask p50/p90/p99/max (a
-timeout counts as ``--timeout``) and the schemas over 1 s; the whole cost of a schema (compile + every mask
-+ commit of its instances) p50/p90 and summed; mask + commit p50/p90/p99/p99.9/max; the steps over 1 ms and
-their share of all mask time; errors raised after compile returned (must be 0); valid instances rejected;
-structgen's guide memory (``Guide.memory_bytes`` after the walks); each time's ratio to llguidance's.
+compiled and accepted every instance of (like with like), :mod:`benchmarks.realworld_report` reports:
+compile and compile + first mask p50/p90/p99/max (a timeout counts as ``--timeout``) and the schemas over
+1 s; the whole cost of a schema (compile + every mask + commit of its instances) p50/p90 and summed; mask +
+commit p50/p90/p99/p99.9/max; the steps over 1 ms and their share of all mask time; errors raised after
+compile returned (must be 0); valid instances rejected; structgen's guide memory (``Guide.memory_bytes``
+after the walks); each time's ratio to llguidance's.
 structgen compiles with ``--structgen-options``: ``defaults`` (``compile_json_schema(schema, vocab)``, as
 issue 20's held-out table) or ``validator`` (``key_order="any", extra_properties=True``); xgrammar with
 ``strict_mode=False, any_order=True``, llguidance with its defaults.

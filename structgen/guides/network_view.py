@@ -265,7 +265,7 @@ class NetworkView:
         first, and done at a final state or a close guard (no keys written can then block ``q``,
         as ``KeyGuards::search``): a value's string is left by its closing quote within a few
         bytes, never walked to its length bound (depth first, every position of a long string
-        searched its whole rest: 140 ms a token along Transfer::Workflow's 2,048-character ARN)."""
+        searched its whole rest: 140 ms a token along Transfer::Workflow's ARN of up to 1,600 characters)."""
         key = (a, q)
         got = self._frontiers.get(key)
         if got is None:
