@@ -94,28 +94,36 @@ class WalkingStructgen(StructgenEngine):
         self.eos = np.array(sorted(self.vocab.eos_token_ids), dtype=np.int64)
 
     def random_walk(self, g: Any, rng: random.Random, max_tokens: int) -> dict[str, Any]:
-        """Sample allowed tokens until a final state; ``status``: final / unfinished / dead-end / raised."""
+        """Sample allowed tokens until a final state; ``status``: final / unfinished / dead-end / raised;
+        ``slowest``: the slowest step's mask and next state, in seconds (the walks reach what no
+        instance does: a schema without instances, a long string)."""
         s, ids = g.initial_state, []
+        slowest = 0.0
+        pc = time.perf_counter
         try:
             while not g.is_final(s):
                 if len(ids) >= max_tokens:
-                    return {"ids": ids, "status": "unfinished"}
+                    return {"ids": ids, "status": "unfinished", "slowest": slowest}
+                start = pc()
                 mask = g.token_mask(s).copy()
+                masked = pc() - start
                 mask[self.eos] = False
                 r = rng.random()
                 allowed = np.flatnonzero(mask & self.closers) if r < 0.3 else np.flatnonzero(mask & self.single) if r < 0.7 else []
                 if not len(allowed):
                     allowed = np.flatnonzero(mask)
                 if not len(allowed):
-                    return {"ids": ids, "status": "dead-end"}
+                    return {"ids": ids, "status": "dead-end", "slowest": slowest}
                 t = int(allowed[rng.randrange(len(allowed))])
+                start = pc()
                 s = g.next_state(s, t)
+                slowest = max(slowest, masked + pc() - start)
                 ids.append(t)
                 if s < 0:
-                    return {"ids": ids, "status": "next_state -1 on a masked-in token"}
+                    return {"ids": ids, "status": "next_state -1 on a masked-in token", "slowest": slowest}
         except Exception as e:  # noqa: BLE001 - an error after compile: counted, never hidden
-            return {"ids": ids, "status": "raised", "error": f"{type(e).__name__}: {str(e)[:300]}"}
-        return {"ids": ids, "status": "final"}
+            return {"ids": ids, "status": "raised", "error": f"{type(e).__name__}: {str(e)[:300]}", "slowest": slowest}
+        return {"ids": ids, "status": "final", "slowest": slowest}
 
     def text(self, ids: list[int]) -> str:
         return b"".join(self.vocab.tokens[t] for t in ids).decode("utf-8", errors="replace")
@@ -289,6 +297,20 @@ def random_walk_cell(walks: dict[str, list[dict[str, Any]]], keys: set[str]) -> 
     return cell + (f" ({', '.join(extra)})" if extra else "")
 
 
+def random_walk_slowest(walks: dict[str, list[dict[str, Any]]], keys: set[str]) -> str:
+    """The cell of the slowest step of structgen's random walks over the schemas ``keys`` (its mask,
+    as a bool array, and next state) and the schema it was in.
+
+    >>> random_walk_slowest({"s/a": [{"slowest": 0.002}, {"slowest": 0.0004}], "s/b": [{"slowest": 0.012}],
+    ...                      "s/c": [{"status": "timed out"}]}, {"s/a", "s/b", "s/c"})
+    '12.0 ms (s/b)'
+    >>> random_walk_slowest({}, {"s/a"})
+    '—'
+    """
+    got = max(((w["slowest"], k) for k in keys for w in walks.get(k, []) if "slowest" in w), default=None)
+    return "—" if got is None else f"{fmt_ms(1e3 * got[0])} ({got[1]})"
+
+
 def summaries(records: dict[str, list[dict[str, Any]]], walks: dict[str, list[dict[str, Any]]], keys: set[str] | None,
               args: argparse.Namespace) -> dict[str, dict[str, Any]]:
     """Each engine's numbers over the schemas in ``keys`` (None: all); structgen's include its random walks."""
@@ -301,6 +323,7 @@ def summaries(records: dict[str, list[dict[str, Any]]], walks: dict[str, list[di
         out[e] = summarise(mine, args.timeout, walk_limit(args), walk_errors)
         if e == "structgen":
             out[e]["random_walks"] = random_walk_cell(walks, chosen)
+            out[e]["random_walk_slowest"] = random_walk_slowest(walks, chosen)
     return out
 
 

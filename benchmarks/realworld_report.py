@@ -225,6 +225,8 @@ def engine_table(numbers: dict[str, dict[str, Any]]) -> str:
     ]
     if any("random_walks" in n for n in cols):
         rows.append(row("random walks valid / invalid / unfinished / raised", lambda e, n: n.get("random_walks", "—")))
+    if any("random_walk_slowest" in n for n in cols):
+        rows.append(row("random walks' slowest step (mask as a bool array + next state)", lambda e, n: n.get("random_walk_slowest", "—")))
     return markdown_table(["", *engines], rows, "l" + "r" * len(engines))
 
 
