@@ -22,7 +22,9 @@ Instances, per schema (at most ``--walks`` of each kind), made before anything i
       among tokens made of ``"}],`` only, so values end; 40%: among one-byte tokens; else uniformly) until a final state or
       ``--walk-tokens``; the output is checked with ``jsonschema``. An output that is not valid JSON or not
       valid under the schema is a SOUNDNESS BUG (printed loudly, with the schema and the output). Valid
-      walk outputs become instances for every engine.
+      walk outputs become instances for every engine. The slowest step of the walks (a mask, as the
+      bool array they sample from, and a next state) is reported with its schema: the walks reach what
+      no timed instance does (a schema without instances, an unfinished walk, a long string).
 
 Then each engine, in a fresh worker process with one thread, compiles each schema (timed: the compile call,
 then the first mask) and walks every instance token by token (timed: mask + commit, per token). Per source,
