@@ -915,26 +915,24 @@ def test_roots_at_counted_repetitions_give_the_python_masks(smollm2_vocabulary: 
     assert cut >= 5
 
 
-def _masks_along_a_string(vocab: structgen.Vocabulary, pattern: str, order: str, alphabet: bytes, text: bytes,
-                          seed: int, count: Callable[[Any, int, Sequence[int]], bool]) -> int:
-    """Writes ``text`` into a string of ``pattern`` (in :func:`_bounded_tree`, keys in ``order``): at every
-    position a token is in the mask exactly when a token-by-token run takes it (``next_state``: the byte step, no
-    walk, no cut), for the short tokens of ``alphabet``, every token longer than the shortest cut (walked from the
-    position itself) and a fixed sample of the rest. Answers how many of the positions' stack tops ``(automaton,
-    state)`` ``count`` holds for (given the vocabulary's cuts)."""
-    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), vocab,
-                                          key_order=order, extra_properties=order == "any")
-    assert isinstance(guide, PushdownGuide) and guide._native is not None
+def _masks_along(guide: PushdownGuide, vocab: structgen.Vocabulary, prefix: bytes, alphabet: bytes, text: bytes,
+                 seed: int, count: Callable[[Any, int, Sequence[int]], bool]) -> tuple[int, int]:
+    """Writes ``prefix`` and then ``text`` with ``guide``: at every position of ``text`` a token is in the mask
+    exactly when a token-by-token run takes it (``next_state``: the byte step, no walk, no cut), for the short
+    tokens of ``alphabet``, every token longer than the shortest cut (walked from the position itself) and a fixed
+    sample of the rest. Answers how many of the positions' stack tops ``(automaton, state)`` ``count`` holds for
+    (given the vocabulary's cuts), and the state after ``text``."""
+    assert guide._native is not None
     cuts = guide._index.short_token_cuts
     chars = set(alphabet)
     checked = [t for t, b in enumerate(vocab.tokens) if b and ((len(b) <= 3 and set(b) <= chars) or len(b) > min(cuts))]
     checked += random.Random(seed).sample(sorted(set(range(vocab.size)) - set(checked)), 400)
-    s = guide.advance(guide.initial_state, _greedy(vocab, b'{"a": "'))
+    s = guide.advance(guide.initial_state, _greedy(vocab, prefix))
     counted, written = 0, b""
     for t in _greedy(vocab, text):
         mask = guide.token_mask(s)
         for u in checked:
-            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (pattern, order, written, vocab.tokens[u])
+            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (written, vocab.tokens[u])
         for sid in guide._stacks.configs[s]:
             a, q, _, _ = guide._stacks.stacks[sid]
             counted += count(guide._view.auto(a).auto, q, cuts)
@@ -942,7 +940,16 @@ def _masks_along_a_string(vocab: structgen.Vocabulary, pattern: str, order: str,
         s = guide.next_state(s, t)
         assert s >= 0
     assert written == text
-    return counted
+    return counted, s
+
+
+def _masks_along_a_string(vocab: structgen.Vocabulary, pattern: str, order: str, alphabet: bytes, text: bytes,
+                          seed: int, count: Callable[[Any, int, Sequence[int]], bool]) -> int:
+    """:func:`_masks_along` a string of ``pattern`` (in :func:`_bounded_tree`, keys in ``order``)."""
+    guide = structgen.compile_json_schema(_bounded_tree({"type": "string", "pattern": pattern}), vocab,
+                                          key_order=order, extra_properties=order == "any")
+    assert isinstance(guide, PushdownGuide)
+    return _masks_along(guide, vocab, b'{"a": "', alphabet, text, seed, count)[0]
 
 
 @pytest.mark.parametrize("key", ["arn", "u"])
@@ -960,22 +967,10 @@ def test_a_string_whose_lower_bound_is_pending_reads_as_a_token_by_token_run(lla
     schema = {"type": "object", "properties": {key: {"type": "string", "pattern": "arn:.*", "minLength": 20, "maxLength": 1600},
                                                "b": {"type": "integer"}}, "required": [key]}
     guide = structgen.compile_json_schema(schema, vocab, key_order="any", extra_properties=True)
-    assert isinstance(guide, PushdownGuide) and guide._native is not None
+    assert isinstance(guide, PushdownGuide)
     text = ",}]( كسارةrecognizedU service/prod-2026_11/abc.def:ghi/arn:aws:s3:::my-bucket".encode()
-    cuts = guide._index.short_token_cuts
-    chars = set(text)
-    checked = [t for t, b in enumerate(vocab.tokens) if b and ((len(b) <= 3 and set(b) <= chars) or len(b) > min(cuts))]
-    checked += random.Random(5).sample(sorted(set(range(vocab.size)) - set(checked)), 400)
-    s = guide.advance(guide.initial_state, _greedy(vocab, b'{"' + key.encode() + b'": "'))
-    written = b""
-    for t in _greedy(vocab, text):
-        mask = guide.token_mask(s)
-        for u in checked:
-            assert bool(mask[u]) == (guide.next_state(s, u) >= 0), (written, vocab.tokens[u])
-        written += vocab.tokens[t]
-        s = guide.next_state(s, t)
-        assert s >= 0
-    assert written == text and guide.is_final(guide.next_state(s, vocab.tokens.index(b'"}')))
+    _, s = _masks_along(guide, vocab, b'{"' + key.encode() + b'": "', text, text, 5, lambda *_: False)
+    assert guide.is_final(guide.next_state(s, vocab.tokens.index(b'"}')))
 
 
 @pytest.mark.parametrize("order", ["schema", "any"])
