@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 #include "clamp.h"
 #include "liveness.h"
@@ -276,6 +277,7 @@ Id Pool::alt(std::span<const Id> parts) {
             Id merged = bytes_of(m);
             flat.insert(std::lower_bound(flat.begin(), flat.end(), merged), merged);
         }
+        merge_counts(flat);
         if (flat[0] == EPSILON) {  // (already in a nullable alternative)
             bool other = false;
             for (size_t i = 1; i < flat.size() && !other; ++i) other = nullable_[flat[i]];
@@ -289,6 +291,85 @@ Id Pool::alt(std::span<const Id> parts) {
         alg = alg || algebraic_[p];
     }
     return find_or_add(Node{Kind::Alt}, nullptr, flat, null, alg);
+}
+
+// One counted part of an alternative: head·x{lo,hi}·tail (head NONE: none; tail EPSILON: none).
+namespace {
+constexpr Id NONE = ~Id(0);
+struct Counted {
+    Id head, body, tail;
+    int64_t lo, hi;  // hi -1: unbounded
+    Id part;
+};
+}  // namespace
+
+std::optional<Id> Pool::find_seq(Id a, Id b) const {
+    const Node key{Kind::Seq, a, b};
+    const size_t slot_mask = table_.size() - 1;
+    for (size_t i = hash_of(key, nullptr, {}) & slot_mask; table_[i]; i = (i + 1) & slot_mask)
+        if (same(table_[i] - 1, key, nullptr, {})) return table_[i] - 1;
+    return std::nullopt;
+}
+
+void Pool::merge_counts(std::vector<Id>& flat) {
+    // h·x{a,b}·t | h·x{c,d}·t = h·x{min(a,c),max(b,d)}·t where [a,b] and [c,d] meet or touch: the
+    // derivatives of a counted repetition whose body reads one or two bytes ((.|-+)?[a-z]){0,252})
+    // would otherwise hold one part per count reached, a state that grows with every byte.
+    std::vector<Counted> counted;
+    auto as_rep = [&](Id e, Id head, Id tail) {
+        const Node& r = nodes_[e];
+        if (r.kind == Kind::Rep) counted.push_back({head, r.a, tail, r.c, r.d, NOTHING});
+        return r.kind == Kind::Rep;
+    };
+    for (Id p : flat) {
+        const size_t before = counted.size();
+        const Node& n = nodes_[p];
+        if (n.kind == Kind::Rep) {
+            as_rep(p, NONE, EPSILON);
+        } else if (n.kind == Kind::Seq && !as_rep(n.a, NONE, n.b)) {
+            const Node& rest = nodes_[n.b];
+            if (!as_rep(n.b, n.a, EPSILON) && rest.kind == Kind::Seq) as_rep(rest.a, n.a, rest.b);
+        }
+        if (counted.size() > before) counted.back().part = p;
+    }
+    if (counted.empty()) return;
+    std::sort(counted.begin(), counted.end(), [](const Counted& x, const Counted& y) {
+        return std::tie(x.head, x.body, x.tail, x.lo) < std::tie(y.head, y.body, y.tail, y.lo);
+    });
+    std::vector<Id> gone, made;
+    for (size_t i = 0; i < counted.size();) {
+        const Counted& c = counted[i];
+        int64_t hi = c.hi;
+        size_t j = i + 1;
+        for (; j < counted.size(); ++j) {
+            const Counted& d = counted[j];
+            if (d.head != c.head || d.body != c.body || d.tail != c.tail || (hi >= 0 && d.lo > hi + 1)) break;
+            hi = hi < 0 || d.hi < 0 ? -1 : std::max(hi, d.hi);
+        }
+        // h·t is h·x{0,0}·t: it joins a count from 1 (found, never built)
+        int64_t lo = c.lo;
+        bool absorbed = false;
+        if (lo <= 1) {
+            std::optional<Id> zero = c.head == NONE ? std::optional<Id>(c.tail) : c.tail == EPSILON ? std::optional<Id>(c.head) : find_seq(c.head, c.tail);
+            if (zero && std::binary_search(flat.begin(), flat.end(), *zero)) {
+                gone.push_back(*zero);
+                lo = 0;
+                absorbed = true;
+            }
+        }
+        if (j > i + 1 || absorbed) {
+            for (size_t k = i; k < j; ++k) gone.push_back(counted[k].part);
+            Id e = seq(repeat(c.body, lo, hi), c.tail);
+            made.push_back(c.head == NONE ? e : seq(c.head, e));
+        }
+        i = j;
+    }
+    if (gone.empty()) return;
+    std::sort(gone.begin(), gone.end());
+    std::erase_if(flat, [&](Id p) { return std::binary_search(gone.begin(), gone.end(), p); });
+    flat.insert(flat.end(), made.begin(), made.end());
+    std::sort(flat.begin(), flat.end());
+    flat.erase(std::unique(flat.begin(), flat.end()), flat.end());
 }
 
 Id Pool::repeat(Id x, int64_t lo, int64_t hi) {

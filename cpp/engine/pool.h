@@ -179,6 +179,10 @@ private:
     Id find_or_add(const Node& key, const ByteSet* mask, std::span<const Id> members, bool nullable, bool algebraic);
     void note(Id e);
     Id new_seq(Id a, Id b);
+    // the term a·b if the pool holds it (nothing is added)
+    std::optional<Id> find_seq(Id a, Id b) const;
+    // merges an alternative's parts h·x{a,b}·t whose counts meet (alt's parts, sorted)
+    void merge_counts(std::vector<Id>& flat);
     Id dfa_node(uint32_t index, int64_t state);
     void rehash();
     uint64_t hash_of(const Node& n, const ByteSet* mask, std::span<const Id> members) const;

@@ -216,6 +216,52 @@ def test_counters_are_one_term_not_copies() -> None:
     assert not auto.accepts(b'"' + b"a" * 100001 + b'"')
 
 
+_BODIES = ["(?:.|-+)?[a-c]", "a?b", "(?:ab|a)", "(?:a|bb)", "[ab]-?", "(?:a-?){1,2}", "(?:a|aaa)", "(?:b|bbb-?)"]
+_TAILS = ["", "c", "-c", "(?:-?a){1,3}", "/[a-c]{2,4}"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(body=st.sampled_from(_BODIES), head=st.sampled_from(["", "a", "a?"]), tail=st.sampled_from(_TAILS),
+       lo=st.integers(0, 4), extra=st.integers(0, 6), unbounded=st.booleans(),
+       texts=st.lists(st.text(alphabet="abc-/", max_size=16), min_size=1, max_size=10))
+def test_counts_merged_in_an_alternative_keep_its_language(body: str, head: str, tail: str, lo: int, extra: int,
+                                                          unbounded: bool, texts: list[str]) -> None:
+    # a body that reads one or two bytes leaves parts h·x{a,b}·t of several counts: the pool merges them
+    pattern = f"{head}(?:{body}){{{lo},{'' if unbounded else lo + extra}}}{tail}"
+    pool = ExprPool()
+    e = regex_to_expr(pattern, pool)
+    for text in texts:
+        ref = regex.fullmatch(pattern, text, flags=regex.ASCII | regex.V0, timeout=0.5)
+        assert _accepts(pool, e, text.encode()) == (ref is not None), (pattern, text)
+
+
+def _parts(pool: ExprPool, e: int) -> int:
+    node = pool.node(e)
+    return len(node[1]) if node[0] == KINDS["alt"] else 1
+
+
+def test_a_counted_body_of_one_or_two_bytes_keeps_its_states_small() -> None:
+    # a host name: each count reads one byte or two, so after n bytes the counts n/2 .. n are all
+    # reached; their parts are merged into one range (h·x{a,b}·t | h·x{c,d}·t), not kept one per count
+    pool = ExprPool()
+    e = regex_to_expr(r"https://[A-Za-z0-9]((.|-+)?[A-Za-z0-9]){0,252}/[a-z0-9](-?[a-z0-9]){2,62}", pool)
+    widest = 0
+    for b in b"https://" + b"ab-cd.ef" * 40:
+        e = pool.derive(e, b)
+        widest = max(widest, _parts(pool, e))
+    assert e != NOTHING and widest <= 2, widest
+    assert _accepts(pool, e, b"/container-1") and not _accepts(pool, e, b"/c")
+    # a count reached either way, and none: x{0,k}·t | t is x{0,k}·t
+    x = pool.repeat(pool.literal(b"ab"), 1, 5)
+    t = pool.literal(b"!")
+    assert pool.alt([pool.seq(x, t), t]) == pool.seq(pool.repeat(pool.literal(b"ab"), 0, 5), t)
+    two = [pool.seq(pool.repeat(pool.literal(b"ab"), lo, hi), t) for lo, hi in ((0, 2), (3, 4))]
+    assert pool.alt(two) == pool.seq(pool.repeat(pool.literal(b"ab"), 0, 4), t)
+    apart = [pool.seq(pool.repeat(pool.literal(b"ab"), lo, hi), t) for lo, hi in ((0, 2), (4, 5))]
+    assert _parts(pool, pool.alt(apart)) == 2  # (counts 0-2 and 4-5 do not meet: ab×3 stays out)
+    assert not _accepts(pool, pool.alt(apart), b"ababab!") and _accepts(pool, pool.alt(apart), b"abababab!")
+
+
 def test_clamped_counters_keep_short_strings_alike() -> None:
     pool = ExprPool()
     e = regex_to_expr("a{3,500}b", pool)

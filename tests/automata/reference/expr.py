@@ -348,6 +348,7 @@ class ExprPool:
                     mask |= nodes[p][1]
                     flat.discard(p)
                 flat.add(self.bytes_of(mask))
+            self._merge_counts(flat)
             if EPSILON in flat and any(self._nullable[p] for p in flat if p != EPSILON):
                 flat.discard(EPSILON)  # (already in a nullable alternative)
         if len(flat) == 1:
@@ -356,6 +357,46 @@ class ExprPool:
         return self._intern(
             (_ALT, members), any(self._nullable[p] for p in members), any(self._algebraic[p] for p in members)
         )
+
+    def _merge_counts(self, flat: set[int]) -> None:
+        """``h·x{a,b}·t | h·x{c,d}·t`` is ``h·x{min(a,c),max(b,d)}·t`` where the counts meet or touch,
+        and ``h·t`` joins a count from 1 (as the native pool's ``merge_counts``)."""
+        nodes, groups = self._nodes, {}
+        for p in flat:
+            node = nodes[p]
+            head, rep, tail = None, None, EPSILON
+            if node[0] == _REP:
+                rep = node
+            elif node[0] == _SEQ:
+                if nodes[node[1]][0] == _REP:
+                    rep, tail = nodes[node[1]], node[2]
+                elif nodes[node[2]][0] == _REP:
+                    head, rep = node[1], nodes[node[2]]
+                elif nodes[node[2]][0] == _SEQ and nodes[nodes[node[2]][1]][0] == _REP:
+                    head, rep, tail = node[1], nodes[nodes[node[2]][1]], nodes[node[2]][2]
+            if rep is not None:
+                groups.setdefault((head, rep[1], tail), []).append((rep[2], rep[3], p))
+        gone, made = set(), []
+        for (head, body, tail), counts in groups.items():
+            counts.sort()
+            i = 0
+            while i < len(counts):
+                lo, hi, _ = counts[i]
+                j = i + 1
+                while j < len(counts) and (hi < 0 or counts[j][0] <= hi + 1):
+                    hi = -1 if hi < 0 or counts[j][1] < 0 else max(hi, counts[j][1])
+                    j += 1
+                zero = tail if head is None else head if tail == EPSILON else self._ids.get((_SEQ, head, tail))
+                absorbed = lo <= 1 and zero in flat
+                if absorbed:
+                    gone.add(zero)
+                if j > i + 1 or absorbed:
+                    gone.update(c[2] for c in counts[i:j])
+                    e = self.seq(self.repeat(body, 0 if absorbed else lo, None if hi < 0 else hi), tail)
+                    made.append(e if head is None else self.seq(head, e))
+                i = j
+        flat -= gone
+        flat.update(made)
 
     def optional(self, x: int) -> int:
         """``x`` or nothing at all."""
