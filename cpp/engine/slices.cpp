@@ -192,7 +192,8 @@ std::vector<int32_t> slice_states(LazyAutomaton& a, int32_t q, int k, int64_t m)
     return out;
 }
 
-std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, int64_t longest, size_t max_states) {
+std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, int64_t longest, size_t max_states,
+                                                  size_t max_derives) {
     check_slice(k);
     Pool& pool = a.pool();
     const SliceAutomaton& sa = slice_automaton(k);
@@ -202,6 +203,7 @@ std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, i
     std::vector<int32_t> out;              // the states reached after whole characters
     std::vector<std::vector<Id>> at(static_cast<size_t>(sa.n));
     std::vector<Id> derived;               // (per byte class of the term read: its derivative, once)
+    size_t derives = 0;
     for (size_t i = 0; i < todo.size(); ++i) {
         if (level[i] >= longest) continue;  // (no slice token reads further: past it a character may die)
         // the terms each character of the slice leads to from todo[i], one state of the slice's
@@ -230,7 +232,10 @@ std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, i
                 for (const auto& [mask, t] : sa.edges[static_cast<size_t>(s)]) {
                     for (size_t c = 0; c < classes.size(); ++c) {
                         if ((classes[c] & mask).empty()) continue;
-                        if (derived[c] == NOTHING) derived[c] = pool.derive(v, classes[c].lowest());
+                        if (derived[c] == NOTHING) {
+                            if (++derives > max_derives) return std::nullopt;
+                            derived[c] = pool.derive(v, classes[c].lowest());
+                        }
                         const Id d = derived[c];
                         if (d == NOTHING) return std::nullopt;  // (a character of the slice dies)
                         std::vector<Id>& next = at[static_cast<size_t>(t)];

@@ -65,9 +65,10 @@ std::vector<int32_t> slice_states(LazyAutomaton& a, int32_t q, int k, int64_t m)
 // every character from each of them (but those longest characters away) leads to a live one and
 // none may branch: every slice token of at most longest characters is then read from q whole, passes
 // no branch point and ends in one of them (a string body whose characters lead different ways: a
-// key's first characters in an object with other keys allowed); none where that does not hold or
-// past max_states
-std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, int64_t longest, size_t max_states);
+// key's first characters in an object with other keys allowed); none where that does not hold, past
+// max_states, or past max_derives derivatives taken (a term's byte classes each derived once per term)
+std::optional<std::vector<int32_t>> slice_closure(LazyAutomaton& a, int32_t q, int k, int64_t longest, size_t max_states,
+                                                  size_t max_derives);
 
 // every byte a character of slice k may hold
 ByteSet slice_bytes(int k);

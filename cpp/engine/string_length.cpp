@@ -42,12 +42,32 @@ std::optional<bool> StringLengths::verdict(Id e) {
     auto ms = pool_.members(e);
     std::vector<Id> members(ms.begin(), ms.end());
     auto found = string_with_length(members, false);
-    if (!found) return std::nullopt;
+    if (!found) return inside_a_unit(members);
     // (a unit is a byte or more: the shortest string will do)
     if (found->hi < 0 || min_length().of(found->string) - 1 <= found->hi) return true;
     auto fewest = fewest_units(found->string, found->unit);
     if (!fewest) return std::nullopt;
     return *fewest <= found->hi;
+}
+
+std::optional<bool> StringLengths::inside_a_unit(std::span<const Id> members) {
+    // the length's term is x·unit{0,hi}·quote, x the rest of the character read so far (a byte or
+    // more). The string's completions are characters too, the first finishing the one read: a
+    // shortest completion of n bytes before its quote holds at most n - 1 units after x
+    const Id q = *quote_;
+    for (int order = 0; order < 2; ++order) {
+        const Id length = members[order], string = members[1 - order];
+        const Node n = pool_.node(length);
+        if (n.kind != Kind::Seq || pool_.nullable(n.a) || pool_.kind(n.b) != Kind::Seq) continue;
+        const Node rest = pool_.node(n.b);
+        if (rest.b != q || pool_.algebraic(string) || pool_.symbols_id(string)) continue;
+        const Node rep = pool_.node(rest.a);
+        if (rep.kind != Kind::Rep || !units_.count(rep.a) || rep.c != 0) continue;
+        const int64_t shortest = min_length().of(string);  // (bytes, the quote included)
+        if (shortest >= 2 && shortest < INF && (rep.d < 0 || shortest - 2 <= rep.d)) return true;
+        return std::nullopt;  // (near the bound: searched)
+    }
+    return std::nullopt;
 }
 
 std::optional<int64_t> StringLengths::fewest_units(Id string, Id unit) {

@@ -35,6 +35,9 @@ public:
     void note_restricted(Id e, Id restricted);
     std::optional<StringWithLength> string_with_length(std::span<const Id> members, bool opened = true);
     std::optional<bool> verdict(Id e);
+    // the verdict inside a character (the length's term x·unit{0,hi}·quote): live where a shortest
+    // completion fits by its bytes, else none (searched)
+    std::optional<bool> inside_a_unit(std::span<const Id> members);
     std::optional<int64_t> fewest_units(Id string, Id unit);
     // the pool's shortest lengths, symbols weighing nothing
     MinLength& min_length();

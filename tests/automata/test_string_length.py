@@ -66,6 +66,10 @@ def test_units_count_characters_not_bytes() -> None:
     assert string_length_verdict(*after({"type": "string", "pattern": "^(é{3}|a+)b*$", "maxLength": 3}, '"é'.encode())) is True
     assert string_length_verdict(*after({"type": "string", "pattern": "^(é{3}z|a+)b*$", "maxLength": 3}, '"é'.encode())) is False
     assert string_length_verdict(*after({"type": "string", "pattern": "^(é{3}z|a+)b*$", "maxLength": 4}, '"é'.encode())) is True
+    # inside a character (the first byte of é read): live by the bytes of a shortest completion
+    # (``éé`` and the quote: 5 bytes, at most 4 units after the rest of this é), not searched
+    assert string_length_verdict(*after({"type": "string", "pattern": "^(é{3}|a+)b*$", "maxLength": 5}, b'"\xc3')) is True
+    assert string_length_verdict(*after({"type": "string", "pattern": "^(é{3}|a+)b*$", "maxLength": 3}, b'"\xc3')) is None
     pool, e = after({"type": "string", "pattern": "^(é{3}|a+)b*$", "maxLength": 3}, '"é'.encode())
     string, length = sorted(pool.node(e)[1], key=lambda m: pool.node(pool.node(m)[1])[0] == KINDS["rep"])
     assert fewest_units(pool, string, pool.node(pool.node(length)[1])[1]) == 2

@@ -973,6 +973,31 @@ def test_a_string_whose_lower_bound_is_pending_reads_as_a_token_by_token_run(lla
     assert guide.is_final(guide.next_state(s, vocab.tokens.index(b'"}')))
 
 
+def test_a_key_string_of_many_unicode_classes_beside_a_counted_length_reads_as_a_token_by_token_run(
+        llama3_vocabulary: structgen.Vocabulary) -> None:
+    """cfn's ``AWS::SSM::MaintenanceWindowTarget``: a target's key is ``[\\p{L}\\p{Z}\\p{N}_.:/=\\-@]*$``
+    or any text with ``resource-groups:Name`` in it, at most 163 characters (the length stays an
+    intersection). Every character leads a new way, with hundreds of Unicode byte classes: a
+    root's slice closure is given up after 4,096 derivatives (it failed past its 128 states after
+    53,000), and a state inside a multi-byte character is proved live by the bytes of its shortest
+    completion (``StringLengths::inside_a_unit``), not searched. At every position a token is in
+    the mask exactly when a token-by-token run takes it, and the string closes where it may."""
+    vocab = llama3_vocabulary
+    key = {"type": "string", "maxLength": 163, "minLength": 1,
+           "pattern": "^[\\p{L}\\p{Z}\\p{N}_.:/=\\-@]*$|resource-groups:ResourceTypeFilters|resource-groups:Name$"}
+    target = {"type": "object", "properties": {"Key": key, "Values": {"type": "array", "items": {"type": "string"}}},
+              "required": ["Values", "Key"], "additionalProperties": False}
+    schema = {"type": "object", "properties": {"Targets": {"type": "array", "items": target, "maxItems": 5}}, "required": ["Targets"]}
+    guide = structgen.compile_json_schema(schema, vocab, key_order="any", extra_properties=True)
+    assert isinstance(guide, PushdownGuide)
+    text = "CHANT}, ResultƐ] ANAL]],Ý5 Artists,,nit sellers䥿}},}}Recipesꖉ bully]],Da6Ȝresource-groups:Name".encode()
+    _, s = _masks_along(guide, vocab, b'{"Targets": [{"Values": [], "Key": "', text, text, 11, lambda *_: False)
+    assert guide.next_state(s, vocab.tokens.index(b'"}')) >= 0
+    # (the pattern's first way alone: "x}" leaves it and holds no resource-groups:Name, so no quote closes it)
+    t = guide.advance(guide.advance(guide.initial_state, _greedy(vocab, b'{"Targets": [{"Values": [], "Key": "')), _greedy(vocab, b"x}"))
+    assert guide.next_state(t, vocab.tokens.index(b'"}')) < 0
+
+
 @pytest.mark.parametrize("order", ["schema", "any"])
 def test_positions_that_cycle_through_cut_states_are_cut_and_read_as_a_token_by_token_run(
         smollm2_vocabulary: structgen.Vocabulary, order: str) -> None:
