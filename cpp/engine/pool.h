@@ -2,7 +2,8 @@
 //
 // A term is a uint32 id; NOTHING (0) is the empty language, EPSILON (1) the empty string.
 // Constructors simplify as they build (∅·x = ∅, ε·x = x, alternatives flattened, sorted and
-// deduplicated, byte sets merged), so two equal terms built twice are one id. Kinds: a byte set,
+// deduplicated, byte sets merged, counts of one body merged where they meet: h·x{0,3}·t | h·x{2,5}·t
+// = h·x{0,5}·t), so two equal terms built twice are one id. Kinds: a byte set,
 // a concatenation (kept right-nested), an alternation, a bounded repetition with counters, a
 // symbol (a call or a guard of a pushdown guide), an embedded eager automaton at a state, an
 // intersection and a complement. Facts kept per term as it is interned: nullable, algebraic

@@ -3,7 +3,8 @@
 The terms live in the native engine (:mod:`structgen._engine`, C++): an :class:`ExprPool` is its
 pool, with this module's Python additions. Terms are integer ids (``NOTHING`` = 0 is the empty
 language, ``EPSILON`` = 1 the empty string). Constructors simplify as they build (``∅·x = ∅``,
-``ε·x = x``, alternatives flattened, sorted and deduplicated, byte sets merged), so two equal
+``ε·x = x``, alternatives flattened, sorted and deduplicated, byte sets merged, the counts of one
+body merged where they meet: ``h·x{0,3}·t | h·x{2,5}·t = h·x{0,5}·t``), so two equal
 expressions built twice are one id, and an expression is ``NOTHING`` exactly when its language is
 empty (intersections and complements aside: :meth:`is_live` searches those). The *derivative* of
 an expression by a byte (Brzozowski) is the expression of what may follow that byte; the states of
