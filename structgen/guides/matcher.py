@@ -154,9 +154,11 @@ class Matcher:
     """
 
     __slots__ = ("guide", "vocab_size", "words", "_packed", "_cache_size", "_lock", "_eos", "_terminated", "_forced",
-                 "_eos_only", "_native")
+                 "_eos_only", "_native", "__weakref__")
 
-    _SHARED: ClassVar[weakref.WeakKeyDictionary[Guide, dict[int, Matcher]]] = weakref.WeakKeyDictionary()
+    # guide -> width -> matcher, both weak: a matcher holds its guide, so a strong value would keep
+    # its own key alive (every guide a server or a LogitsProcessor had used stayed for good)
+    _SHARED: ClassVar[weakref.WeakKeyDictionary[Guide, weakref.WeakValueDictionary[int, Matcher]]] = weakref.WeakKeyDictionary()
     _SHARED_LOCK: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(self, guide: Guide, *, vocab_size: int | None = None,
@@ -179,13 +181,27 @@ class Matcher:
     @classmethod
     def of(cls, guide: Guide, vocab_size: int | None = None) -> Matcher:
         """The matcher of ``guide`` at the width ``vocab_size`` (default the vocabulary's), shared:
-        every caller asking for the same pair gets the same matcher and its caches (it lives as
-        long as the guide)."""
+        every caller asking for the same pair gets the same matcher and its caches while one of
+        them holds it (a cursor does). Neither the matcher nor its guide is kept beyond that.
+
+        >>> import gc, weakref, structgen
+        >>> vocab = structgen.Vocabulary.from_bytes([b"a", b"b", None], eos_token_ids=[2])
+        >>> g = structgen.compile_regex("a+b", vocab)
+        >>> m = Matcher.of(g)
+        >>> m is Matcher.of(g)
+        True
+        >>> gone = weakref.ref(g)
+        >>> del g, m
+        >>> structgen.clear_cache()  # (the compile cache held the guide too)
+        >>> _ = gc.collect()
+        >>> gone() is None
+        True
+        """
         width = guide.vocabulary.size if vocab_size is None else int(vocab_size)
         with cls._SHARED_LOCK:
             per = cls._SHARED.get(guide)
             if per is None:
-                per = cls._SHARED[guide] = {}
+                per = cls._SHARED[guide] = weakref.WeakValueDictionary()
             found = per.get(width)
             if found is None:
                 found = per[width] = cls(guide, vocab_size=width)

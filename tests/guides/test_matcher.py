@@ -207,3 +207,24 @@ def test_cache_is_bounded(smollm2_vocabulary: Any) -> None:
         s = guide.next_state(s, smollm2_vocabulary.tokens.index(b"1"))
     assert len(m._packed) == 3  # noqa: SLF001
     assert repr(m).startswith("Matcher(")
+
+
+def test_a_shared_matcher_keeps_neither_itself_nor_its_guide_once_no_one_holds_it() -> None:
+    """``Matcher.of`` shares one matcher per guide and width while a caller holds it (a cursor does);
+    it kept every matcher, and through it its guide, for good (its value held its own weak key): a
+    server or a LogitsProcessor kept every guide it had used, 3 MB a schema walked on Llama-3."""
+    import gc
+    import weakref
+
+    from structgen.guides.cursor import Cursor
+
+    vocab = structgen.Vocabulary.from_bytes([b"a", b"b", b"ab", None], eos_token_ids=[3])
+    guide = structgen.compile_regex("a+b", vocab)
+    cursor = Cursor(Matcher.of(guide), max_tokens=8)
+    assert Matcher.of(guide) is cursor.matcher and Matcher.of(guide, 64) is not cursor.matcher
+    assert cursor.accept(0) and cursor.accept(2) and cursor.accept(3)  # a, ab, EOS
+    gone = weakref.ref(guide)
+    del guide, cursor
+    structgen.clear_cache()  # (the compile cache holds the guide too)
+    gc.collect()
+    assert gone() is None  # (and so is the matcher: it holds its guide)
