@@ -313,7 +313,7 @@ std::optional<Id> Pool::find_seq(Id a, Id b) const {
 
 void Pool::merge_counts(std::vector<Id>& flat) {
     // h·x{a,b}·t | h·x{c,d}·t = h·x{min(a,c),max(b,d)}·t where [a,b] and [c,d] meet or touch: the
-    // derivatives of a counted repetition whose body reads one or two bytes ((.|-+)?[a-z]){0,252})
+    // derivatives of a counted repetition whose body reads one or two bytes (`((.|-+)?[a-z]){0,252}`)
     // would otherwise hold one part per count reached, a state that grows with every byte.
     std::vector<Counted> counted;
     auto as_rep = [&](Id e, Id head, Id tail) {
@@ -350,7 +350,9 @@ void Pool::merge_counts(std::vector<Id>& flat) {
         int64_t lo = c.lo;
         bool absorbed = false;
         if (lo <= 1) {
-            std::optional<Id> zero = c.head == NONE ? std::optional<Id>(c.tail) : c.tail == EPSILON ? std::optional<Id>(c.head) : find_seq(c.head, c.tail);
+            const std::optional<Id> zero = c.head == NONE    ? std::optional<Id>(c.tail)
+                                           : c.tail == EPSILON ? std::optional<Id>(c.head)
+                                                               : find_seq(c.head, c.tail);
             if (zero && std::binary_search(flat.begin(), flat.end(), *zero)) {
                 gone.push_back(*zero);
                 lo = 0;

@@ -53,7 +53,9 @@ std::optional<bool> StringLengths::verdict(Id e) {
 std::optional<bool> StringLengths::inside_a_unit(std::span<const Id> members) {
     // the length's term is x·unit{0,hi}·quote, x the rest of the character read so far (a byte or
     // more). The string's completions are characters too, the first finishing the one read: a
-    // shortest completion of n bytes before its quote holds at most n - 1 units after x
+    // shortest completion of n bytes before its quote holds at most n - 1 units after x (only with
+    // no third part: a format beside the pattern may leave none of their strings)
+    if (members.size() != 2) return std::nullopt;
     const Id q = *quote_;
     for (int order = 0; order < 2; ++order) {
         const Id length = members[order], string = members[1 - order];

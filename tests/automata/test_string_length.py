@@ -70,6 +70,10 @@ def test_units_count_characters_not_bytes() -> None:
     # (``éé`` and the quote: 5 bytes, at most 4 units after the rest of this é), not searched
     assert string_length_verdict(*after({"type": "string", "pattern": "^(é{3}|a+)b*$", "maxLength": 5}, b'"\xc3')) is True
     assert string_length_verdict(*after({"type": "string", "pattern": "^(é{3}|a+)b*$", "maxLength": 3}, b'"\xc3')) is None
+    # (with a third part, a format's say, the two alone prove nothing: here it leaves no string)
+    pool, e = after({"type": "string", "pattern": "^(é{3}|a+)b*$", "maxLength": 5}, b'"\xc3')
+    third = pool.literal(b'z"')
+    assert string_length_verdict(pool, pool.both([*pool.node(e)[1], third], checked=False)) is None
     pool, e = after({"type": "string", "pattern": "^(é{3}|a+)b*$", "maxLength": 3}, '"é'.encode())
     string, length = sorted(pool.node(e)[1], key=lambda m: pool.node(pool.node(m)[1])[0] == KINDS["rep"])
     assert fewest_units(pool, string, pool.node(pool.node(length)[1])[1]) == 2
