@@ -168,16 +168,20 @@ def _guide_bytes(entry: tuple[Guide, tuple[Warning, ...]]) -> int:
 
 
 _AUTOMATA: _Cache[_Compiled] = _Cache(_CACHE_SIZE)
-_GUIDES: weakref.WeakKeyDictionary[Vocabulary, _Cache[tuple[Guide, tuple[Warning, ...]]]] = weakref.WeakKeyDictionary()
+#: The vocabularies that hold a cache of guides. Each keeps its own (``Vocabulary._guide_cache``):
+#: its guides hold it, so a cache keyed by it here would keep it, and them, for good.
+_GUIDES: weakref.WeakSet[Vocabulary] = weakref.WeakSet()
 _GUIDES_LOCK = threading.Lock()
 _LIMITS = {"entries": _CACHE_SIZE, "guide_bytes": _CACHE_BYTES}
 
 
 def _guides_of(vocabulary: Vocabulary) -> _Cache[tuple[Guide, tuple[Warning, ...]]]:
     with _GUIDES_LOCK:
-        cache = _GUIDES.get(vocabulary)
+        cache: _Cache[tuple[Guide, tuple[Warning, ...]]] | None = vocabulary._guide_cache
         if cache is None:
-            cache = _GUIDES[vocabulary] = _Cache(_LIMITS["entries"], _LIMITS["guide_bytes"], _guide_bytes)
+            cache = _Cache(_LIMITS["entries"], _LIMITS["guide_bytes"], _guide_bytes)
+            object.__setattr__(vocabulary, "_guide_cache", cache)  # (a frozen dataclass)
+            _GUIDES.add(vocabulary)
         return cache
 
 
@@ -196,16 +200,16 @@ def set_cache_limits(*, entries: int = _CACHE_SIZE, guide_bytes: int = _CACHE_BY
     _LIMITS.update(entries=entries, guide_bytes=guide_bytes)
     _AUTOMATA.size = entries
     with _GUIDES_LOCK:
-        for cache in _GUIDES.values():
-            cache.size, cache.max_bytes = entries, guide_bytes
+        for vocabulary in list(_GUIDES):
+            vocabulary._guide_cache.size, vocabulary._guide_cache.max_bytes = entries, guide_bytes
 
 
 def clear_cache() -> None:
     """Forget every compiled format and guide."""
     _AUTOMATA.clear()
     with _GUIDES_LOCK:
-        for cache in _GUIDES.values():
-            cache.clear()
+        for vocabulary in list(_GUIDES):
+            vocabulary._guide_cache.clear()
 
 
 @contextlib.contextmanager
@@ -258,7 +262,7 @@ def compile(fmt: Format, vocabulary: Vocabulary, *, warm: bool = False) -> Guide
 def is_cached(fmt: Format, vocabulary: Vocabulary) -> bool:
     """Whether :func:`compile` has the guide of ``fmt`` over ``vocabulary`` ready (a lookup)."""
     with _GUIDES_LOCK:
-        cache = _GUIDES.get(vocabulary)
+        cache = vocabulary._guide_cache
     return cache is not None and fmt.key() in cache
 
 

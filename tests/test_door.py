@@ -118,6 +118,26 @@ def test_a_failed_compile_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
     assert seen == ["JsonSchema", "JsonSchema"]
 
 
+def test_a_vocabulary_and_its_guides_go_once_no_one_holds_them() -> None:
+    """The guides' cache of a vocabulary lives on the vocabulary: keyed by it in a module's weak
+    dictionary, its guides (which hold their vocabulary) kept it, and them, for good. It is not
+    pickled with the vocabulary."""
+    import gc
+    import pickle
+    import weakref
+
+    v = vocab()
+    g = structgen.compile(Regex("[a-c]+"), v)
+    assert compiler.is_cached(Regex("[a-c]+"), v)
+    gone = weakref.ref(v)
+    del v, g
+    gc.collect()
+    assert gone() is None
+    v = vocab()
+    g = structgen.compile(Regex("[a-c]+"), v)
+    assert pickle.loads(pickle.dumps(v))._guide_cache is None and pickle.loads(pickle.dumps(g)).vocabulary.size == v.size
+
+
 def test_the_caches_are_bounded() -> None:
     compiler.set_cache_limits(entries=2)
     v = vocab()

@@ -65,6 +65,13 @@ class Vocabulary:
     special_token_ids: frozenset[int] = frozenset()
     name: str = ""
     fingerprint: str = field(default="", compare=False)
+    #: the guides compiled over this vocabulary (:mod:`structgen.compiler`'s cache; not pickled)
+    _guide_cache: Any = field(default=None, init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_guide_cache"] = None  # (its guides pickle as what they were built from, with this vocabulary)
+        return state
 
     def __post_init__(self) -> None:
         if not self.eos_token_ids:
